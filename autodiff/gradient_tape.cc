@@ -1,0 +1,1 @@
+// gradient tape: to be implemented

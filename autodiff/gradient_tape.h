@@ -1,0 +1,91 @@
+#pragma once
+
+// GradientTape: records ops while alive, then differentiates (tf.GradientTape).
+//
+//   eager::Variable w(eager::Tensor::Vector<float>({1, 2}), "w");
+//   eager::GradientTape tape;
+//   eager::Tensor loss = eager::ReduceSum(eager::Square(w.value()));
+//   std::vector<std::optional<eager::Tensor>> grads = tape.Gradient(loss, {&w});
+//   // *grads[0] == [2, 4]
+//
+// Policies, as TensorFlow's:
+// - Trainable variables are watched automatically when read while the tape
+//   records (unless watch_accessed_variables is false); other variables and
+//   tensors must be Watch()ed.
+// - Gradient() returns one entry per source, shaped like it; a source the
+//   target does not depend on gets nullopt (UnconnectedGradients::kNone) or
+//   zeros (kZero). Broadcasting is undone: gradients sum back to input shapes.
+// - A non-persistent tape allows one Gradient() call and then releases its
+//   records; a second call throws FailedPreconditionError. A persistent tape
+//   keeps them until it is destroyed.
+// - Tapes nest: an outer tape records the ops an inner tape's Gradient() runs,
+//   so second derivatives work. A tape does not record its own backward pass.
+// - StopGradient() cuts the flow; integer and bool tensors carry no gradient.
+//
+// A tape records only on the thread that created it. Not thread-safe.
+
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ops/op_def.h"
+#include "ops/recorder.h"
+#include "runtime/variable.h"
+
+namespace eager {
+
+enum class UnconnectedGradients { kNone, kZero };
+
+class GradientTape final : private OpRecorder, private internal::VariableReadObserver {
+ public:
+  explicit GradientTape(bool persistent = false, bool watch_accessed_variables = true);
+  ~GradientTape();
+  GradientTape(const GradientTape&) = delete;
+  GradientTape& operator=(const GradientTape&) = delete;
+
+  // Differentiate with respect to `tensor` (by id: copies are the same tensor).
+  void Watch(const Tensor& tensor);
+  // Differentiate with respect to every read of `variable` from now on.
+  void Watch(const Variable& variable);
+
+  // d(target)/d(source) for each variable source. `output_gradient`, if
+  // given, is the gradient flowing into `target` (same shape; default ones).
+  std::vector<std::optional<Tensor>> Gradient(
+      const Tensor& target, const std::vector<const Variable*>& sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone,
+      const std::optional<Tensor>& output_gradient = std::nullopt);
+  // The same with respect to watched tensors.
+  std::vector<std::optional<Tensor>> Gradient(
+      const Tensor& target, const std::vector<Tensor>& sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone,
+      const std::optional<Tensor>& output_gradient = std::nullopt);
+  // Convenience for one variable.
+  std::optional<Tensor> Gradient(const Tensor& target, const Variable& source);
+
+  // Variables watched so far, in first-watched order (tape.watched_variables()).
+  std::vector<const Variable*> WatchedVariables() const;
+
+  // Suspends recording while alive (tape.stop_recording()).
+  class StopRecording {
+   public:
+    explicit StopRecording(GradientTape& tape);
+    ~StopRecording();
+    StopRecording(const StopRecording&) = delete;
+    StopRecording& operator=(const StopRecording&) = delete;
+
+   private:
+    std::unique_ptr<PauseRecording> pause_;
+  };
+
+ private:
+  struct Impl;
+  bool ShouldRecord(const OpDef& op, std::span<const Tensor> inputs) override;
+  void Record(const OpCall& call) override;
+  void OnVariableRead(const Variable& variable, const Tensor& value) override;
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace eager

@@ -1,0 +1,34 @@
+#pragma once
+
+// Elementwise binary ops with NumPy broadcasting, as tf.math.
+//
+// Both inputs must have the same dtype (no implicit promotion, as in
+// TensorFlow); shapes broadcast from the right, a dimension of 1 stretching
+// to the other's size. Incompatible shapes or dtypes throw
+// InvalidArgumentError naming both ("AddV2: Incompatible shapes: [2,3] vs. [4]").
+// Gradients are summed back to each input's shape.
+
+#include "ops/op_def.h"
+
+namespace eager {
+
+Tensor Add(const Tensor& x, const Tensor& y);      // "AddV2"
+Tensor Sub(const Tensor& x, const Tensor& y);      // "Sub"
+Tensor Mul(const Tensor& x, const Tensor& y);      // "Mul"
+Tensor Div(const Tensor& x, const Tensor& y);      // "RealDiv" (integer dtypes truncate)
+Tensor Pow(const Tensor& x, const Tensor& y);      // "Pow"
+Tensor Maximum(const Tensor& x, const Tensor& y);  // "Maximum"; ties send the gradient to x
+Tensor Minimum(const Tensor& x, const Tensor& y);  // "Minimum"; ties send the gradient to x
+// Elementwise x == y as a bool tensor; not differentiable.
+Tensor Equal(const Tensor& x, const Tensor& y);    // "Equal"
+
+extern const OpDef kAddOp;
+extern const OpDef kSubOp;
+extern const OpDef kMulOp;
+extern const OpDef kDivOp;
+extern const OpDef kPowOp;
+extern const OpDef kMaximumOp;
+extern const OpDef kMinimumOp;
+extern const OpDef kEqualOp;
+
+}  // namespace eager

@@ -1,0 +1,72 @@
+#pragma once
+
+// OpDef: everything about one op in one place — its TensorFlow op type, its
+// shape rule, its kernel and its gradient.
+//
+// Each op family's .cc file defines its OpDefs next to each other:
+//
+//   const OpDef kMulOp = {
+//       .type = "Mul",                       // TF's op type; reaches .meta files
+//       .num_inputs = 2,
+//       .infer = internal::InferBroadcast,   // output shape and dtype, or throws
+//       .compute = MulKernel,                // Eigen, row-major
+//       .gradient = MulGradient,             // written with the public ops
+//   };
+//
+// and ops/op_list.cc lists every OpDef once (kAllOps), with no static
+// registration for the linker to drop. Ops run only through Execute()
+// (ops/execute.h), which checks arity, runs the shape rule, the kernel, and
+// tells any recorder (GradientTape) about the call.
+
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ops/attrs.h"
+#include "runtime/tensor.h"
+
+namespace eager {
+
+struct OpDef;
+
+// One executed op: what a GradientTape keeps.
+struct OpCall {
+  const OpDef* op = nullptr;
+  std::vector<Tensor> inputs;
+  Tensor output;
+  Attrs attrs;
+};
+
+struct OutputSpec {
+  Shape shape;
+  DType dtype;
+};
+
+// Output shape and dtype from the inputs, or InvalidArgumentError naming the
+// shapes/dtypes involved (Execute prefixes the op type).
+using ShapeFn = OutputSpec (*)(std::span<const Tensor> inputs, const Attrs& attrs);
+// Computes the output, of exactly the inferred spec.
+using KernelFn = Tensor (*)(std::span<const Tensor> inputs, const Attrs& attrs,
+                            const OutputSpec& spec);
+// Gradients with respect to each input given the gradient `grad` of the
+// output (same shape as the output); nullopt for an input that has none (an
+// integer index, a non-differentiable path). Written with public ops only.
+using GradientFn = std::vector<std::optional<Tensor>> (*)(const OpCall& call, const Tensor& grad);
+
+struct OpDef {
+  std::string_view type;     // TensorFlow op type: "AddV2", "MatMul", ...
+  int num_inputs = 0;        // kVariadic for a list (ConcatV2)
+  ShapeFn infer = nullptr;
+  KernelFn compute = nullptr;
+  GradientFn gradient = nullptr;  // nullptr: not differentiable
+
+  static constexpr int kVariadic = -1;
+};
+
+// Every op, once. Defined in ops/op_list.cc.
+std::span<const OpDef* const> AllOps();
+// The op with TensorFlow type `type`, or nullptr.
+const OpDef* FindOp(std::string_view type);
+
+}  // namespace eager

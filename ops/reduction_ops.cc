@@ -1,0 +1,1 @@
+// TODO(ops): implemented by the ops work.

@@ -1,0 +1,30 @@
+#pragma once
+
+// Reductions over axes, as tf.reduce_*. `axes` empty means all axes; axes may
+// be negative; a repeated or out-of-range axis throws InvalidArgumentError.
+// keepdims keeps each reduced axis with size 1.
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/op_def.h"
+
+namespace eager {
+
+Tensor ReduceSum(const Tensor& x, const std::vector<int64_t>& axes = {},
+                 bool keepdims = false);  // "Sum"
+Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes = {},
+                  bool keepdims = false);  // "Mean"
+// Gradient flows to every element equal to the maximum, divided among ties
+// (as TensorFlow's _MaxGrad).
+Tensor ReduceMax(const Tensor& x, const std::vector<int64_t>& axes = {},
+                 bool keepdims = false);  // "Max"
+// Index of the largest element along `axis` (the first on ties), as int64.
+Tensor ArgMax(const Tensor& x, int64_t axis);  // "ArgMax"; not differentiable
+
+extern const OpDef kSumOp;
+extern const OpDef kMeanOp;
+extern const OpDef kMaxOp;
+extern const OpDef kArgMaxOp;
+
+}  // namespace eager

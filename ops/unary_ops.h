@@ -1,0 +1,31 @@
+#pragma once
+
+// Elementwise unary ops, as tf.math / tf.nn. Float dtypes unless noted;
+// an unsupported dtype throws InvalidArgumentError naming op and dtype.
+
+#include "ops/op_def.h"
+
+namespace eager {
+
+Tensor Neg(const Tensor& x);      // "Neg" (any numeric dtype)
+Tensor Exp(const Tensor& x);      // "Exp"
+Tensor Log(const Tensor& x);      // "Log"
+Tensor Sqrt(const Tensor& x);     // "Sqrt"
+Tensor Square(const Tensor& x);   // "Square" (any numeric dtype)
+Tensor Relu(const Tensor& x);     // "Relu"; gradient 0 at 0, as TensorFlow
+Tensor Sigmoid(const Tensor& x);  // "Sigmoid"
+Tensor Tanh(const Tensor& x);     // "Tanh"
+// The identity whose gradient is none: tf.stop_gradient.
+Tensor StopGradient(const Tensor& x);  // "StopGradient"
+
+extern const OpDef kNegOp;
+extern const OpDef kExpOp;
+extern const OpDef kLogOp;
+extern const OpDef kSqrtOp;
+extern const OpDef kSquareOp;
+extern const OpDef kReluOp;
+extern const OpDef kSigmoidOp;
+extern const OpDef kTanhOp;
+extern const OpDef kStopGradientOp;
+
+}  // namespace eager

@@ -1,0 +1,49 @@
+#pragma once
+
+// internal::Buffer: the storage behind a Tensor. Not part of the public API.
+//
+// A Buffer is allocated once, filled by whoever created it (a kernel, a
+// factory, a file reader) and then only read: a Tensor holds it as
+// shared_ptr<const Buffer>. Small buffers live inline in the Buffer object, so
+// a scalar or a short vector costs a single allocation (the shared_ptr control
+// block and the Buffer share it via make_shared). Storage is 64-byte aligned
+// for vectorized kernels. String buffers hold constructed std::string objects.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "runtime/dtype.h"
+
+namespace eager::internal {
+
+class Buffer {
+ public:
+  static constexpr size_t kInlineBytes = 64;
+  static constexpr size_t kAlignment = 64;
+
+  // Uninitialized numeric storage, or default-constructed strings.
+  static std::shared_ptr<Buffer> Allocate(DType dtype, int64_t num_elements);
+
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  size_t size_bytes() const { return bytes_; }
+
+  // Public only for make_shared; use Allocate().
+  struct PrivateTag {};
+  Buffer(PrivateTag, DType dtype, int64_t num_elements);
+
+ private:
+  alignas(kAlignment) std::byte inline_[kInlineBytes];
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  int64_t num_elements_ = 0;
+  DType dtype_;
+  bool heap_ = false;
+};
+
+}  // namespace eager::internal

@@ -1,0 +1,68 @@
+#pragma once
+
+// Shape: the dimensions of a dense row-major tensor, outermost first.
+//
+// A value type stored inline (no heap allocation), so creating and copying
+// shapes on the per-op hot path is free. Ranks up to kMaxRank are supported;
+// every dimension is >= 0 (zero-size dimensions are allowed: an empty tensor).
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace eager {
+
+class Shape {
+ public:
+  static constexpr int kMaxRank = 8;
+
+  // A scalar: rank 0, one element.
+  Shape() = default;
+  // Throws InvalidArgumentError for a negative dimension or rank > kMaxRank.
+  Shape(std::initializer_list<int64_t> dims);
+  explicit Shape(std::span<const int64_t> dims);
+  explicit Shape(const std::vector<int64_t>& dims)
+      : Shape(std::span<const int64_t>(dims.data(), dims.size())) {}
+
+  int rank() const { return rank_; }
+  // REQUIRES: 0 <= i < rank().
+  int64_t dim(int i) const { return dims_[i]; }
+  // Accepts negative axes as Python does: dim_at(-1) is the last dimension.
+  // Throws InvalidArgumentError when out of range.
+  int64_t dim_at(int axis) const;
+  int64_t num_elements() const { return num_elements_; }
+  std::span<const int64_t> dims() const { return {dims_.data(), static_cast<size_t>(rank_)}; }
+  std::vector<int64_t> ToVector() const { return {dims_.begin(), dims_.begin() + rank_}; }
+
+  // Row-major strides in elements: strides()[rank-1] == 1.
+  std::vector<int64_t> Strides() const;
+
+  // Maps a possibly negative axis to [0, rank); throws InvalidArgumentError
+  // ("axis 3 is out of range for a tensor of rank 2 (shape [2,3])").
+  int NormalizeAxis(int axis) const;
+
+  // "[]", "[2,3]" as TensorFlow prints shapes.
+  std::string ToString() const;
+
+  friend bool operator==(const Shape& a, const Shape& b) {
+    if (a.rank_ != b.rank_) return false;
+    for (int i = 0; i < a.rank_; ++i) {
+      if (a.dims_[i] != b.dims_[i]) return false;
+    }
+    return true;
+  }
+  friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
+
+ private:
+  std::array<int64_t, kMaxRank> dims_{};
+  int rank_ = 0;
+  int64_t num_elements_ = 1;
+};
+
+std::ostream& operator<<(std::ostream& out, const Shape& shape);
+
+}  // namespace eager

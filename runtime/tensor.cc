@@ -1,0 +1,168 @@
+#include "runtime/tensor.h"
+
+#include <atomic>
+#include <charconv>
+#include <cstring>
+
+#include "runtime/internal/buffer.h"
+
+namespace eager {
+namespace {
+
+template <typename T>
+Tensor MakeScalar(T value) {
+  Tensor t = internal::NewTensor(Shape{}, DTypeOf<T>());
+  *internal::MutableData<T>(t) = std::move(value);
+  return t;
+}
+
+// Floats print as the shortest text that reads back to the same value, with
+// ".0" on integral values, as NumPy and TensorFlow print them: 0.10989987, 10.0.
+template <typename T>
+void AppendFloat(std::string& out, T value) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  std::string_view text(buf, static_cast<size_t>(end - buf));
+  out += text;
+  if (text.find_first_of(".eEn") == std::string_view::npos) out += ".0";
+}
+
+template <typename T>
+void AppendElement(std::string& out, const T& value) {
+  if constexpr (std::is_floating_point_v<T>) {
+    AppendFloat(out, value);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    out += value ? "True" : "False";
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    out += "b'";
+    for (unsigned char c : value) {
+      if (c == '\'' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c >= 0x20 && c < 0x7f) {
+        out += static_cast<char>(c);
+      } else {
+        static constexpr char kHex[] = "0123456789abcdef";
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      }
+    }
+    out += "'";
+  } else {
+    out += std::to_string(value);
+  }
+}
+
+template <typename T>
+void AppendNested(std::string& out, std::span<const T> data, std::span<const int64_t> dims,
+                  int64_t& budget) {
+  if (dims.empty()) {
+    AppendElement(out, data[0]);
+    --budget;
+    return;
+  }
+  const int64_t n = dims[0];
+  const size_t stride = n == 0 ? 0 : data.size() / static_cast<size_t>(n);
+  out += "[";
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0) out += ", ";
+    if (budget <= 0) {
+      out += "...";
+      break;
+    }
+    AppendNested(out, data.subspan(static_cast<size_t>(i) * stride, stride), dims.subspan(1),
+                 budget);
+  }
+  out += "]";
+}
+
+}  // namespace
+
+Tensor::Tensor() : Tensor(0.0f) {}
+Tensor::Tensor(float value) : Tensor(MakeScalar(value)) {}
+Tensor::Tensor(double value) : Tensor(MakeScalar(value)) {}
+Tensor::Tensor(int32_t value) : Tensor(MakeScalar(value)) {}
+Tensor::Tensor(int64_t value) : Tensor(MakeScalar(value)) {}
+Tensor::Tensor(bool value) : Tensor(MakeScalar(value)) {}
+Tensor::Tensor(std::string value) : Tensor(MakeScalar(std::move(value))) {}
+
+Tensor::Tensor(std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,
+               TensorId id)
+    : buffer_(std::move(buffer)), shape_(shape), dtype_(dtype), id_(id) {
+  EAGER_INTERNAL_CHECK(buffer_ != nullptr);
+  EAGER_INTERNAL_CHECK(buffer_->size_bytes() ==
+                       static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype));
+}
+
+Tensor Tensor::Zeros(const Shape& shape, DType dtype) {
+  Tensor t = internal::NewTensor(shape, dtype);
+  if (dtype != DType::kString) {
+    std::memset(internal::MutableRawData(t), 0, static_cast<size_t>(t.bytes().size()));
+  }
+  return t;
+}
+
+const void* Tensor::raw_data() const { return buffer_->data(); }
+
+std::span<const std::byte> Tensor::bytes() const {
+  EAGER_CHECK(dtype_ != DType::kString,
+              "Tensor::bytes: a string tensor has no fixed-size byte representation (shape ",
+              shape_, ")");
+  return {static_cast<const std::byte*>(buffer_->data()), buffer_->size_bytes()};
+}
+
+void Tensor::CheckDType(DType expected, const char* accessor) const {
+  if (expected != dtype_) {
+    throw InvalidArgumentError(StrCat("Tensor::", accessor, "<", expected, ">() called on a ",
+                                      dtype_, " tensor of shape ", shape_));
+  }
+}
+
+std::string Tensor::ValuesString(int64_t max_elements) const {
+  std::string out;
+  int64_t budget = max_elements;
+  VisitDType(dtype_, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    AppendNested<T>(out, data<T>(), shape_.dims(), budget);
+  });
+  return out;
+}
+
+std::string Tensor::DebugString(int64_t max_elements) const {
+  std::string shape = "(";
+  for (int i = 0; i < rank(); ++i) {
+    shape += std::to_string(shape_.dim(i));
+    if (rank() == 1 || i + 1 < rank()) shape += i + 1 < rank() ? ", " : ",";
+  }
+  shape += ")";
+  return StrCat("tf.Tensor(", ValuesString(max_elements), ", shape=", shape,
+                ", dtype=", dtype_, ")");
+}
+
+std::ostream& operator<<(std::ostream& out, const Tensor& tensor) {
+  return out << tensor.DebugString();
+}
+
+namespace internal {
+
+TensorId NewTensorId() {
+  static std::atomic<TensorId> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+Tensor NewTensor(const Shape& shape, DType dtype) {
+  return Tensor(Buffer::Allocate(dtype, shape.num_elements()), shape, dtype, NewTensorId());
+}
+
+void* MutableRawData(Tensor& fresh) { return const_cast<void*>(fresh.raw_data()); }
+
+Tensor WithShape(const Tensor& tensor, const Shape& shape) {
+  EAGER_CHECK(shape.num_elements() == tensor.num_elements(), "Reshape: cannot reshape a tensor of ",
+              tensor.num_elements(), " elements (shape ", tensor.shape(), ") into shape ", shape,
+              " (", shape.num_elements(), " elements)");
+  return Tensor(tensor.buffer(), shape, tensor.dtype(), NewTensorId());
+}
+
+}  // namespace internal
+}  // namespace eager
