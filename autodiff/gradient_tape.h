@@ -22,8 +22,23 @@
 //   so second derivatives work. A tape does not record its own backward pass.
 // - StopGradient() cuts the flow; integer and bool tensors carry no gradient.
 //
-// A tape records only on the thread that created it. Not thread-safe.
+// Errors: Gradient() throws FailedPreconditionError when a non-persistent
+// tape is used twice, InvalidArgumentError when output_gradient does not
+// match the target's shape and dtype, and passes on any error of the ops its
+// backward pass runs.
+//
+// Costs: while recording, an op whose inputs the tape does not track costs
+// one hash lookup per input; a recorded op costs one copy of its OpCall (the
+// input and output Tensor handles, not their data). Gradient() is linear in
+// the number of records. Records are owned by the tape only: tensors hold no
+// graph, and a non-persistent tape frees its records when Gradient() returns.
+//
+// A tape records only on the thread that created it (ops and variable reads
+// on other threads are not seen). REQUIRES: it is destroyed on that thread.
+// Not thread-safe. Variables are kept by address: a watched Variable must
+// outlive the tape's use of WatchedVariables() and Gradient() with it.
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -46,17 +61,35 @@ class GradientTape final : private OpRecorder, private internal::VariableReadObs
   GradientTape& operator=(const GradientTape&) = delete;
 
   // Differentiate with respect to `tensor` (by id: copies are the same tensor).
+  // Integer and bool tensors may be watched but never carry a gradient.
   void Watch(const Tensor& tensor);
-  // Differentiate with respect to every read of `variable` from now on.
+  // Differentiate with respect to every read of `variable` from now on, even
+  // if it is not trainable or watch_accessed_variables is false. Reads made
+  // before the call are not tracked (TensorFlow's rule).
   void Watch(const Variable& variable);
 
-  // d(target)/d(source) for each variable source. `output_gradient`, if
-  // given, is the gradient flowing into `target` (same shape; default ones).
+  // d(target)/d(source) for each variable source: the sum over every read of
+  // the variable while the tape watched it (reads before and after an Assign
+  // are distinct tensors and both count). `output_gradient`, if given, is the
+  // gradient flowing into `target` (same shape and dtype; default ones).
+  // A non-float target or source gets no gradient (nullopt or zeros as
+  // `unconnected` says). Throws FailedPreconditionError on a second call to a
+  // non-persistent tape.
   std::vector<std::optional<Tensor>> Gradient(
       const Tensor& target, const std::vector<const Variable*>& sources,
       UnconnectedGradients unconnected = UnconnectedGradients::kNone,
       const std::optional<Tensor>& output_gradient = std::nullopt);
-  // The same with respect to watched tensors.
+  // The same for a braced list, `tape.Gradient(loss, {&w, &b})`. Without it
+  // that call would be ambiguous: a pointer converts to bool and so to a
+  // scalar Tensor, which also makes `{&w}` a std::vector<Tensor>.
+  std::vector<std::optional<Tensor>> Gradient(
+      const Tensor& target, std::initializer_list<const Variable*> sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone,
+      const std::optional<Tensor>& output_gradient = std::nullopt) {
+    return Gradient(target, std::vector<const Variable*>(sources), unconnected, output_gradient);
+  }
+  // The same with respect to watched tensors (or `target` itself, whose
+  // gradient is output_gradient).
   std::vector<std::optional<Tensor>> Gradient(
       const Tensor& target, const std::vector<Tensor>& sources,
       UnconnectedGradients unconnected = UnconnectedGradients::kNone,
@@ -67,7 +100,9 @@ class GradientTape final : private OpRecorder, private internal::VariableReadObs
   // Variables watched so far, in first-watched order (tape.watched_variables()).
   std::vector<const Variable*> WatchedVariables() const;
 
-  // Suspends recording while alive (tape.stop_recording()).
+  // Suspends recording while alive (tape.stop_recording()): ops are not
+  // recorded and variable reads are not watched. Nests.
+  // REQUIRES: `tape` outlives this object.
   class StopRecording {
    public:
     explicit StopRecording(GradientTape& tape);
@@ -76,6 +111,7 @@ class GradientTape final : private OpRecorder, private internal::VariableReadObs
     StopRecording& operator=(const StopRecording&) = delete;
 
    private:
+    GradientTape* tape_;
     std::unique_ptr<PauseRecording> pause_;
   };
 
