@@ -1,0 +1,344 @@
+#include "saving/bundle_reader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "saving/bundle_files.h"
+#include "saving/internal/coding.h"
+#include "saving/internal/crc32c.h"
+#include "saving/internal/leveldb_table.h"
+#include "saving/internal/posix_file.h"
+#include "saving/proto/tensor_bundle.pb.h"
+
+namespace eager {
+namespace {
+
+namespace crc32c = internal::crc32c;
+
+constexpr int kTensorBundleVersion = 1;  // the consumer version we implement
+// Tensor bytes are read and checksummed in pieces of this size, so that each
+// piece is checksummed while it is still in cache.
+constexpr size_t kReadChunkSize = 1024 * 1024;
+
+std::string ShapeText(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) text += ",";
+    text += std::to_string(dims[i]);
+  }
+  return text + "]";
+}
+
+// A V1 checkpoint is one or more TensorSlice tables named PREFIX or
+// PREFIX-SSSSS-of-NNNNN (FORMAT.md 2.9).
+bool LooksLikeV1Checkpoint(const std::string& prefix) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(prefix, ec)) return true;
+  const std::filesystem::path path(prefix);
+  const std::string base = path.filename().string();
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  for (const auto& item : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = item.path().filename().string();
+    // BASE-00000-of-00001: 16 characters after BASE.
+    if (name.size() == base.size() + 15 && name.compare(0, base.size(), base) == 0 &&
+        name.compare(base.size(), 1, "-") == 0 && name.compare(base.size() + 6, 4, "-of-") == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Shape BundleReader::Entry::shape() const {
+  if (dims.size() > static_cast<size_t>(Shape::kMaxRank)) {
+    throw UnimplementedError(StrCat("Tensor shape ", ShapeText(dims), " has rank ", dims.size(),
+                                    "; eager supports ranks up to ", Shape::kMaxRank));
+  }
+  return Shape(std::span<const int64_t>(dims.data(), dims.size()));
+}
+
+int64_t BundleReader::Entry::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;  // validated at load: no overflow
+  return n;
+}
+
+BundleReader::BundleReader(std::string prefix)
+    : prefix_(std::move(prefix)), index_path_(IndexFilename(prefix_)) {
+  if (!internal::FileExists(index_path_)) {
+    if (LooksLikeV1Checkpoint(prefix_)) {
+      throw UnimplementedError(
+          StrCat("Checkpoint ", prefix_,
+                 " is in the legacy V1 (TensorSlice) format, which is not "
+                 "supported; only V2 TensorBundles (PREFIX.index + PREFIX.data-*) can be read. "
+                 "Re-save it with a TensorFlow Saver using write_version=tf.train.SaverDef.V2"));
+    }
+    std::string hint;
+    if (prefix_.ends_with(".index") || prefix_.find(".data-") != std::string::npos) {
+      hint = " (pass the checkpoint prefix, without the .index or .data-* suffix)";
+    }
+    throw NotFoundError(StrCat("Failed to find the checkpoint index file ", index_path_,
+                               " for checkpoint prefix ", prefix_, hint));
+  }
+  auto index = internal::RandomAccessFile::Open(index_path_);
+
+  bool saw_header = false;
+  bool big_endian = false;
+  internal::ReadTable(*index, [&](std::string_view key, std::string_view value) {
+    if (key.empty()) {
+      eager::tfproto::BundleHeaderProto header;
+      if (!header.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+        throw DataLossError(StrCat("Cannot parse the BundleHeaderProto in ", index_path_));
+      }
+      if (header.num_shards() <= 0) {
+        if (header.GetReflection()->GetUnknownFields(header).field_count() > 0) {
+          throw UnimplementedError(
+              StrCat(index_path_,
+                     " is a table but its header is not a BundleHeaderProto: it looks "
+                     "like a legacy V1 (TensorSlice) checkpoint, which is not supported"));
+        }
+        throw DataLossError(StrCat("Checkpoint index ", index_path_, " has num_shards ",
+                                   header.num_shards(), " in its header; expected >= 1"));
+      }
+      const auto& version = header.version();
+      if (version.producer() < 0) {
+        throw DataLossError(StrCat("Checkpoint ", index_path_, " has producer version ",
+                                   version.producer(), ", below the minimum 0"));
+      }
+      if (version.min_consumer() > kTensorBundleVersion ||
+          std::ranges::find(version.bad_consumers(), kTensorBundleVersion) !=
+              version.bad_consumers().end()) {
+        throw UnimplementedError(
+            StrCat("Checkpoint ", index_path_, " requires TensorBundle consumer version ",
+                   version.min_consumer(), " (bad consumers: ", version.bad_consumers_size(),
+                   "); this reader implements version ", kTensorBundleVersion));
+      }
+      num_shards_ = header.num_shards();
+      big_endian = header.endianness() == eager::tfproto::BundleHeaderProto::BIG;
+      saw_header = true;
+      return;
+    }
+    if (!saw_header) {
+      throw DataLossError(StrCat("Checkpoint index ", index_path_,
+                                 " has no header entry (the empty key) before key '", key, "'"));
+    }
+    eager::tfproto::BundleEntryProto proto;
+    if (!proto.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+      throw DataLossError(
+          StrCat("Cannot parse the BundleEntryProto of key '", key, "' in ", index_path_));
+    }
+    Entry entry;
+    entry.tf_dtype = proto.dtype();
+    entry.dtype = DTypeFromTfDataType(entry.tf_dtype);
+    entry.shard_id = proto.shard_id();
+    entry.offset = proto.offset();
+    entry.size = proto.size();
+    entry.masked_crc32c = proto.crc32c();
+    entry.num_slices = proto.slices_size();
+
+    const auto& shape = proto.shape();
+    bool valid_shape = !shape.unknown_rank();
+    int64_t n = 1;
+    for (const auto& dim : shape.dim()) {
+      entry.dims.push_back(dim.size());
+      if (dim.size() < 0 || __builtin_mul_overflow(n, dim.size(), &n)) valid_shape = false;
+    }
+    if (!valid_shape) {
+      throw DataLossError(StrCat("Invalid tensor shape: key '", key, "' has shape ",
+                                 shape.unknown_rank() ? "<unknown rank>" : ShapeText(entry.dims),
+                                 " in ", index_path_));
+    }
+    if (entry.num_slices == 0) {
+      if (entry.shard_id < 0 || entry.shard_id >= num_shards_) {
+        throw DataLossError(StrCat("Key '", key, "' in ", index_path_, " is in shard ",
+                                   entry.shard_id, " but the bundle has ", num_shards_, " shards"));
+      }
+      if (entry.offset < 0 || entry.size < 0) {
+        throw DataLossError(StrCat("Key '", key, "' in ", index_path_, " has offset ", entry.offset,
+                                   " and size ", entry.size, "; expected both >= 0"));
+      }
+      if (entry.dtype && *entry.dtype != DType::kString) {
+        int64_t expected = 0;
+        if (__builtin_mul_overflow(n, static_cast<int64_t>(DTypeSize(*entry.dtype)), &expected) ||
+            expected != entry.size) {
+          throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
+                                     entry.size, "; expected size ", expected, " for ",
+                                     ShapeText(entry.dims), " ", *entry.dtype, " in ",
+                                     index_path_));
+        }
+      } else if (entry.dtype == DType::kString && entry.size < n + 4) {
+        // Each element needs at least a 1-byte length, then a 4-byte CRC.
+        throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
+                                   entry.size, " is below the minimum ", n + 4, " for ", n,
+                                   " strings in ", index_path_));
+      }
+    }
+    entries_.emplace(std::string(key), std::move(entry));
+  });
+  if (!saw_header) {
+    throw DataLossError(
+        StrCat("Checkpoint index ", index_path_, " has no header entry (the empty key)"));
+  }
+  if (big_endian) {
+    throw UnimplementedError(StrCat("Checkpoint ", prefix_,
+                                    " stores its tensors big-endian; only little-endian "
+                                    "bundles are supported"));
+  }
+  data_files_.resize(static_cast<size_t>(num_shards_));
+}
+
+BundleReader::~BundleReader() = default;
+
+std::vector<std::string> BundleReader::Keys() const {
+  std::vector<std::string> keys;
+  keys.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) keys.push_back(key);
+  return keys;
+}
+
+bool BundleReader::Contains(std::string_view key) const { return entries_.contains(key); }
+
+const BundleReader::Entry& BundleReader::GetEntry(std::string_view key) const {
+  const auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    throw NotFoundError(StrCat("Key ", key, " not found in checkpoint ", prefix_));
+  }
+  return it->second;
+}
+
+const internal::RandomAccessFile& BundleReader::DataFile(int shard) const {
+  std::lock_guard<std::mutex> lock(data_mu_);
+  auto& file = data_files_[static_cast<size_t>(shard)];
+  if (!file) file = internal::RandomAccessFile::Open(DataFilename(prefix_, shard, num_shards_));
+  return *file;
+}
+
+Tensor BundleReader::Read(std::string_view key) const {
+  const Entry& entry = GetEntry(key);
+  if (entry.num_slices > 0) {
+    throw UnimplementedError(StrCat("Key ", key, " in checkpoint ", prefix_,
+                                    " is a partitioned variable saved as ", entry.num_slices,
+                                    " slices; reading sliced tensors is not supported"));
+  }
+  if (!entry.dtype) {
+    throw UnimplementedError(StrCat("Key ", key, " in checkpoint ", prefix_, " has dtype ",
+                                    TfDataTypeName(entry.tf_dtype),
+                                    ", which eager does not support"));
+  }
+  const Shape shape = entry.shape();
+  const DType dtype = *entry.dtype;
+  const internal::RandomAccessFile* file = nullptr;
+  try {
+    file = &DataFile(entry.shard_id);
+  } catch (const NotFoundError& e) {
+    throw NotFoundError(StrCat(e.what(), " (the data file of key ", key, ")"));
+  }
+  const auto offset = static_cast<uint64_t>(entry.offset);
+  const auto size = static_cast<uint64_t>(entry.size);
+  if (offset > file->size() || size > file->size() - offset) {
+    throw DataLossError(StrCat("Key ", key, " needs bytes [", offset, ", ", offset + size, ") of ",
+                               file->path(), ", which has only ", file->size(),
+                               " bytes (truncated?)"));
+  }
+  auto read_exactly = [&](uint64_t at, size_t n, void* dst) {
+    if (file->ReadAt(at, n, dst) != n) {
+      throw DataLossError(StrCat("Short read of key ", key, " from ", file->path(),
+                                 " (the file shrank while reading?)"));
+    }
+  };
+  auto check_crc = [&](uint32_t actual) {
+    if (crc32c::Mask(actual) != entry.masked_crc32c) {
+      throw DataLossError(StrCat("Checksum does not match for key ", key, " in ", file->path(),
+                                 ": stored ", crc32c::Unmask(entry.masked_crc32c),
+                                 " vs. calculated on the restored bytes ", actual));
+    }
+  };
+
+  const int64_t n = shape.num_elements();
+  if (dtype != DType::kString) {
+    Tensor tensor = internal::NewTensor(shape, dtype);
+    auto* out = static_cast<char*>(internal::MutableRawData(tensor));
+    uint32_t crc = 0;
+    for (uint64_t done = 0; done < size;) {
+      const size_t len = static_cast<size_t>(std::min<uint64_t>(size - done, kReadChunkSize));
+      read_exactly(offset + done, len, out + done);
+      crc = crc32c::Extend(crc, out + done, len);
+      done += len;
+    }
+    check_crc(crc);
+    if (dtype == DType::kBool) {
+      // A byte other than 0 or 1 is not a bool value; reading it as one is UB.
+      const auto* bytes = reinterpret_cast<const uint8_t*>(out);
+      for (uint64_t i = 0; i < size; ++i) {
+        if (bytes[i] > 1) {
+          throw DataLossError(StrCat("Key ", key, " in ", file->path(), ": bool element ", i,
+                                     " has byte value ", int{bytes[i]}, "; expected 0 or 1"));
+        }
+      }
+    }
+    return tensor;
+  }
+
+  // Strings (FORMAT.md 2.7): varint64 lengths, masked CRC of the lengths,
+  // then the bytes. `size` is at most the file size (checked above).
+  std::string raw(static_cast<size_t>(size), '\0');
+  read_exactly(offset, raw.size(), raw.data());
+  std::string_view in(raw);
+  std::vector<uint64_t> lengths(static_cast<size_t>(n));  // n <= size - 4 (checked at load)
+  uint32_t crc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t len = 0;
+    if (!internal::GetVarint64(in, len)) {
+      throw DataLossError(StrCat("Key ", key, " in ", file->path(),
+                                 ": cannot decode the length of string element ", i));
+    }
+    lengths[static_cast<size_t>(i)] = len;
+    char fixed[8];
+    if (len <= UINT32_MAX) {
+      for (int b = 0; b < 4; ++b) fixed[b] = static_cast<char>((len >> (8 * b)) & 0xff);
+      crc = crc32c::Extend(crc, fixed, 4);
+    } else {
+      for (int b = 0; b < 8; ++b) fixed[b] = static_cast<char>((len >> (8 * b)) & 0xff);
+      crc = crc32c::Extend(crc, fixed, 8);
+    }
+  }
+  uint32_t masked_length_crc = 0;
+  const char* masked_bytes = in.data();
+  if (!internal::GetFixed32(in, masked_length_crc)) {
+    throw DataLossError(StrCat("Key ", key, " in ", file->path(),
+                               ": string tensor ends before its length checksum"));
+  }
+  if (crc32c::Unmask(masked_length_crc) != crc) {
+    throw DataLossError(StrCat("The length checksum does not match for key ", key, " in ",
+                               file->path(), ": expected ", crc32c::Unmask(masked_length_crc),
+                               " but actual is ", crc));
+  }
+  crc = crc32c::Extend(crc, masked_bytes, 4);
+  uint64_t remaining = in.size();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t len = lengths[static_cast<size_t>(i)];
+    if (len > remaining) {
+      throw DataLossError(StrCat("Key ", key, " in ", file->path(), ": string element ", i,
+                                 " has length ", len, " but only ", remaining,
+                                 " bytes of the entry remain"));
+    }
+    remaining -= len;
+  }
+  if (remaining != 0) {
+    throw DataLossError(StrCat("Key ", key, " in ", file->path(), ": the string lengths add up to ",
+                               in.size() - remaining, " bytes but the entry holds ", in.size()));
+  }
+  check_crc(crc32c::Extend(crc, in.data(), in.size()));
+  Tensor tensor = internal::NewTensor(shape, DType::kString);
+  std::string* out = internal::MutableData<std::string>(tensor);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto len = static_cast<size_t>(lengths[static_cast<size_t>(i)]);
+    out[i].assign(in.data(), len);
+    in.remove_prefix(len);
+  }
+  return tensor;
+}
+
+}  // namespace eager

@@ -1,0 +1,96 @@
+#pragma once
+
+// BundleReader: reads a TensorBundle checkpoint (PREFIX.index and
+// PREFIX.data-SSSSS-of-NNNNN) written by TensorFlow or by BundleWriter.
+//
+//   BundleReader reader("/tmp/model/ckpt-1");
+//   for (const std::string& key : reader.Keys()) { ... }
+//   Tensor kernel = reader.Read("dense/kernel");
+//
+// The reader trusts nothing in the files: the index table's block checksums,
+// every entry's dtype, shape, shard, offset and size are checked (against the
+// data file's real size, before anything is allocated), and every tensor's
+// CRC32C is verified on Read. Corruption throws DataLossError naming the file
+// and the key. The index is read once at construction; data files are opened
+// on first use, so an index whose data files are absent can still be listed.
+//
+// Accepts Snappy-compressed index blocks (some TF builds write them), any
+// number of shards, and tensors of dtypes eager lacks (listed, not readable).
+// Read() may be called from several threads at once.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/dtype.h"
+#include "runtime/shape.h"
+#include "runtime/tensor.h"
+
+namespace eager {
+
+namespace internal {
+class RandomAccessFile;
+}  // namespace internal
+
+class BundleReader {
+ public:
+  // One tensor's metadata, as the index records it (BundleEntryProto).
+  struct Entry {
+    int tf_dtype = 0;            // TensorFlow's DataType value (DT_FLOAT = 1, ...)
+    std::optional<DType> dtype;  // nullopt for a dtype eager does not support
+    std::vector<int64_t> dims;   // validated: every dim >= 0, element count fits int64
+    int shard_id = 0;            // validated: 0 <= shard_id < num_shards()
+    int64_t offset = 0;          // in the shard's data file
+    int64_t size = 0;            // bytes in the data file
+    uint32_t masked_crc32c = 0;  // as stored (masked)
+    int num_slices = 0;          // > 0: a partitioned variable's full-tensor entry
+
+    // The dims as a Shape. Throws UnimplementedError for rank > Shape::kMaxRank.
+    Shape shape() const;
+    int64_t num_elements() const;
+  };
+
+  // Opens and parses PREFIX.index. Throws
+  //   NotFoundError        when PREFIX.index does not exist;
+  //   UnimplementedError   for a legacy V1 checkpoint (a TensorSlice table named
+  //                        PREFIX or PREFIX-?????-of-?????) or big-endian data;
+  //   DataLossError        when the index is truncated, corrupted or malformed
+  //                        (an entry with an invalid shape, shard, offset or size).
+  explicit BundleReader(std::string prefix);
+  ~BundleReader();
+  BundleReader(const BundleReader&) = delete;
+  BundleReader& operator=(const BundleReader&) = delete;
+
+  const std::string& prefix() const { return prefix_; }
+  int num_shards() const { return num_shards_; }
+
+  // Every tensor key, in bytewise order (the header's empty key excluded).
+  std::vector<std::string> Keys() const;
+  bool Contains(std::string_view key) const;
+  // Throws NotFoundError "Key <key> not found in checkpoint <prefix>".
+  const Entry& GetEntry(std::string_view key) const;
+
+  // The tensor stored under `key`. Throws NotFoundError for a missing key or a
+  // missing data file; UnimplementedError naming the key and TF dtype name
+  // for a dtype eager lacks, or for a partitioned (sliced) entry;
+  // DataLossError naming the file and key when the stored bytes do not match
+  // the entry (short file, bad string lengths, checksum mismatch).
+  Tensor Read(std::string_view key) const;
+
+ private:
+  const internal::RandomAccessFile& DataFile(int shard) const;
+
+  std::string prefix_;
+  std::string index_path_;
+  int num_shards_ = 0;
+  std::map<std::string, Entry, std::less<>> entries_;
+  mutable std::mutex data_mu_;  // guards data_files_ (opened lazily)
+  mutable std::vector<std::unique_ptr<internal::RandomAccessFile>> data_files_;
+};
+
+}  // namespace eager

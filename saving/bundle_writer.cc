@@ -1,0 +1,164 @@
+#include "saving/bundle_writer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "saving/bundle_files.h"
+#include "saving/internal/coding.h"
+#include "saving/internal/crc32c.h"
+#include "saving/internal/leveldb_table.h"
+#include "saving/internal/posix_file.h"
+#include "saving/proto/tensor_bundle.pb.h"
+
+namespace eager {
+namespace {
+
+namespace crc32c = internal::crc32c;
+
+// Small tensors are gathered into one write; bigger ones are written from
+// their own buffers in 1 MiB pieces, each checksummed just before it is
+// written while it is still in cache.
+constexpr size_t kDataBufferSize = 256 * 1024;
+constexpr size_t kChunkSize = 1024 * 1024;
+constexpr int kTensorBundleVersion = 1;  // BundleHeaderProto.version.producer
+
+std::string SerializedHeader() {
+  eager::tfproto::BundleHeaderProto header;
+  header.set_num_shards(1);
+  header.set_endianness(eager::tfproto::BundleHeaderProto::LITTLE);
+  header.mutable_version()->set_producer(kTensorBundleVersion);
+  return header.SerializeAsString();
+}
+
+}  // namespace
+
+BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {
+  EAGER_CHECK(!prefix_.empty(), "BundleWriter: the checkpoint prefix is empty");
+  data_path_ = DataFilename(prefix_, 0, 1);
+  index_path_ = IndexFilename(prefix_);
+  const std::string suffix = ".tempstate" + std::to_string(internal::RandomUint64());
+  temp_data_path_ = data_path_ + suffix;
+  temp_index_path_ = index_path_ + suffix;
+  internal::CreateDirectories(internal::DirName(prefix_));
+  data_ = internal::WritableFile::Create(temp_data_path_, kDataBufferSize);
+}
+
+BundleWriter::~BundleWriter() {
+  if (!finished_ && !aborted_) Abort();
+}
+
+void BundleWriter::CheckUsable(const char* method) const {
+  if (finished_ || aborted_) {
+    throw FailedPreconditionError(StrCat("BundleWriter::", method, ": the writer for ", prefix_,
+                                         " has already ",
+                                         finished_ ? "finished" : "failed and was aborted"));
+  }
+}
+
+void BundleWriter::Abort() noexcept {
+  aborted_ = true;
+  data_.reset();
+  internal::RemoveFileNoThrow(temp_data_path_);
+  internal::RemoveFileNoThrow(temp_index_path_);
+}
+
+void BundleWriter::AppendData(const void* data, size_t n, uint32_t& crc) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const size_t len = std::min(n, kChunkSize);
+    crc = crc32c::Extend(crc, p, len);
+    data_->Append(p, len);
+    p += len;
+    n -= len;
+  }
+}
+
+void BundleWriter::Add(std::string_view key, const Tensor& tensor) {
+  CheckUsable("Add");
+  EAGER_CHECK(!key.empty(), "BundleWriter::Add(", prefix_,
+              "): the empty key is reserved for the bundle header");
+  EAGER_CHECK(!entries_.contains(key), "BundleWriter::Add(", prefix_, "): key '", key,
+              "' was already added");
+  EntryInfo info{.tf_dtype = TfDataType(tensor.dtype()),
+                 .shape = tensor.shape(),
+                 .offset = static_cast<int64_t>(data_->size()),
+                 .size = 0,
+                 .masked_crc32c = 0};
+  uint32_t crc = 0;
+  try {
+    if (tensor.dtype() == DType::kString) {
+      // TF's layout (FORMAT.md 2.7): varint64 lengths, the masked CRC of the
+      // lengths (each fed as 4 little-endian bytes, 8 if it does not fit),
+      // then the bytes; the entry CRC runs over lengths, masked CRC, bytes.
+      const std::span<const std::string> strings = tensor.data<std::string>();
+      std::string header;
+      for (const std::string& s : strings) {
+        internal::PutVarint64(header, s.size());
+        std::string fixed;
+        if (s.size() <= UINT32_MAX) {
+          internal::PutFixed32(fixed, static_cast<uint32_t>(s.size()));
+        } else {
+          internal::PutFixed64(fixed, s.size());
+        }
+        crc = crc32c::Extend(crc, fixed.data(), fixed.size());
+      }
+      std::string masked;
+      internal::PutFixed32(masked, crc32c::Mask(crc));
+      crc = crc32c::Extend(crc, masked.data(), masked.size());
+      header += masked;
+      data_->Append(header.data(), header.size());
+      for (const std::string& s : strings) AppendData(s.data(), s.size(), crc);
+    } else {
+      const std::span<const std::byte> bytes = tensor.bytes();
+      AppendData(bytes.data(), bytes.size(), crc);
+    }
+  } catch (...) {
+    Abort();
+    throw;
+  }
+  info.size = static_cast<int64_t>(data_->size()) - info.offset;
+  info.masked_crc32c = crc32c::Mask(crc);
+  entries_.emplace(std::string(key), info);
+}
+
+void BundleWriter::Finish() {
+  CheckUsable("Finish");
+  try {
+    data_->Sync();
+    data_->Close();
+    data_.reset();
+
+    auto index = internal::WritableFile::Create(temp_index_path_, 64 * 1024);
+    {
+      internal::TableWriter table(index.get());
+      table.Add("", SerializedHeader());
+      eager::tfproto::BundleEntryProto proto;
+      std::string value;
+      for (const auto& [key, info] : entries_) {  // std::map: bytewise key order
+        proto.Clear();
+        proto.set_dtype(static_cast<eager::tfproto::DataType>(info.tf_dtype));
+        auto* shape = proto.mutable_shape();  // always present, `12 00` for a scalar
+        for (int64_t d : info.shape.dims()) shape->add_dim()->set_size(d);
+        proto.set_offset(info.offset);
+        proto.set_size(info.size);
+        proto.set_crc32c(info.masked_crc32c);
+        value.clear();
+        proto.SerializeToString(&value);
+        table.Add(key, value);
+      }
+      table.Finish();
+    }
+    index->Sync();
+    index->Close();
+
+    internal::RenameFile(temp_data_path_, data_path_);
+    internal::RenameFile(temp_index_path_, index_path_);
+    internal::SyncDirectory(internal::DirName(prefix_));
+  } catch (...) {
+    Abort();
+    throw;
+  }
+  finished_ = true;
+}
+
+}  // namespace eager

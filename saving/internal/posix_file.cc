@@ -1,0 +1,179 @@
+#include "saving/internal/posix_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <system_error>
+
+#include "runtime/errors.h"
+
+namespace eager::internal {
+
+void ThrowOsError(int err, std::string_view what, const std::string& path) {
+  const std::string message = StrCat(what, " ", path, ": ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      throw NotFoundError(message);
+    case EFBIG:
+      throw OutOfRangeError(message);
+    default:
+      throw FailedPreconditionError(message);
+  }
+}
+
+WritableFile::WritableFile(std::string path, int fd, size_t buffer_size)
+    : path_(std::move(path)), fd_(fd), buffer_(new char[buffer_size]), capacity_(buffer_size) {}
+
+std::unique_ptr<WritableFile> WritableFile::Create(const std::string& path, size_t buffer_size) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) ThrowOsError(errno, "Cannot create file", path);
+  return std::unique_ptr<WritableFile>(
+      new WritableFile(path, fd, buffer_size == 0 ? 1 : buffer_size));
+}
+
+WritableFile::~WritableFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void WritableFile::WriteAll(const char* data, size_t n) {
+  while (n > 0) {
+    // Linux writes at most ~2 GiB per call; larger tensors take several.
+    const ssize_t written = ::write(fd_, data, n);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      ThrowOsError(errno, "Cannot write to", path_);
+    }
+    data += written;
+    n -= static_cast<size_t>(written);
+  }
+}
+
+void WritableFile::Append(const void* data, size_t n) {
+  EAGER_INTERNAL_CHECK(fd_ >= 0);
+  const char* p = static_cast<const char*>(data);
+  size_ += n;
+  if (n >= capacity_) {
+    Flush();
+    WriteAll(p, n);  // big pieces go straight from the caller's buffer
+    return;
+  }
+  if (used_ + n > capacity_) Flush();
+  std::memcpy(buffer_.get() + used_, p, n);
+  used_ += n;
+}
+
+void WritableFile::Flush() {
+  if (used_ > 0) {
+    const size_t n = used_;
+    used_ = 0;
+    WriteAll(buffer_.get(), n);
+  }
+}
+
+void WritableFile::Sync() {
+  Flush();
+  if (::fsync(fd_) != 0) ThrowOsError(errno, "Cannot fsync", path_);
+}
+
+void WritableFile::Close() {
+  if (fd_ < 0) return;
+  Flush();
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) ThrowOsError(errno, "Cannot close", path_);
+}
+
+RandomAccessFile::RandomAccessFile(std::string path, int fd, uint64_t size)
+    : path_(std::move(path)), fd_(fd), size_(size) {}
+
+std::unique_ptr<RandomAccessFile> RandomAccessFile::Open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) ThrowOsError(errno, "Cannot open", path);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ThrowOsError(err, "Cannot stat", path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw FailedPreconditionError(StrCat("Cannot open ", path, ": not a regular file"));
+  }
+  return std::unique_ptr<RandomAccessFile>(
+      new RandomAccessFile(path, fd, static_cast<uint64_t>(st.st_size)));
+}
+
+RandomAccessFile::~RandomAccessFile() { ::close(fd_); }
+
+size_t RandomAccessFile::ReadAt(uint64_t offset, size_t n, void* dst) const {
+  char* out = static_cast<char*>(dst);
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      ThrowOsError(errno, "Cannot read", path_);
+    }
+    if (got == 0) break;  // end of file
+    done += static_cast<size_t>(got);
+  }
+  return done;
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string ReadFileToString(const std::string& path) {
+  auto file = RandomAccessFile::Open(path);
+  std::string contents(file->size(), '\0');
+  contents.resize(file->ReadAt(0, contents.size(), contents.data()));
+  return contents;
+}
+
+void RenameFile(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    ThrowOsError(errno, StrCat("Cannot rename ", from, " to"), to);
+  }
+}
+
+void RemoveFileNoThrow(const std::string& path) noexcept { ::unlink(path.c_str()); }
+
+void SyncDirectory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) ThrowOsError(errno, "Cannot open directory", dir);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) ThrowOsError(err, "Cannot fsync directory", dir);
+}
+
+void CreateDirectories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) ThrowOsError(ec.value(), "Cannot create directory", dir);
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+uint64_t RandomUint64() {
+  static thread_local std::mt19937_64 engine = [] {
+    std::random_device device;
+    return std::mt19937_64((static_cast<uint64_t>(device()) << 32) ^ device());
+  }();
+  return engine();
+}
+
+}  // namespace eager::internal

@@ -1,0 +1,89 @@
+#pragma once
+
+// The few POSIX file operations saving/ needs, throwing eager's error kinds.
+// Every message names the path and the OS error. Error kinds: a missing file
+// or directory is NotFoundError, a file-size limit (EFBIG) OutOfRangeError,
+// anything else the OS refuses FailedPreconditionError.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace eager::internal {
+
+// Throws the error kind for `err` (an errno value): "<what> <path>: <strerror>".
+[[noreturn]] void ThrowOsError(int err, std::string_view what, const std::string& path);
+
+// A file created new (it must not exist) and written front to back. Small
+// appends are gathered in a buffer; appends larger than the buffer go
+// straight to write(2) from the caller's memory. Not thread-safe.
+class WritableFile {
+ public:
+  static std::unique_ptr<WritableFile> Create(const std::string& path, size_t buffer_size);
+  ~WritableFile();  // closes the descriptor if Close() was not called; never throws
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+
+  void Append(const void* data, size_t n);
+  void Flush();
+  // Flush + fsync: the bytes are on disk when this returns.
+  void Sync();
+  void Close();
+
+  const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }  // bytes appended so far
+
+ private:
+  WritableFile(std::string path, int fd, size_t buffer_size);
+  void WriteAll(const char* data, size_t n);
+
+  std::string path_;
+  int fd_;
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_;
+  size_t used_ = 0;
+  uint64_t size_ = 0;
+};
+
+// A file read with pread(2) at arbitrary offsets; its size is taken once at
+// Open. Read methods are const and may be called from several threads.
+class RandomAccessFile {
+ public:
+  // Throws NotFoundError when `path` does not exist.
+  static std::unique_ptr<RandomAccessFile> Open(const std::string& path);
+  ~RandomAccessFile();
+  RandomAccessFile(const RandomAccessFile&) = delete;
+  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
+
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  // Reads up to n bytes at `offset`; returns how many were read (fewer only
+  // at the end of the file).
+  size_t ReadAt(uint64_t offset, size_t n, void* dst) const;
+
+ private:
+  RandomAccessFile(std::string path, int fd, uint64_t size);
+
+  std::string path_;
+  int fd_;
+  uint64_t size_;
+};
+
+bool FileExists(const std::string& path);
+// The whole file. Throws NotFoundError when it does not exist.
+std::string ReadFileToString(const std::string& path);
+void RenameFile(const std::string& from, const std::string& to);
+// Removes `path` if it exists; never throws (used on error paths).
+void RemoveFileNoThrow(const std::string& path) noexcept;
+// fsync of a directory, so that renames in it survive a crash.
+void SyncDirectory(const std::string& dir);
+// Creates `dir` and its parents if missing.
+void CreateDirectories(const std::string& dir);
+// "a/b" for "a/b/c", "." for "c", "/" for "/c".
+std::string DirName(const std::string& path);
+// A random value for temporary file names.
+uint64_t RandomUint64();
+
+}  // namespace eager::internal
