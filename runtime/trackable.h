@@ -10,10 +10,27 @@
 // "model/dense/kernel/.ATTRIBUTES/VARIABLE_VALUE". Local names ARE the
 // checkpoint format: renaming an edge breaks every checkpoint already written.
 //
-// These methods must not create objects or variables.
+// The four virtuals below must not create objects or variables.
+//
+// Deferred restoration (TensorFlow's restore-on-create, FORMAT.md 4.5): a
+// checkpoint may hold values for objects that do not exist yet (a Dense that
+// builds on its first call, Adam's slots made on the first step). The
+// restoring code registers a DeferredRestoration on the live parent; the
+// parent then
+//   1. asks InitialValue() / InitialSlotValue() before it creates a simple
+//      variable, so the variable starts with the saved value (no double
+//      assignment), and
+//   2. reports every child or slot it adds with NotifyChildAdded() /
+//      NotifySlotAdded(), so the restoration can match deeper objects.
+// Trackables that never add children later need not do anything. The
+// mechanism is std-only and knows nothing about file formats.
 
+#include <algorithm>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/tensor.h"
@@ -35,6 +52,39 @@ class Trackable {
     Variable* slot;            // not owned
   };
 
+  // A pending restoration queued on a Trackable (see the file comment). All
+  // hooks have no-op defaults; implementations override what they need. The
+  // hooks run synchronously inside the owner's Add* call; they may assign
+  // values and register further restorations on `child`, but must not
+  // destroy the owner.
+  class DeferredRestoration {
+   public:
+    virtual ~DeferredRestoration() = default;
+    // The saved value for the child variable `name` that `owner` is about to
+    // create with `dtype` and `shape`, or nullopt to keep the initializer.
+    // A returned tensor must have that dtype and shape (the owner checks and
+    // throws InvalidArgumentError naming the variable otherwise).
+    virtual std::optional<Tensor> InitialValue(const Trackable& owner, std::string_view name,
+                                               DType dtype, const Shape& shape) {
+      (void)owner, (void)name, (void)dtype, (void)shape;
+      return std::nullopt;
+    }
+    // The same for slot `slot_name` of `original`, which optimizer `owner`
+    // is about to create.
+    virtual std::optional<Tensor> InitialSlotValue(const Trackable& owner, const Variable& original,
+                                                   std::string_view slot_name, DType dtype,
+                                                   const Shape& shape) {
+      (void)owner, (void)original, (void)slot_name, (void)dtype, (void)shape;
+      return std::nullopt;
+    }
+    // `owner` now has the child `child` under local name `name`.
+    virtual void ChildAdded(Trackable& owner, std::string_view name, Trackable& child) {
+      (void)owner, (void)name, (void)child;
+    }
+    // Optimizer `owner` now has `slot`.
+    virtual void SlotAdded(Trackable& owner, const Slot& slot) { (void)owner, (void)slot; }
+  };
+
   Trackable() = default;
   Trackable(const Trackable&) = delete;
   Trackable& operator=(const Trackable&) = delete;
@@ -47,9 +97,52 @@ class Trackable {
   // Tensors saved under "<object path>/.ATTRIBUTES/<key>".
   virtual std::map<std::string, Tensor> SerializeToTensors() const { return {}; }
   // Receives the tensors saved by SerializeToTensors, keyed alike.
-  virtual void RestoreFromTensors(const std::map<std::string, Tensor>& tensors) {
-    (void)tensors;
+  virtual void RestoreFromTensors(const std::map<std::string, Tensor>& tensors) { (void)tensors; }
+
+  // Queues `restoration` on this object; it is kept (shared) until removed
+  // or this object is destroyed.
+  void AddDeferredRestoration(std::shared_ptr<DeferredRestoration> restoration) {
+    deferred_.push_back(std::move(restoration));
   }
+  // Drops `restoration` if queued here (e.g. once fully consumed).
+  void RemoveDeferredRestoration(const DeferredRestoration* restoration) {
+    std::erase_if(deferred_, [&](const auto& r) { return r.get() == restoration; });
+  }
+  bool has_deferred_restorations() const { return !deferred_.empty(); }
+
+ protected:
+  // For subclasses that create children or slots after construction: call
+  // the first two right before creating a variable (the first non-empty
+  // answer wins) and the last two right after adding the object.
+  std::optional<Tensor> DeferredInitialValue(std::string_view name, DType dtype,
+                                             const Shape& shape) const {
+    for (const auto& r : Snapshot()) {
+      if (auto value = r->InitialValue(*this, name, dtype, shape)) return value;
+    }
+    return std::nullopt;
+  }
+  std::optional<Tensor> DeferredInitialSlotValue(const Variable& original,
+                                                 std::string_view slot_name, DType dtype,
+                                                 const Shape& shape) const {
+    for (const auto& r : Snapshot()) {
+      if (auto value = r->InitialSlotValue(*this, original, slot_name, dtype, shape)) {
+        return value;
+      }
+    }
+    return std::nullopt;
+  }
+  void NotifyChildAdded(std::string_view name, Trackable& child) {
+    for (const auto& r : Snapshot()) r->ChildAdded(*this, name, child);
+  }
+  void NotifySlotAdded(const Slot& slot) {
+    for (const auto& r : Snapshot()) r->SlotAdded(*this, slot);
+  }
+
+ private:
+  // A copy, so that a hook may add or remove restorations while we iterate.
+  std::vector<std::shared_ptr<DeferredRestoration>> Snapshot() const { return deferred_; }
+
+  std::vector<std::shared_ptr<DeferredRestoration>> deferred_;
 };
 
 }  // namespace eager

@@ -1,0 +1,170 @@
+#include "autodiff/adam.h"
+
+#include <cmath>
+#include <string>
+
+namespace eager {
+namespace {
+
+AdamOptions MakeOptions(double learning_rate, double beta_1, double beta_2, double epsilon) {
+  AdamOptions o;
+  o.learning_rate = learning_rate;
+  o.beta_1 = beta_1;
+  o.beta_2 = beta_2;
+  o.epsilon = epsilon;
+  return o;
+}
+
+// The ApplyAdam kernel (FORMAT.md 7.1), one fused pass. Operation order and
+// association are TensorFlow's; the file is compiled with -ffp-contract=off
+// so no multiply-add is fused, which would change the rounding.
+template <typename T>
+void ApplyAdamKernel(size_t n, const T* grad, const T* var, const T* m, const T* v, T lr, T beta1,
+                     T beta2, T beta1_power, T beta2_power, T epsilon, T* var_out, T* m_out,
+                     T* v_out) {
+  const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
+  const T one_minus_beta1 = T(1) - beta1;
+  const T one_minus_beta2 = T(1) - beta2;
+  for (size_t i = 0; i < n; ++i) {
+    const T g = grad[i];
+    const T new_m = m[i] + (g - m[i]) * one_minus_beta1;
+    const T new_v = v[i] + (g * g - v[i]) * one_minus_beta2;
+    m_out[i] = new_m;
+    v_out[i] = new_v;
+    var_out[i] = var[i] - (new_m * alpha) / (std::sqrt(new_v) + epsilon);
+  }
+}
+
+}  // namespace
+
+Adam::Adam(double learning_rate, double beta_1, double beta_2, double epsilon)
+    : Adam(MakeOptions(learning_rate, beta_1, beta_2, epsilon)) {}
+
+Adam::Adam(const AdamOptions& options)
+    : Optimizer(options.name, {"m", "v"}, /*keras_variables=*/!options.tf1_compatible),
+      tf1_(options.tf1_compatible),
+      epsilon_(options.epsilon ? *options.epsilon : (options.tf1_compatible ? 1e-8 : 1e-7)),
+      lr_value_(options.learning_rate),
+      beta_1_value_(options.beta_1),
+      beta_2_value_(options.beta_2) {
+  EAGER_CHECK(options.learning_rate >= 0.0, "Adam '", name(), "': learning_rate must be >= 0, got ",
+              options.learning_rate);
+  EAGER_CHECK(options.beta_1 >= 0.0 && options.beta_1 < 1.0, "Adam '", name(),
+              "': beta_1 must be in [0, 1), got ", options.beta_1);
+  EAGER_CHECK(options.beta_2 >= 0.0 && options.beta_2 < 1.0, "Adam '", name(),
+              "': beta_2 must be in [0, 1), got ", options.beta_2);
+  EAGER_CHECK(epsilon_ >= 0.0, "Adam '", name(), "': epsilon must be >= 0, got ", epsilon_);
+  EAGER_CHECK(options.decay >= 0.0, "Adam '", name(), "': decay must be >= 0, got ", options.decay);
+  EAGER_CHECK(!tf1_ || options.decay == 0.0, "Adam '", name(),
+              "': decay is a Keras option; TF1 AdamOptimizer has none (got ", options.decay, ")");
+  if (tf1_) return;
+  use_decay_ = options.decay > 0.0;
+  // Sorted order, as Keras lists hyper-parameters in the object graph.
+  beta_1_ = &AddHyper("beta_1", options.beta_1);
+  beta_2_ = &AddHyper("beta_2", options.beta_2);
+  decay_ = &AddHyper("decay", options.decay);
+  learning_rate_ = &AddHyper("learning_rate", options.learning_rate);
+}
+
+Adam::~Adam() = default;
+
+Variable& Adam::Hyper(Variable* hyper, const char* what) const {
+  if (hyper == nullptr) {
+    throw FailedPreconditionError(StrCat("Adam '", name(), "': ", what,
+                                         " is a Keras hyper-parameter variable; a TF1-compatible",
+                                         " Adam holds it as a constant"));
+  }
+  return *hyper;
+}
+
+Variable& Adam::learning_rate() const { return Hyper(learning_rate_, "learning_rate"); }
+Variable& Adam::beta_1() const { return Hyper(beta_1_, "beta_1"); }
+Variable& Adam::beta_2() const { return Hyper(beta_2_, "beta_2"); }
+Variable& Adam::decay() const { return Hyper(decay_, "decay"); }
+
+void Adam::CreateSlots(const Variable& variable) {
+  const std::string var_name(variable.shared_name());
+  if (tf1_) {
+    // slot_creator scopes each slot under "<var>/<optimizer name>", made
+    // unique, so the second is "<var>/Adam_1".
+    AddSlot(variable, "m", var_name + "/", name());
+    AddSlot(variable, "v", var_name + "/", name());
+  } else {
+    AddSlot(variable, "m", scope(), var_name + "/m");
+    AddSlot(variable, "v", scope(), var_name + "/v");
+  }
+}
+
+void Adam::PrepareStep() {
+  if (tf1_) {
+    if (beta1_power_ == nullptr) {
+      // Created on the first step in the caller's current name scope, as
+      // TF1's _create_non_slot_variable.
+      beta1_power_ = &AddOwnedVariable("beta1_power", Tensor(static_cast<float>(beta_1_value_)),
+                                       "beta1_power");
+      beta2_power_ = &AddOwnedVariable("beta2_power", Tensor(static_cast<float>(beta_2_value_)),
+                                       "beta2_power");
+    }
+    // TF1 converts the Python floats to float32 tensors once (_prepare).
+    lr32_ = static_cast<float>(lr_value_);
+    beta1_32_ = static_cast<float>(beta_1_value_);
+    beta2_32_ = static_cast<float>(beta_2_value_);
+    beta1_power32_ = beta1_power_->value().scalar<float>();
+    beta2_power32_ = beta2_power_->value().scalar<float>();
+  } else {
+    lr32_ = learning_rate_->value().scalar<float>();
+    beta1_32_ = beta_1_->value().scalar<float>();
+    beta2_32_ = beta_2_->value().scalar<float>();
+    step_ = iterations();
+  }
+}
+
+void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
+  VisitFloatDType(variable.dtype(), "Adam", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T lr = static_cast<T>(lr32_);
+    const T beta1 = static_cast<T>(beta1_32_);
+    const T beta2 = static_cast<T>(beta2_32_);
+    T beta1_power, beta2_power, epsilon;
+    if (tf1_) {
+      beta1_power = static_cast<T>(beta1_power32_);
+      beta2_power = static_cast<T>(beta2_power32_);
+      epsilon = static_cast<T>(static_cast<float>(epsilon_));  // a float32 tensor, cast
+    } else {
+      // Keras _prepare_local: local_step = cast(iterations + 1), powers by pow.
+      if (use_decay_) {
+        const T decay = static_cast<T>(decay_->value().scalar<float>());
+        lr = lr / (T(1) + decay * static_cast<T>(step_));
+      }
+      const T local_step = static_cast<T>(step_ + 1);
+      beta1_power = std::pow(beta1, local_step);
+      beta2_power = std::pow(beta2, local_step);
+      epsilon = static_cast<T>(epsilon_);  // convert_to_tensor(epsilon, var_dtype)
+    }
+    Variable& m_slot = *GetSlot(variable, "m");
+    Variable& v_slot = *GetSlot(variable, "v");
+    const Tensor value = variable.value();
+    const Tensor m = m_slot.value();
+    const Tensor v = v_slot.value();
+    Tensor new_value = internal::NewTensor(value.shape(), value.dtype());
+    Tensor new_m = internal::NewTensor(value.shape(), value.dtype());
+    Tensor new_v = internal::NewTensor(value.shape(), value.dtype());
+    ApplyAdamKernel<T>(static_cast<size_t>(value.num_elements()), grad.data<T>().data(),
+                       value.data<T>().data(), m.data<T>().data(), v.data<T>().data(), lr, beta1,
+                       beta2, beta1_power, beta2_power, epsilon,
+                       internal::MutableData<T>(new_value), internal::MutableData<T>(new_m),
+                       internal::MutableData<T>(new_v));
+    m_slot.Assign(new_m);
+    v_slot.Assign(new_v);
+    variable.Assign(new_value);
+  });
+}
+
+void Adam::FinishStep() {
+  if (!tf1_) return;
+  // float32 products, denormals and all (FORMAT.md 7.2).
+  beta1_power_->Assign(Tensor(beta1_power32_ * beta1_32_));
+  beta2_power_->Assign(Tensor(beta2_power32_ * beta2_32_));
+}
+
+}  // namespace eager

@@ -1,0 +1,99 @@
+#pragma once
+
+// Adam, with the numerics and variable layout of TensorFlow.
+//
+// Two modes:
+//  - Keras OptimizerV2 (default; tf.keras.optimizers.Adam of TF 2.0-2.10,
+//    FORMAT.md 7.1, 7.3): defaults lr 0.001, beta_1 0.9, beta_2 0.999,
+//    epsilon 1e-7, decay 0. Children "iter" (int64 "Adam/iter"), then the
+//    float32 hyper-parameters "beta_1", "beta_2", "decay", "learning_rate"
+//    ("Adam/beta_1", ...). Slots "m" and "v" per variable, named
+//    "Adam/<variable>/m" and "Adam/<variable>/v". Step t = iter + 1 uses
+//    beta^t computed with pow.
+//  - TF1 compatible (tf.compat.v1.train.AdamOptimizer, FORMAT.md 5.3, 7.2):
+//    epsilon defaults to 1e-8; no "iter" or hyper-parameter variables; on
+//    the first step two float32 scalars "beta1_power" and "beta2_power"
+//    (children of the same names) are created in the name scope current
+//    then, starting at beta1 and beta2 and multiplied by them in float32
+//    after every step (denormals kept, as TF: the powers are products, not
+//    pow). Slots "m" and "v" are named "<variable>/Adam" and
+//    "<variable>/Adam_1". This is what the name-based Saver needs to read and
+//    write TF1 Adam checkpoints.
+//
+// The update, in the variable's dtype (hyper-parameters cast from float32;
+// Keras's epsilon is converted directly), for each variable with a gradient:
+//   alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power)
+//   m    += (grad - m) * (1 - beta1)
+//   v    += (grad * grad - v) * (1 - beta2)
+//   var  -= (m * alpha) / (sqrt(v) + epsilon)
+// with lr = learning_rate / (1 + decay * iterations) when decay > 0 (Keras).
+// float32 and float64 variables only.
+
+#include <optional>
+#include <string_view>
+
+#include "autodiff/optimizer.h"
+
+namespace eager {
+
+struct AdamOptions {
+  double learning_rate = 0.001;
+  double beta_1 = 0.9;
+  double beta_2 = 0.999;
+  // Default: 1e-7 (Keras) or 1e-8 (tf1_compatible).
+  std::optional<double> epsilon;
+  double decay = 0.0;  // Keras mode only
+  bool tf1_compatible = false;
+  std::string_view name = "Adam";
+};
+
+class Adam final : public Optimizer {
+ public:
+  // Keras mode. Throws InvalidArgumentError for a negative learning rate or
+  // epsilon, or a beta outside [0, 1).
+  explicit Adam(double learning_rate = 0.001, double beta_1 = 0.9, double beta_2 = 0.999,
+                double epsilon = 1e-7);
+  explicit Adam(const AdamOptions& options);
+  ~Adam() override;
+
+  bool tf1_compatible() const { return tf1_; }
+  double epsilon() const { return epsilon_; }
+
+  // Keras mode: the float32 hyper-parameter variables (Assign to change
+  // them). REQUIRES: !tf1_compatible() (else FailedPreconditionError).
+  Variable& learning_rate() const;
+  Variable& beta_1() const;
+  Variable& beta_2() const;
+  Variable& decay() const;
+
+  // TF1 mode: the accumulated powers, nullptr before the first step (and
+  // always in Keras mode).
+  Variable* beta1_power() const { return beta1_power_; }
+  Variable* beta2_power() const { return beta2_power_; }
+
+ private:
+  void CreateSlots(const Variable& variable) override;
+  void PrepareStep() override;
+  void ApplyDense(const Tensor& grad, Variable& variable) override;
+  void FinishStep() override;
+  Variable& Hyper(Variable* hyper, const char* what) const;
+
+  bool tf1_;
+  double epsilon_;
+  bool use_decay_ = false;
+  // TF1 mode: Python-float hyper-parameters, as TF1 holds them.
+  double lr_value_, beta_1_value_, beta_2_value_;
+  // Keras mode.
+  Variable* beta_1_ = nullptr;
+  Variable* beta_2_ = nullptr;
+  Variable* decay_ = nullptr;
+  Variable* learning_rate_ = nullptr;
+  // TF1 mode.
+  Variable* beta1_power_ = nullptr;
+  Variable* beta2_power_ = nullptr;
+  // Per step, read once in PrepareStep: float32 views of the scalars.
+  float lr32_ = 0, beta1_32_ = 0, beta2_32_ = 0, beta1_power32_ = 0, beta2_power32_ = 0;
+  int64_t step_ = 0;  // iterations before this step (Keras)
+};
+
+}  // namespace eager

@@ -1,0 +1,92 @@
+#include "autodiff/dense.h"
+
+#include <cmath>
+#include <string>
+
+#include "ops/binary_ops.h"
+#include "ops/matmul.h"
+#include "ops/random_ops.h"
+#include "runtime/names.h"
+
+namespace eager {
+namespace {
+
+std::string LayerName(std::string_view name) {
+  // Keras: an explicit name is used as given; otherwise snake_case class
+  // name made unique per class ("dense", "dense_1").
+  return name.empty() ? UniqueObjectName("dense") : std::string(name);
+}
+
+// FNV-1a: a fixed, portable hash, so the default seed of "dense_1" is the
+// same on every platform and run (std::hash is neither).
+uint64_t SeedFromName(std::string_view name) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+Dense::Dense(int64_t units, Activation activation, bool use_bias, std::optional<uint64_t> seed,
+             std::string_view name)
+    : Layer(LayerName(name)),
+      units_(units),
+      activation_(std::move(activation)),
+      use_bias_(use_bias),
+      seed_(seed ? *seed : SeedFromName(this->name())) {
+  EAGER_CHECK(units > 0, "Dense '", this->name(), "': units must be positive, got ", units);
+}
+
+Dense::~Dense() = default;
+
+void Dense::Build(int64_t input_dim, DType dtype) {
+  if (built()) {
+    throw FailedPreconditionError(StrCat("Dense '", name(), "': Build called on a layer already",
+                                         " built with input_dim ", kernel_->shape().dim(0)));
+  }
+  EAGER_CHECK(input_dim > 0, "Dense '", name(), "': input_dim must be positive, got ", input_dim);
+  EAGER_CHECK(IsFloating(dtype), "Dense '", name(), "': variables must be float32 or float64, got ",
+              dtype);
+  // The layer's own scope, entered exactly (not uniquified again): the layer
+  // name is already unique among Dense layers, as Keras's name scopes are.
+  NameScope scope(NameScope::Current() + name() + "/");
+  const double limit = std::sqrt(6.0 / static_cast<double>(input_dim + units_));
+  Tensor initial_kernel = RandomUniform(Shape{input_dim, units_}, seed_, -limit, limit, dtype);
+  kernel_ = &AddVariable("kernel", initial_kernel);
+  if (use_bias_) bias_ = &AddVariable("bias", Tensor::Zeros(Shape{units_}, dtype));
+}
+
+Tensor Dense::Call(const Tensor& x) {
+  EAGER_CHECK(x.rank() == 2, "Dense '", name(), "': expected an input of rank 2 [batch, ",
+              "input_dim], got shape ", x.shape());
+  if (!built()) Build(x.shape().dim(1), x.dtype());
+  EAGER_CHECK(x.dtype() == kernel_->dtype() && x.shape().dim(1) == kernel_->shape().dim(0),
+              "Dense '", name(), "': built for ", kernel_->dtype(), " inputs of shape [batch,",
+              kernel_->shape().dim(0), "], got ", x.dtype(), " of shape ", x.shape());
+  Tensor y = MatMul(x, kernel_->value());
+  if (bias_ != nullptr) y = Add(y, bias_->value());
+  return activation_ ? activation_(y) : y;
+}
+
+void Dense::RequireBuilt(const char* what) const {
+  if (!built()) {
+    throw FailedPreconditionError(StrCat("Dense '", name(), "': ", what,
+                                         " does not exist before the layer is built (call it ",
+                                         "on an input or call Build first)"));
+  }
+}
+
+Variable& Dense::kernel() const {
+  RequireBuilt("kernel");
+  return *kernel_;
+}
+
+Variable* Dense::bias() const {
+  RequireBuilt("bias");
+  return bias_;
+}
+
+}  // namespace eager

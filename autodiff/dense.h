@@ -1,0 +1,73 @@
+#pragma once
+
+// Dense: y = activation(x @ kernel + bias), tf.keras.layers.Dense.
+//
+//   eager::Dense hidden(256, eager::Relu);       // named "dense"
+//   eager::Dense logits(10);                     // named "dense_1"
+//   eager::Tensor y = logits(hidden(x));         // builds both on this call
+//
+// Lazy build: the kernel [input_dim, units] and the bias [units] are created
+// on the first call (or Build()), when the input's last dimension and dtype
+// are known; the variables take the input's dtype (float32 or float64).
+// Initialisers as Keras's defaults: kernel glorot-uniform, i.e. uniform in
+// [-limit, limit) with limit = sqrt(6 / (input_dim + units)); bias zeros.
+// The kernel is drawn from a seeded generator: `seed` if given, else a seed
+// derived from the layer's name, so that a program builds the same weights on
+// every run.
+//
+// Names follow Keras: a Dense without an explicit name is "dense", the next
+// "dense_1", ... (UniqueObjectName), and its variables are "<name>/kernel:0"
+// and "<name>/bias:0" inside the name scope current at build time. Checkpoint
+// edges are "kernel" and "bias".
+//
+// A deferred restoration queued on the layer gives the variables their saved
+// values at creation (restore-on-create, see runtime/trackable.h).
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include "autodiff/layer.h"
+
+namespace eager {
+
+using Activation = std::function<Tensor(const Tensor&)>;
+
+class Dense : public Layer {
+ public:
+  // REQUIRES: units > 0 (else InvalidArgumentError).
+  explicit Dense(int64_t units, Activation activation = nullptr, bool use_bias = true,
+                 std::optional<uint64_t> seed = std::nullopt, std::string_view name = "");
+  ~Dense() override;
+
+  // x: [batch, input_dim] float32/float64. Builds on the first call. Throws
+  // InvalidArgumentError (naming the layer and shapes) for another rank, a
+  // non-float dtype, or an input_dim/dtype differing from the built one.
+  Tensor Call(const Tensor& x) override;
+
+  // Creates the variables now. Throws FailedPreconditionError when already
+  // built, InvalidArgumentError for input_dim <= 0 or a non-float dtype.
+  void Build(int64_t input_dim, DType dtype = DType::kFloat32);
+
+  bool built() const { return kernel_ != nullptr; }
+  int64_t units() const { return units_; }
+  bool use_bias() const { return use_bias_; }
+  uint64_t seed() const { return seed_; }
+  // REQUIRES: built() (else FailedPreconditionError naming the layer).
+  Variable& kernel() const;
+  // nullptr when use_bias is false. REQUIRES: built().
+  Variable* bias() const;
+
+ private:
+  void RequireBuilt(const char* what) const;
+
+  int64_t units_;
+  Activation activation_;
+  bool use_bias_;
+  uint64_t seed_;
+  Variable* kernel_ = nullptr;  // owned by Module
+  Variable* bias_ = nullptr;    // owned by Module
+};
+
+}  // namespace eager

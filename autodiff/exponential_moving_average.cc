@@ -1,0 +1,113 @@
+#include "autodiff/exponential_moving_average.h"
+
+#include <algorithm>
+
+#include "runtime/names.h"
+
+namespace eager {
+
+ExponentialMovingAverage::ExponentialMovingAverage(double decay, std::optional<int64_t> num_updates,
+                                                   bool zero_debias, std::string_view name)
+    : decay_(decay), num_updates_(num_updates), zero_debias_(zero_debias), name_(name) {
+  EAGER_CHECK(decay >= 0.0 && decay <= 1.0, "ExponentialMovingAverage '", name_,
+              "': decay must be in [0, 1], got ", decay);
+  EAGER_CHECK(!name_.empty(), "ExponentialMovingAverage: the name must not be empty");
+}
+
+ExponentialMovingAverage::~ExponentialMovingAverage() = default;
+
+std::string ExponentialMovingAverage::AverageName(const Variable& variable) const {
+  return std::string(variable.shared_name()) + "/" + name_;
+}
+
+void ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list) {
+  for (const Variable* v : var_list) {
+    EAGER_CHECK(v != nullptr, "ExponentialMovingAverage '", name_, "'.Apply: null variable");
+    EAGER_CHECK(IsFloating(v->dtype()), "ExponentialMovingAverage '", name_, "'.Apply: variable '",
+                v->shared_name(), "' has dtype ", v->dtype(),
+                "; the moving average supports only float32 and float64 variables");
+  }
+  for (Variable* v : var_list) {
+    if (index_.contains(v)) continue;
+    // slot_creator: scope "<var op name>/", the shadow named after the EMA
+    // and made unique ("v/ExponentialMovingAverage_1" if taken).
+    std::optional<Tensor> restored = DeferredInitialValue(AverageName(*v), v->dtype(), v->shape());
+    NameScope scope(std::string(v->shared_name()) + "/");
+    auto shadow = std::make_unique<Variable>(restored ? *restored : v->value(), name_,
+                                             /*trainable=*/false);
+    index_[v] = entries_.size();
+    entries_.push_back({v, std::move(shadow)});
+    NotifyChildAdded(AverageName(*v), *entries_.back().shadow);
+  }
+  const float one_minus = EffectiveOneMinusDecay();
+  for (Variable* v : var_list) Update(entries_[index_.at(v)], one_minus);
+}
+
+void ExponentialMovingAverage::Apply() {
+  const float one_minus = EffectiveOneMinusDecay();
+  for (const Entry& e : entries_) Update(e, one_minus);
+}
+
+float ExponentialMovingAverage::EffectiveOneMinusDecay() const {
+  // All in float32, as TF: decay is converted to a float32 tensor first.
+  float d = static_cast<float>(decay_);
+  if (num_updates_) {
+    const float n = static_cast<float>(*num_updates_);
+    d = std::min(d, (1.0f + n) / (10.0f + n));
+  }
+  return 1.0f - d;
+}
+
+void ExponentialMovingAverage::Update(const Entry& entry, float one_minus_decay) {
+  Variable& shadow = *entry.shadow;
+  const Tensor value = entry.original->value();
+  VisitFloatDType(shadow.dtype(), "ExponentialMovingAverage", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T c = static_cast<T>(one_minus_decay);  // the float32 1 - d, cast
+    const Tensor s = shadow.value();
+    const T* sp = s.data<T>().data();
+    const T* xp = value.data<T>().data();
+    Tensor out = internal::NewTensor(s.shape(), s.dtype());
+    T* op = internal::MutableData<T>(out);
+    const size_t n = static_cast<size_t>(s.num_elements());
+    for (size_t i = 0; i < n; ++i) op[i] = sp[i] - (sp[i] - xp[i]) * c;
+    shadow.Assign(out);
+  });
+}
+
+Variable* ExponentialMovingAverage::Average(const Variable& variable) const {
+  auto it = index_.find(&variable);
+  return it == index_.end() ? nullptr : entries_[it->second].shadow.get();
+}
+
+std::vector<Variable*> ExponentialMovingAverage::AveragedVariables() const {
+  std::vector<Variable*> out;
+  for (const Entry& e : entries_) out.push_back(e.original);
+  return out;
+}
+
+std::map<std::string, Variable*> ExponentialMovingAverage::VariablesToRestore(
+    const std::vector<Variable*>& other_variables,
+    const std::optional<std::vector<Variable*>>& moving_avg_variables) const {
+  std::map<std::string, Variable*> out;
+  const std::vector<Variable*> averaged =
+      moving_avg_variables ? *moving_avg_variables : AveragedVariables();
+  for (Variable* v : averaged) {
+    if (v == nullptr) continue;
+    out.emplace(AverageName(*v), v);
+  }
+  for (Variable* v : other_variables) {
+    if (v == nullptr) continue;
+    if (std::find(averaged.begin(), averaged.end(), v) != averaged.end()) continue;
+    out.emplace(std::string(v->shared_name()), v);
+  }
+  return out;
+}
+
+std::vector<Trackable::Child> ExponentialMovingAverage::Children() {
+  std::vector<Child> out;
+  for (const Entry& e : entries_) out.push_back({AverageName(*e.original), e.shadow.get()});
+  return out;
+}
+
+}  // namespace eager

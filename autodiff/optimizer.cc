@@ -1,0 +1,169 @@
+#include "autodiff/optimizer.h"
+
+#include <algorithm>
+
+#include "autodiff/gradient_tape.h"
+#include "runtime/names.h"
+
+namespace eager {
+
+Optimizer::Optimizer(std::string_view name, std::vector<std::string> slot_names,
+                     bool keras_variables)
+    : name_(name), slot_names_(std::move(slot_names)), slots_(slot_names_.size()) {
+  EAGER_CHECK(!name.empty(), "Optimizer: the name must not be empty");
+  if (!keras_variables) return;
+  // Keras OptimizerV2 creates its variables under name_scope(self._name),
+  // which the graph makes unique: "Adam", then "Adam_1".
+  {
+    NameScope scope(name);
+    scope_ = scope.prefix();
+  }
+  name_ = scope_.substr(0, scope_.size() - 1);
+  NameScope scope(scope_);
+  iter_ = &AddOwnedVariable("iter", Tensor(int64_t{0}), "iter");
+}
+
+Optimizer::~Optimizer() = default;
+
+Variable& Optimizer::AddHyper(std::string_view hyper_name, double value) {
+  NameScope scope(scope_);
+  return AddOwnedVariable(hyper_name, Tensor(static_cast<float>(value)), hyper_name);
+}
+
+Variable& Optimizer::AddOwnedVariable(std::string_view local_name, const Tensor& initial_value,
+                                      std::string_view variable_name, bool trainable) {
+  for (const Child& c : children_) {
+    EAGER_INTERNAL_CHECK(c.name != local_name);
+  }
+  std::optional<Tensor> restored =
+      DeferredInitialValue(local_name, initial_value.dtype(), initial_value.shape());
+  if (restored &&
+      (restored->dtype() != initial_value.dtype() || restored->shape() != initial_value.shape())) {
+    throw InvalidArgumentError(StrCat("Optimizer '", name_, "': the checkpointed value for '",
+                                      local_name, "' is ", restored->dtype(), " of shape ",
+                                      restored->shape(), ", but it is created as ",
+                                      initial_value.dtype(), " of shape ", initial_value.shape()));
+  }
+  owned_.push_back(
+      std::make_unique<Variable>(restored ? *restored : initial_value, variable_name, trainable));
+  Variable& variable = *owned_.back();
+  children_.push_back({std::string(local_name), &variable});
+  NotifyChildAdded(local_name, variable);
+  return variable;
+}
+
+Variable& Optimizer::AddSlot(const Variable& variable, std::string_view slot_name,
+                             const std::string& scope_prefix, std::string_view variable_name) {
+  auto it = std::find(slot_names_.begin(), slot_names_.end(), slot_name);
+  EAGER_INTERNAL_CHECK(it != slot_names_.end());
+  const size_t index = static_cast<size_t>(it - slot_names_.begin());
+  std::vector<Variable*>& slots = slot_of_[&variable];
+  EAGER_INTERNAL_CHECK(slots.size() == index);  // created in slot_names_ order
+
+  std::optional<Tensor> restored =
+      DeferredInitialSlotValue(variable, slot_name, variable.dtype(), variable.shape());
+  if (restored &&
+      (restored->dtype() != variable.dtype() || restored->shape() != variable.shape())) {
+    throw InvalidArgumentError(
+        StrCat("Optimizer '", name_, "': the checkpointed slot '", slot_name, "' for variable '",
+               variable.shared_name(), "' is ", restored->dtype(), " of shape ", restored->shape(),
+               ", but the variable is ", variable.dtype(), " of shape ", variable.shape()));
+  }
+  NameScope scope(scope_prefix);
+  owned_.push_back(std::make_unique<Variable>(
+      restored ? *restored : Tensor::Zeros(variable.shape(), variable.dtype()), variable_name,
+      /*trainable=*/false));
+  Variable& slot = *owned_.back();
+  slots_[index].push_back({&variable, &slot});
+  slots.push_back(&slot);
+  NotifySlotAdded({&variable, std::string(slot_name), &slot});
+  return slot;
+}
+
+void Optimizer::CheckDType(const Variable& variable) const {
+  EAGER_CHECK(IsFloating(variable.dtype()), "Optimizer '", name_, "': variable '",
+              variable.shared_name(), "' has dtype ", variable.dtype(),
+              "; only float32 and float64 variables can be optimized");
+}
+
+void Optimizer::ApplyGradients(const std::vector<GradientAndVariable>& grads_and_vars) {
+  // Everything is checked before anything changes, so a bad pair cannot
+  // leave half the model updated.
+  bool any = false;
+  for (const auto& [grad, variable] : grads_and_vars) {
+    EAGER_CHECK(variable != nullptr, "Optimizer '", name_, "'.ApplyGradients: got a null variable");
+    if (!grad) continue;
+    any = true;
+    CheckDType(*variable);
+    EAGER_CHECK(grad->dtype() == variable->dtype() && grad->shape() == variable->shape(),
+                "Optimizer '", name_, "'.ApplyGradients: the gradient for variable '",
+                variable->shared_name(), "' is ", grad->dtype(), " of shape ", grad->shape(),
+                ", expected ", variable->dtype(), " of shape ", variable->shape());
+  }
+  if (!any) {
+    std::string names;
+    for (const auto& pair : grads_and_vars) {
+      names += (names.empty() ? "" : ", ") + std::string(pair.second->shared_name());
+    }
+    throw InvalidArgumentError(
+        StrCat("Optimizer '", name_, "': No gradients provided for any variable: [", names, "]"));
+  }
+  for (const auto& [grad, variable] : grads_and_vars) {
+    if (grad && !slot_of_.contains(variable)) {
+      CreateSlots(*variable);
+      slot_of_[variable];  // also for slot-less optimizers: CreateSlots runs once
+    }
+  }
+  PrepareStep();
+  for (const auto& [grad, variable] : grads_and_vars) {
+    if (grad) ApplyDense(*grad, *variable);
+  }
+  FinishStep();
+  if (iter_ != nullptr) {
+    iter_->Assign(Tensor(iter_->value().scalar<int64_t>() + 1));
+  } else {
+    ++steps_;
+  }
+}
+
+Tensor Optimizer::Minimize(const std::function<Tensor()>& loss_fn,
+                           const std::vector<Variable*>& var_list) {
+  GradientTape tape;
+  for (const Variable* v : var_list) {
+    EAGER_CHECK(v != nullptr, "Optimizer '", name_, "'.Minimize: got a null variable");
+    tape.Watch(*v);
+  }
+  Tensor loss = loss_fn();
+  std::vector<const Variable*> sources(var_list.begin(), var_list.end());
+  std::vector<std::optional<Tensor>> grads = tape.Gradient(loss, sources);
+  std::vector<GradientAndVariable> pairs;
+  pairs.reserve(var_list.size());
+  for (size_t i = 0; i < var_list.size(); ++i) pairs.emplace_back(std::move(grads[i]), var_list[i]);
+  ApplyGradients(pairs);
+  return loss;
+}
+
+int64_t Optimizer::iterations() const {
+  return iter_ != nullptr ? iter_->value().scalar<int64_t>() : steps_;
+}
+
+Variable* Optimizer::GetSlot(const Variable& variable, std::string_view slot_name) const {
+  auto it = slot_of_.find(&variable);
+  if (it == slot_of_.end()) return nullptr;
+  for (size_t i = 0; i < it->second.size(); ++i) {
+    if (slot_names_[i] == slot_name) return it->second[i];
+  }
+  return nullptr;
+}
+
+std::vector<Trackable::Child> Optimizer::Children() { return children_; }
+
+std::vector<Trackable::Slot> Optimizer::Slots() {
+  std::vector<Slot> out;
+  for (size_t i = 0; i < slot_names_.size(); ++i) {
+    for (const SlotEntry& e : slots_[i]) out.push_back({e.original, slot_names_[i], e.slot});
+  }
+  return out;
+}
+
+}  // namespace eager

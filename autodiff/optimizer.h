@@ -1,0 +1,133 @@
+#pragma once
+
+// Optimizer: the base of SGD and Adam, as Keras OptimizerV2 (TF 2.0-2.10).
+//
+//   eager::Adam optimizer;
+//   eager::Tensor loss = optimizer.Minimize([&] { return Loss(model(x), y); },
+//                                           model.TrainableVariables());
+//   // or, with a tape of your own:
+//   optimizer.ApplyGradients({{grads[0], &w}, {grads[1], &b}});
+//
+// An optimizer is a Trackable. Its children are its own variables ("iter",
+// an int64 step count, then the float32 hyper-parameters in sorted name
+// order, as FORMAT.md 4.4), named "<optimizer name>/<child>" ("Adam/iter").
+// Its slots (per-variable state such as Adam's "m" and "v") are created for a
+// variable on the first step that gives it a gradient, named
+// "<optimizer name>/<variable name>/<slot>" ("Adam/dense/kernel/m"),
+// non-trainable, and listed by Slots() all of the first slot name, then all
+// of the next, each in creation order.
+//
+// Slots are keyed by the model variable's address: a variable passed to an
+// optimizer must outlive it. Not thread-safe.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "runtime/tensor.h"
+#include "runtime/trackable.h"
+#include "runtime/variable.h"
+
+namespace eager {
+
+class Optimizer : public Trackable {
+ public:
+  // A gradient (nullopt: the variable got none and is skipped) and the
+  // variable it is for.
+  using GradientAndVariable = std::pair<std::optional<Tensor>, Variable*>;
+
+  ~Optimizer() override;
+
+  // "Adam", "SGD" (or the name given); made unique as a name scope, so a
+  // second Adam's variables are "Adam_1/...".
+  const std::string& name() const { return name_; }
+  // The scope prefix of this optimizer's variables, e.g. "Adam/".
+  const std::string& scope() const { return scope_; }
+
+  // One optimization step: updates every variable that has a gradient, then
+  // counts the step. Slots are created first for variables that have none.
+  // Throws InvalidArgumentError when a variable is null, a gradient's dtype
+  // or shape differs from its variable's (naming both), a variable has a
+  // dtype the optimizer does not support, or no pair has a gradient at all
+  // ("No gradients provided for any variable: ..."). Validation happens
+  // before any variable changes.
+  void ApplyGradients(const std::vector<GradientAndVariable>& grads_and_vars);
+
+  // Runs loss_fn under a GradientTape watching `var_list`, differentiates
+  // the (scalar) loss it returns and applies the gradients; returns the
+  // loss. Errors as ApplyGradients, plus the tape's.
+  Tensor Minimize(const std::function<Tensor()>& loss_fn, const std::vector<Variable*>& var_list);
+
+  // Steps completed (the "iter" variable's value).
+  int64_t iterations() const;
+
+  // The slot `slot_name` of `variable`, or nullptr when not created yet.
+  Variable* GetSlot(const Variable& variable, std::string_view slot_name) const;
+  const std::vector<std::string>& slot_names() const { return slot_names_; }
+
+  // Trackable.
+  std::vector<Child> Children() override;
+  std::vector<Slot> Slots() override;
+
+ protected:
+  // With `keras_variables`, opens the unique name scope `name` (whose prefix
+  // becomes scope()) and creates the "iter" variable (int64 0); without, the
+  // optimizer has no variables of its own yet and counts steps itself, as
+  // TF1 optimizers do. `slot_names` fixes the order Slots() reports.
+  Optimizer(std::string_view name, std::vector<std::string> slot_names,
+            bool keras_variables = true);
+
+  // A float32 scalar hyper-parameter variable "<scope><hyper_name>", tracked
+  // as a child; call in the order children should be listed.
+  Variable& AddHyper(std::string_view hyper_name, double value);
+  // A variable owned by this optimizer, tracked as child `local_name`, named
+  // `variable_name` in the current name scope (the caller opens one).
+  // Restore-on-create applies as for Module::AddVariable.
+  Variable& AddOwnedVariable(std::string_view local_name, const Tensor& initial_value,
+                             std::string_view variable_name, bool trainable = false);
+  // Creates slot `slot_name` (one of slot_names()) of `variable`, zeros of
+  // its dtype and shape unless a deferred restoration supplies the value,
+  // non-trainable, named `variable_name` inside the scope `scope_prefix`
+  // (entered exactly, e.g. "Adam/"). Call in slot_names() order.
+  Variable& AddSlot(const Variable& variable, std::string_view slot_name,
+                    const std::string& scope_prefix, std::string_view variable_name);
+
+  // Creates the slots of `variable`; called once per variable, before its
+  // first update.
+  virtual void CreateSlots(const Variable& variable) = 0;
+  // Throws InvalidArgumentError when `variable`'s dtype is not supported.
+  virtual void CheckDType(const Variable& variable) const;
+  // Called once per step before any update (e.g. to read hyper-parameters).
+  virtual void PrepareStep() {}
+  // Updates `variable` with `grad` (same dtype and shape).
+  virtual void ApplyDense(const Tensor& grad, Variable& variable) = 0;
+  // Called once per step after all updates (e.g. TF1 Adam's powers).
+  virtual void FinishStep() {}
+
+  Variable* iter() const { return iter_; }
+
+ private:
+  struct SlotEntry {
+    const Variable* original;
+    Variable* slot;
+  };
+
+  std::string name_;
+  std::string scope_;
+  std::vector<std::string> slot_names_;
+  Variable* iter_ = nullptr;
+  int64_t steps_ = 0;  // used when there is no iter variable
+  std::vector<Child> children_;
+  std::vector<std::unique_ptr<Variable>> owned_;
+  std::vector<std::vector<SlotEntry>> slots_;  // per slot name, in creation order
+  // Per original variable, its slots in slot_names() order.
+  std::unordered_map<const Variable*, std::vector<Variable*>> slot_of_;
+};
+
+}  // namespace eager
