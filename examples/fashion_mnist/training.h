@@ -1,0 +1,64 @@
+#pragma once
+
+// The main job's training loop: the Mlp trained with Adam on shuffled
+// mini-batches, an ExponentialMovingAverage of the weights updated after
+// every step, and test accuracy with the raw and the averaged weights.
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "autodiff/adam.h"
+#include "autodiff/exponential_moving_average.h"
+#include "examples/fashion_mnist/dataset.h"
+#include "examples/fashion_mnist/mlp.h"
+
+namespace fashion_mnist {
+
+struct TrainOptions {
+  int epochs = 2;
+  int64_t batch_size = 64;
+  double learning_rate = 0.001;
+  uint64_t seed = 42;
+  double ema_decay = 0.999;  // with num_updates = step, as tf.train's idiom
+  bool interactive = false;  // redraw the progress bar in place
+};
+
+struct TrainResult {
+  int64_t steps = 0;
+  float last_loss = 0;
+  double seconds = 0;
+  double examples_per_second = 0;
+  double test_accuracy = 0;      // raw weights
+  double ema_test_accuracy = 0;  // averaged weights
+};
+
+// One Adam step on the mean sparse softmax cross entropy; returns the loss.
+float TrainStep(Mlp& model, eager::Adam& optimizer, const Dataset& batch);
+
+// Fraction of `data` classified correctly, in batches of `batch_size`.
+double Accuracy(Mlp& model, const Dataset& data, int64_t batch_size = 1000);
+
+// While alive, the variables hold their moving averages (for evaluation);
+// the destructor puts the trained values back. REQUIRES: every variable has
+// a shadow in `ema` (else InvalidArgumentError naming it).
+class ScopedAverageWeights {
+ public:
+  ScopedAverageWeights(const eager::ExponentialMovingAverage& ema,
+                       const std::vector<eager::Variable*>& variables);
+  ~ScopedAverageWeights();
+  ScopedAverageWeights(const ScopedAverageWeights&) = delete;
+  ScopedAverageWeights& operator=(const ScopedAverageWeights&) = delete;
+
+ private:
+  std::vector<eager::Variable*> variables_;
+  std::vector<eager::Tensor> saved_;
+};
+
+// Trains `model` (built on the first batch) and evaluates on `test`.
+// Progress goes to `log`. Throws InvalidArgumentError for options out of
+// range (epochs < 1, batch_size < 1 or larger than the training set).
+TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
+                  const TrainOptions& options, std::ostream& log);
+
+}  // namespace fashion_mnist
