@@ -1,0 +1,82 @@
+#pragma once
+
+// Helpers shared by the saving tests: scratch directories, whole-file I/O,
+// the realdata location and the independent tfckpt.py verifier.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace eager::testing {
+
+inline std::string RealdataDir() { return EAGER_REALDATA_DIR; }
+inline bool HasRealdata() { return std::filesystem::is_directory(RealdataDir()); }
+
+#define EAGER_SKIP_WITHOUT_REALDATA()                                                    \
+  if (!::eager::testing::HasRealdata())                                                  \
+  GTEST_SKIP() << "TensorFlow realdata not found at " << ::eager::testing::RealdataDir() \
+               << "; configure with -DEAGER_REALDATA_DIR=..."
+
+// A fresh, empty directory for the running test.
+inline std::string TempDir() {
+  const char* base = std::getenv("EAGER_TEST_TMPDIR");
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::filesystem::path dir = std::filesystem::path(base ? base : "/tmp") /
+                              (std::string("saving_") + info->test_suite_name() + "_" +
+                               info->name() + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+inline void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Sorted file names in `dir`.
+inline std::vector<std::string> ListDir(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+inline bool HaveTfckpt() {
+  return std::filesystem::exists(EAGER_TFCKPT) &&
+         std::system("python3 --version >/dev/null 2>&1") == 0;
+}
+
+#define EAGER_SKIP_WITHOUT_TFCKPT()                                     \
+  if (!::eager::testing::HaveTfckpt())                                  \
+  GTEST_SKIP() << "python3 or the checkpoint verifier " << EAGER_TFCKPT \
+               << " is missing; configure with -DEAGER_TFCKPT=... to run this check"
+
+// Runs `python3 tfckpt.py verify -q PREFIX`; returns its exit status and puts
+// its output in *output.
+inline int TfckptVerify(const std::string& prefix, std::string* output) {
+  const std::string log = prefix + ".verify.log";
+  const std::string command =
+      std::string("python3 '") + EAGER_TFCKPT + "' verify -q '" + prefix + "' >'" + log + "' 2>&1";
+  const int rc = std::system(command.c_str());
+  *output = ReadFile(log);
+  std::filesystem::remove(log);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+}  // namespace eager::testing
