@@ -26,11 +26,21 @@ Tensor Slice(const Tensor& x, const std::vector<int64_t>& begin,
 Tensor Gather(const Tensor& params, const Tensor& indices);  // "GatherV2"
 // indices (int32/int64, any shape) -> indices.shape + [depth]; an index
 // outside [0, depth) gives an all-off row, as TensorFlow.
-Tensor OneHot(const Tensor& indices, int64_t depth, double on_value = 1.0,
-              double off_value = 0.0, DType dtype = DType::kFloat32);  // "OneHot"
+Tensor OneHot(const Tensor& indices, int64_t depth, double on_value = 1.0, double off_value = 0.0,
+              DType dtype = DType::kFloat32);  // "OneHot"
 // Converts between numeric/bool dtypes (float -> int truncates toward zero).
 // Differentiable between float dtypes.
 Tensor Cast(const Tensor& x, DType dtype);  // "Cast"
+// `x` repeated along the dimensions where it has size 1 (or lacks them) to
+// exactly `shape` (tf.broadcast_to); InvalidArgumentError when x's shape does
+// not broadcast to it. The gradient sums back to x's shape.
+Tensor BroadcastTo(const Tensor& x, const Shape& shape);  // "BroadcastTo"
+// Sums the slices data[i, ...] into output row segment_ids[i]: the gradient
+// of Gather. An id outside [0, num_segments) throws InvalidArgumentError.
+// segment_ids (int32/int64) must be a prefix of data's shape; the result has
+// shape [num_segments] + data.shape[segment_ids.rank:].
+Tensor UnsortedSegmentSum(const Tensor& data, const Tensor& segment_ids,
+                          int64_t num_segments);  // "UnsortedSegmentSum"
 
 // Constants (not recorded: nothing flows into them).
 Tensor Zeros(const Shape& shape, DType dtype = DType::kFloat32);
@@ -47,5 +57,7 @@ extern const OpDef kSliceOp;
 extern const OpDef kGatherOp;
 extern const OpDef kOneHotOp;
 extern const OpDef kCastOp;
+extern const OpDef kBroadcastToOp;
+extern const OpDef kUnsortedSegmentSumOp;
 
 }  // namespace eager

@@ -46,8 +46,8 @@ void Report(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
 Tensor Execute(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   if (op.num_inputs != OpDef::kVariadic && static_cast<int>(inputs.size()) != op.num_inputs)
       [[unlikely]] {
-    throw InvalidArgumentError(StrCat(op.type, ": expected ", op.num_inputs, " inputs, got ",
-                                      inputs.size()));
+    throw InvalidArgumentError(
+        StrCat(op.type, ": expected ", op.num_inputs, " inputs, got ", inputs.size()));
   }
   OutputSpec spec;
   try {

@@ -1,1 +1,71 @@
-// TODO(ops): implemented by the ops work.
+#include <algorithm>
+#include <iterator>
+
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "ops/matmul.h"
+#include "ops/nn_ops.h"
+#include "ops/op_def.h"
+#include "ops/reduction_ops.h"
+#include "ops/unary_ops.h"
+
+namespace eager {
+namespace {
+
+// Every op, once. A new op is one OpDef in its family's .cc plus one line
+// here; the gradient test in tests/ops picks it up from this list.
+const OpDef* const kAllOps[] = {
+    // binary_ops.cc
+    &kAddOp,
+    &kSubOp,
+    &kMulOp,
+    &kDivOp,
+    &kPowOp,
+    &kMaximumOp,
+    &kMinimumOp,
+    &kEqualOp,
+    // unary_ops.cc
+    &kNegOp,
+    &kExpOp,
+    &kLogOp,
+    &kSqrtOp,
+    &kSquareOp,
+    &kReluOp,
+    &kSigmoidOp,
+    &kTanhOp,
+    &kStopGradientOp,
+    &kReluGradOp,
+    // matmul.cc
+    &kMatMulOp,
+    // reduction_ops.cc
+    &kSumOp,
+    &kMeanOp,
+    &kMaxOp,
+    &kArgMaxOp,
+    // array_ops.cc
+    &kReshapeOp,
+    &kTransposeOp,
+    &kConcatOp,
+    &kSliceOp,
+    &kGatherOp,
+    &kUnsortedSegmentSumOp,
+    &kOneHotOp,
+    &kCastOp,
+    &kBroadcastToOp,
+    // nn_ops.cc
+    &kSoftmaxOp,
+    &kLogSoftmaxOp,
+    &kSparseSoftmaxCrossEntropyOp,
+};
+
+}  // namespace
+
+std::span<const OpDef* const> AllOps() { return kAllOps; }
+
+const OpDef* FindOp(std::string_view type) {
+  auto it = std::find_if(std::begin(kAllOps), std::end(kAllOps),
+                         [&](const OpDef* op) { return op->type == type; });
+  return it == std::end(kAllOps) ? nullptr : *it;
+}
+
+}  // namespace eager

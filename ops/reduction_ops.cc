@@ -1,1 +1,265 @@
-// TODO(ops): implemented by the ops work.
+#include "ops/reduction_ops.h"
+
+#include <array>
+#include <limits>
+
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "ops/execute.h"
+#include "ops/internal/dispatch.h"
+#include "ops/internal/eigen_view.h"
+#include "ops/operators.h"
+
+namespace eager {
+namespace {
+
+using internal::DTypeSet;
+using Grads = std::vector<std::optional<Tensor>>;
+using AxisMask = std::array<bool, Shape::kMaxRank>;
+
+// Which dimensions the "axis" attr reduces; empty means all. Throws on an
+// out-of-range or repeated axis, naming it and the shape.
+AxisMask ReducedAxes(const Shape& shape, const std::vector<int64_t>& axes) {
+  AxisMask mask{};
+  if (axes.empty()) {
+    for (int i = 0; i < shape.rank(); ++i) mask[i] = true;
+    return mask;
+  }
+  for (int64_t axis : axes) {
+    const int a = internal::NormalizeAxis(axis, shape);
+    if (mask[a]) {
+      throw InvalidArgumentError(StrCat("axis ", axis, " appears more than once in the reduction",
+                                        " axes of a tensor of shape ", shape));
+    }
+    mask[a] = true;
+  }
+  return mask;
+}
+
+// x's shape with reduced dimensions set to 1 (keepdims) or removed.
+Shape ReducedShape(const Shape& shape, const AxisMask& mask, bool keepdims) {
+  std::array<int64_t, Shape::kMaxRank> dims{};
+  int rank = 0;
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (!mask[i]) {
+      dims[rank++] = shape.dim(i);
+    } else if (keepdims) {
+      dims[rank++] = 1;
+    }
+  }
+  return Shape(std::span<const int64_t>(dims.data(), static_cast<size_t>(rank)));
+}
+
+template <DTypeSet kSet>
+OutputSpec InferReduce(std::span<const Tensor> in, const Attrs& attrs) {
+  internal::CheckDTypeIn(in[0], "input", kSet);
+  const AxisMask mask = ReducedAxes(in[0].shape(), attrs.GetInts("axis"));
+  return {ReducedShape(in[0].shape(), mask, attrs.GetBool("keep_dims")), in[0].dtype()};
+}
+
+// The input's dimensions with size-1 ones dropped and neighbours of the same
+// kind (reduced or kept) merged, so that a bias gradient (sum over rows) or a
+// per-row sum becomes a two-level loop with a contiguous inner run.
+struct ReducePlan {
+  int rank = 0;
+  std::array<int64_t, Shape::kMaxRank> dims{};
+  std::array<bool, Shape::kMaxRank> reduced{};
+  std::array<int64_t, Shape::kMaxRank> out_strides{};  // 0 along reduced dims
+};
+
+ReducePlan MakeReducePlan(const Shape& shape, const AxisMask& mask) {
+  ReducePlan plan;
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (shape.dim(i) == 1) continue;
+    if (plan.rank > 0 && plan.reduced[plan.rank - 1] == mask[i]) {
+      plan.dims[plan.rank - 1] *= shape.dim(i);
+    } else {
+      plan.dims[plan.rank] = shape.dim(i);
+      plan.reduced[plan.rank] = mask[i];
+      ++plan.rank;
+    }
+  }
+  if (plan.rank == 0) {  // a single element
+    plan.rank = 1;
+    plan.dims[0] = 1;
+    plan.reduced[0] = true;
+  }
+  int64_t stride = 1;
+  for (int d = plan.rank - 1; d >= 0; --d) {
+    plan.out_strides[d] = plan.reduced[d] ? 0 : stride;
+    if (!plan.reduced[d]) stride *= plan.dims[d];
+  }
+  return plan;
+}
+
+enum class Reducer { kSum, kMax };
+
+template <typename T, Reducer kReducer>
+void Reduce(const T* in, int64_t in_size, T* out, int64_t out_size, const ReducePlan& plan) {
+  using Vec = internal::ArrayMap<T>;
+  using ConstVec = internal::ConstArrayMap<T>;
+  T init = T(0);
+  if constexpr (kReducer == Reducer::kMax) {
+    init = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
+  }
+  Vec(out, out_size).setConstant(init);
+  if (in_size == 0) return;
+  const int last = plan.rank - 1;
+  const int64_t n = plan.dims[last];
+  std::array<int64_t, Shape::kMaxRank> index{};
+  int64_t o = 0;
+  for (int64_t i = 0; i < in_size; i += n) {
+    ConstVec run(in + i, n);
+    if (plan.reduced[last]) {
+      if constexpr (kReducer == Reducer::kSum) {
+        out[o] += run.sum();
+      } else {
+        out[o] = std::max(out[o], run.maxCoeff());
+      }
+    } else {
+      Vec acc(out + o, n);
+      if constexpr (kReducer == Reducer::kSum) {
+        acc += run;
+      } else {
+        acc = acc.max(run);
+      }
+    }
+    for (int d = last - 1; d >= 0; --d) {
+      o += plan.out_strides[d];
+      if (++index[d] < plan.dims[d]) break;
+      o -= plan.out_strides[d] * plan.dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+template <Reducer kReducer, bool kMean>
+Tensor ReduceKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  const ReducePlan plan = MakeReducePlan(x.shape(), ReducedAxes(x.shape(), attrs.GetInts("axis")));
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  internal::Dispatch<DTypeSet::kNumeric>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = internal::MutableData<T>(out);
+    Reduce<T, kReducer>(x.data<T>().data(), x.num_elements(), o, out.num_elements(), plan);
+    if constexpr (kMean) {
+      const int64_t count = out.num_elements() == 0 ? 0 : x.num_elements() / out.num_elements();
+      // Integer means divide (truncating) as TensorFlow's do; 0/0 stays NaN for floats.
+      if (count > 1 || (count == 0 && std::is_floating_point_v<T>)) {
+        internal::MutableFlatView<T>(out) /= static_cast<T>(count);
+      }
+    }
+  });
+  return out;
+}
+
+// The output gradient laid out like x: reshaped to keepdims and broadcast.
+Tensor SpreadToInput(const OpCall& call, const Tensor& grad) {
+  const Shape& x_shape = call.inputs[0].shape();
+  const AxisMask mask = ReducedAxes(x_shape, call.attrs.GetInts("axis"));
+  Tensor kept = Reshape(grad, ReducedShape(x_shape, mask, true).ToVector());
+  return BroadcastTo(kept, x_shape);
+}
+
+Grads SumGradient(const OpCall& call, const Tensor& grad) { return {SpreadToInput(call, grad)}; }
+
+Grads MeanGradient(const OpCall& call, const Tensor& grad) {
+  const int64_t in = call.inputs[0].num_elements();
+  const int64_t out = call.output.num_elements();
+  const double scale = out == 0 ? 0.0 : static_cast<double>(out) / static_cast<double>(in);
+  return {Mul(SpreadToInput(call, grad), internal::ScalarLike(scale, grad.dtype()))};
+}
+
+// TF's _MaxGrad: the gradient is shared equally among the elements equal to
+// the maximum.
+Grads MaxGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  const AxisMask mask = ReducedAxes(x.shape(), call.attrs.GetInts("axis"));
+  const std::vector<int64_t> kept_shape = ReducedShape(x.shape(), mask, true).ToVector();
+  Tensor indicators = Cast(Equal(x, Reshape(call.output, kept_shape)), grad.dtype());
+  Tensor num_selected = ReduceSum(indicators, call.attrs.GetInts("axis"), /*keepdims=*/true);
+  return {Mul(Div(indicators, num_selected), Reshape(grad, kept_shape))};
+}
+
+OutputSpec InferArgMax(std::span<const Tensor> in, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  internal::CheckDTypeIn(x, "input", DTypeSet::kNumeric);
+  const int axis = internal::NormalizeAxis(attrs.GetInt("axis"), x.shape());
+  if (x.shape().dim(axis) == 0) {
+    throw InvalidArgumentError(StrCat("Reduction axis ", axis, " is empty in shape ", x.shape()));
+  }
+  return {ReducedShape(
+              x.shape(),
+              [&] {
+                AxisMask m{};
+                m[axis] = true;
+                return m;
+              }(),
+              false),
+          DType::kInt64};
+}
+
+Tensor ArgMaxKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  const int axis = internal::NormalizeAxis(attrs.GetInt("axis"), x.shape());
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= x.shape().dim(i);
+  for (int i = axis + 1; i < x.rank(); ++i) inner *= x.shape().dim(i);
+  const int64_t len = x.shape().dim(axis);
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  int64_t* o = internal::MutableData<int64_t>(out);
+  internal::Dispatch<DTypeSet::kNumeric>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = x.data<T>().data();
+    for (int64_t a = 0; a < outer; ++a) {
+      for (int64_t b = 0; b < inner; ++b) {
+        const T* base = p + a * len * inner + b;
+        int64_t best = 0;
+        for (int64_t k = 1; k < len; ++k) {
+          if (base[k * inner] > base[best * inner]) best = k;  // first index wins ties
+        }
+        o[a * inner + b] = best;
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+const OpDef kSumOp = {.type = "Sum",
+                      .num_inputs = 1,
+                      .infer = InferReduce<DTypeSet::kNumeric>,
+                      .compute = ReduceKernel<Reducer::kSum, false>,
+                      .gradient = SumGradient};
+const OpDef kMeanOp = {.type = "Mean",
+                       .num_inputs = 1,
+                       .infer = InferReduce<DTypeSet::kNumeric>,
+                       .compute = ReduceKernel<Reducer::kSum, true>,
+                       .gradient = MeanGradient};
+const OpDef kMaxOp = {.type = "Max",
+                      .num_inputs = 1,
+                      .infer = InferReduce<DTypeSet::kNumeric>,
+                      .compute = ReduceKernel<Reducer::kMax, false>,
+                      .gradient = MaxGradient};
+const OpDef kArgMaxOp = {.type = "ArgMax",
+                         .num_inputs = 1,
+                         .infer = InferArgMax,
+                         .compute = ArgMaxKernel,
+                         .gradient = nullptr};  // an index: not differentiable
+
+Tensor ReduceSum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
+  return Execute(kSumOp, {x}, Attrs{{"axis", axes}, {"keep_dims", keepdims}});
+}
+Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
+  return Execute(kMeanOp, {x}, Attrs{{"axis", axes}, {"keep_dims", keepdims}});
+}
+Tensor ReduceMax(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
+  return Execute(kMaxOp, {x}, Attrs{{"axis", axes}, {"keep_dims", keepdims}});
+}
+Tensor ArgMax(const Tensor& x, int64_t axis) {
+  return Execute(kArgMaxOp, {x}, Attrs{{"axis", axis}, {"output_type", DType::kInt64}});
+}
+
+}  // namespace eager

@@ -17,6 +17,10 @@ Tensor Sigmoid(const Tensor& x);  // "Sigmoid"
 Tensor Tanh(const Tensor& x);     // "Tanh"
 // The identity whose gradient is none: tf.stop_gradient.
 Tensor StopGradient(const Tensor& x);  // "StopGradient"
+// Relu's gradient: `gradients` where features > 0, else 0 (TF's "ReluGrad",
+// also tf.where(features > 0, gradients, 0)). Same shapes and float dtype.
+// Differentiable with respect to `gradients` only.
+Tensor ReluGrad(const Tensor& gradients, const Tensor& features);  // "ReluGrad"
 
 extern const OpDef kNegOp;
 extern const OpDef kExpOp;
@@ -27,5 +31,6 @@ extern const OpDef kReluOp;
 extern const OpDef kSigmoidOp;
 extern const OpDef kTanhOp;
 extern const OpDef kStopGradientOp;
+extern const OpDef kReluGradOp;
 
 }  // namespace eager
