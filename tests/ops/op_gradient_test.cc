@@ -1,0 +1,203 @@
+// One finite-difference check per differentiable op in AllOps(), in float64,
+// calling each OpDef's gradient function directly (no GradientTape).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "ops/matmul.h"
+#include "ops/nn_ops.h"
+#include "ops/random_ops.h"
+#include "ops/reduction_ops.h"
+#include "ops/unary_ops.h"
+#include "tests/testing/numeric_gradient.h"
+
+namespace eager {
+namespace {
+
+struct GradientCase {
+  std::string name;
+  const OpDef* op;
+  std::vector<Tensor> inputs;
+  Attrs attrs;
+  // Inputs (besides integer ones) that are declared to have no gradient.
+  std::vector<int> no_gradient = {};
+  double eps = 1e-6;
+  double tolerance = 1e-6;
+};
+
+// Values in [lo, hi), float64, reproducible per seed.
+Tensor Uniform(const Shape& shape, uint64_t seed, double lo = -2.0, double hi = 2.0) {
+  return RandomUniform(shape, seed, lo, hi, DType::kFloat64);
+}
+
+// Distinct values spaced >= 0.1 apart (no ties: max/min/relu have kinks there).
+Tensor Distinct(const Shape& shape, uint64_t seed, double offset = 0.05) {
+  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 0.1 * static_cast<double>(i) - 0.3 + offset;
+  RandomGenerator rng(seed);
+  for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng.NextBelow(i)]);
+  return Tensor::FromVector<double>(v, shape);
+}
+
+Attrs ReduceAttrs(std::vector<int64_t> axes, bool keepdims) {
+  return Attrs{{"axis", std::move(axes)}, {"keep_dims", keepdims}};
+}
+Attrs MatMulAttrs(bool ta, bool tb) { return Attrs{{"transpose_a", ta}, {"transpose_b", tb}}; }
+
+std::vector<GradientCase> Cases() {
+  const Shape m{2, 3};
+  std::vector<GradientCase> c;
+  // Binary ops, including every broadcast pattern.
+  c.push_back({"AddSameShape", &kAddOp, {Uniform(m, 1), Uniform(m, 2)}, {}});
+  c.push_back({"AddRowBroadcast", &kAddOp, {Uniform(m, 3), Uniform(Shape{3}, 4)}, {}});
+  c.push_back({"AddScalar", &kAddOp, {Uniform(Shape{}, 5), Uniform(m, 6)}, {}});
+  c.push_back(
+      {"AddColumnTimesRow", &kAddOp, {Uniform(Shape{2, 1}, 7), Uniform(Shape{1, 3}, 8)}, {}});
+  c.push_back({"SubRowBroadcast", &kSubOp, {Uniform(Shape{3}, 9), Uniform(m, 10)}, {}});
+  c.push_back({"SubRank3", &kSubOp, {Uniform(Shape{2, 1, 3}, 11), Uniform(Shape{4, 1}, 12)}, {}});
+  c.push_back({"MulSameShape", &kMulOp, {Uniform(m, 13), Uniform(m, 14)}, {}});
+  c.push_back({"MulColumnBroadcast", &kMulOp, {Uniform(m, 15), Uniform(Shape{2, 1}, 16)}, {}});
+  c.push_back({"DivRowBroadcast", &kDivOp, {Uniform(m, 17), Uniform(Shape{3}, 18, 0.5, 2.0)}, {}});
+  c.push_back(
+      {"DivScalarNumerator", &kDivOp, {Uniform(Shape{}, 19), Uniform(m, 20, 0.5, 2.0)}, {}});
+  c.push_back({"PowRowBroadcast", &kPowOp, {Uniform(m, 21, 0.5, 2.0), Uniform(Shape{3}, 22)}, {}});
+  c.push_back({"MaximumSameShape", &kMaximumOp, {Distinct(m, 23), Distinct(m, 24, 0.0)}, {}});
+  c.push_back(
+      {"MaximumRowBroadcast", &kMaximumOp, {Distinct(m, 25), Distinct(Shape{3}, 26, 0.0)}, {}});
+  c.push_back({"MinimumSameShape", &kMinimumOp, {Distinct(m, 27), Distinct(m, 28, 0.0)}, {}});
+  c.push_back({"MinimumScalar", &kMinimumOp, {Distinct(m, 29), Tensor(0.01)}, {}});
+  // Unary ops.
+  c.push_back({"Neg", &kNegOp, {Uniform(m, 30)}, {}});
+  c.push_back({"Exp", &kExpOp, {Uniform(m, 31)}, {}});
+  c.push_back({"Log", &kLogOp, {Uniform(m, 32, 0.2, 3.0)}, {}});
+  c.push_back({"Sqrt", &kSqrtOp, {Uniform(m, 33, 0.2, 3.0)}, {}});
+  c.push_back({"Square", &kSquareOp, {Uniform(m, 34)}, {}});
+  c.push_back({"Relu", &kReluOp, {Distinct(m, 35)}, {}});
+  c.push_back({"Sigmoid", &kSigmoidOp, {Uniform(m, 36)}, {}});
+  c.push_back({"Tanh", &kTanhOp, {Uniform(m, 37)}, {}});
+  c.push_back({"StopGradient", &kStopGradientOp, {Uniform(m, 38)}, {}, {0}});
+  c.push_back({"ReluGrad", &kReluGradOp, {Uniform(m, 39), Distinct(m, 40)}, {}, {1}});
+  // MatMul, every transpose combination.
+  c.push_back({"MatMul",
+               &kMatMulOp,
+               {Uniform(Shape{2, 3}, 41), Uniform(Shape{3, 4}, 42)},
+               MatMulAttrs(false, false)});
+  c.push_back({"MatMulTransposeA",
+               &kMatMulOp,
+               {Uniform(Shape{3, 2}, 43), Uniform(Shape{3, 4}, 44)},
+               MatMulAttrs(true, false)});
+  c.push_back({"MatMulTransposeB",
+               &kMatMulOp,
+               {Uniform(Shape{2, 3}, 45), Uniform(Shape{4, 3}, 46)},
+               MatMulAttrs(false, true)});
+  c.push_back({"MatMulTransposeBoth",
+               &kMatMulOp,
+               {Uniform(Shape{3, 2}, 47), Uniform(Shape{4, 3}, 48)},
+               MatMulAttrs(true, true)});
+  // Reductions.
+  c.push_back({"SumAll", &kSumOp, {Uniform(m, 49)}, ReduceAttrs({}, false)});
+  c.push_back({"SumRows", &kSumOp, {Uniform(m, 50)}, ReduceAttrs({0}, false)});
+  c.push_back(
+      {"SumOuterAxesKeepDims", &kSumOp, {Uniform(Shape{2, 3, 4}, 51)}, ReduceAttrs({0, -1}, true)});
+  c.push_back({"MeanLastAxis", &kMeanOp, {Uniform(Shape{2, 3, 4}, 52)}, ReduceAttrs({-1}, false)});
+  c.push_back({"MeanAllKeepDims", &kMeanOp, {Uniform(m, 53)}, ReduceAttrs({}, true)});
+  c.push_back({"MaxLastAxis", &kMaxOp, {Distinct(m, 54)}, ReduceAttrs({1}, false)});
+  c.push_back(
+      {"MaxMiddleAxisKeepDims", &kMaxOp, {Distinct(Shape{2, 3, 2}, 55)}, ReduceAttrs({1}, true)});
+  // Array ops.
+  c.push_back(
+      {"Reshape", &kReshapeOp, {Uniform(m, 56)}, Attrs{{"shape", std::vector<int64_t>{3, -1}}}});
+  c.push_back({"Transpose",
+               &kTransposeOp,
+               {Uniform(Shape{2, 3, 4}, 57)},
+               Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}});
+  c.push_back({"ConcatAxis1",
+               &kConcatOp,
+               {Uniform(Shape{2, 1}, 58), Uniform(m, 59), Uniform(Shape{2, 2}, 60)},
+               Attrs{{"axis", int64_t{1}}}});
+  c.push_back(
+      {"Slice",
+       &kSliceOp,
+       {Uniform(Shape{3, 4}, 61)},
+       Attrs{{"begin", std::vector<int64_t>{1, 1}}, {"size", std::vector<int64_t>{2, -1}}}});
+  c.push_back({"GatherRepeatedRows",
+               &kGatherOp,
+               {Uniform(Shape{4, 3}, 62), Tensor::Vector<int32_t>({2, 0, 2})},
+               Attrs{{"axis", int64_t{0}}}});
+  c.push_back({"UnsortedSegmentSum",
+               &kUnsortedSegmentSumOp,
+               {Uniform(Shape{4, 2}, 63), Tensor::Vector<int64_t>({1, 0, 1, 2})},
+               Attrs{{"num_segments", int64_t{3}}}});
+  // Cast to float32 is linear; the float32 rounding needs a coarser step.
+  c.push_back({"CastToFloat32",
+               &kCastOp,
+               {Uniform(m, 64)},
+               Attrs{{"SrcT", DType::kFloat64}, {"DstT", DType::kFloat32}},
+               {},
+               1e-2,
+               1e-4});
+  c.push_back(
+      {"BroadcastToRows", &kBroadcastToOp, {Uniform(Shape{3}, 65)}, Attrs{{"shape", Shape{2, 3}}}});
+  c.push_back({"BroadcastToColumns",
+               &kBroadcastToOp,
+               {Uniform(Shape{2, 1}, 66)},
+               Attrs{{"shape", Shape{2, 2, 3}}}});
+  // NN ops.
+  c.push_back({"Softmax", &kSoftmaxOp, {Uniform(Shape{2, 4}, 67)}, {}});
+  c.push_back({"SoftmaxRank3", &kSoftmaxOp, {Uniform(Shape{2, 2, 3}, 68)}, {}});
+  c.push_back({"LogSoftmax", &kLogSoftmaxOp, {Uniform(Shape{3, 4}, 69)}, {}});
+  c.push_back({"SparseSoftmaxCrossEntropy",
+               &kSparseSoftmaxCrossEntropyOp,
+               {Uniform(Shape{3, 4}, 70), Tensor::Vector<int32_t>({3, 0, 1})},
+               {}});
+  return c;
+}
+
+class OpGradientTest : public ::testing::TestWithParam<GradientCase> {};
+
+TEST_P(OpGradientTest, MatchesCentralDifferences) {
+  const GradientCase& c = GetParam();
+  ASSERT_NE(c.op->gradient, nullptr) << c.op->type << " has no gradient function";
+  testing::GradientCheck check = testing::CheckGradient(*c.op, c.inputs, c.attrs, c.eps);
+  EXPECT_LE(check.max_error, c.tolerance) << c.op->type << ": " << check.worst;
+  // nullopt exactly for integer inputs and those declared non-differentiable.
+  std::vector<int> expected;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const bool declared = std::find(c.no_gradient.begin(), c.no_gradient.end(),
+                                    static_cast<int>(i)) != c.no_gradient.end();
+    if (declared || !IsFloating(c.inputs[i].dtype())) expected.push_back(static_cast<int>(i));
+  }
+  EXPECT_EQ(check.without_gradient, expected) << c.op->type;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, OpGradientTest, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// A new differentiable op in AllOps() cannot skip the check above.
+TEST(OpGradientCoverageTest, EveryDifferentiableOpHasAGradientCase) {
+  std::set<const OpDef*> covered;
+  for (const GradientCase& c : Cases()) covered.insert(c.op);
+  for (const OpDef* op : AllOps()) {
+    if (op->gradient == nullptr) continue;
+    EXPECT_TRUE(covered.count(op))
+        << op->type << " has a gradient but no case in op_gradient_test.cc";
+  }
+}
+
+TEST(OpGradientCoverageTest, CheckerDetectsAWrongGradient) {
+  // Mul's gradient fed to Add's forward must be caught: guards the checker.
+  OpDef wrong = kAddOp;
+  wrong.gradient = kMulOp.gradient;
+  testing::GradientCheck check =
+      testing::CheckGradient(wrong, {Uniform(Shape{2, 3}, 71), Uniform(Shape{2, 3}, 72)}, {});
+  EXPECT_GT(check.max_error, 0.1);
+}
+
+}  // namespace
+}  // namespace eager
