@@ -95,7 +95,7 @@ TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
       // from clinging to the random initialization.
       ema.set_num_updates(result.steps);
       ema.Apply(model.TrainableVariables());
-      bar.Update(step + 1, result.last_loss, examples);
+      bar.Update(step + 1, result.last_loss, (step + 1) * options.batch_size);
     }
     bar.Finish();
   }

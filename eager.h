@@ -1,0 +1,50 @@
+#pragma once
+
+// eager: everything a user program needs, in one include.
+//
+//   #include "eager.h"
+//
+// For users and examples only: the library itself never includes this file
+// (each library file includes exactly the headers it uses), so that the
+// layering runtime <- ops <- autodiff (and saving <- runtime) stays visible.
+
+// runtime: values, variables, names, errors.
+#include "runtime/dtype.h"
+#include "runtime/errors.h"
+#include "runtime/names.h"
+#include "runtime/shape.h"
+#include "runtime/tensor.h"
+#include "runtime/trackable.h"
+#include "runtime/variable.h"
+
+// ops: the op functions and C++ operators.
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "ops/matmul.h"
+#include "ops/nn_ops.h"
+#include "ops/operators.h"
+#include "ops/random_ops.h"
+#include "ops/reduction_ops.h"
+#include "ops/unary_ops.h"
+
+// autodiff: the tape, layers, optimizers, moving averages.
+#include "autodiff/adam.h"
+#include "autodiff/dense.h"
+#include "autodiff/exponential_moving_average.h"
+#include "autodiff/gradient_tape.h"
+#include "autodiff/layer.h"
+#include "autodiff/module.h"
+#include "autodiff/optimizer.h"
+#include "autodiff/sequential.h"
+#include "autodiff/sgd.h"
+
+// saving: checkpoints (link eager_saving), as those headers land.
+#if __has_include("saving/checkpoint.h")
+#include "saving/checkpoint.h"
+#endif
+#if __has_include("saving/checkpoint_manager.h")
+#include "saving/checkpoint_manager.h"
+#endif
+#if __has_include("saving/saver.h")
+#include "saving/saver.h"
+#endif

@@ -1,0 +1,123 @@
+// ExponentialMovingAverage against TensorFlow (FORMAT.md 5.4 and the seed's
+// golden number, printed by TensorFlow itself).
+#pragma GCC optimize("fp-contract=off")
+
+#include "autodiff/exponential_moving_average.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "runtime/names.h"
+
+namespace eager {
+namespace {
+
+float F(double x) { return static_cast<float>(x); }
+
+class ExponentialMovingAverageTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ResetDefaultNames(); }
+};
+
+TEST_F(ExponentialMovingAverageTest, GoldenValueFromTensorFlow) {
+  Variable v(0.1f, "v");
+  ExponentialMovingAverage ema(0.999);
+  ema.Apply({&v});
+  Variable* shadow = ema.Average(v);
+  ASSERT_NE(shadow, nullptr);
+  EXPECT_EQ(shadow->name(), "v/ExponentialMovingAverage:0");
+  EXPECT_FALSE(shadow->trainable());
+  EXPECT_EQ(shadow->value().scalar<float>(), 0.1f);
+  v.Assign(10.0f);
+  ema.Apply();
+  EXPECT_EQ(shadow->value().scalar<float>(), 0.10989987f);
+  EXPECT_EQ(shadow->value().ValuesString(), "0.10989987");
+  EXPECT_EQ(v.value().scalar<float>(), 10.0f);
+}
+
+TEST_F(ExponentialMovingAverageTest, Float32OverSeveralStepsWithNumUpdates) {
+  Variable v(Tensor::FromVector<float>({1.0f, -4.0f}, Shape{2}), "v");
+  ExponentialMovingAverage ema(0.99, /*num_updates=*/0);
+  std::vector<float> shadow = {1.0f, -4.0f};
+  for (int64_t n = 0; n < 12; ++n) {
+    std::vector<float> value = {F(1.0 + n * 0.37), F(-4.0 + n * n * 0.01)};
+    v.Assign(Tensor::FromVector<float>(value, Shape{2}));
+    ema.set_num_updates(n);
+    ema.Apply({&v});
+    const float nf = static_cast<float>(n);
+    const float d = std::min(0.99f, F(double(F(1.0 + nf)) / F(10.0 + nf)));
+    const float one_minus = F(1.0 - d);
+    for (size_t i = 0; i < 2; ++i) {
+      shadow[i] = F(shadow[i] - double(F(double(F(double(shadow[i]) - value[i])) * one_minus)));
+    }
+    ASSERT_EQ(ema.Average(v)->value().ToVector<float>(), shadow) << "n " << n;
+  }
+}
+
+TEST_F(ExponentialMovingAverageTest, Float64UsesTheFloat32OneMinusDecay) {
+  Variable v(Tensor::FromVector<double>({0.1}, Shape{1}), "v");
+  ExponentialMovingAverage ema(0.999);
+  ema.Apply({&v});
+  double shadow = 0.1;
+  const double one_minus = double(F(1.0 - double(0.999f)));
+  EXPECT_NE(one_minus, 1.0 - 0.999);  // the cast matters
+  for (int step = 1; step <= 5; ++step) {
+    v.Assign(Tensor::FromVector<double>({10.0 * step}, Shape{1}));
+    ema.Apply();
+    shadow = shadow - (shadow - 10.0 * step) * one_minus;
+    ASSERT_EQ(ema.Average(v)->value().scalar<double>(), shadow);
+  }
+}
+
+TEST_F(ExponentialMovingAverageTest, ApplyWithVariablesUpdatesOnlyThose) {
+  Variable a(1.0f, "a"), b(2.0f, "b");
+  ExponentialMovingAverage ema(0.5);
+  ema.Apply({&a, &b});
+  a.Assign(3.0f);
+  b.Assign(5.0f);
+  ema.Apply({&a});
+  EXPECT_EQ(ema.Average(a)->value().scalar<float>(), 2.0f);
+  EXPECT_EQ(ema.Average(b)->value().scalar<float>(), 2.0f);
+  ema.Apply();
+  EXPECT_EQ(ema.Average(a)->value().scalar<float>(), 2.5f);
+  EXPECT_EQ(ema.Average(b)->value().scalar<float>(), 3.5f);
+}
+
+TEST_F(ExponentialMovingAverageTest, NamesAndVariablesToRestore) {
+  NameScope scope("layer1");
+  Variable w(1.0f, "weights");
+  Variable step(int64_t{7}, "global_step", /*trainable=*/false);
+  ExponentialMovingAverage ema(0.9);
+  EXPECT_EQ(ema.AverageName(w), "layer1/weights/ExponentialMovingAverage");
+  EXPECT_EQ(ema.Average(w), nullptr);
+  ema.Apply({&w});
+  EXPECT_EQ(ema.Average(w)->name(), "layer1/weights/ExponentialMovingAverage:0");
+  std::map<std::string, Variable*> restore = ema.VariablesToRestore({&w, &step, ema.Average(w)});
+  ASSERT_EQ(restore.size(), 2u);
+  EXPECT_EQ(restore.at("layer1/weights/ExponentialMovingAverage"), &w);
+  EXPECT_EQ(restore.at("layer1/global_step"), &step);
+  std::vector<Trackable::Child> children = ema.Children();
+  ASSERT_EQ(children.size(), 1u);
+  EXPECT_EQ(children[0].name, "layer1/weights/ExponentialMovingAverage");
+  EXPECT_EQ(children[0].object, ema.Average(w));
+}
+
+TEST_F(ExponentialMovingAverageTest, RejectsNonFloatVariablesNamingThem) {
+  Variable f(1.0f, "f");
+  Variable i(int32_t{3}, "counter");
+  ExponentialMovingAverage ema(0.9);
+  try {
+    ema.Apply({&f, &i});
+    FAIL() << "expected InvalidArgumentError";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("counter"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("int32"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ema.Average(f), nullptr);  // nothing created
+  EXPECT_THROW(ExponentialMovingAverage(1.5), InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace eager
