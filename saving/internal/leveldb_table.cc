@@ -11,6 +11,7 @@
 
 #include "runtime/errors.h"
 #include "saving/internal/coding.h"
+#include "saving/internal/crc32c.h"
 
 namespace eager::internal {
 namespace {
@@ -85,13 +86,24 @@ leveldb::Options TfTableOptions() {
   return options;
 }
 
-// Decodes a BlockHandle and checks that the block and its trailer lie inside
-// [0, limit).
-bool CheckHandle(std::string_view& in, uint64_t limit) {
+struct BlockHandle {
   uint64_t offset = 0;
   uint64_t size = 0;
-  if (!GetVarint64(in, offset) || !GetVarint64(in, size)) return false;
-  return offset <= limit && size <= limit - offset && kBlockTrailerSize <= limit - offset - size;
+};
+
+// Decodes a BlockHandle and checks that the block and its trailer lie inside
+// [0, limit).
+// Non-minimal varints (an 0x80 continuation before a zero byte) are refused
+// too: no writer produces them, so they can only be corruption.
+bool DecodeHandle(std::string_view& in, uint64_t limit, BlockHandle& handle) {
+  const size_t before = in.size();
+  if (!GetVarint64(in, handle.offset) || !GetVarint64(in, handle.size)) return false;
+  if (before - in.size() !=
+      static_cast<size_t>(VarintLength(handle.offset) + VarintLength(handle.size))) {
+    return false;
+  }
+  return handle.offset <= limit && handle.size <= limit - handle.offset &&
+         kBlockTrailerSize <= limit - handle.offset - handle.size;
 }
 
 }  // namespace
@@ -153,10 +165,22 @@ void ReadTable(const RandomAccessFile& file,
   }
   std::string_view handles(footer, kFooterSize - 8);
   const uint64_t limit = size - kFooterSize;
-  if (!CheckHandle(handles, limit) || !CheckHandle(handles, limit)) {
+  BlockHandle metaindex;
+  BlockHandle index;
+  if (!DecodeHandle(handles, limit, metaindex) || !DecodeHandle(handles, limit, index) ||
+      handles.find_first_not_of('\0') != std::string_view::npos) {
     throw DataLossError(StrCat("Cannot read checkpoint index ", file.path(),
                                ": corrupted footer (block handles outside the ", size,
-                               "-byte file)"));
+                               "-byte file, or non-zero padding)"));
+  }
+  // Readers never use the metaindex block (no filters in a bundle), so
+  // LevelDB would not notice its corruption; TF's files always have a valid one.
+  std::string block(metaindex.size + kBlockTrailerSize, '\0');
+  if (file.ReadAt(metaindex.offset, block.size(), block.data()) != block.size() ||
+      crc32c::Unmask(DecodeFixed32(block.data() + metaindex.size + 1)) !=
+          crc32c::Value(block.data(), metaindex.size + 1)) {
+    throw DataLossError(StrCat("Cannot read checkpoint index ", file.path(),
+                               ": metaindex block checksum mismatch"));
   }
 
   LeveldbRandomAccessFile adapter(file);
