@@ -621,6 +621,10 @@ Tensor BroadcastTo(const Tensor& x, const Shape& shape) {
 Tensor Zeros(const Shape& shape, DType dtype) { return Tensor::Zeros(shape, dtype); }
 
 Tensor Ones(const Shape& shape, DType dtype) {
+  if (!internal::DTypeIn(dtype, DTypeSet::kNumericOrBool)) {
+    throw InvalidArgumentError(StrCat("Ones: dtype ", dtype, " (shape ", shape,
+                                      ") has no one; expected a numeric or bool dtype"));
+  }
   Tensor out = internal::NewTensor(shape, dtype);
   internal::Dispatch<DTypeSet::kNumericOrBool>(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -646,12 +650,6 @@ Tensor Fill(const Shape& shape, const Tensor& value) {
 
 Tensor ZerosLike(const Tensor& x) { return Tensor::Zeros(x.shape(), x.dtype()); }
 
-Tensor OnesLike(const Tensor& x) {
-  if (!internal::DTypeIn(x.dtype(), DTypeSet::kNumericOrBool)) {
-    throw InvalidArgumentError(StrCat("OnesLike: dtype ", x.dtype(), " (shape ", x.shape(),
-                                      ") has no one; expected a numeric or bool tensor"));
-  }
-  return Ones(x.shape(), x.dtype());
-}
+Tensor OnesLike(const Tensor& x) { return Ones(x.shape(), x.dtype()); }
 
 }  // namespace eager
