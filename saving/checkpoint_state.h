@@ -18,10 +18,10 @@
 namespace eager {
 
 struct CheckpointState {
-  std::string model_checkpoint_path;                    // the latest prefix, as stored
-  std::vector<std::string> all_model_checkpoint_paths;  // oldest first
-  std::vector<double> all_model_checkpoint_timestamps;  // seconds since the epoch
-  std::optional<double> last_preserved_timestamp;
+  std::string model_checkpoint_path{};                    // the latest prefix, as stored
+  std::vector<std::string> all_model_checkpoint_paths{};  // oldest first
+  std::vector<double> all_model_checkpoint_timestamps{};  // seconds since the epoch
+  std::optional<double> last_preserved_timestamp{};
 
   friend bool operator==(const CheckpointState&, const CheckpointState&) = default;
 };
