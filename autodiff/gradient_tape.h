@@ -88,12 +88,22 @@ class GradientTape final : private OpRecorder, private internal::VariableReadObs
       const std::optional<Tensor>& output_gradient = std::nullopt) {
     return Gradient(target, std::vector<const Variable*>(sources), unconnected, output_gradient);
   }
-  // The same with respect to watched tensors (or `target` itself, whose
-  // gradient is output_gradient).
+  // The same with respect to tensors: watched ones, tensors computed from
+  // them, `target` itself (whose gradient is output_gradient), or, as in
+  // TensorFlow's tape, any other input of an op the tape recorded. A tensor
+  // that only ops without watched inputs used gets no gradient.
   std::vector<std::optional<Tensor>> Gradient(
       const Tensor& target, const std::vector<Tensor>& sources,
       UnconnectedGradients unconnected = UnconnectedGradients::kNone,
       const std::optional<Tensor>& output_gradient = std::nullopt);
+  // The same for a braced list, `tape.Gradient(y, {x})` (which would
+  // otherwise also match the one-Variable overload below).
+  std::vector<std::optional<Tensor>> Gradient(
+      const Tensor& target, std::initializer_list<Tensor> sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone,
+      const std::optional<Tensor>& output_gradient = std::nullopt) {
+    return Gradient(target, std::vector<Tensor>(sources), unconnected, output_gradient);
+  }
   // Convenience for one variable.
   std::optional<Tensor> Gradient(const Tensor& target, const Variable& source);
 

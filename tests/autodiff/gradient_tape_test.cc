@@ -23,6 +23,7 @@ using ::testing::DoubleNear;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pointwise;
+using ::testing::UnorderedElementsAre;
 
 std::vector<double> Values(const std::optional<Tensor>& t) {
   EXPECT_TRUE(t.has_value());
@@ -73,7 +74,7 @@ TEST(GradientTapeTest, LongerChainOfUnaryOps) {
   tape.Watch(x);
   Tensor y = Sub(Mul(Exp(Sigmoid(x)), Tensor::Scalar<double>(3)), x);
 
-  std::vector<std::optional<Tensor>> grads = tape.Gradient(y, std::vector<Tensor>{x});
+  std::vector<std::optional<Tensor>> grads = tape.Gradient(y, {x});
 
   const double s = 1 / (1 + std::exp(-xv));
   EXPECT_THAT(Values(grads[0]), ElementsAre(DoubleNear(3 * std::exp(s) * s * (1 - s) - 1, 1e-12)));
@@ -231,11 +232,11 @@ TEST(GradientTapeTest, NestedTapesOnWatchedTensorGiveThirdDerivative) {
       GradientTape t1;
       t1.Watch(x);
       Tensor y = Square(Square(x));
-      d1 = t1.Gradient(y, std::vector<Tensor>{x})[0];
+      d1 = t1.Gradient(y, {x})[0];
     }
-    d2 = t2.Gradient(*d1, std::vector<Tensor>{x})[0];
+    d2 = t2.Gradient(*d1, {x})[0];
   }
-  std::optional<Tensor> d3 = t3.Gradient(*d2, std::vector<Tensor>{x})[0];
+  std::optional<Tensor> d3 = t3.Gradient(*d2, {x})[0];
 
   EXPECT_THAT(Values(d1), ElementsAre(DoubleNear(32, 1e-12)));
   EXPECT_THAT(Values(d2), ElementsAre(DoubleNear(48, 1e-12)));
@@ -271,23 +272,40 @@ TEST(GradientTapeTest, StopGradientOfEverythingLeavesSourceUnconnected) {
 
 TEST(GradientTapeTest, WatchedTensorGetsGradientUnwatchedDoesNot) {
   Tensor a = Tensor::Vector<double>({1, 2});
-  Tensor b = Tensor::Vector<double>({3, 4});
+  Tensor c = Tensor::Vector<double>({3, 4});
   GradientTape tape;
   tape.Watch(a);
   Tensor copy_of_a = a;  // copies are the same tensor
-  Tensor z = ReduceSum(Mul(copy_of_a, b));
+  // Exp(c) touches nothing watched, so it is not recorded: c is a constant.
+  Tensor z = ReduceSum(Add(Mul(copy_of_a, copy_of_a), Exp(c)));
 
-  std::vector<std::optional<Tensor>> grads = tape.Gradient(z, std::vector<Tensor>{a, b});
+  std::vector<std::optional<Tensor>> grads = tape.Gradient(z, {a, c});
+
+  EXPECT_THAT(Values(grads[0]), ElementsAre(2, 4));
+  EXPECT_FALSE(grads[1].has_value());
+}
+
+TEST(GradientTapeTest, UnwatchedInputOfRecordedOpGetsGradientAsTensorFlow) {
+  // TF's tape accumulates the gradient of every input of an op it recorded
+  // (tape.h ComputeGradient), so tape.gradient(z, b) is a * 1 here although
+  // b was never watched.
+  Tensor a = Tensor::Vector<double>({1, 2});
+  Tensor b = Tensor::Vector<double>({3, 4});
+  GradientTape tape;
+  tape.Watch(a);
+  Tensor z = ReduceSum(Mul(a, b));
+
+  std::vector<std::optional<Tensor>> grads = tape.Gradient(z, {a, b});
 
   EXPECT_THAT(Values(grads[0]), ElementsAre(3, 4));
-  EXPECT_FALSE(grads[1].has_value());
+  EXPECT_THAT(Values(grads[1]), ElementsAre(1, 2));
 }
 
 TEST(GradientTapeTest, GradientOfTargetWithRespectToItselfIsOutputGradient) {
   Tensor a = Tensor::Vector<double>({1, 2});
   GradientTape tape;
-  std::vector<std::optional<Tensor>> grads = tape.Gradient(
-      a, std::vector<Tensor>{a}, UnconnectedGradients::kNone, Tensor::Vector<double>({5, 6}));
+  std::vector<std::optional<Tensor>> grads =
+      tape.Gradient(a, {a}, UnconnectedGradients::kNone, Tensor::Vector<double>({5, 6}));
   EXPECT_THAT(Values(grads[0]), ElementsAre(5, 6));
 }
 
@@ -297,7 +315,7 @@ TEST(GradientTapeTest, GradientWithRespectToIntermediateTensor) {
   tape.Watch(x);
   Tensor y = Square(x);  // 9
   Tensor z = Mul(y, y);  // y^2 = x^4
-  std::vector<std::optional<Tensor>> grads = tape.Gradient(z, std::vector<Tensor>{y, x});
+  std::vector<std::optional<Tensor>> grads = tape.Gradient(z, {y, x});
   EXPECT_THAT(Values(grads[0]), ElementsAre(18));   // 2y
   EXPECT_THAT(Values(grads[1]), ElementsAre(108));  // 4x^3
 }
@@ -357,7 +375,7 @@ TEST(GradientTapeTest, ReusedTensorGradientsAreSummed) {
   tape.Watch(x);
   // y = x + x + x*x: dy/dx = 2 + 2x.
   Tensor y = ReduceSum(Add(Add(x, x), Mul(x, x)));
-  EXPECT_THAT(Values(tape.Gradient(y, std::vector<Tensor>{x})[0]), ElementsAre(8, 0));
+  EXPECT_THAT(Values(tape.Gradient(y, {x})[0]), ElementsAre(8, 0));
 }
 
 TEST(GradientTapeTest, VariableReadSeveralTimesSumsGradients) {
@@ -518,7 +536,8 @@ TEST_F(GradientTapeFiniteDifferenceTest, MlpLossGradientsMatchCentralDifferences
   {
     GradientTape tape;
     Tensor loss = Loss();
-    EXPECT_THAT(tape.WatchedVariables(), ElementsAre(&w1_, &b1_, &w2_, &b2_));
+    // In read order, which C++ leaves unspecified within one expression.
+    EXPECT_THAT(tape.WatchedVariables(), UnorderedElementsAre(&w1_, &b1_, &w2_, &b2_));
     grads = tape.Gradient(loss, {&w1_, &b1_, &w2_, &b2_, &x_});
   }
   Variable* params[] = {&w1_, &b1_, &w2_, &b2_};
