@@ -45,6 +45,9 @@ class WritableFile {
   size_t capacity_;
   size_t used_ = 0;
   uint64_t size_ = 0;
+  static constexpr uint64_t kWritebackBytes = 8 << 20;
+  uint64_t written_ = 0;            // bytes handed to write(2)
+  uint64_t writeback_started_ = 0;  // bytes whose writeback has been started
 };
 
 // A file read with pread(2) at arbitrary offsets; its size is taken once at

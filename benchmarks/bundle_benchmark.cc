@@ -1,0 +1,192 @@
+// TensorBundle save/restore bandwidth beside the machine's own limits,
+// measured in the same run: memcpy, and a plain write(2) of the same bytes
+// followed by fsync (what a save cannot beat). Also the peak extra resident
+// memory during a save (VmHWM after resetting it, minus RSS before).
+//
+//   build/benchmarks/bundle_benchmark --benchmark_filter=100MB
+//   EAGER_BENCH_TMPDIR=/some/disk build/benchmarks/bundle_benchmark
+//
+// The 1 GB cases write 1 GB (twice per iteration) to EAGER_BENCH_TMPDIR
+// (default /tmp); they are never run by the test suite.
+
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "saving/bundle_reader.h"
+#include "saving/bundle_writer.h"
+
+namespace eager {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string BenchDir() {
+  const char* env = std::getenv("EAGER_BENCH_TMPDIR");
+  const fs::path dir =
+      fs::path(env ? env : "/tmp") / ("eager_bundle_bench_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+// "VmRSS" / "VmHWM" from /proc/self/status, in bytes.
+int64_t ProcStatusBytes(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1)) * 1024;
+  }
+  return -1;
+}
+
+// Makes VmHWM restart from the current RSS (Linux >= 4.0).
+void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+std::vector<Tensor> MakeTensors(int count, int64_t floats_each) {
+  std::vector<Tensor> tensors;
+  for (int i = 0; i < count; ++i) {
+    std::vector<float> values(static_cast<size_t>(floats_each));
+    for (size_t j = 0; j < values.size(); ++j) values[j] = float(i) + 1e-3f * float(j % 1000);
+    tensors.push_back(Tensor::FromVector<float>(std::move(values)));
+  }
+  return tensors;
+}
+
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// write(2) every tensor's bytes to one new file, fsync, close.
+void PlainWriteAndFsync(const std::string& path, const std::vector<Tensor>& tensors) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("open " + path);
+  for (const Tensor& t : tensors) {
+    const auto bytes = t.bytes();
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n <= 0) throw std::runtime_error("write " + path);
+      done += static_cast<size_t>(n);
+    }
+  }
+  ::fsync(fd);
+  ::close(fd);
+}
+
+double MemcpyBandwidth(const std::vector<Tensor>& tensors) {
+  std::vector<char> dst(tensors[0].bytes().size());
+  const auto start = Clock::now();
+  size_t total = 0;
+  for (const Tensor& t : tensors) {
+    std::memcpy(dst.data(), t.bytes().data(), t.bytes().size());
+    benchmark::DoNotOptimize(dst.data());
+    total += t.bytes().size();
+  }
+  return double(total) / Seconds(start);
+}
+
+void BM_Save(benchmark::State& state) {
+  const int count = static_cast<int>(state.range(0));
+  const int64_t mb_each = state.range(1);
+  const std::vector<Tensor> tensors = MakeTensors(count, mb_each * (1 << 20) / 4);
+  const int64_t total = count * mb_each * (1 << 20);
+  const std::string dir = BenchDir();
+  double write_seconds = 0;
+  double memcpy_bps = 0;
+  int64_t peak_extra = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto start = Clock::now();
+    PlainWriteAndFsync(dir + "/plain", tensors);
+    write_seconds += Seconds(start);
+    fs::remove(dir + "/plain");
+    memcpy_bps = std::max(memcpy_bps, MemcpyBandwidth(tensors));
+    const int64_t rss_before = ProcStatusBytes("VmRSS");
+    ResetPeakRss();
+    state.ResumeTiming();
+
+    BundleWriter writer(dir + "/ckpt");
+    for (int i = 0; i < count; ++i)
+      writer.Add("layer_" + std::to_string(i) + "/kernel", tensors[i]);
+    writer.Finish();
+
+    state.PauseTiming();
+    peak_extra = std::max(peak_extra, ProcStatusBytes("VmHWM") - rss_before);
+    fs::remove(dir + "/ckpt.index");
+    fs::remove(dir + "/ckpt.data-00000-of-00001");
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(state.iterations() * total);
+  const double write_bps = double(total) * double(state.iterations()) / write_seconds;
+  state.counters["fsync_write_MBps"] = write_bps / 1e6;
+  state.counters["memcpy_MBps"] = memcpy_bps / 1e6;
+  state.counters["save_MBps"] =
+      benchmark::Counter(double(total) / 1e6, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["peak_extra_MB"] = double(peak_extra) / 1e6;
+  fs::remove_all(dir);
+}
+
+void BM_Restore(benchmark::State& state) {
+  const int count = static_cast<int>(state.range(0));
+  const int64_t mb_each = state.range(1);
+  const int64_t total = count * mb_each * (1 << 20);
+  const std::string dir = BenchDir();
+  double memcpy_bps = 0;
+  {
+    const std::vector<Tensor> tensors = MakeTensors(count, mb_each * (1 << 20) / 4);
+    memcpy_bps = MemcpyBandwidth(tensors);
+    BundleWriter writer(dir + "/ckpt");
+    for (int i = 0; i < count; ++i)
+      writer.Add("layer_" + std::to_string(i) + "/kernel", tensors[i]);
+    writer.Finish();
+  }
+  for (auto _ : state) {
+    BundleReader reader(dir + "/ckpt");  // data from the page cache: CPU cost, CRC included
+    for (const std::string& key : reader.Keys()) {
+      Tensor t = reader.Read(key);
+      benchmark::DoNotOptimize(t);
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * total);
+  state.counters["memcpy_MBps"] = memcpy_bps / 1e6;
+  state.counters["restore_MBps"] =
+      benchmark::Counter(double(total) / 1e6, benchmark::Counter::kIsIterationInvariantRate);
+  fs::remove_all(dir);
+}
+
+// {tensor count, MB per tensor}: 100 MB and 1 GB of float32.
+BENCHMARK(BM_Save)
+    ->Name("BM_Save/100MB")
+    ->Args({100, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Save)
+    ->Name("BM_Save/1GB")
+    ->Args({100, 10})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(2);
+BENCHMARK(BM_Restore)
+    ->Name("BM_Restore/100MB")
+    ->Args({100, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_Restore)
+    ->Name("BM_Restore/1GB")
+    ->Args({100, 10})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+
+}  // namespace
+}  // namespace eager
+
+BENCHMARK_MAIN();
