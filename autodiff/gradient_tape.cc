@@ -1,5 +1,6 @@
 #include "autodiff/gradient_tape.h"
 
+#include <bit>
 #include <cstdint>
 #include <utility>
 
@@ -39,6 +40,73 @@ void Accumulate(std::optional<Tensor>& slot, const Tensor& grad) {
   slot = slot.has_value() ? Add(*slot, grad) : grad;
 }
 
+// TensorId -> record index (or kWatched), open addressing with linear
+// probing. ShouldRecord does one lookup per input of every op run while the
+// tape is alive, so this replaces std::unordered_map's node per entry and
+// pointer chase per lookup. Ids are never 0, so 0 marks an empty slot.
+class IdMap {
+ public:
+  bool empty() const { return size_ == 0; }
+
+  // The value stored for `id`, or kUntracked.
+  int64_t Find(TensorId id) const {
+    if (size_ == 0) return kUntracked;
+    for (size_t i = Slot(id);; i = (i + 1) & mask_) {
+      if (slots_[i].id == id) return slots_[i].value;
+      if (slots_[i].id == 0) return kUntracked;
+    }
+  }
+
+  // Stores `value` unless `id` is present (then keeps the old value).
+  void Emplace(TensorId id, int64_t value) {
+    EAGER_INTERNAL_CHECK(id != 0);
+    if (2 * (size_ + 1) > slots_.size()) Rehash(slots_.empty() ? 64 : 2 * slots_.size());
+    for (size_t i = Slot(id);; i = (i + 1) & mask_) {
+      if (slots_[i].id == id) return;
+      if (slots_[i].id == 0) {
+        slots_[i] = {id, value};
+        ++size_;
+        return;
+      }
+    }
+  }
+
+  void Clear() {
+    std::vector<Entry>().swap(slots_);
+    size_ = 0;
+    mask_ = 0;
+    shift_ = 64;
+  }
+
+ private:
+  struct Entry {
+    TensorId id = 0;
+    int64_t value = 0;
+  };
+
+  // Fibonacci hashing: consecutive ids spread over the table.
+  size_t Slot(TensorId id) const {
+    return static_cast<size_t>((id * 0x9E3779B97F4A7C15ull) >> shift_) & mask_;
+  }
+
+  void Rehash(size_t capacity) {
+    std::vector<Entry> old;
+    old.swap(slots_);
+    slots_.resize(capacity);
+    mask_ = capacity - 1;
+    shift_ = 64 - std::countr_zero(capacity);
+    size_ = 0;
+    for (const Entry& e : old) {
+      if (e.id != 0) Emplace(e.id, e.value);
+    }
+  }
+
+  std::vector<Entry> slots_;  // size 0 or a power of two
+  size_t size_ = 0;
+  size_t mask_ = 0;
+  int shift_ = 64;
+};
+
 }  // namespace
 
 struct GradientTape::Impl {
@@ -50,10 +118,12 @@ struct GradientTape::Impl {
   Impl(bool persistent, bool watch_accessed_variables)
       : persistent(persistent), watch_accessed_variables(watch_accessed_variables) {}
 
-  int64_t ProducerOf(TensorId id) const {
-    auto it = tensors.find(id);
-    return it == tensors.end() ? kUntracked : it->second;
-  }
+  struct Record {
+    OpCall call;
+    size_t first_input;  // call.inputs[i]'s producer is input_producers[first_input + i]
+  };
+
+  int64_t ProducerOf(TensorId id) const { return tensors.Find(id); }
 
   std::vector<std::optional<Tensor>> Differentiate(OpRecorder* self, const Tensor& target,
                                                    const std::vector<Source>& sources,
@@ -61,9 +131,14 @@ struct GradientTape::Impl {
                                                    const std::optional<Tensor>& output_gradient);
   // The gradient of `target` with respect to every id in `source_ids` that it
   // reaches, by TensorFlow's tape algorithm.
-  std::unordered_map<TensorId, std::optional<Tensor>> Backprop(
-      const Tensor& target, const std::unordered_set<TensorId>& source_ids,
-      const Tensor& output_gradient) const;
+  // Returns the gradient per record output (`by_record`) and per source
+  // that no record produced (`loose`).
+  struct Gradients {
+    std::vector<std::optional<Tensor>> by_record;
+    std::unordered_map<TensorId, std::optional<Tensor>> loose;
+  };
+  Gradients Backprop(const Tensor& target, const std::unordered_set<TensorId>& source_ids,
+                     const Tensor& output_gradient) const;
   // Drops every record and stops recording: a non-persistent tape is done.
   void Release(GradientTape* tape);
 
@@ -74,10 +149,14 @@ struct GradientTape::Impl {
 
   // Records in execution order, so a tensor's producer always precedes its
   // consumers.
-  std::vector<OpCall> records;
+  std::vector<Record> records;
+  // For each record's inputs, in order: the producing record's index, or
+  // kWatched / kUntracked, found once when recording so that Gradient()
+  // walks indices instead of hashing ids.
+  std::vector<int64_t> input_producers;
   // Every tensor the tape differentiates through: kWatched, or the index of
   // the record that produced it. ShouldRecord is one lookup per input here.
-  std::unordered_map<TensorId, int64_t> tensors;
+  IdMap tensors;
   std::vector<WatchedVariable> variables;  // first-watched order
   std::unordered_map<const Variable*, size_t> variable_index;
 
@@ -98,8 +177,9 @@ GradientTape::~GradientTape() {
 
 void GradientTape::Impl::Release(GradientTape* tape) {
   // Swaps, not clear(): clear() keeps the hash table's buckets.
-  std::vector<OpCall>().swap(records);
-  std::unordered_map<TensorId, int64_t>().swap(tensors);
+  std::vector<Record>().swap(records);
+  std::vector<int64_t>().swap(input_producers);
+  tensors.Clear();
   for (WatchedVariable& v : variables) std::vector<TensorId>().swap(v.reads);
   recording.reset();
   if (observing_reads) {
@@ -112,7 +192,7 @@ void GradientTape::Watch(const Tensor& tensor) {
   if (impl_->used) return;  // TF ignores watches on a finished tape, too
   // emplace keeps the producer of an already recorded tensor: gradients flow
   // through it as before, and it also becomes a valid source.
-  impl_->tensors.emplace(tensor.id(), kWatched);
+  impl_->tensors.Emplace(tensor.id(), kWatched);
 }
 
 void GradientTape::Watch(const Variable& variable) {
@@ -142,7 +222,7 @@ void GradientTape::OnVariableRead(const Variable& variable, const Tensor& value)
   // with the last read is enough to keep the ids distinct.
   if (reads.empty() || reads.back() != value.id()) {
     reads.push_back(value.id());
-    s.tensors.emplace(value.id(), kWatched);
+    s.tensors.Emplace(value.id(), kWatched);
   }
 }
 
@@ -154,7 +234,7 @@ bool GradientTape::ShouldRecord(const OpDef& op, std::span<const Tensor> inputs)
   if (op.gradient == nullptr || s.tensors.empty()) return false;
   for (const Tensor& t : inputs) {
     // As TensorFlow: only float tensors carry gradients, even when watched.
-    if (IsFloating(t.dtype()) && s.tensors.contains(t.id())) return true;
+    if (IsFloating(t.dtype()) && s.tensors.Find(t.id()) != kUntracked) return true;
   }
   return false;
 }
@@ -164,15 +244,23 @@ void GradientTape::Record(const OpCall& call) {
   // A non-float output (Cast to int) carries no gradient; not tracking it
   // keeps everything computed from it off the tape.
   if (!IsFloating(call.output.dtype())) return;
-  s.tensors.emplace(call.output.id(), static_cast<int64_t>(s.records.size()));
-  s.records.push_back(call);
+  const auto index = static_cast<int64_t>(s.records.size());
+  s.records.push_back({call, s.input_producers.size()});
+  for (const Tensor& input : call.inputs) s.input_producers.push_back(s.ProducerOf(input.id()));
+  s.tensors.Emplace(call.output.id(), index);
 }
 
-std::unordered_map<TensorId, std::optional<Tensor>> GradientTape::Impl::Backprop(
+GradientTape::Impl::Gradients GradientTape::Impl::Backprop(
     const Tensor& target, const std::unordered_set<TensorId>& source_ids,
     const Tensor& output_gradient) const {
-  const auto n = static_cast<int64_t>(records.size());
-  std::vector<uint8_t> state(static_cast<size_t>(n), kUnvisited);
+  const size_t n = records.size();
+  std::vector<uint8_t> state(n, kUnvisited);
+  // Sources a record produced are marked by index; the others (watched
+  // tensors, variable reads, constant inputs) stay in source_ids.
+  std::vector<uint8_t> is_source(n, 0);
+  for (TensorId id : source_ids) {
+    if (const int64_t p = ProducerOf(id); p >= 0) is_source[p] = 1;
+  }
 
   // 1. The records the target depends on, by a depth-first walk from its
   //    producer along recorded inputs.
@@ -183,10 +271,10 @@ std::unordered_map<TensorId, std::optional<Tensor>> GradientTape::Impl::Backprop
     stack.push_back(root);
   }
   while (!stack.empty()) {
-    const int64_t r = stack.back();
+    const Record& rec = records[stack.back()];
     stack.pop_back();
-    for (const Tensor& input : records[r].inputs) {
-      const int64_t p = ProducerOf(input.id());
+    for (size_t i = 0; i < rec.call.inputs.size(); ++i) {
+      const int64_t p = input_producers[rec.first_input + i];
       if (p >= 0 && state[p] == kUnvisited) {
         state[p] = kAncestor;
         stack.push_back(p);
@@ -196,39 +284,46 @@ std::unordered_map<TensorId, std::optional<Tensor>> GradientTape::Impl::Backprop
 
   // 2. Forward over those, in execution order (producers first): a record is
   //    relevant when an input derives from a source. Count the uses of each
-  //    derived tensor by relevant records: its producer is ready once all of
-  //    them have passed their gradient back.
-  auto derived = [&](const Tensor& t) {
-    if (!IsFloating(t.dtype())) return false;
-    if (source_ids.contains(t.id())) return true;
-    const int64_t p = ProducerOf(t.id());
-    return p >= 0 && state[p] == kRelevant;
+  //    relevant output by relevant records: its producer is ready once all
+  //    of them have passed their gradient back.
+  auto derived = [&](const Record& rec, size_t i) {
+    const int64_t p = input_producers[rec.first_input + i];
+    if (p >= 0) return state[p] == kRelevant || is_source[p] != 0;
+    const Tensor& input = rec.call.inputs[i];
+    return IsFloating(input.dtype()) && source_ids.contains(input.id());
   };
-  std::unordered_map<TensorId, int> uses;
-  for (int64_t r = 0; r < n; ++r) {
+  std::vector<int32_t> uses(n, 0);
+  for (size_t r = 0; r < n; ++r) {
     if (state[r] != kAncestor) continue;
+    const Record& rec = records[r];
     bool relevant = false;
-    for (const Tensor& input : records[r].inputs) {
-      if (derived(input)) {
-        relevant = true;
-        ++uses[input.id()];
-      }
+    for (size_t i = 0; i < rec.call.inputs.size(); ++i) {
+      if (!derived(rec, i)) continue;
+      relevant = true;
+      if (const int64_t p = input_producers[rec.first_input + i]; p >= 0) ++uses[p];
     }
     if (relevant) state[r] = kRelevant;
   }
 
-  // 3. Backwards with a ready stack, accumulating gradients by tensor id.
-  //    Only gradients of sources are kept once their producer has run.
-  std::unordered_map<TensorId, std::optional<Tensor>> grads;
-  grads[target.id()] = output_gradient;
-  if (root >= 0 && state[root] == kRelevant) stack.push_back(root);
+  // 3. Backwards with a ready stack, accumulating gradients. A record's
+  //    output gradient is dropped once used unless it is a source's.
+  Gradients grads;
+  grads.by_record.resize(n);
+  if (root >= 0) {
+    grads.by_record[root] = output_gradient;
+    if (state[root] == kRelevant) stack.push_back(root);
+  } else {
+    grads.loose[target.id()] = output_gradient;
+  }
   while (!stack.empty()) {
-    const OpCall& call = records[stack.back()];
+    const int64_t r = stack.back();
     stack.pop_back();
+    const Record& rec = records[r];
+    const OpCall& call = rec.call;
     std::vector<std::optional<Tensor>> input_grads;
-    if (auto it = grads.find(call.output.id()); it != grads.end() && it->second.has_value()) {
-      const Tensor grad = *it->second;
-      if (!source_ids.contains(call.output.id())) grads.erase(it);
+    if (std::optional<Tensor>& out = grads.by_record[r]; out.has_value()) {
+      const Tensor grad = *out;
+      if (!is_source[r]) out.reset();
       input_grads = call.op->gradient(call, grad);
       if (input_grads.size() != call.inputs.size()) [[unlikely]] {
         throw InternalError(StrCat("GradientTape: the gradient of ", call.op->type, " returned ",
@@ -237,8 +332,9 @@ std::unordered_map<TensorId, std::optional<Tensor>> GradientTape::Impl::Backprop
       }
     }
     for (size_t i = 0; i < call.inputs.size(); ++i) {
+      if (!derived(rec, i)) continue;
       const Tensor& input = call.inputs[i];
-      if (!derived(input)) continue;
+      const int64_t p = input_producers[rec.first_input + i];
       if (!input_grads.empty() && input_grads[i].has_value()) {
         const Tensor& g = *input_grads[i];
         if (g.shape() != input.shape() || g.dtype() != input.dtype()) [[unlikely]] {
@@ -247,14 +343,11 @@ std::unordered_map<TensorId, std::optional<Tensor>> GradientTape::Impl::Backprop
                                      ", expected the input's shape ", input.shape(), " and dtype ",
                                      input.dtype()));
         }
-        Accumulate(grads[input.id()], g);
+        Accumulate(p >= 0 ? grads.by_record[p] : grads.loose[input.id()], g);
       }
       // An input without a gradient still counts as delivered: its producer
       // must run once every consumer is done, with whatever did arrive.
-      if (--uses[input.id()] == 0) {
-        const int64_t p = ProducerOf(input.id());
-        if (p >= 0 && state[p] == kRelevant) stack.push_back(p);
-      }
+      if (p >= 0 && --uses[p] == 0 && state[p] == kRelevant) stack.push_back(p);
     }
   }
   return grads;
@@ -288,13 +381,17 @@ std::vector<std::optional<Tensor>> GradientTape::Impl::Differentiate(
       if (IsFloating(source.dtype)) source_ids.insert(source.ids.begin(), source.ids.end());
     }
     if (IsFloating(target.dtype()) && !source_ids.empty()) {
-      std::unordered_map<TensorId, std::optional<Tensor>> grads =
-          Backprop(target, source_ids, output_gradient.value_or(OnesLike(target)));
+      Gradients grads = Backprop(target, source_ids, output_gradient.value_or(OnesLike(target)));
       for (size_t i = 0; i < sources.size(); ++i) {
         if (!IsFloating(sources[i].dtype)) continue;
         for (TensorId id : sources[i].ids) {
-          auto it = grads.find(id);
-          if (it != grads.end() && it->second.has_value()) Accumulate(result[i], *it->second);
+          const std::optional<Tensor>* g = nullptr;
+          if (const int64_t p = ProducerOf(id); p >= 0) {
+            g = &grads.by_record[p];
+          } else if (auto it = grads.loose.find(id); it != grads.loose.end()) {
+            g = &it->second;
+          }
+          if (g != nullptr && g->has_value()) Accumulate(result[i], **g);
         }
       }
     }

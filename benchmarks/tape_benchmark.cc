@@ -3,7 +3,7 @@
 // The "per_op" counter divides the time by the 10 forward ops, so the
 // difference between the rows is the tape's per-op cost.
 //
-//   build-tape/benchmarks/tape_benchmark --benchmark_min_time=0.5s
+//   build-tape/benchmarks/tape_benchmark --benchmark_min_time=0.5
 
 #include <benchmark/benchmark.h>
 

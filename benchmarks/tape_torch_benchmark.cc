@@ -2,7 +2,7 @@
 // side by side in one binary (one thread each), so that one run gives the
 // ratio under the same machine noise.
 //
-//   build-tape/benchmarks/tape_torch_benchmark --benchmark_min_time=0.5s
+//   build-tape/benchmarks/tape_torch_benchmark --benchmark_min_time=0.5
 
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
