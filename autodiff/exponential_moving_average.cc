@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "autodiff/internal/writable_value.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -64,13 +65,12 @@ void ExponentialMovingAverage::Update(const Entry& entry, float one_minus_decay)
   VisitFloatDType(shadow.dtype(), "ExponentialMovingAverage", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T c = static_cast<T>(one_minus_decay);  // the float32 1 - d, cast
-    const Tensor s = shadow.value();
-    const T* sp = s.data<T>().data();
-    const T* xp = value.data<T>().data();
-    Tensor out = internal::NewTensor(s.shape(), s.dtype());
-    T* op = internal::MutableData<T>(out);
-    const size_t n = static_cast<size_t>(s.num_elements());
-    for (size_t i = 0; i < n; ++i) op[i] = sp[i] - (sp[i] - xp[i]) * c;
+    // In place when the shadow alone holds its buffer (WritableValue).
+    Tensor out = internal::WritableValue(shadow);
+    T* __restrict sp = internal::MutableData<T>(out);
+    const T* __restrict xp = value.data<T>().data();
+    const size_t n = static_cast<size_t>(out.num_elements());
+    for (size_t i = 0; i < n; ++i) sp[i] = sp[i] - (sp[i] - xp[i]) * c;
     shadow.Assign(out);
   });
 }

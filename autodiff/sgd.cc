@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "autodiff/internal/writable_value.h"
+
 namespace eager {
 namespace {
 
@@ -51,26 +53,24 @@ void SGD::ApplyDense(const Tensor& grad, Variable& variable) {
       const T decay = static_cast<T>(decay_->value().scalar<float>());
       lr = lr / (T(1) + decay * static_cast<T>(iterations()));
     }
-    const Tensor value = variable.value();
-    const T* g = grad.data<T>().data();
-    const T* x = value.data<T>().data();
-    const size_t n = static_cast<size_t>(value.num_elements());
-    Tensor new_value = internal::NewTensor(value.shape(), value.dtype());
-    T* out = internal::MutableData<T>(new_value);
+    // In place when the variable alone holds its buffer (WritableValue);
+    // the buffers are then distinct from the gradient's.
+    Tensor new_value = internal::WritableValue(variable);
+    const T* __restrict g = grad.data<T>().data();
+    T* __restrict x = internal::MutableData<T>(new_value);
+    const size_t n = static_cast<size_t>(new_value.num_elements());
     if (!use_momentum_) {
-      for (size_t i = 0; i < n; ++i) out[i] = x[i] - g[i] * lr;
+      for (size_t i = 0; i < n; ++i) x[i] = x[i] - g[i] * lr;
       variable.Assign(new_value);
       return;
     }
     const T momentum = static_cast<T>(momentum_->value().scalar<float>());
     Variable& accum_variable = *GetSlot(variable, "momentum");
-    const Tensor accum = accum_variable.value();
-    const T* a = accum.data<T>().data();
-    Tensor new_accum = internal::NewTensor(value.shape(), value.dtype());
-    T* acc = internal::MutableData<T>(new_accum);
+    Tensor new_accum = internal::WritableValue(accum_variable);
+    T* __restrict a = internal::MutableData<T>(new_accum);
     for (size_t i = 0; i < n; ++i) {
-      acc[i] = a[i] * momentum - g[i] * lr;
-      out[i] = nesterov_ ? x[i] + (acc[i] * momentum - g[i] * lr) : x[i] + acc[i];
+      a[i] = a[i] * momentum - g[i] * lr;
+      x[i] = nesterov_ ? x[i] + (a[i] * momentum - g[i] * lr) : x[i] + a[i];
     }
     accum_variable.Assign(new_accum);
     variable.Assign(new_value);

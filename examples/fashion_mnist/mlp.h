@@ -1,10 +1,18 @@
 #pragma once
 
-// The main job's model: 784-256-10, ReLU, as a Module (header-only, so the
-// training benchmark can use it without the example library).
+// The main job's model, 784-256-10 with ReLU, and its training step;
+// header-only, so that the training benchmark uses exactly this code without
+// linking the example library.
 
+#include <optional>
+#include <vector>
+
+#include "autodiff/adam.h"
 #include "autodiff/dense.h"
+#include "autodiff/gradient_tape.h"
 #include "autodiff/module.h"
+#include "ops/nn_ops.h"
+#include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
 
 namespace fashion_mnist {
@@ -21,5 +29,25 @@ struct Mlp : eager::Module {
   eager::Dense hidden;
   eager::Dense logits;
 };
+
+// One optimizer step on the mean sparse softmax cross entropy of
+// (images [batch, 784] float32, labels [batch] int32); returns the loss.
+// The first call builds the model.
+inline float TrainStep(Mlp& model, eager::Optimizer& optimizer, const eager::Tensor& images,
+                       const eager::Tensor& labels) {
+  eager::GradientTape tape;
+  const eager::Tensor loss =
+      eager::ReduceMean(eager::SparseSoftmaxCrossEntropyWithLogits(labels, model(images)));
+  const std::vector<eager::Variable*> variables = model.TrainableVariables();
+  const std::vector<const eager::Variable*> sources(variables.begin(), variables.end());
+  std::vector<std::optional<eager::Tensor>> grads = tape.Gradient(loss, sources);
+  std::vector<eager::Optimizer::GradientAndVariable> pairs;
+  pairs.reserve(variables.size());
+  for (size_t i = 0; i < variables.size(); ++i) {
+    pairs.emplace_back(std::move(grads[i]), variables[i]);
+  }
+  optimizer.ApplyGradients(pairs);
+  return loss.scalar<float>();
+}
 
 }  // namespace fashion_mnist

@@ -17,19 +17,7 @@ using eager::Tensor;
 using eager::Variable;
 
 float TrainStep(Mlp& model, eager::Adam& optimizer, const Dataset& batch) {
-  eager::GradientTape tape;
-  const Tensor logits = model(batch.images);
-  const Tensor loss =
-      eager::ReduceMean(eager::SparseSoftmaxCrossEntropyWithLogits(batch.labels, logits));
-  const std::vector<Variable*> variables = model.TrainableVariables();
-  std::vector<const Variable*> sources(variables.begin(), variables.end());
-  std::vector<std::optional<Tensor>> grads = tape.Gradient(loss, sources);
-  std::vector<eager::Optimizer::GradientAndVariable> pairs;
-  pairs.reserve(variables.size());
-  for (size_t i = 0; i < variables.size(); ++i)
-    pairs.emplace_back(std::move(grads[i]), variables[i]);
-  optimizer.ApplyGradients(pairs);
-  return loss.scalar<float>();
+  return TrainStep(model, optimizer, batch.images, batch.labels);
 }
 
 double Accuracy(Mlp& model, const Dataset& data, int64_t batch_size) {

@@ -299,3 +299,31 @@ TEST_F(AdamTest, ValidatesOptions) {
 
 }  // namespace
 }  // namespace eager
+
+namespace eager {
+namespace {
+
+TEST(AdamInPlaceTest, TensorsReadBeforeAStepNeverChange) {
+  // The optimizer updates a variable's buffer in place only when nobody else
+  // holds it; a value read earlier keeps its contents and its id.
+  Variable w(Tensor::FromVector<float>({1, 2, 3}, Shape{3}), "w");
+  Adam adam;
+  const Tensor g = Tensor::FromVector<float>({1, 1, 1}, Shape{3});
+  adam.ApplyGradients({{g, &w}});
+  const Tensor before = w.value();
+  const Tensor m_before = adam.GetSlot(w, "m")->value();
+  const std::vector<float> kept = before.ToVector<float>();
+  const std::vector<float> m_kept = m_before.ToVector<float>();
+  adam.ApplyGradients({{g, &w}});
+  EXPECT_EQ(before.ToVector<float>(), kept);
+  EXPECT_EQ(m_before.ToVector<float>(), m_kept);
+  EXPECT_NE(w.value().ToVector<float>(), kept);
+  EXPECT_NE(w.value().id(), before.id());
+  // Without outside holders the next step still gives a new id.
+  const TensorId id = w.value().id();
+  adam.ApplyGradients({{g, &w}});
+  EXPECT_NE(w.value().id(), id);
+}
+
+}  // namespace
+}  // namespace eager

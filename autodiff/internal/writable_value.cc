@@ -1,0 +1,18 @@
+#include "autodiff/internal/writable_value.h"
+
+#include <cstring>
+
+namespace eager::internal {
+
+Tensor WritableValue(const Variable& variable) {
+  Tensor value = variable.value();
+  // Two owners: the variable's value_ and `value`. A third (a tape record, a
+  // tensor the user kept) would see the write, so then copy. Variables are
+  // not thread-safe, so the count cannot change under us.
+  if (value.buffer().use_count() == 2) return value;
+  Tensor fresh = NewTensor(value.shape(), value.dtype());
+  std::memcpy(MutableRawData(fresh), value.raw_data(), value.bytes().size());
+  return fresh;
+}
+
+}  // namespace eager::internal
