@@ -1,6 +1,7 @@
 #include "ops/execute.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "ops/recorder.h"
@@ -26,18 +27,15 @@ ActiveRecorder* FindRecorder(OpRecorder* recorder) {
 
 void Report(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
             const Tensor& output) {
-  OpCall call;
-  bool built = false;
+  // Built only when some recorder wants it: a default OpCall would construct
+  // a default Tensor, which allocates, on every op run under any tape.
+  std::optional<OpCall> call;
   for (auto it = recorders.rbegin(); it != recorders.rend(); ++it) {
     if (it->paused > 0 || !it->recorder->ShouldRecord(op, inputs)) continue;
-    if (!built) {
-      call.op = &op;
-      call.inputs.assign(inputs.begin(), inputs.end());
-      call.output = output;
-      call.attrs = attrs;
-      built = true;
+    if (!call.has_value()) {
+      call.emplace(OpCall{&op, std::vector<Tensor>(inputs.begin(), inputs.end()), output, attrs});
     }
-    it->recorder->Record(call);
+    it->recorder->Record(*call);
   }
 }
 
