@@ -244,6 +244,11 @@ void GradientTape::Record(const OpCall& call) {
   // A non-float output (Cast to int) carries no gradient; not tracking it
   // keeps everything computed from it off the tape.
   if (!IsFloating(call.output.dtype())) return;
+  if (s.records.empty()) {
+    // Skips the first few doublings, each of which moves every record.
+    s.records.reserve(16);
+    s.input_producers.reserve(32);
+  }
   const auto index = static_cast<int64_t>(s.records.size());
   s.records.push_back({call, s.input_producers.size()});
   for (const Tensor& input : call.inputs) s.input_producers.push_back(s.ProducerOf(input.id()));
