@@ -30,19 +30,34 @@ std::string ShapeText(const std::vector<int64_t>& dims) {
   return text + "]";
 }
 
+// Whether `path` is a regular file ending in the LevelDB table magic.
+bool IsTableFile(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  try {
+    auto file = internal::RandomAccessFile::Open(path.string());
+    char magic[8];
+    return file->size() >= 48 && file->ReadAt(file->size() - 8, 8, magic) == 8 &&
+           internal::DecodeFixed64(magic) == 0xdb4775248b80fb57ull;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 // A V1 checkpoint is one or more TensorSlice tables named PREFIX or
 // PREFIX-SSSSS-of-NNNNN (FORMAT.md 2.9).
 bool LooksLikeV1Checkpoint(const std::string& prefix) {
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(prefix, ec)) return true;
+  if (IsTableFile(prefix)) return true;
   const std::filesystem::path path(prefix);
   const std::string base = path.filename().string();
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  std::error_code ec;
   for (const auto& item : std::filesystem::directory_iterator(dir, ec)) {
     const std::string name = item.path().filename().string();
-    // BASE-00000-of-00001: 16 characters after BASE.
+    // BASE-00000-of-00001: 15 characters after BASE.
     if (name.size() == base.size() + 15 && name.compare(0, base.size(), base) == 0 &&
-        name.compare(base.size(), 1, "-") == 0 && name.compare(base.size() + 6, 4, "-of-") == 0) {
+        name.compare(base.size(), 1, "-") == 0 && name.compare(base.size() + 6, 4, "-of-") == 0 &&
+        IsTableFile(item.path())) {
       return true;
     }
   }
@@ -68,6 +83,14 @@ int64_t BundleReader::Entry::num_elements() const {
 BundleReader::BundleReader(std::string prefix)
     : prefix_(std::move(prefix)), index_path_(IndexFilename(prefix_)) {
   if (!internal::FileExists(index_path_)) {
+    // A V2 file name passed as the prefix is the likely mistake, and the
+    // .index file is itself a table: check this before the V1 test.
+    if (prefix_.ends_with(".index") || prefix_.find(".data-") != std::string::npos) {
+      throw NotFoundError(StrCat("Failed to find the checkpoint index file ", index_path_,
+                                 ": pass the checkpoint prefix, without the .index or .data-* "
+                                 "suffix (got ",
+                                 prefix_, ")"));
+    }
     if (LooksLikeV1Checkpoint(prefix_)) {
       throw UnimplementedError(
           StrCat("Checkpoint ", prefix_,
@@ -75,12 +98,8 @@ BundleReader::BundleReader(std::string prefix)
                  "supported; only V2 TensorBundles (PREFIX.index + PREFIX.data-*) can be read. "
                  "Re-save it with a TensorFlow Saver using write_version=tf.train.SaverDef.V2"));
     }
-    std::string hint;
-    if (prefix_.ends_with(".index") || prefix_.find(".data-") != std::string::npos) {
-      hint = " (pass the checkpoint prefix, without the .index or .data-* suffix)";
-    }
     throw NotFoundError(StrCat("Failed to find the checkpoint index file ", index_path_,
-                               " for checkpoint prefix ", prefix_, hint));
+                               " for checkpoint prefix ", prefix_));
   }
   auto index = internal::RandomAccessFile::Open(index_path_);
 

@@ -300,6 +300,19 @@ TEST(BundleReaderTest, MissingThingsAreNotFound) {
     EXPECT_NE(std::string(e.what()).find("Key nope not found in checkpoint"), std::string::npos);
   }
   EXPECT_FALSE(reader.Contains("nope"));
+  for (const std::string& wrong : {IndexFilename(prefix), DataFilename(prefix, 0, 1)}) {
+    try {
+      BundleReader by_file_name(wrong);
+      FAIL();
+    } catch (const NotFoundError& e) {
+      EXPECT_NE(std::string(e.what()).find("without the .index or .data-* suffix"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  // Some other file under the prefix's name is not mistaken for a V1 checkpoint.
+  ::eager::testing::WriteFile(dir + "/plain", "not a table");
+  EXPECT_THROW(BundleReader(dir + "/plain"), NotFoundError);
   EXPECT_TRUE(reader.Contains("v"));
   std::filesystem::remove(DataFilename(prefix, 0, 1));
   BundleReader index_only(prefix);  // listing needs only the index
