@@ -14,11 +14,14 @@
 // final names (data first, index last: the index is what makes a checkpoint
 // visible) and fsyncs the directory. If anything throws, or the writer is
 // destroyed without Finish(), the temporary files are removed and files
-// already under the final names are left untouched.
+// already under the final names are left untouched. (The one window that
+// cannot be closed: the index rename itself failing after the data rename
+// succeeded, which leaves the old index beside the new data; like TF's.)
 //
 // Memory: tensor bytes are streamed from the tensors' own buffers to the data
-// file (through a 1 MiB buffer for small tensors); a string tensor is encoded
-// one tensor at a time. Only the per-tensor metadata (~100 bytes each) is
+// file (small tensors gathered in a 256 KiB buffer, big ones written from their
+// own memory in 1 MiB checksummed pieces); for a string tensor only its length
+// header is built in memory. Only the per-tensor metadata (~100 bytes each) is
 // kept until Finish(). Not thread-safe.
 
 #include <cstdint>
