@@ -16,7 +16,7 @@
 // destroyed without Finish(), the temporary files are removed and files
 // already under the final names are left untouched. (The one window that
 // cannot be closed: the index rename itself failing after the data rename
-// succeeded, which leaves the old index beside the new data; like TF's.)
+// succeeded, which leaves the old index beside the new data.)
 //
 // Memory: tensor bytes are streamed from the tensors' own buffers to the data
 // file (small tensors gathered in a 256 KiB buffer, big ones written from their
