@@ -1,7 +1,22 @@
 #include "autodiff/gradient_tape.h"
 
+// TensorFlow's tape algorithm (c/eager/tape.h), on op calls keyed by tensor
+// id. Recording keeps each OpCall whose inputs include a tracked tensor and
+// tracks its output. Gradient() then
+//   1. walks back from the target's producer to the records it depends on,
+//   2. keeps those with an input derived from a source, counting for each
+//      record output how many kept records use it, and
+//   3. runs the kept records' gradient functions from a ready stack: a record
+//      is ready once every use of its output has passed a gradient back, and
+//      gradients reaching the same tensor are summed.
+// Each step is linear in the number of records. The backward ops run through
+// Execute like any other op, with this tape paused, so outer tapes record
+// them (higher-order gradients) and this one does not.
+
 #include <bit>
 #include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "ops/array_ops.h"

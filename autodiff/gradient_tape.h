@@ -15,9 +15,10 @@
 // - Gradient() returns one entry per source, shaped like it; a source the
 //   target does not depend on gets nullopt (UnconnectedGradients::kNone) or
 //   zeros (kZero). Broadcasting is undone: gradients sum back to input shapes.
-// - A non-persistent tape allows one Gradient() call and then releases its
-//   records; a second call throws FailedPreconditionError. A persistent tape
-//   keeps them until it is destroyed.
+// - A non-persistent tape allows one Gradient() call, then releases its
+//   records and stops recording; a second call throws
+//   FailedPreconditionError. A persistent tape keeps its records and goes on
+//   recording until it is destroyed.
 // - Tapes nest: an outer tape records the ops an inner tape's Gradient() runs,
 //   so second derivatives work. A tape does not record its own backward pass.
 // - StopGradient() cuts the flow; integer and bool tensors carry no gradient.
@@ -41,8 +42,6 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "ops/op_def.h"

@@ -186,6 +186,28 @@ TEST(GradientTapeTest, NonPersistentTapeFreesItsRecordsAfterGradient) {
   EXPECT_TRUE(intermediate.expired());
 }
 
+TEST(GradientTapeTest, NonPersistentTapeStopsRecordingAfterGradient) {
+  Variable x(Tensor::Vector<double>({1, 2}), "x");
+  GradientTape tape;
+  (void)tape.Gradient(ReduceSum(x.value()), x);
+  std::weak_ptr<const internal::Buffer> later;
+  {
+    Tensor e = Exp(x.value());
+    later = e.buffer();
+    (void)Square(e);
+  }
+  // Had the tape recorded Square, its record would still hold e.
+  EXPECT_TRUE(later.expired());
+  EXPECT_TRUE(tape.WatchedVariables() == std::vector<const Variable*>{&x});
+}
+
+TEST(GradientTapeTest, NullVariableSourceThrows) {
+  Variable x(Tensor::Vector<double>({1}), "x");
+  GradientTape tape;
+  Tensor y = Square(x.value());
+  EXPECT_THROW((void)tape.Gradient(y, {&x, nullptr}), InvalidArgumentError);
+}
+
 TEST(GradientTapeTest, PersistentTapeKeepsRecordsUntilDestroyed) {
   Variable x(Tensor::Vector<double>({1, 2}), "x");
   std::weak_ptr<const internal::Buffer> intermediate;
