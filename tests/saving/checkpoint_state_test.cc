@@ -98,6 +98,24 @@ TEST(CheckpointStateTest, WriteThenLatestWithRelativeAndAbsolutePaths) {
   fs::remove_all(other);
 }
 
+// The independent parser reads our state file and resolves the same latest
+// checkpoint (with a non-ASCII, quote-bearing name to exercise escaping).
+TEST(CheckpointStateTest, IndependentParserAgreesOnWhatWeWrite) {
+  EAGER_SKIP_WITHOUT_TFCKPT();
+  const std::string dir = TempDir();
+  const std::string name = "ck\"pt\xc3\xa9-1";
+  WriteBundle(dir + "/" + name);
+  WriteCheckpointState(dir, {.model_checkpoint_path = name,
+                             .all_model_checkpoint_paths = {name},
+                             .all_model_checkpoint_timestamps = {1673735799.685766},
+                             .last_preserved_timestamp = 1673735591.495455});
+  std::string output;
+  EXPECT_EQ(::eager::testing::RunTfckpt("state '" + dir + "'", dir + ".log", &output), 0) << output;
+  EXPECT_NE(output.find("(tf.train.latest_checkpoint semantics): " + *LatestCheckpoint(dir)),
+            std::string::npos)
+      << output;
+}
+
 TEST(CheckpointStateTest, EscapesLikeTensorFlowsTextFormat) {
   const CheckpointState state{.model_checkpoint_path =
                                   std::string("a\"b\\c'd\n\te\x01\xc3\xa9", 13)};

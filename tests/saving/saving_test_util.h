@@ -67,16 +67,20 @@ inline bool HaveTfckpt() {
   GTEST_SKIP() << "python3 or the checkpoint verifier " << EAGER_TFCKPT \
                << " is missing; configure with -DEAGER_TFCKPT=... to run this check"
 
-// Runs `python3 tfckpt.py verify -q PREFIX`; returns its exit status and puts
-// its output in *output.
-inline int TfckptVerify(const std::string& prefix, std::string* output) {
-  const std::string log = prefix + ".verify.log";
+// Runs `python3 tfckpt.py ARGS` (ARGS already shell-quoted); returns its exit
+// status and puts its output in *output.
+inline int RunTfckpt(const std::string& args, const std::string& log, std::string* output) {
   const std::string command =
-      std::string("python3 '") + EAGER_TFCKPT + "' verify -q '" + prefix + "' >'" + log + "' 2>&1";
+      std::string("python3 '") + EAGER_TFCKPT + "' " + args + " >'" + log + "' 2>&1";
   const int rc = std::system(command.c_str());
   *output = ReadFile(log);
   std::filesystem::remove(log);
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// `tfckpt.py verify -q PREFIX`.
+inline int TfckptVerify(const std::string& prefix, std::string* output) {
+  return RunTfckpt("verify -q '" + prefix + "'", prefix + ".verify.log", output);
 }
 
 }  // namespace eager::testing
