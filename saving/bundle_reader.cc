@@ -187,10 +187,11 @@ BundleReader::BundleReader(std::string prefix)
                                      ShapeText(entry.dims), " ", *entry.dtype, " in ",
                                      index_path_));
         }
-      } else if (entry.dtype == DType::kString && entry.size < n + 4) {
+      } else if (entry.dtype == DType::kString && (entry.size < 4 || entry.size - 4 < n)) {
         // Each element needs at least a 1-byte length, then a 4-byte CRC.
         throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
-                                   entry.size, " is below the minimum ", n + 4, " for ", n,
+                                   entry.size,
+                                   " is below the minimum (4 + one byte per string) for ", n,
                                    " strings in ", index_path_));
       }
     }
