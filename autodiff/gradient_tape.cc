@@ -144,10 +144,9 @@ struct GradientTape::Impl {
                                                    const std::vector<Source>& sources,
                                                    UnconnectedGradients unconnected,
                                                    const std::optional<Tensor>& output_gradient);
-  // The gradient of `target` with respect to every id in `source_ids` that it
-  // reaches, by TensorFlow's tape algorithm.
-  // Returns the gradient per record output (`by_record`) and per source
-  // that no record produced (`loose`).
+  // The gradients of `target` that reach the ids in `source_ids`: per record
+  // output (`by_record`, kept for sources) and per source no record produced
+  // (`loose`).
   struct Gradients {
     std::vector<std::optional<Tensor>> by_record;
     std::unordered_map<TensorId, std::optional<Tensor>> loose;
@@ -191,7 +190,7 @@ GradientTape::~GradientTape() {
 }
 
 void GradientTape::Impl::Release(GradientTape* tape) {
-  // Swaps, not clear(): clear() keeps the hash table's buckets.
+  // Swaps, not clear(): clear() keeps the capacity.
   std::vector<Record>().swap(records);
   std::vector<int64_t>().swap(input_producers);
   tensors.Clear();
@@ -204,7 +203,7 @@ void GradientTape::Impl::Release(GradientTape* tape) {
 }
 
 void GradientTape::Watch(const Tensor& tensor) {
-  if (impl_->used) return;  // TF ignores watches on a finished tape, too
+  if (impl_->used) return;  // a spent non-persistent tape tracks nothing more
   // emplace keeps the producer of an already recorded tensor: gradients flow
   // through it as before, and it also becomes a valid source.
   impl_->tensors.Emplace(tensor.id(), kWatched);
