@@ -339,6 +339,13 @@ TEST_F(CraftedIndexTest, ElementCountOverflowIsDataLoss) {
   ExpectThrows<DataLossError>([&] { BundleReader r(prefix_); });
 }
 
+TEST_F(CraftedIndexTest, StringEntryTooSmallForItsElementCountIsDataLoss) {
+  WriteRaw(prefix_, &header_, {{"s", {.dtype = 7, .dims = {INT64_MAX}, .size = 10}}}, "");
+  ExpectThrows<DataLossError>([&] { BundleReader r(prefix_); });
+  WriteRaw(prefix_, &header_, {{"s", {.dtype = 7, .dims = {3}, .size = 6}}}, "");
+  ExpectThrows<DataLossError>([&] { BundleReader r(prefix_); });
+}
+
 TEST_F(CraftedIndexTest, ShardOutOfRangeIsDataLoss) {
   WriteRaw(prefix_, &header_, {{"v", {.dims = {1}, .shard = 3, .size = 4}}}, "abcd");
   const std::string what = ExpectThrows<DataLossError>([&] { BundleReader r(prefix_); });
