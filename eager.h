@@ -38,13 +38,7 @@
 #include "autodiff/sequential.h"
 #include "autodiff/sgd.h"
 
-// saving: checkpoints (link eager_saving), as those headers land.
-#if __has_include("saving/checkpoint.h")
-#include "saving/checkpoint.h"
-#endif
-#if __has_include("saving/checkpoint_manager.h")
-#include "saving/checkpoint_manager.h"
-#endif
-#if __has_include("saving/saver.h")
-#include "saving/saver.h"
-#endif
+// saving: TensorFlow's checkpoint files (link eager_saving).
+#include "saving/bundle_reader.h"
+#include "saving/bundle_writer.h"
+#include "saving/checkpoint_state.h"
