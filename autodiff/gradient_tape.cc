@@ -155,6 +155,11 @@ struct GradientTape::Impl {
                      const Tensor& output_gradient) const;
   // Drops every record and stops recording: a non-persistent tape is done.
   void Release(GradientTape* tape);
+  // Differentiate, then Release a spent (non-persistent) tape, also when a
+  // gradient function throws.
+  std::vector<std::optional<Tensor>> DifferentiateAndRelease(
+      GradientTape* tape, const Tensor& target, const std::vector<Source>& sources,
+      UnconnectedGradients unconnected, const std::optional<Tensor>& output_gradient);
 
   const bool persistent;
   const bool watch_accessed_variables;
@@ -437,15 +442,7 @@ std::vector<std::optional<Tensor>> GradientTape::Gradient(
     }
     resolved.push_back(std::move(source));
   }
-  // Release even when a gradient function throws: a non-persistent tape is
-  // spent either way, and its records should not outlive the call.
-  struct ReleaseAtExit {
-    GradientTape* tape;
-    ~ReleaseAtExit() {
-      if (tape->impl_->used) tape->impl_->Release(tape);
-    }
-  } release{this};
-  return impl_->Differentiate(this, target, resolved, unconnected, output_gradient);
+  return impl_->DifferentiateAndRelease(this, target, resolved, unconnected, output_gradient);
 }
 
 std::vector<std::optional<Tensor>> GradientTape::Gradient(
@@ -454,13 +451,22 @@ std::vector<std::optional<Tensor>> GradientTape::Gradient(
   std::vector<Source> resolved;
   resolved.reserve(sources.size());
   for (const Tensor& t : sources) resolved.push_back({{t.id()}, t.shape(), t.dtype()});
+  return impl_->DifferentiateAndRelease(this, target, resolved, unconnected, output_gradient);
+}
+
+std::vector<std::optional<Tensor>> GradientTape::Impl::DifferentiateAndRelease(
+    GradientTape* tape, const Tensor& target, const std::vector<Source>& sources,
+    UnconnectedGradients unconnected, const std::optional<Tensor>& output_gradient) {
+  // A non-persistent tape is spent either way; its records should not
+  // outlive the call.
   struct ReleaseAtExit {
+    Impl* impl;
     GradientTape* tape;
     ~ReleaseAtExit() {
-      if (tape->impl_->used) tape->impl_->Release(tape);
+      if (impl->used) impl->Release(tape);
     }
-  } release{this};
-  return impl_->Differentiate(this, target, resolved, unconnected, output_gradient);
+  } release{this, tape};
+  return Differentiate(tape, target, sources, unconnected, output_gradient);
 }
 
 std::optional<Tensor> GradientTape::Gradient(const Tensor& target, const Variable& source) {
