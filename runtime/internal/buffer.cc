@@ -4,16 +4,49 @@
 #include <string>
 
 namespace eager::internal {
+namespace {
 
-Buffer::Buffer(PrivateTag, DType dtype, int64_t num_elements)
-    : num_elements_(num_elements), dtype_(dtype) {
-  bytes_ = static_cast<size_t>(num_elements) * DTypeSize(dtype);
-  if (bytes_ <= kInlineBytes) {
-    data_ = inline_;
-  } else {
-    data_ = ::operator new(bytes_, std::align_val_t(kAlignment));
-    heap_ = true;
+constexpr size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// An allocator for allocate_shared that over-allocates: after the control
+// block (which contains the Buffer) it reserves `extra` bytes, 64-byte
+// aligned, and reports their address through `storage`. allocate_shared
+// calls allocate() exactly once, before constructing the Buffer, which reads
+// the address in its constructor.
+template <typename T>
+struct CoAllocator {
+  using value_type = T;
+
+  CoAllocator(size_t extra_bytes, void** storage_out) : extra(extra_bytes), storage(storage_out) {}
+  template <typename U>
+  CoAllocator(const CoAllocator<U>& other)  // NOLINT(google-explicit-constructor)
+      : extra(other.extra), storage(other.storage) {}
+
+  T* allocate(size_t n) {
+    const size_t head = RoundUp(n * sizeof(T), Buffer::kAlignment);
+    void* block = ::operator new(head + extra, std::align_val_t(Buffer::kAlignment));
+    if (storage != nullptr) *storage = static_cast<std::byte*>(block) + head;
+    return static_cast<T*>(block);
   }
+  void deallocate(T* block, size_t) noexcept {
+    ::operator delete(block, std::align_val_t(Buffer::kAlignment));
+  }
+  template <typename U>
+  bool operator==(const CoAllocator<U>& other) const {
+    return extra == other.extra;
+  }
+
+  size_t extra;
+  void** storage;
+};
+
+}  // namespace
+
+Buffer::Buffer(PrivateTag, DType dtype, int64_t num_elements, void* const* storage)
+    : data_(*storage),
+      bytes_(static_cast<size_t>(num_elements) * DTypeSize(dtype)),
+      num_elements_(num_elements),
+      dtype_(dtype) {
   if (dtype_ == DType::kString) {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < num_elements_; ++i) new (strings + i) std::string();
@@ -25,11 +58,13 @@ Buffer::~Buffer() {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < num_elements_; ++i) strings[i].~basic_string();
   }
-  if (heap_) ::operator delete(data_, std::align_val_t(kAlignment));
 }
 
 std::shared_ptr<Buffer> Buffer::Allocate(DType dtype, int64_t num_elements) {
-  return std::make_shared<Buffer>(PrivateTag{}, dtype, num_elements);
+  const size_t bytes = static_cast<size_t>(num_elements) * DTypeSize(dtype);
+  void* storage = nullptr;
+  return std::allocate_shared<Buffer>(CoAllocator<Buffer>(bytes, &storage), PrivateTag{}, dtype,
+                                      num_elements, &storage);
 }
 
 }  // namespace eager::internal

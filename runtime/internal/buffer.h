@@ -4,10 +4,11 @@
 //
 // A Buffer is allocated once, filled by whoever created it (a kernel, a
 // factory, a file reader) and then only read: a Tensor holds it as
-// shared_ptr<const Buffer>. Small buffers live inline in the Buffer object, so
-// a scalar or a short vector costs a single allocation (the shared_ptr control
-// block and the Buffer share it via make_shared). Storage is 64-byte aligned
-// for vectorized kernels. String buffers hold constructed std::string objects.
+// shared_ptr<const Buffer>. The shared_ptr control block, the Buffer and its
+// elements share ONE heap allocation whatever the size, so creating an op's
+// output costs a single malloc (the per-op overhead budget). Elements are
+// 64-byte aligned for vectorized kernels. String buffers hold constructed
+// std::string objects.
 
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +20,6 @@ namespace eager::internal {
 
 class Buffer {
  public:
-  static constexpr size_t kInlineBytes = 64;
   static constexpr size_t kAlignment = 64;
 
   // Uninitialized numeric storage, or default-constructed strings.
@@ -33,17 +33,16 @@ class Buffer {
   const void* data() const { return data_; }
   size_t size_bytes() const { return bytes_; }
 
-  // Public only for make_shared; use Allocate().
+  // Public only for allocate_shared; use Allocate(). `storage` points at the
+  // element storage co-allocated right after this object.
   struct PrivateTag {};
-  Buffer(PrivateTag, DType dtype, int64_t num_elements);
+  Buffer(PrivateTag, DType dtype, int64_t num_elements, void* const* storage);
 
  private:
-  alignas(kAlignment) std::byte inline_[kInlineBytes];
   void* data_ = nullptr;
   size_t bytes_ = 0;
   int64_t num_elements_ = 0;
   DType dtype_;
-  bool heap_ = false;
 };
 
 }  // namespace eager::internal
