@@ -6,32 +6,11 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "ops/binary_ops.h"
-#include "ops/matmul.h"
-#include "ops/operators.h"
-#include "ops/random_ops.h"
+#include "benchmarks/ops_cases.h"
 
 namespace {
 
-using eager::Shape;
-using eager::Tensor;
-
-void Flops(benchmark::State& state, int64_t n) {
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      2.0 * static_cast<double>(n * n * n) * static_cast<double>(state.iterations()) / 1e9,
-      benchmark::Counter::kIsRate);
-}
-
-void BM_EagerAdd(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  Tensor a = eager::RandomUniform(Shape{n}, 1);
-  Tensor b = eager::RandomUniform(Shape{n}, 2);
-  for (auto _ : state) {
-    Tensor c = a + b;
-    benchmark::DoNotOptimize(c);
-  }
-}
-BENCHMARK(BM_EagerAdd)->Arg(1)->Arg(100);
+BENCHMARK(eager_bench::EagerAdd)->Name("BM_EagerAdd")->Arg(1)->Arg(100);
 
 void BM_TorchAdd(benchmark::State& state) {
   at::set_num_threads(1);
@@ -46,17 +25,12 @@ void BM_TorchAdd(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchAdd)->Arg(1)->Arg(100);
 
-void BM_EagerMatMul(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  Tensor a = eager::RandomNormal(Shape{n, n}, 1);
-  Tensor b = eager::RandomNormal(Shape{n, n}, 2);
-  for (auto _ : state) {
-    Tensor c = eager::MatMul(a, b);
-    benchmark::DoNotOptimize(c);
-  }
-  Flops(state, n);
-}
-BENCHMARK(BM_EagerMatMul)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(eager_bench::EagerMatMul)
+    ->Name("BM_EagerMatMul")
+    ->Arg(64)
+    ->Arg(256)
+    ->Arg(1024)
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_TorchMatMul(benchmark::State& state) {
   at::set_num_threads(1);
@@ -68,7 +42,7 @@ void BM_TorchMatMul(benchmark::State& state) {
     torch::Tensor c = torch::matmul(a, b);
     benchmark::DoNotOptimize(c);
   }
-  Flops(state, n);
+  eager_bench::SetMatMulFlops(state, n);
 }
 BENCHMARK(BM_TorchMatMul)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond);
 
