@@ -1,0 +1,48 @@
+#pragma once
+
+// What the eager-ckpt command line tool does, as functions (TensorFlow's
+// inspect_checkpoint): list a checkpoint's tensors, print one, and verify
+// that every tensor's bytes match their checksum.
+//
+//   eager-ckpt list   PATH           key, dtype, shape and size of every tensor
+//   eager-ckpt dump   PATH KEY       one tensor's values
+//   eager-ckpt verify PATH           read every tensor (checks every CRC32C)
+//
+// PATH is a checkpoint prefix ("/tmp/model/ckpt-3") or a directory, which
+// means its latest checkpoint (the `checkpoint` state file, as
+// tf.train.latest_checkpoint resolves it).
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "saving/bundle_reader.h"
+
+namespace eager {
+
+// `path` itself when PATH.index exists or PATH is a file (BundleReader then
+// explains what it is); for a directory, its latest
+// checkpoint. Throws NotFoundError naming `path` and what was looked for.
+std::string ResolveCheckpointPath(const std::string& path);
+
+// One line per tensor, in key order: "<key>  <dtype>  <shape>  <bytes> bytes"
+// (TensorFlow's DataType name for dtypes eager cannot read), after a header
+// line with the prefix and the number of shards.
+void ListCheckpoint(const BundleReader& reader, std::ostream& out);
+
+// The tensor under `key` as "tf.Tensor(..., shape=..., dtype=...)", at most
+// `max_elements` values (0: all). Errors as BundleReader::Read.
+void DumpTensor(const BundleReader& reader, const std::string& key, int64_t max_elements,
+                std::ostream& out);
+
+struct VerifyResult {
+  int64_t tensors = 0;  // read and checked
+  int64_t bytes = 0;    // stored bytes checked
+  int64_t skipped = 0;  // entries eager cannot read (unsupported dtype, sliced)
+};
+// Reads every tensor, so every checksum and size is checked; throws the first
+// DataLossError (naming file and key). Entries eager cannot represent are
+// counted in `skipped` rather than failing.
+VerifyResult VerifyCheckpoint(const BundleReader& reader);
+
+}  // namespace eager

@@ -1,0 +1,51 @@
+// eager-ckpt: inspect TensorFlow checkpoints (TensorBundle V2), whoever wrote
+// them. See saving/inspect_checkpoint.h for the commands.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "saving/inspect_checkpoint.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Inspects TensorFlow checkpoints (PREFIX.index + PREFIX.data-*). PATH is a "
+      "checkpoint prefix or a directory (its latest checkpoint)."};
+  app.require_subcommand(1);
+  std::string path;
+  std::string key;
+  int64_t limit = 64;
+
+  CLI::App* list = app.add_subcommand("list", "Key, dtype, shape and size of every tensor");
+  list->add_option("PATH", path, "Checkpoint prefix or directory")->required();
+  CLI::App* dump = app.add_subcommand("dump", "Print one tensor");
+  dump->add_option("PATH", path, "Checkpoint prefix or directory")->required();
+  dump->add_option("KEY", key, "Tensor key, e.g. dense/kernel")->required();
+  dump->add_option("--limit", limit, "Print at most this many values (0: all)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  CLI::App* verify =
+      app.add_subcommand("verify", "Read every tensor, checking every size and checksum");
+  verify->add_option("PATH", path, "Checkpoint prefix or directory")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const eager::BundleReader reader(eager::ResolveCheckpointPath(path));
+    if (list->parsed()) {
+      eager::ListCheckpoint(reader, std::cout);
+    } else if (dump->parsed()) {
+      eager::DumpTensor(reader, key, limit, std::cout);
+    } else {
+      const eager::VerifyResult result = eager::VerifyCheckpoint(reader);
+      std::cout << "OK: " << reader.prefix() << ": " << result.tensors << " tensors, "
+                << result.bytes << " bytes verified";
+      if (result.skipped > 0) std::cout << "; " << result.skipped << " not readable by eager";
+      std::cout << "\n";
+    }
+  } catch (const eager::Error& e) {
+    std::fprintf(stderr, "eager-ckpt: %s error: %s\n",
+                 std::string(eager::ErrorCodeName(e.code())).c_str(), e.what());
+    return 1;
+  }
+  return 0;
+}
