@@ -44,13 +44,6 @@ Variable& Module::AddVariable(std::string_view local_name, const Tensor& initial
   if (variable_name.empty()) variable_name = local_name;
   std::optional<Tensor> restored =
       DeferredInitialValue(local_name, initial_value.dtype(), initial_value.shape());
-  if (restored &&
-      (restored->dtype() != initial_value.dtype() || restored->shape() != initial_value.shape())) {
-    throw InvalidArgumentError(StrCat("Module '", name_, "': the checkpointed value for variable '",
-                                      local_name, "' is ", restored->dtype(), " of shape ",
-                                      restored->shape(), ", but the variable is created as ",
-                                      initial_value.dtype(), " of shape ", initial_value.shape()));
-  }
   owned_.push_back(
       std::make_unique<Variable>(restored ? *restored : initial_value, variable_name, trainable));
   Variable& variable = *owned_.back();

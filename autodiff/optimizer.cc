@@ -37,13 +37,6 @@ Variable& Optimizer::AddOwnedVariable(std::string_view local_name, const Tensor&
   }
   std::optional<Tensor> restored =
       DeferredInitialValue(local_name, initial_value.dtype(), initial_value.shape());
-  if (restored &&
-      (restored->dtype() != initial_value.dtype() || restored->shape() != initial_value.shape())) {
-    throw InvalidArgumentError(StrCat("Optimizer '", name_, "': the checkpointed value for '",
-                                      local_name, "' is ", restored->dtype(), " of shape ",
-                                      restored->shape(), ", but it is created as ",
-                                      initial_value.dtype(), " of shape ", initial_value.shape()));
-  }
   owned_.push_back(
       std::make_unique<Variable>(restored ? *restored : initial_value, variable_name, trainable));
   Variable& variable = *owned_.back();
@@ -62,13 +55,6 @@ Variable& Optimizer::AddSlot(const Variable& variable, std::string_view slot_nam
 
   std::optional<Tensor> restored =
       DeferredInitialSlotValue(variable, slot_name, variable.dtype(), variable.shape());
-  if (restored &&
-      (restored->dtype() != variable.dtype() || restored->shape() != variable.shape())) {
-    throw InvalidArgumentError(
-        StrCat("Optimizer '", name_, "': the checkpointed slot '", slot_name, "' for variable '",
-               variable.shared_name(), "' is ", restored->dtype(), " of shape ", restored->shape(),
-               ", but the variable is ", variable.dtype(), " of shape ", variable.shape()));
-  }
   NameScope scope(scope_prefix);
   owned_.push_back(std::make_unique<Variable>(
       restored ? *restored : Tensor::Zeros(variable.shape(), variable.dtype()), variable_name,

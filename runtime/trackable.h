@@ -62,7 +62,7 @@ class Trackable {
     virtual ~DeferredRestoration() = default;
     // The saved value for the child variable `name` that `owner` is about to
     // create with `dtype` and `shape`, or nullopt to keep the initializer.
-    // A returned tensor must have that dtype and shape (the owner checks and
+    // A returned tensor must have that dtype and shape (Trackable checks and
     // throws InvalidArgumentError naming the variable otherwise).
     virtual std::optional<Tensor> InitialValue(const Trackable& owner, std::string_view name,
                                                DType dtype, const Shape& shape) {
@@ -113,11 +113,16 @@ class Trackable {
  protected:
   // For subclasses that create children or slots after construction: call
   // the first two right before creating a variable (the first non-empty
-  // answer wins) and the last two right after adding the object.
+  // answer wins) and the last two right after adding the object. The first
+  // two throw InvalidArgumentError when a restoration offers a value of
+  // another dtype or shape than the variable being created.
   std::optional<Tensor> DeferredInitialValue(std::string_view name, DType dtype,
                                              const Shape& shape) const {
     for (const auto& r : Snapshot()) {
-      if (auto value = r->InitialValue(*this, name, dtype, shape)) return value;
+      if (auto value = r->InitialValue(*this, name, dtype, shape)) {
+        CheckDeferredValue(*value, StrCat("variable '", name, "'"), dtype, shape);
+        return value;
+      }
     }
     return std::nullopt;
   }
@@ -126,6 +131,7 @@ class Trackable {
                                                  const Shape& shape) const {
     for (const auto& r : Snapshot()) {
       if (auto value = r->InitialSlotValue(*this, original, slot_name, dtype, shape)) {
+        CheckDeferredValue(*value, StrCat("slot '", slot_name, "' of a variable"), dtype, shape);
         return value;
       }
     }
@@ -139,6 +145,15 @@ class Trackable {
   }
 
  private:
+  static void CheckDeferredValue(const Tensor& value, const std::string& what, DType dtype,
+                                 const Shape& shape) {
+    if (value.dtype() != dtype || value.shape() != shape) {
+      throw InvalidArgumentError(StrCat("the checkpointed value for ", what, " is ", value.dtype(),
+                                        " of shape ", value.shape(), ", but it is created as ",
+                                        dtype, " of shape ", shape));
+    }
+  }
+
   // A copy, so that a hook may add or remove restorations while we iterate.
   std::vector<std::shared_ptr<DeferredRestoration>> Snapshot() const { return deferred_; }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "autodiff/adam.h"
+#include "autodiff/exponential_moving_average.h"
 #include "autodiff/module.h"
 #include "runtime/names.h"
 
@@ -96,6 +97,24 @@ TEST_F(TrackableTest, RestoredValueOfTheWrongShapeIsRejected) {
     EXPECT_NE(std::string(e.what()).find("'a'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("[3]"), std::string::npos) << e.what();
   }
+}
+
+// The check lives in Trackable, so every creator gets it, the EMA included.
+TEST_F(TrackableTest, MovingAverageRejectsARestoredShadowOfTheWrongShape) {
+  Variable v(Tensor::FromVector<float>({1, 2}, Shape{2}), "v");
+  ExponentialMovingAverage ema(0.99);
+  auto restoration = std::make_shared<FakeRestoration>();
+  restoration->values.emplace("v/ExponentialMovingAverage", Tensor(1.0f));
+  ema.AddDeferredRestoration(restoration);
+  try {
+    ema.Apply({&v});
+    FAIL() << "expected InvalidArgumentError";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("'v/ExponentialMovingAverage'"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("[2]"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ema.Average(v), nullptr);  // nothing half-created
 }
 
 TEST_F(TrackableTest, OptimizerSlotsAreRestoredOnCreation) {
