@@ -3,6 +3,8 @@
 #include <new>
 #include <string>
 
+#include "runtime/internal/buffer_cache.h"
+
 namespace eager::internal {
 namespace {
 
@@ -24,12 +26,12 @@ struct CoAllocator {
 
   T* allocate(size_t n) {
     const size_t head = RoundUp(n * sizeof(T), Buffer::kAlignment);
-    void* block = ::operator new(head + extra, std::align_val_t(Buffer::kAlignment));
+    void* block = AllocateBufferBlock(head + extra);
     if (storage != nullptr) *storage = static_cast<std::byte*>(block) + head;
     return static_cast<T*>(block);
   }
-  void deallocate(T* block, size_t) noexcept {
-    ::operator delete(block, std::align_val_t(Buffer::kAlignment));
+  void deallocate(T* block, size_t n) noexcept {
+    FreeBufferBlock(block, RoundUp(n * sizeof(T), Buffer::kAlignment) + extra);
   }
   template <typename U>
   bool operator==(const CoAllocator<U>& other) const {

@@ -5,8 +5,9 @@
 // A Buffer is allocated once, filled by whoever created it (a kernel, a
 // factory, a file reader) and then only read: a Tensor holds it as
 // shared_ptr<const Buffer>. The shared_ptr control block, the Buffer and its
-// elements share ONE heap allocation whatever the size, so creating an op's
-// output costs a single malloc (the per-op overhead budget). Elements are
+// elements share ONE allocation whatever the size, taken from the per-thread
+// size-class cache (buffer_cache.h), so creating an op's output usually costs
+// no malloc at all (the per-op overhead budget). Elements are
 // 64-byte aligned for vectorized kernels. String buffers hold constructed
 // std::string objects.
 
