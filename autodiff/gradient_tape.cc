@@ -151,8 +151,9 @@ struct GradientTape::Impl {
     std::vector<std::optional<Tensor>> by_record;
     std::unordered_map<TensorId, std::optional<Tensor>> loose;
   };
+  // Not const: it tells each record's call which inputs need a gradient.
   Gradients Backprop(const Tensor& target, const std::unordered_set<TensorId>& source_ids,
-                     const Tensor& output_gradient) const;
+                     const Tensor& output_gradient);
   // Drops every record and stops recording: a non-persistent tape is done.
   void Release(GradientTape* tape);
   // Differentiate, then Release a spent (non-persistent) tape, also when a
@@ -276,7 +277,7 @@ void GradientTape::Record(const OpCall& call) {
 
 GradientTape::Impl::Gradients GradientTape::Impl::Backprop(
     const Tensor& target, const std::unordered_set<TensorId>& source_ids,
-    const Tensor& output_gradient) const {
+    const Tensor& output_gradient) {
   const size_t n = records.size();
   std::vector<uint8_t> state(n, kUnvisited);
   // Sources a record produced are marked by index; the others (watched
@@ -342,12 +343,19 @@ GradientTape::Impl::Gradients GradientTape::Impl::Backprop(
   while (!stack.empty()) {
     const int64_t r = stack.back();
     stack.pop_back();
-    const Record& rec = records[r];
+    Record& rec = records[r];
     const OpCall& call = rec.call;
     std::vector<std::optional<Tensor>> input_grads;
     if (std::optional<Tensor>& out = grads.by_record[r]; out.has_value()) {
       const Tensor grad = *out;
       if (!is_source[r]) out.reset();
+      // Inputs that do not derive from a source get no gradient: the
+      // gradient function may skip them (dx of the first layer's MatMul).
+      uint64_t skip = 0;
+      for (size_t i = 0; i < call.inputs.size() && i < 64; ++i) {
+        if (!derived(rec, i)) skip |= uint64_t{1} << i;
+      }
+      rec.call.skip_gradient = skip;
       input_grads = call.op->gradient(call, grad);
       if (input_grads.size() != call.inputs.size()) [[unlikely]] {
         throw InternalError(StrCat("GradientTape: the gradient of ", call.op->type, " returned ",

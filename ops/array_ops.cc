@@ -233,8 +233,10 @@ Grads ConcatGradient(const OpCall& call, const Tensor& grad) {
   const int axis = internal::NormalizeAxis(call.attrs.GetInt("axis"), grad.shape());
   Grads grads;
   std::vector<int64_t> begin(grad.rank(), 0);
-  for (const Tensor& t : call.inputs) {
-    grads.push_back(Slice(grad, begin, t.shape().ToVector()));
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const Tensor& t = call.inputs[i];
+    grads.push_back(call.NeedsGradient(i) ? std::optional(Slice(grad, begin, t.shape().ToVector()))
+                                          : std::nullopt);
     begin[axis] += t.shape().dim(axis);
   }
   return grads;

@@ -8,6 +8,7 @@
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/internal/parallel.h"
 #include "ops/operators.h"
 #include "ops/unary_ops.h"
 
@@ -93,13 +94,19 @@ Tensor BinaryKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& 
         o = F::Apply(Vec::Constant(n, xp[xo]), Vec::Constant(n, yp[yo]));
       }
     };
-    // Fast path: same shapes (or one element each) are one contiguous run.
+    // Fast path: same shapes (or one element each) are one contiguous run,
+    // split over the pool when large (ops/internal/parallel.h).
+    const int64_t n = spec.shape.num_elements();
+    auto contiguous = [&](int64_t xs, int64_t ys) {
+      internal::ParallelFor(n, internal::kElementwiseGrain, internal::kParallelElementwiseMin,
+                            [&](int64_t b, int64_t e) { run(b * xs, b * ys, b, e - b, xs, ys); });
+    };
     if (x.shape() == y.shape()) {
-      run(0, 0, 0, spec.shape.num_elements(), 1, 1);
+      contiguous(1, 1);
     } else if (y.num_elements() == 1 && x.shape() == spec.shape) {
-      run(0, 0, 0, spec.shape.num_elements(), 1, 0);
+      contiguous(1, 0);
     } else if (x.num_elements() == 1 && y.shape() == spec.shape) {
-      run(0, 0, 0, spec.shape.num_elements(), 0, 1);
+      contiguous(0, 1);
     } else {
       internal::ForEachRun(internal::MakeBroadcastPlan(x.shape(), y.shape(), spec.shape), run);
     }
@@ -109,29 +116,41 @@ Tensor BinaryKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& 
 
 using Grads = std::vector<std::optional<Tensor>>;
 
+// Each input's gradient is built only when the tape wants it
+// (call.NeedsGradient): the bias of a Dense layer needs a reduction over the
+// batch, its activations do not, and a constant operand needs nothing.
+template <typename F>
+std::optional<Tensor> IfNeeded(const OpCall& call, size_t i, F&& compute) {
+  if (!call.NeedsGradient(i)) return std::nullopt;
+  return compute();
+}
+
 Grads AddGradient(const OpCall& call, const Tensor& grad) {
-  return {internal::SumToShape(grad, call.inputs[0].shape()),
-          internal::SumToShape(grad, call.inputs[1].shape())};
+  return {IfNeeded(call, 0, [&] { return internal::SumToShape(grad, call.inputs[0].shape()); }),
+          IfNeeded(call, 1, [&] { return internal::SumToShape(grad, call.inputs[1].shape()); })};
 }
 
 Grads SubGradient(const OpCall& call, const Tensor& grad) {
-  return {internal::SumToShape(grad, call.inputs[0].shape()),
-          internal::SumToShape(Neg(grad), call.inputs[1].shape())};
+  return {
+      IfNeeded(call, 0, [&] { return internal::SumToShape(grad, call.inputs[0].shape()); }),
+      IfNeeded(call, 1, [&] { return internal::SumToShape(Neg(grad), call.inputs[1].shape()); })};
 }
 
 Grads MulGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
   const Tensor& y = call.inputs[1];
-  return {internal::SumToShape(Mul(grad, y), x.shape()),
-          internal::SumToShape(Mul(grad, x), y.shape())};
+  return {IfNeeded(call, 0, [&] { return internal::SumToShape(Mul(grad, y), x.shape()); }),
+          IfNeeded(call, 1, [&] { return internal::SumToShape(Mul(grad, x), y.shape()); })};
 }
 
 // d(x/y) = dx / y - dy * x / y^2 (TF's _RealDivGrad).
 Grads DivGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
   const Tensor& y = call.inputs[1];
-  return {internal::SumToShape(Div(grad, y), x.shape()),
-          internal::SumToShape(Mul(grad, Neg(Div(Div(x, y), y))), y.shape())};
+  return {IfNeeded(call, 0, [&] { return internal::SumToShape(Div(grad, y), x.shape()); }),
+          IfNeeded(call, 1, [&] {
+            return internal::SumToShape(Mul(grad, Neg(Div(Div(x, y), y))), y.shape());
+          })};
 }
 
 // TF's _PowGrad: dz/dx = y * x^(y-1); dz/dy = z * log(x) where x > 0, else 0.
@@ -139,13 +158,18 @@ Grads PowGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
   const Tensor& y = call.inputs[1];
   const Tensor& z = call.output;
-  Tensor one = internal::ScalarLike(1.0, y.dtype());
-  Tensor gx = Mul(grad, Mul(y, Pow(x, Sub(y, one))));
-  Tensor gy = Mul(grad, Mul(z, Log(x)));
-  // Broadcast x to gy's shape so the mask lines up, then select.
-  Tensor x_full = x.shape() == gy.shape() ? x : BroadcastTo(x, gy.shape());
-  return {internal::SumToShape(gx, x.shape()),
-          internal::SumToShape(ReluGrad(gy, x_full) /* where(x > 0, gy, 0) */, y.shape())};
+  return {IfNeeded(call, 0,
+                   [&] {
+                     Tensor one = internal::ScalarLike(1.0, y.dtype());
+                     Tensor gx = Mul(grad, Mul(y, Pow(x, Sub(y, one))));
+                     return internal::SumToShape(gx, x.shape());
+                   }),
+          IfNeeded(call, 1, [&] {
+            Tensor gy = Mul(grad, Mul(z, Log(x)));
+            // Broadcast x to gy's shape so the mask lines up, then select.
+            Tensor x_full = x.shape() == gy.shape() ? x : BroadcastTo(x, gy.shape());
+            return internal::SumToShape(ReluGrad(gy, x_full) /* where(x > 0, gy, 0) */, y.shape());
+          })};
 }
 
 // Maximum/Minimum route the gradient to x where x is selected (x == z, which
@@ -155,7 +179,8 @@ Grads SelectGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& y = call.inputs[1];
   Tensor x_mask = Cast(Equal(x, call.output), grad.dtype());
   Tensor gx = Mul(grad, x_mask);
-  return {internal::SumToShape(gx, x.shape()), internal::SumToShape(Sub(grad, gx), y.shape())};
+  return {IfNeeded(call, 0, [&] { return internal::SumToShape(gx, x.shape()); }),
+          IfNeeded(call, 1, [&] { return internal::SumToShape(Sub(grad, gx), y.shape()); })};
 }
 
 }  // namespace

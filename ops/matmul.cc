@@ -1,8 +1,14 @@
 #include "ops/matmul.h"
 
+#include <cblas.h>
+
+#include <algorithm>
+#include <type_traits>
+
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/internal/parallel.h"
 
 namespace eager {
 namespace {
@@ -31,22 +37,53 @@ OutputSpec InferMatMul(std::span<const Tensor> in, const Attrs& attrs) {
   return {Shape{a.shape().dim(ta ? 1 : 0), b.shape().dim(tb ? 0 : 1)}, a.dtype()};
 }
 
-// Eigen's GEMM (blocked, vectorized) over row-major maps; a transposed
-// operand is a transposed view, never a copy.
+// float and double go to OpenBLAS's GEMM (benchmarks/README.md says why:
+// 1.4-1.9x Eigen's on this machine's AVX-512 cores, and threaded on the
+// process-wide pool, ops/threads.h). beta = 0, so the output is written, never
+// zero-filled first. Integers use Eigen's GEMM over row-major maps; a
+// transposed operand is a transposed view, never a copy.
+template <typename T>
+void BlasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+              const T* b, int64_t ldb, T* c) {
+  const CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans;
+  const CBLAS_TRANSPOSE opb = tb ? CblasTrans : CblasNoTrans;
+  const auto i = [](int64_t v) { return static_cast<blasint>(v); };
+  const int64_t ldc = std::max<int64_t>(n, 1);
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, opa, opb, i(m), i(n), i(k), 1.0f, a, i(lda), b, i(ldb), 0.0f, c,
+                i(ldc));
+  } else {
+    cblas_dgemm(CblasRowMajor, opa, opb, i(m), i(n), i(k), 1.0, a, i(lda), b, i(ldb), 0.0, c,
+                i(ldc));
+  }
+}
+
 Tensor MatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
   const Tensor& a = in[0];
   const Tensor& b = in[1];
   const bool ta = attrs.GetBool("transpose_a");
   const bool tb = attrs.GetBool("transpose_b");
   Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  const int64_t m = spec.shape.dim(0);
+  const int64_t n = spec.shape.dim(1);
+  const int64_t k = a.shape().dim(ta ? 0 : 1);
   internal::Dispatch<DTypeSet::kNumeric>(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto c = internal::MutableMatrixView<T>(out, spec.shape.dim(0), spec.shape.dim(1));
+    auto c = internal::MutableMatrixView<T>(out, m, n);
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+      c.setZero();  // an empty inner dimension sums nothing
+      return;
+    }
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      internal::UseEagerThreadCount();
+      BlasGemm<T>(ta, tb, m, n, k, a.data<T>().data(), a.shape().dim(1), b.data<T>().data(),
+                  b.shape().dim(1), internal::MutableData<T>(out));
+      return;
+    }
     auto am = internal::MatrixView<T>(a, a.shape().dim(0), a.shape().dim(1));
     auto bm = internal::MatrixView<T>(b, b.shape().dim(0), b.shape().dim(1));
-    if (a.shape().dim(ta ? 0 : 1) == 0) {
-      c.setZero();  // an empty inner dimension sums nothing
-    } else if (!ta && !tb) {
+    if (!ta && !tb) {
       c.noalias() = am * bm;
     } else if (!ta && tb) {
       c.noalias() = am * bm.transpose();
@@ -60,16 +97,29 @@ Tensor MatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
 }
 
 // TF's _MatMulGrad, one case per transpose combination, so that no explicit
-// transpose is ever materialized.
+// transpose is ever materialized. An input nobody differentiates (the
+// images of a first layer) costs nothing.
 Grads MatMulGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& a = call.inputs[0];
   const Tensor& b = call.inputs[1];
   const bool ta = call.attrs.GetBool("transpose_a");
   const bool tb = call.attrs.GetBool("transpose_b");
-  if (!ta && !tb) return {MatMul(grad, b, false, true), MatMul(a, grad, true, false)};
-  if (!ta && tb) return {MatMul(grad, b, false, false), MatMul(grad, a, true, false)};
-  if (ta && !tb) return {MatMul(b, grad, false, true), MatMul(a, grad, false, false)};
-  return {MatMul(b, grad, true, true), MatMul(grad, a, true, true)};
+  Grads grads(2);
+  if (call.NeedsGradient(0)) {
+    if (!ta) {
+      grads[0] = tb ? MatMul(grad, b, false, false) : MatMul(grad, b, false, true);
+    } else {
+      grads[0] = tb ? MatMul(b, grad, true, true) : MatMul(b, grad, false, true);
+    }
+  }
+  if (call.NeedsGradient(1)) {
+    if (!tb) {
+      grads[1] = ta ? MatMul(a, grad, false, false) : MatMul(a, grad, true, false);
+    } else {
+      grads[1] = ta ? MatMul(grad, a, true, true) : MatMul(grad, a, true, false);
+    }
+  }
+  return grads;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 // (ops/execute.h), which checks arity, runs the shape rule, the kernel, and
 // tells any recorder (GradientTape) about the call.
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -36,6 +37,14 @@ struct OpCall {
   std::vector<Tensor> inputs;
   Tensor output;
   Attrs attrs;
+  // Bit i set: nobody wants the gradient of input i, so a gradient function
+  // may skip computing it and return nullopt there (TF's
+  // skip_input_indices, torch's needs_input_grad). GradientTape sets it
+  // before each gradient call; 0 (every gradient wanted) is always correct.
+  uint64_t skip_gradient = 0;
+
+  // Whether input i's gradient is wanted. Inputs past 63 always are.
+  bool NeedsGradient(size_t i) const { return i >= 64 || ((skip_gradient >> i) & 1u) == 0; }
 };
 
 struct OutputSpec {
@@ -55,8 +64,8 @@ using KernelFn = Tensor (*)(std::span<const Tensor> inputs, const Attrs& attrs,
 using GradientFn = std::vector<std::optional<Tensor>> (*)(const OpCall& call, const Tensor& grad);
 
 struct OpDef {
-  std::string_view type;     // TensorFlow op type: "AddV2", "MatMul", ...
-  int num_inputs = 0;        // kVariadic for a list (ConcatV2)
+  std::string_view type;  // TensorFlow op type: "AddV2", "MatMul", ...
+  int num_inputs = 0;     // kVariadic for a list (ConcatV2)
   ShapeFn infer = nullptr;
   KernelFn compute = nullptr;
   GradientFn gradient = nullptr;  // nullptr: not differentiable

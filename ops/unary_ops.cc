@@ -4,6 +4,7 @@
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/internal/parallel.h"
 #include "ops/operators.h"
 
 namespace eager {
@@ -52,7 +53,15 @@ Tensor UnaryKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& s
   Tensor out = internal::NewTensor(spec.shape, spec.dtype);
   internal::Dispatch<kSet>(spec.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    internal::MutableFlatView<T>(out) = F::Apply(internal::FlatView<T>(in[0]));
+    const T* x = in[0].data<T>().data();
+    T* o = internal::MutableData<T>(out);
+    // Blocks start at multiples of the grain, so each element goes through
+    // the same vector or scalar path on any thread count.
+    internal::ParallelFor(out.num_elements(), internal::kElementwiseGrain,
+                          internal::kParallelElementwiseMin, [&](int64_t b, int64_t e) {
+                            internal::ArrayMap<T>(o + b, e - b) =
+                                F::Apply(internal::ConstArrayMap<T>(x + b, e - b));
+                          });
   });
   return out;
 }
@@ -80,9 +89,15 @@ Tensor ReluGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec
   Tensor out = internal::NewTensor(spec.shape, spec.dtype);
   internal::Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto g = internal::FlatView<T>(in[0]);
-    auto f = internal::FlatView<T>(in[1]);
-    internal::MutableFlatView<T>(out) = (f > T(0)).select(g, T(0));
+    const T* g = in[0].data<T>().data();
+    const T* f = in[1].data<T>().data();
+    T* o = internal::MutableData<T>(out);
+    internal::ParallelFor(out.num_elements(), internal::kElementwiseGrain,
+                          internal::kParallelElementwiseMin, [&](int64_t b, int64_t e) {
+                            internal::ArrayMap<T>(o + b, e - b) =
+                                (internal::ConstArrayMap<T>(f + b, e - b) > T(0))
+                                    .select(internal::ConstArrayMap<T>(g + b, e - b), T(0));
+                          });
   });
   return out;
 }

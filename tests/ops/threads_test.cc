@@ -1,0 +1,115 @@
+// ops/threads.h: the intra-op thread limit, and results that do not depend on it.
+
+#include "ops/threads.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "ops/matmul.h"
+#include "ops/random_ops.h"
+#include "ops/unary_ops.h"
+
+namespace eager {
+namespace {
+
+// Restores the limit a test changed.
+class ThreadsTest : public ::testing::Test {
+ protected:
+  void TearDown() override { SetNumThreads(saved_); }
+  const int saved_ = GetNumThreads();
+};
+
+TEST_F(ThreadsTest, DefaultIsAtLeastOneAndSetNumThreadsChangesIt) {
+  EXPECT_GE(GetNumThreads(), 1);
+  SetNumThreads(3);
+  EXPECT_EQ(GetNumThreads(), 3);
+  SetNumThreads(1);
+  EXPECT_EQ(GetNumThreads(), 1);
+}
+
+TEST_F(ThreadsTest, NonPositiveCountIsRejected) {
+  EXPECT_THROW(SetNumThreads(0), InvalidArgumentError);
+  EXPECT_THROW(SetNumThreads(-2), InvalidArgumentError);
+}
+
+// float32 and float64 MatMul (OpenBLAS) against a double-precision triple
+// loop on 1 and 2 threads, and bit-identical from run to run at a fixed
+// thread count. Across thread counts float32 may differ in the last bits:
+// OpenBLAS's AVX-512 kernels handle the edge tiles of each thread's share of
+// the output with differently ordered sums (ops/threads.h documents it).
+TEST_F(ThreadsTest, MatMulIsCorrectOnOneAndTwoThreadsAndRepeatable) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    for (auto [ta, tb] : {std::pair{false, false}, {false, true}, {true, false}, {true, true}}) {
+      const int64_t m = 67, k = 300, n = 129;
+      const Tensor a = RandomUniform(ta ? Shape{k, m} : Shape{m, k}, 1, -1.0, 1.0, dtype);
+      const Tensor b = RandomUniform(tb ? Shape{n, k} : Shape{k, n}, 2, -1.0, 1.0, dtype);
+      const std::vector<double> av = Cast(a, DType::kFloat64).ToVector<double>();
+      const std::vector<double> bv = Cast(b, DType::kFloat64).ToVector<double>();
+      for (int threads : {1, 2}) {
+        SetNumThreads(threads);
+        const Tensor c = MatMul(a, b, ta, tb);
+        const std::vector<double> got = Cast(c, DType::kFloat64).ToVector<double>();
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double want = 0;
+            for (int64_t p = 0; p < k; ++p) {
+              want += av[ta ? p * m + i : i * k + p] * bv[tb ? j * k + p : p * n + j];
+            }
+            ASSERT_NEAR(got[i * n + j], want, dtype == DType::kFloat32 ? 1e-4 : 1e-12)
+                << dtype << " threads=" << threads << " ta=" << ta << " tb=" << tb << " at " << i
+                << "," << j;
+          }
+        }
+        const std::vector<double> again =
+            Cast(MatMul(a, b, ta, tb), DType::kFloat64).ToVector<double>();
+        EXPECT_EQ(got, again) << dtype << " threads=" << threads << " ta=" << ta << " tb=" << tb;
+      }
+    }
+  }
+}
+
+TEST_F(ThreadsTest, EmptyInnerDimensionGivesZeros) {
+  const Tensor a = Tensor::Zeros(Shape{3, 0}, DType::kFloat32);
+  const Tensor b = Tensor::Zeros(Shape{0, 2}, DType::kFloat32);
+  EXPECT_EQ(MatMul(a, b).ToVector<float>(), std::vector<float>(6, 0.0f));
+  EXPECT_EQ(MatMul(Tensor::Zeros(Shape{0, 4}), Tensor::Zeros(Shape{4, 5})).shape(), (Shape{0, 5}));
+}
+
+// Large elementwise ops go over the pool: same values as one thread, and as
+// a scalar loop.
+TEST_F(ThreadsTest, LargeElementwiseOpsAreIdenticalForAnyThreadCount) {
+  const int64_t n = (int64_t{1} << 18) + 77;  // several blocks and a ragged tail
+  const Tensor x = RandomUniform(Shape{n}, 3, -2.0, 2.0, DType::kFloat32);
+  const Tensor y = RandomUniform(Shape{n}, 4, 0.5, 2.0, DType::kFloat32);
+  const Tensor s = Tensor::Scalar<float>(0.25f);
+  auto run = [&] {
+    return std::vector<std::vector<float>>{
+        Add(x, y).ToVector<float>(), Mul(x, s).ToVector<float>(), Div(s, y).ToVector<float>(),
+        Exp(x).ToVector<float>(),    Relu(x).ToVector<float>(),   ReluGrad(y, x).ToVector<float>()};
+  };
+  SetNumThreads(1);
+  const auto one = run();
+  SetNumThreads(2);
+  const auto two = run();
+  SetNumThreads(4);
+  const auto four = run();
+  EXPECT_EQ(one, two);
+  EXPECT_EQ(one, four);
+  const std::vector<float> xv = x.ToVector<float>();
+  const std::vector<float> yv = y.ToVector<float>();
+  for (int64_t i = 0; i < n; i += 997) {
+    EXPECT_EQ(two[0][i], xv[i] + yv[i]);
+    EXPECT_EQ(two[1][i], xv[i] * 0.25f);
+    EXPECT_EQ(two[2][i], 0.25f / yv[i]);
+    EXPECT_NEAR(two[3][i], std::exp(xv[i]), 1e-6 * std::exp(xv[i]));
+    EXPECT_EQ(two[4][i], xv[i] > 0 ? xv[i] : 0.0f);
+    EXPECT_EQ(two[5][i], xv[i] > 0 ? yv[i] : 0.0f);
+  }
+}
+
+}  // namespace
+}  // namespace eager
