@@ -38,17 +38,17 @@ OutputSpec InferMatMul(std::span<const Tensor> in, const Attrs& attrs) {
 }
 
 // float and double go to OpenBLAS's GEMM (benchmarks/README.md says why:
-// 1.4-1.9x Eigen's on this machine's AVX-512 cores, and threaded on the
-// process-wide pool, ops/threads.h). beta = 0, so the output is written, never
-// zero-filled first. Integers use Eigen's GEMM over row-major maps; a
+// 1.4-1.9x Eigen's on this machine's AVX-512 cores), single-threaded per
+// block, the blocks spread over eager's pool (ops/threads.h). beta = 0, so
+// the output is written, never zero-filled first. Integers use Eigen's GEMM over row-major maps; a
 // transposed operand is a transposed view, never a copy.
 template <typename T>
 void BlasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-              const T* b, int64_t ldb, T* c) {
+              const T* b, int64_t ldb, T* c, int64_t ldc) {
+  internal::KeepBlasSingleThreaded();  // on whichever pool thread runs the block
   const CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE opb = tb ? CblasTrans : CblasNoTrans;
   const auto i = [](int64_t v) { return static_cast<blasint>(v); };
-  const int64_t ldc = std::max<int64_t>(n, 1);
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, opa, opb, i(m), i(n), i(k), 1.0f, a, i(lda), b, i(ldb), 0.0f, c,
                 i(ldc));
@@ -56,6 +56,16 @@ void BlasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int
     cblas_dgemm(CblasRowMajor, opa, opb, i(m), i(n), i(k), 1.0, a, i(lda), b, i(ldb), 0.0, c,
                 i(ldc));
   }
+}
+
+// Block length along the split dimension `dim`: whole below 2^18
+// multiply-adds (a hand-off costs more), else about a quarter of it, at least
+// 128 so that re-packing the shared operand per block stays cheap.
+int64_t GemmBlock(int64_t m, int64_t n, int64_t k, int64_t dim) {
+  constexpr int64_t kMinSplitMacs = int64_t{1} << 18;
+  if (m * n * k < kMinSplitMacs) return dim;
+  const int64_t quarter = (dim + 3) / 4;
+  return std::max<int64_t>(128, (quarter + 15) / 16 * 16);
 }
 
 Tensor MatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
@@ -76,9 +86,26 @@ Tensor MatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
       return;
     }
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      internal::UseEagerThreadCount();
-      BlasGemm<T>(ta, tb, m, n, k, a.data<T>().data(), a.shape().dim(1), b.data<T>().data(),
-                  b.shape().dim(1), internal::MutableData<T>(out));
+      const T* ap = a.data<T>().data();
+      const T* bp = b.data<T>().data();
+      T* cp = internal::MutableData<T>(out);
+      const int64_t lda = a.shape().dim(1);
+      const int64_t ldb = b.shape().dim(1);
+      // The larger output dimension is cut into blocks fixed by the shape
+      // alone, each one single-threaded GEMM: the same products on any
+      // thread count, so the same bits.
+      const bool split_rows = m >= n;
+      const int64_t dim = split_rows ? m : n;
+      const int64_t block = GemmBlock(m, n, k, dim);
+      internal::ParallelFor(dim, block, 0, [&](int64_t begin, int64_t end) {
+        if (split_rows) {  // rows [begin, end) of op(a) and of c
+          const T* a_rows = ta ? ap + begin : ap + begin * lda;
+          BlasGemm<T>(ta, tb, end - begin, n, k, a_rows, lda, bp, ldb, cp + begin * n, n);
+        } else {  // columns [begin, end) of op(b) and of c
+          const T* b_cols = tb ? bp + begin * ldb : bp + begin;
+          BlasGemm<T>(ta, tb, m, end - begin, k, ap, lda, b_cols, ldb, cp + begin, n);
+        }
+      });
       return;
     }
     auto am = internal::MatrixView<T>(a, a.shape().dim(0), a.shape().dim(1));

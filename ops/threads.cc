@@ -4,7 +4,9 @@
 #include <sched.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "ops/internal/parallel.h"
 #include "runtime/errors.h"
@@ -29,6 +31,94 @@ std::atomic<int>& Limit() {
   return limit;
 }
 
+// The pool. Workers sleep on `generation` (a futex through C++20
+// atomic::wait) after a short spin, so idle workers cost nothing on a busy
+// machine: OpenMP's default 300,000-iteration spin made every hand-off wait
+// for a descheduled spinner when other processes shared the cores.
+class Pool {
+ public:
+  static Pool& Get() {
+    static Pool* pool = new Pool();  // never destroyed: workers may outlive statics
+    return *pool;
+  }
+
+  // False when another job runs (the caller then works alone).
+  bool Run(int64_t n, int64_t grain, internal::BlockFn fn, void* context, int threads) {
+    std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    EnsureWorkers(threads - 1);
+    n_ = n;
+    grain_ = grain;
+    blocks_ = (n + grain - 1) / grain;
+    fn_ = fn;
+    context_ = context;
+    next_.store(0, std::memory_order_relaxed);
+    const int helpers = static_cast<int>(std::min<int64_t>(threads - 1, blocks_ - 1));
+    active_.store(helpers, std::memory_order_relaxed);
+    helpers_.store(helpers, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_release);
+    generation_.notify_all();
+    Work();
+    // Helpers that have not woken up yet are not waited for: their slots are
+    // withdrawn, and only the ones already working are awaited.
+    int unclaimed = helpers_.exchange(0, std::memory_order_acq_rel);
+    if (unclaimed > 0) active_.fetch_sub(unclaimed, std::memory_order_acq_rel);
+    for (int spin = 0; active_.load(std::memory_order_acquire) != 0; ++spin) {
+      if (spin < 2000) continue;
+      const int left = active_.load(std::memory_order_acquire);
+      if (left != 0) active_.wait(left, std::memory_order_acquire);
+    }
+    return true;
+  }
+
+ private:
+  void Work() {
+    for (;;) {
+      const int64_t b = next_.fetch_add(1, std::memory_order_relaxed);
+      if (b >= blocks_) return;
+      fn_(context_, b * grain_, std::min(n_, (b + 1) * grain_));
+    }
+  }
+
+  void EnsureWorkers(int count) {
+    while (static_cast<int>(workers_.size()) < count) {
+      workers_.emplace_back([this, seen = generation_.load()]() mutable { Loop(seen); });
+      workers_.back().detach();
+    }
+  }
+
+  void Loop(uint64_t seen) {
+    for (;;) {
+      uint64_t g = generation_.load(std::memory_order_acquire);
+      for (int spin = 0; g == seen && spin < 4000; ++spin) {
+        g = generation_.load(std::memory_order_acquire);
+      }
+      if (g == seen) {
+        generation_.wait(seen, std::memory_order_acquire);
+        continue;
+      }
+      seen = g;
+      // Join only as one of the job's helpers (the rest of the pool idles).
+      int h = helpers_.load(std::memory_order_acquire);
+      while (h > 0 && !helpers_.compare_exchange_weak(h, h - 1, std::memory_order_acq_rel)) {
+      }
+      if (h <= 0) continue;
+      Work();
+      if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) active_.notify_all();
+    }
+  }
+
+  std::mutex run_mutex_;
+  std::vector<std::thread> workers_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int64_t> next_{0};
+  std::atomic<int> active_{0};
+  std::atomic<int> helpers_{0};
+  int64_t n_ = 0, grain_ = 1, blocks_ = 0;
+  internal::BlockFn fn_ = nullptr;
+  void* context_ = nullptr;
+};
+
 }  // namespace
 
 void SetNumThreads(int num_threads) {
@@ -43,13 +133,19 @@ int GetNumThreads() { return Limit().load(std::memory_order_relaxed); }
 
 namespace internal {
 
-void UseEagerThreadCount() {
-  thread_local int applied = 0;
-  const int limit = GetNumThreads();
-  if (applied == limit) return;
-  omp_set_num_threads(limit);
-  openblas_set_num_threads(limit);
-  applied = limit;
+void RunBlocks(int64_t n, int64_t grain, BlockFn fn, void* context) {
+  const int threads = GetNumThreads();
+  if (threads > 1 && n > grain && Pool::Get().Run(n, grain, fn, context, threads)) return;
+  for (int64_t b = 0; b < n; b += grain) fn(context, b, std::min(n, b + grain));
+}
+
+void KeepBlasSingleThreaded() {
+  // OpenBLAS's OpenMP build follows the calling thread's OpenMP limit.
+  thread_local bool done = false;
+  if (done) return;
+  omp_set_num_threads(1);
+  openblas_set_num_threads(1);
+  done = true;
 }
 
 }  // namespace internal

@@ -9,13 +9,12 @@
 // hand-off. Like torch::set_num_threads, SetNumThreads applies to every
 // thread of the process from the next op on.
 //
-// Elementwise results do not depend on the thread count: each element is
-// computed the same way whoever computes it (blocks start at fixed offsets),
-// and reductions run on one thread in a fixed order. MatMul is repeatable
-// bit for bit at a given thread count, but float32 products may differ in
-// the last bits between thread counts: OpenBLAS splits the output (never
-// the inner sum) across threads, and its AVX-512 kernels sum the edge tiles
-// of each share in a different order than full tiles.
+// Results do not depend on the thread count: work is cut into blocks fixed
+// by the shapes alone (never by the number of threads), and each block is
+// computed the same way whichever thread takes it. MatMul cuts the larger
+// output dimension (never the inner sum) into at most four blocks, each a
+// single-threaded OpenBLAS GEMM; reductions run on one thread in a fixed
+// order.
 
 namespace eager {
 

@@ -3,11 +3,12 @@
 // ParallelFor: eager's intra-op loop over the process-wide pool
 // (ops/threads.h). Private to ops/.
 //
-// The pool is the OpenMP runtime's, which OpenBLAS (its OpenMP build) also
-// uses for GEMM: one set of worker threads for everything, no two pools
-// fighting over the cores. Work is cut into fixed blocks of `grain` items
-// whatever the thread count, so a kernel that writes each item from its own
-// inputs gives identical results on any number of threads.
+// Work is cut into fixed blocks of `grain` items whatever the thread count,
+// and the caller and the pool's workers take blocks until none is left. A
+// kernel that writes each item from its own inputs therefore gives
+// identical results on any number of threads. The pool runs one job at a
+// time: a ParallelFor that finds it busy (another thread's op, or a nested
+// call) runs its blocks inline.
 
 #include <algorithm>
 #include <cstdint>
@@ -21,25 +22,29 @@ namespace eager::internal {
 inline constexpr int64_t kParallelElementwiseMin = int64_t{1} << 17;
 inline constexpr int64_t kElementwiseGrain = int64_t{1} << 15;
 
-// Makes this thread's OpenMP and OpenBLAS limits match GetNumThreads(): an
-// OpenMP thread count is per calling thread, SetNumThreads is per process.
-void UseEagerThreadCount();
+using BlockFn = void (*)(void* context, int64_t begin, int64_t end);
+
+// Runs fn(context, b * grain, min(n, (b + 1) * grain)) for every block b on
+// up to GetNumThreads() threads; returns when all are done. fn must not throw.
+void RunBlocks(int64_t n, int64_t grain, BlockFn fn, void* context);
 
 // fn(begin, end) over [0, n) in blocks of `grain`; on the calling thread alone
 // when n < min_parallel or one thread is allowed. fn must not throw.
 template <typename F>
 void ParallelFor(int64_t n, int64_t grain, int64_t min_parallel, F&& fn) {
-  const int threads = GetNumThreads();
-  if (n < min_parallel || threads <= 1 || n <= grain) {
-    if (n > 0) fn(int64_t{0}, n);
+  if (n < min_parallel || n <= grain || GetNumThreads() <= 1) {
+    for (int64_t b = 0; b < n; b += grain) fn(b, std::min(n, b + grain));
     return;
   }
-  UseEagerThreadCount();
-  const int64_t blocks = (n + grain - 1) / grain;
-#pragma omp parallel for schedule(static) num_threads(threads)
-  for (int64_t b = 0; b < blocks; ++b) {
-    fn(b * grain, std::min(n, (b + 1) * grain));
-  }
+  using Fn = std::remove_reference_t<F>;
+  RunBlocks(
+      n, grain,
+      [](void* context, int64_t begin, int64_t end) { (*static_cast<Fn*>(context))(begin, end); },
+      const_cast<void*>(static_cast<const void*>(&fn)));
 }
+
+// OpenBLAS must never start threads of its own (eager splits GEMMs itself,
+// so that results do not depend on the thread count): call before a BLAS call.
+void KeepBlasSingleThreaded();
 
 }  // namespace eager::internal

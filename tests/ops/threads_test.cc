@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "ops/array_ops.h"
@@ -36,23 +37,24 @@ TEST_F(ThreadsTest, NonPositiveCountIsRejected) {
   EXPECT_THROW(SetNumThreads(-2), InvalidArgumentError);
 }
 
-// float32 and float64 MatMul (OpenBLAS) against a double-precision triple
-// loop on 1 and 2 threads, and bit-identical from run to run at a fixed
-// thread count. Across thread counts float32 may differ in the last bits:
-// OpenBLAS's AVX-512 kernels handle the edge tiles of each thread's share of
-// the output with differently ordered sums (ops/threads.h documents it).
-TEST_F(ThreadsTest, MatMulIsCorrectOnOneAndTwoThreadsAndRepeatable) {
+// float32 and float64 MatMul (OpenBLAS, split into blocks) against a
+// double-precision triple loop, and bit-identical for 1, 2 and 3 threads.
+TEST_F(ThreadsTest, MatMulIsCorrectAndIdenticalForAnyThreadCount) {
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
     for (auto [ta, tb] : {std::pair{false, false}, {false, true}, {true, false}, {true, true}}) {
-      const int64_t m = 67, k = 300, n = 129;
-      const Tensor a = RandomUniform(ta ? Shape{k, m} : Shape{m, k}, 1, -1.0, 1.0, dtype);
-      const Tensor b = RandomUniform(tb ? Shape{n, k} : Shape{k, n}, 2, -1.0, 1.0, dtype);
-      const std::vector<double> av = Cast(a, DType::kFloat64).ToVector<double>();
-      const std::vector<double> bv = Cast(b, DType::kFloat64).ToVector<double>();
-      for (int threads : {1, 2}) {
-        SetNumThreads(threads);
-        const Tensor c = MatMul(a, b, ta, tb);
-        const std::vector<double> got = Cast(c, DType::kFloat64).ToVector<double>();
+      // Both a row split (m >= n) and a column split, several blocks each.
+      for (auto [m, n] : {std::pair<int64_t, int64_t>{517, 67}, {67, 517}}) {
+        const int64_t k = 300;
+        const Tensor a = RandomUniform(ta ? Shape{k, m} : Shape{m, k}, 1, -1.0, 1.0, dtype);
+        const Tensor b = RandomUniform(tb ? Shape{n, k} : Shape{k, n}, 2, -1.0, 1.0, dtype);
+        const std::vector<double> av = Cast(a, DType::kFloat64).ToVector<double>();
+        const std::vector<double> bv = Cast(b, DType::kFloat64).ToVector<double>();
+        std::vector<std::vector<double>> results;
+        for (int threads : {1, 2, 3}) {
+          SetNumThreads(threads);
+          results.push_back(Cast(MatMul(a, b, ta, tb), DType::kFloat64).ToVector<double>());
+        }
+        const std::vector<double>& got = results[0];
         for (int64_t i = 0; i < m; ++i) {
           for (int64_t j = 0; j < n; ++j) {
             double want = 0;
@@ -60,13 +62,11 @@ TEST_F(ThreadsTest, MatMulIsCorrectOnOneAndTwoThreadsAndRepeatable) {
               want += av[ta ? p * m + i : i * k + p] * bv[tb ? j * k + p : p * n + j];
             }
             ASSERT_NEAR(got[i * n + j], want, dtype == DType::kFloat32 ? 1e-4 : 1e-12)
-                << dtype << " threads=" << threads << " ta=" << ta << " tb=" << tb << " at " << i
-                << "," << j;
+                << dtype << " ta=" << ta << " tb=" << tb << " m=" << m << " at " << i << "," << j;
           }
         }
-        const std::vector<double> again =
-            Cast(MatMul(a, b, ta, tb), DType::kFloat64).ToVector<double>();
-        EXPECT_EQ(got, again) << dtype << " threads=" << threads << " ta=" << ta << " tb=" << tb;
+        EXPECT_EQ(results[0], results[1]) << dtype << " ta=" << ta << " tb=" << tb << " m=" << m;
+        EXPECT_EQ(results[0], results[2]) << dtype << " ta=" << ta << " tb=" << tb << " m=" << m;
       }
     }
   }
@@ -109,6 +109,31 @@ TEST_F(ThreadsTest, LargeElementwiseOpsAreIdenticalForAnyThreadCount) {
     EXPECT_EQ(two[4][i], xv[i] > 0 ? xv[i] : 0.0f);
     EXPECT_EQ(two[5][i], xv[i] > 0 ? yv[i] : 0.0f);
   }
+}
+
+// Two threads running large ops at once: one gets the pool, the other works
+// alone; both get the right values.
+TEST_F(ThreadsTest, ConcurrentCallersShareThePoolSafely) {
+  SetNumThreads(2);
+  const int64_t n = int64_t{1} << 19;
+  const Tensor x = RandomUniform(Shape{n}, 5, -1.0, 1.0, DType::kFloat32);
+  const Tensor a = RandomUniform(Shape{300, 300}, 6, -1.0, 1.0, DType::kFloat32);
+  SetNumThreads(1);
+  const std::vector<float> want_add = Add(x, x).ToVector<float>();
+  const std::vector<float> want_mm = MatMul(a, a).ToVector<float>();
+  SetNumThreads(2);
+  std::vector<int> failures(2, 0);
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 2; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        if (Add(x, x).ToVector<float>() != want_add) ++failures[t];
+        if (MatMul(a, a).ToVector<float>() != want_mm) ++failures[t];
+      }
+    });
+  }
+  for (std::thread& c : callers) c.join();
+  EXPECT_EQ(failures, (std::vector<int>{0, 0}));
 }
 
 }  // namespace
