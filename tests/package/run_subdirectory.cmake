@@ -13,7 +13,7 @@ if(LAUNCHER)
   set(launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
 endif()
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/package/subdirectory -B ${WORK_DIR} -G ${GENERATOR}
-    -DEAGER_SOURCE_DIR=${SOURCE_DIR} ${launcher})
+    -DCMAKE_BUILD_TYPE=Debug -DEAGER_SOURCE_DIR=${SOURCE_DIR} ${launcher})
 run(${CMAKE_COMMAND} --build ${WORK_DIR})
 # eager's own files are compiled with the parent's Debug flags, not Release's.
 if(EXISTS ${WORK_DIR}/build.ninja)
