@@ -4,7 +4,7 @@
 
 #include "runtime/errors.h"
 #include "runtime/variable.h"
-#include "saving/internal/posix_file.h"
+#include "saving/internal/checkpoint_retention.h"
 
 namespace eager {
 namespace {
@@ -38,7 +38,8 @@ CheckpointManager::CheckpointManager(Checkpoint& checkpoint, std::string directo
       prefix_((std::filesystem::path(directory) / checkpoint_name).string()),
       step_counter_(step_counter),
       checkpoint_interval_(checkpoint_interval),
-      retention_(directory, ManagerOptions(max_to_keep, keep_checkpoint_every_n_hours)) {
+      retention_(std::make_unique<internal::CheckpointRetention>(
+          directory, ManagerOptions(max_to_keep, keep_checkpoint_every_n_hours))) {
   EAGER_CHECK(!checkpoint_interval || step_counter != nullptr,
               "CheckpointManager: checkpoint_interval needs a step_counter");
   EAGER_CHECK(!checkpoint_interval || *checkpoint_interval > 0,
@@ -48,6 +49,16 @@ CheckpointManager::CheckpointManager(Checkpoint& checkpoint, std::string directo
 }
 
 CheckpointManager::~CheckpointManager() = default;
+
+const std::optional<std::string>& CheckpointManager::latest_checkpoint() const {
+  return retention_->latest_checkpoint();
+}
+
+std::vector<std::string> CheckpointManager::checkpoints() const {
+  return retention_->checkpoints();
+}
+
+const std::string& CheckpointManager::directory() const { return retention_->directory(); }
 
 std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_number,
                                                    bool check_interval) {
@@ -66,7 +77,7 @@ std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkp
   const int64_t number = checkpoint_number ? *checkpoint_number : counter.value().scalar<int64_t>();
   const std::string path = StrCat(prefix_, "-", number);
   checkpoint_.Write(path);  // durable before the state file names it
-  retention_.Record(path);
+  retention_->Record(path);
   return path;
 }
 

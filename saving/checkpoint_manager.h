@@ -16,16 +16,19 @@
 // only checkpoints it saved or found listed there, nothing else.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "saving/checkpoint.h"
-#include "saving/internal/checkpoint_retention.h"
 
 namespace eager {
 
 class Variable;
+namespace internal {
+class CheckpointRetention;
+}  // namespace internal
 
 class CheckpointManager {
  public:
@@ -52,12 +55,10 @@ class CheckpointManager {
 
   // The newest checkpoint (saved by this manager or found in the state
   // file), or nullopt.
-  const std::optional<std::string>& latest_checkpoint() const {
-    return retention_.latest_checkpoint();
-  }
+  const std::optional<std::string>& latest_checkpoint() const;
   // The managed checkpoints, oldest first.
-  std::vector<std::string> checkpoints() const { return retention_.checkpoints(); }
-  const std::string& directory() const { return retention_.directory(); }
+  std::vector<std::string> checkpoints() const;
+  const std::string& directory() const;
 
   // Restores latest_checkpoint() if there is one (and returns its path);
   // otherwise leaves the objects as initialized and returns nullopt.
@@ -69,7 +70,7 @@ class CheckpointManager {
   Variable* step_counter_;
   std::optional<int64_t> checkpoint_interval_;
   std::optional<int64_t> last_checkpoint_step_;
-  internal::CheckpointRetention retention_;
+  std::unique_ptr<internal::CheckpointRetention> retention_;  // internal/checkpoint_retention.h
 };
 
 }  // namespace eager
