@@ -42,3 +42,5 @@
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
 #include "saving/checkpoint_state.h"
+#include "saving/checkpoint.h"
+#include "saving/checkpoint_manager.h"

@@ -1,0 +1,69 @@
+# eager as a library other CMake projects use, either way:
+#
+#   find_package(eager 0.1 CONFIG REQUIRED)     # after `cmake --install`
+#   add_subdirectory(third_party/eager)         # or FetchContent
+#   target_link_libraries(app PRIVATE eager::eager)
+#
+# eager::eager is everything (runtime, ops, autodiff, saving); eager::runtime,
+# eager::ops, eager::autodiff and eager::saving are the layers, for programs
+# that want less. The names are the same in both ways.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(eager_layers runtime ops autodiff saving)
+foreach(layer IN LISTS eager_layers)
+  set_target_properties(eager_${layer} PROPERTIES
+    EXPORT_NAME ${layer}
+    VERSION ${PROJECT_VERSION}
+    # 0.x: a new minor version may break the ABI.
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
+  add_library(eager::${layer} ALIAS eager_${layer})
+endforeach()
+
+add_library(eager INTERFACE)
+target_link_libraries(eager INTERFACE eager_autodiff eager_saving)
+add_library(eager::eager ALIAS eager)
+
+if(NOT EAGER_INSTALL)
+  return()
+endif()
+
+# Headers keep their layer folders under include/eager, so that user code
+# includes "eager.h" or "runtime/tensor.h" exactly as inside the repository.
+# internal/ headers are private to each library and not installed, nor
+# saving/tool/ (eager-ckpt's own).
+set(EAGER_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/eager)
+install(FILES ${PROJECT_SOURCE_DIR}/eager.h DESTINATION ${EAGER_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime ${PROJECT_SOURCE_DIR}/ops
+                  ${PROJECT_SOURCE_DIR}/autodiff ${PROJECT_SOURCE_DIR}/saving
+        DESTINATION ${EAGER_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h" PATTERN "internal" EXCLUDE PATTERN "proto" EXCLUDE
+                      PATTERN "tool" EXCLUDE)
+
+# eager_saving_proto is an implementation detail, but a static eager_saving
+# needs its archive at link time, so it is installed and exported too.
+install(TARGETS eager eager_runtime eager_ops eager_autodiff eager_saving eager_saving_proto
+        EXPORT eagerTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT eagerTargets NAMESPACE eager::
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/eager)
+
+# The command line tool finds a shared libeager_* next to it.
+set_target_properties(eager-ckpt PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+install(TARGETS eager-ckpt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+if(BUILD_SHARED_LIBS)
+  set(EAGER_SHARED ON)
+else()
+  set(EAGER_SHARED OFF)
+endif()
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/eagerConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/eagerConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/eager)
+# 0.x: only the same minor version is compatible (0.1.3 satisfies 0.1, not 0.2).
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/eagerConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/eagerConfig.cmake ${PROJECT_BINARY_DIR}/eagerConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/eager)
