@@ -4,8 +4,11 @@
 // mini-batches, an ExponentialMovingAverage of the weights updated after
 // every step, and test accuracy with the raw and the averaged weights.
 
+#include <atomic>
 #include <cstdint>
+#include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "autodiff/adam.h"
@@ -22,6 +25,16 @@ struct TrainOptions {
   uint64_t seed = 42;
   double ema_decay = 0.999;  // with num_updates = step, as tf.train's idiom
   bool interactive = false;  // redraw the progress bar in place
+  // With a directory: a CheckpointManager (max_to_keep 3) there saves the
+  // model, Adam, the EMA, the epoch and step and the data-order RNG state
+  // after every epoch and when stopped; Train resumes from its latest
+  // checkpoint, so that an interrupted run ends exactly as an uninterrupted one.
+  std::string checkpoint_dir{};
+  // Checked after every step; when it turns true, Train saves (with a
+  // checkpoint_dir) and returns early with `interrupted` set (Ctrl-C).
+  const std::atomic<bool>* stop = nullptr;
+  // For tests: behave as if stopped once this many steps are done in total.
+  std::optional<int64_t> stop_after_steps{};
 };
 
 struct TrainResult {
@@ -29,8 +42,11 @@ struct TrainResult {
   float last_loss = 0;
   double seconds = 0;
   double examples_per_second = 0;
-  double test_accuracy = 0;      // raw weights
-  double ema_test_accuracy = 0;  // averaged weights
+  double test_accuracy = 0;       // raw weights
+  double ema_test_accuracy = 0;   // averaged weights
+  bool interrupted = false;       // stopped early: no accuracies
+  std::string resumed_from{};     // the checkpoint training resumed from, if any
+  std::string last_checkpoint{};  // the last checkpoint saved, if any
 };
 
 // One Adam step on the mean sparse softmax cross entropy; returns the loss.
