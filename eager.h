@@ -42,3 +42,4 @@
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
 #include "saving/checkpoint_state.h"
+#include "saving/summary_writer.h"

@@ -84,13 +84,26 @@ TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
       ema.set_num_updates(result.steps);
       ema.Apply(model.TrainableVariables());
       bar.Update(step + 1, result.last_loss, (step + 1) * options.batch_size);
+      if (options.on_step) {
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        options.on_step({result.steps, result.last_loss, seconds > 0 ? examples / seconds : 0});
+      }
     }
     bar.Finish();
+    if (options.on_epoch) {
+      result.test_accuracy = Accuracy(model, test);
+      {
+        ScopedAverageWeights averaged(ema, model.TrainableVariables());
+        result.ema_test_accuracy = Accuracy(model, test);
+      }
+      options.on_epoch({epoch, result.steps, result.test_accuracy, result.ema_test_accuracy});
+    }
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.examples_per_second = result.seconds > 0 ? examples / result.seconds : 0;
-  result.test_accuracy = Accuracy(model, test);
-  {
+  if (!options.on_epoch) {  // else measured after the last epoch already
+    result.test_accuracy = Accuracy(model, test);
     ScopedAverageWeights averaged(ema, model.TrainableVariables());
     result.ema_test_accuracy = Accuracy(model, test);
   }

@@ -5,6 +5,7 @@
 // every step, and test accuracy with the raw and the averaged weights.
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <vector>
 
@@ -15,6 +16,19 @@
 
 namespace fashion_mnist {
 
+// What Train reports after each step and each epoch (e.g. to a SummaryWriter).
+struct StepReport {
+  int64_t step = 0;  // 1-based, over all epochs
+  float loss = 0;
+  double examples_per_second = 0;  // since training started
+};
+struct EpochReport {
+  int epoch = 0;
+  int64_t step = 0;              // steps done so far
+  double test_accuracy = 0;      // raw weights
+  double ema_test_accuracy = 0;  // averaged weights
+};
+
 struct TrainOptions {
   int epochs = 2;
   int64_t batch_size = 64;
@@ -22,6 +36,9 @@ struct TrainOptions {
   uint64_t seed = 42;
   double ema_decay = 0.999;  // with num_updates = step, as tf.train's idiom
   bool interactive = false;  // redraw the progress bar in place
+  // Optional; when on_epoch is set, test accuracy is measured after every epoch.
+  std::function<void(const StepReport&)> on_step;
+  std::function<void(const EpochReport&)> on_epoch;
 };
 
 struct TrainResult {
