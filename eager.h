@@ -43,3 +43,5 @@
 #include "saving/bundle_writer.h"
 #include "saving/checkpoint_state.h"
 #include "saving/summary_writer.h"
+#include "saving/checkpoint.h"
+#include "saving/checkpoint_manager.h"

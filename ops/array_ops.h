@@ -3,6 +3,8 @@
 // Shape and indexing ops, conversions, and constant tensors (tf.reshape,
 // tf.transpose, tf.concat, tf.slice, tf.gather, tf.one_hot, tf.cast, tf.fill).
 // Bad shapes, axes or indices throw InvalidArgumentError naming them.
+// Kernels: shape ops in shape_ops.cc, index ops in index_ops.cc, Cast and the
+// constants in array_ops.cc.
 
 #include <cstdint>
 #include <vector>

@@ -42,15 +42,18 @@ const OpDef* const kAllOps[] = {
     &kMeanOp,
     &kMaxOp,
     &kArgMaxOp,
-    // array_ops.cc
+    // shape_ops.cc
     &kReshapeOp,
     &kTransposeOp,
     &kConcatOp,
     &kSliceOp,
+    // index_ops.cc
     &kGatherOp,
     &kUnsortedSegmentSumOp,
     &kOneHotOp,
+    // array_ops.cc
     &kCastOp,
+    // shape_ops.cc
     &kBroadcastToOp,
     // nn_ops.cc
     &kSoftmaxOp,

@@ -1,0 +1,408 @@
+#include "ops/array_ops.h"
+
+// Shape ops: Reshape, Transpose, ConcatV2, Slice, BroadcastTo.
+
+#include <algorithm>
+#include <array>
+
+#include "ops/execute.h"
+#include "ops/internal/broadcast.h"
+#include "ops/internal/dispatch.h"
+#include "ops/internal/eigen_view.h"
+
+namespace eager {
+namespace {
+
+using Grads = std::vector<std::optional<Tensor>>;
+using Dims = std::array<int64_t, Shape::kMaxRank>;
+
+Shape MakeShape(const Dims& dims, int rank) {
+  return Shape(std::span<const int64_t>(dims.data(), static_cast<size_t>(rank)));
+}
+
+std::string IntsToString(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) s += ',';
+    s += std::to_string(v[i]);
+  }
+  return s + "]";
+}
+
+// out (row-major, shape out_dims) [i...] = in[base + sum_d i_d * in_strides[d]].
+// The one loop behind Transpose and Slice.
+template <typename T>
+void StridedCopy(const T* in, int64_t base, const Dims& in_strides, T* out, const Dims& out_dims,
+                 int rank) {
+  if (rank == 0) {
+    out[0] = in[base];
+    return;
+  }
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d) total *= out_dims[d];
+  if (total == 0) return;
+  const int last = rank - 1;
+  const int64_t n = out_dims[last];
+  const int64_t step = in_strides[last];
+  Dims index{};
+  int64_t offset = base;
+  for (int64_t o = 0; o < total; o += n) {
+    const T* src = in + offset;
+    if (step == 1) {
+      std::copy(src, src + n, out + o);
+    } else {
+      for (int64_t j = 0; j < n; ++j) out[o + j] = src[j * step];
+    }
+    for (int d = last - 1; d >= 0; --d) {
+      offset += in_strides[d];
+      if (++index[d] < out_dims[d]) break;
+      offset -= in_strides[d] * out_dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+Dims StridesOf(const Shape& shape) {
+  Dims strides{};
+  int64_t s = 1;
+  for (int d = shape.rank() - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= shape.dim(d);
+  }
+  return strides;
+}
+
+// ---- Reshape ---------------------------------------------------------------
+
+OutputSpec InferReshape(std::span<const Tensor> in, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  std::vector<int64_t> dims = attrs.GetInts("shape");
+  int unknown = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == -1) {
+      if (unknown >= 0) {
+        throw InvalidArgumentError(StrCat("only one dimension of the requested shape ",
+                                          IntsToString(dims), " may be -1 (input shape ", x.shape(),
+                                          ")"));
+      }
+      unknown = static_cast<int>(i);
+    } else if (dims[i] < 0) {
+      throw InvalidArgumentError(StrCat("requested shape ", IntsToString(dims),
+                                        " has a negative dimension (input shape ", x.shape(), ")"));
+    } else {
+      known *= dims[i];
+    }
+  }
+  if (unknown >= 0) {
+    if (known == 0 || x.num_elements() % known != 0) {
+      throw InvalidArgumentError(StrCat("Input to reshape is a tensor with ", x.num_elements(),
+                                        " values (shape ", x.shape(), "), which cannot fill the ",
+                                        "requested shape ", IntsToString(dims)));
+    }
+    dims[unknown] = x.num_elements() / known;
+    known *= dims[unknown];
+  }
+  if (known != x.num_elements()) {
+    throw InvalidArgumentError(StrCat("Input to reshape is a tensor with ", x.num_elements(),
+                                      " values (shape ", x.shape(), "), but the requested shape ",
+                                      IntsToString(dims), " has ", known));
+  }
+  return {Shape(dims), x.dtype()};
+}
+
+// Zero-copy: the output shares the input's buffer.
+Tensor ReshapeKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::WithShape(in[0], spec.shape);
+}
+
+Grads ReshapeGradient(const OpCall& call, const Tensor& grad) {
+  return {Reshape(grad, call.inputs[0].shape().ToVector())};
+}
+
+// ---- Transpose -------------------------------------------------------------
+
+OutputSpec InferTranspose(std::span<const Tensor> in, const Attrs& attrs) {
+  const Tensor& x = in[0];
+  const std::vector<int64_t>& perm = attrs.GetInts("perm");
+  std::array<bool, Shape::kMaxRank> seen{};
+  bool ok = static_cast<int>(perm.size()) == x.rank();
+  for (size_t i = 0; ok && i < perm.size(); ++i) {
+    ok = perm[i] >= 0 && perm[i] < x.rank() && !seen[perm[i]];
+    if (ok) seen[perm[i]] = true;
+  }
+  if (!ok) {
+    throw InvalidArgumentError(StrCat("perm ", IntsToString(perm),
+                                      " is not a permutation of the dimensions of shape ",
+                                      x.shape()));
+  }
+  Dims dims{};
+  for (size_t i = 0; i < perm.size(); ++i) dims[i] = x.shape().dim(static_cast<int>(perm[i]));
+  return {MakeShape(dims, x.rank()), x.dtype()};
+}
+
+Tensor TransposeKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  const std::vector<int64_t>& perm = attrs.GetInts("perm");
+  const Dims x_strides = StridesOf(x.shape());
+  Dims in_strides{}, out_dims{};
+  for (int d = 0; d < x.rank(); ++d) {
+    in_strides[d] = x_strides[perm[d]];
+    out_dims[d] = spec.shape.dim(d);
+  }
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (x.rank() == 2 && perm[0] == 1) {  // a matrix: Eigen's transpose
+        internal::MutableMatrixView<T>(out, out_dims[0], out_dims[1]) =
+            internal::MatrixView<T>(x, x.shape().dim(0), x.shape().dim(1)).transpose();
+        return;
+      }
+    }
+    StridedCopy(x.data<T>().data(), 0, in_strides, internal::MutableData<T>(out), out_dims,
+                x.rank());
+  });
+  return out;
+}
+
+Grads TransposeGradient(const OpCall& call, const Tensor& grad) {
+  const std::vector<int64_t>& perm = call.attrs.GetInts("perm");
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+  return {Transpose(grad, inverse)};
+}
+
+// ---- ConcatV2 --------------------------------------------------------------
+
+OutputSpec InferConcat(std::span<const Tensor> in, const Attrs& attrs) {
+  if (in.empty()) throw InvalidArgumentError("expected at least one input tensor, got none");
+  const Tensor& first = in[0];
+  if (first.rank() == 0) {
+    throw InvalidArgumentError(StrCat("cannot concatenate scalars (input 0 has shape ",
+                                      first.shape(), "); expected rank >= 1"));
+  }
+  const int axis = internal::NormalizeAxis(attrs.GetInt("axis"), first.shape());
+  Dims dims{};
+  for (int d = 0; d < first.rank(); ++d) dims[d] = first.shape().dim(d);
+  dims[axis] = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Tensor& t = in[i];
+    if (t.dtype() != first.dtype()) {
+      throw InvalidArgumentError(StrCat("input ", i, " has dtype ", t.dtype(), " (shape ",
+                                        t.shape(), "), expected ", first.dtype(),
+                                        " like input 0 (shape ", first.shape(), ")"));
+    }
+    bool ok = t.rank() == first.rank();
+    for (int d = 0; ok && d < t.rank(); ++d) {
+      ok = d == axis || t.shape().dim(d) == first.shape().dim(d);
+    }
+    if (!ok) {
+      throw InvalidArgumentError(StrCat("input ", i, " has shape ", t.shape(),
+                                        ", which does not match input 0's shape ", first.shape(),
+                                        " outside the concat axis ", axis));
+    }
+    dims[axis] += t.shape().dim(axis);
+  }
+  return {MakeShape(dims, first.rank()), first.dtype()};
+}
+
+Tensor ConcatKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const int axis = internal::NormalizeAxis(attrs.GetInt("axis"), spec.shape);
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) outer *= spec.shape.dim(d);
+  const int64_t out_row = outer == 0 ? 0 : spec.shape.num_elements() / outer;
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  VisitDType(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = internal::MutableData<T>(out);
+    int64_t column = 0;  // where this input's chunk starts within an output row
+    for (const Tensor& t : in) {
+      const int64_t chunk = outer == 0 ? 0 : t.num_elements() / outer;
+      const T* src = t.data<T>().data();
+      for (int64_t r = 0; r < outer; ++r) {
+        std::copy(src + r * chunk, src + (r + 1) * chunk, o + r * out_row + column);
+      }
+      column += chunk;
+    }
+  });
+  return out;
+}
+
+Grads ConcatGradient(const OpCall& call, const Tensor& grad) {
+  const int axis = internal::NormalizeAxis(call.attrs.GetInt("axis"), grad.shape());
+  Grads grads;
+  std::vector<int64_t> begin(grad.rank(), 0);
+  for (const Tensor& t : call.inputs) {
+    grads.push_back(Slice(grad, begin, t.shape().ToVector()));
+    begin[axis] += t.shape().dim(axis);
+  }
+  return grads;
+}
+
+// ---- Slice -----------------------------------------------------------------
+
+// begin and size resolved against x (size -1 = to the end), validated.
+void ResolveSlice(const Tensor& x, const Attrs& attrs, Dims& begin, Dims& size) {
+  const std::vector<int64_t>& b = attrs.GetInts("begin");
+  const std::vector<int64_t>& s = attrs.GetInts("size");
+  if (static_cast<int>(b.size()) != x.rank() || static_cast<int>(s.size()) != x.rank()) {
+    throw InvalidArgumentError(StrCat("begin ", IntsToString(b), " and size ", IntsToString(s),
+                                      " must both have one entry per dimension of shape ",
+                                      x.shape()));
+  }
+  for (int d = 0; d < x.rank(); ++d) {
+    const int64_t dim = x.shape().dim(d);
+    const int64_t sz = s[d] == -1 ? dim - b[d] : s[d];
+    if (b[d] < 0 || b[d] > dim || sz < 0 || b[d] + sz > dim) {
+      throw InvalidArgumentError(StrCat("slice begin ", IntsToString(b), " size ", IntsToString(s),
+                                        " is out of bounds in dimension ", d, " of shape ",
+                                        x.shape(),
+                                        "; expected 0 <= begin <= ", "begin + size <= dim"));
+    }
+    begin[d] = b[d];
+    size[d] = sz;
+  }
+}
+
+OutputSpec InferSlice(std::span<const Tensor> in, const Attrs& attrs) {
+  Dims begin{}, size{};
+  ResolveSlice(in[0], attrs, begin, size);
+  return {MakeShape(size, in[0].rank()), in[0].dtype()};
+}
+
+Tensor SliceKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  Dims begin{}, size{};
+  ResolveSlice(x, attrs, begin, size);
+  const Dims strides = StridesOf(x.shape());
+  int64_t base = 0;
+  for (int d = 0; d < x.rank(); ++d) base += begin[d] * strides[d];
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    StridedCopy(x.data<T>().data(), base, strides, internal::MutableData<T>(out), size, x.rank());
+  });
+  return out;
+}
+
+// The gradient is grad padded with zeros back to x's shape (TF pads); built
+// with Concat so that it stays differentiable.
+Grads SliceGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  Dims begin{}, size{};
+  ResolveSlice(x, call.attrs, begin, size);
+  Tensor padded = grad;
+  for (int d = 0; d < x.rank(); ++d) {
+    const int64_t before = begin[d];
+    const int64_t after = x.shape().dim(d) - begin[d] - size[d];
+    if (before == 0 && after == 0) continue;
+    std::vector<Tensor> parts;
+    std::vector<int64_t> dims = padded.shape().ToVector();
+    if (before > 0) {
+      dims[d] = before;
+      parts.push_back(Zeros(Shape(dims), grad.dtype()));
+    }
+    parts.push_back(padded);
+    if (after > 0) {
+      dims[d] = after;
+      parts.push_back(Zeros(Shape(dims), grad.dtype()));
+    }
+    padded = Concat(parts, d);
+  }
+  return {padded};
+}
+
+// ---- BroadcastTo -----------------------------------------------------------
+
+OutputSpec InferBroadcastTo(std::span<const Tensor> in, const Attrs& attrs) {
+  const Shape& shape = attrs.GetShape("shape");
+  if (!internal::BroadcastsTo(in[0].shape(), shape)) {
+    throw InvalidArgumentError(StrCat("Unable to broadcast tensor of shape ", in[0].shape(),
+                                      " to tensor of shape ", shape));
+  }
+  return {shape, in[0].dtype()};
+}
+
+Tensor BroadcastToKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  if (x.shape() == spec.shape) return internal::WithShape(x, spec.shape);
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = x.data<T>().data();
+    T* o = internal::MutableData<T>(out);
+    internal::ForEachRun(internal::MakeBroadcastPlan(x.shape(), spec.shape, spec.shape),
+                         [&](int64_t xo, int64_t, int64_t oo, int64_t n, int64_t xs, int64_t) {
+                           if (xs == 1) {
+                             std::copy(src + xo, src + xo + n, o + oo);
+                           } else {
+                             std::fill(o + oo, o + oo + n, src[xo]);
+                           }
+                         });
+  });
+  return out;
+}
+
+Grads BroadcastToGradient(const OpCall& call, const Tensor& grad) {
+  return {internal::SumToShape(grad, call.inputs[0].shape())};
+}
+
+}  // namespace
+
+const OpDef kReshapeOp = {.type = "Reshape",
+                          .num_inputs = 1,
+                          .infer = InferReshape,
+                          .compute = ReshapeKernel,
+                          .gradient = ReshapeGradient};
+
+const OpDef kTransposeOp = {.type = "Transpose",
+                            .num_inputs = 1,
+                            .infer = InferTranspose,
+                            .compute = TransposeKernel,
+                            .gradient = TransposeGradient};
+
+const OpDef kConcatOp = {.type = "ConcatV2",
+                         .num_inputs = OpDef::kVariadic,
+                         .infer = InferConcat,
+                         .compute = ConcatKernel,
+                         .gradient = ConcatGradient};
+
+const OpDef kSliceOp = {.type = "Slice",
+                        .num_inputs = 1,
+                        .infer = InferSlice,
+                        .compute = SliceKernel,
+                        .gradient = SliceGradient};
+
+const OpDef kBroadcastToOp = {.type = "BroadcastTo",
+                              .num_inputs = 1,
+                              .infer = InferBroadcastTo,
+                              .compute = BroadcastToKernel,
+                              .gradient = BroadcastToGradient};
+
+Tensor Reshape(const Tensor& x, const std::vector<int64_t>& shape) {
+  return Execute(kReshapeOp, {x}, Attrs{{"shape", shape}});
+}
+
+Tensor Transpose(const Tensor& x, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> p = perm;
+  if (p.empty()) {  // tf.transpose's default reverses the dimensions
+    for (int d = x.rank() - 1; d >= 0; --d) p.push_back(d);
+  }
+  return Execute(kTransposeOp, {x}, Attrs{{"perm", std::move(p)}});
+}
+
+Tensor Concat(const std::vector<Tensor>& values, int64_t axis) {
+  return Execute(kConcatOp, std::span<const Tensor>(values.data(), values.size()),
+                 Attrs{{"axis", axis}});
+}
+
+Tensor Slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& size) {
+  return Execute(kSliceOp, {x}, Attrs{{"begin", begin}, {"size", size}});
+}
+
+Tensor BroadcastTo(const Tensor& x, const Shape& shape) {
+  return Execute(kBroadcastToOp, {x}, Attrs{{"shape", shape}});
+}
+
+}  // namespace eager

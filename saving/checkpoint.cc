@@ -1,0 +1,132 @@
+#include "saving/checkpoint.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "runtime/errors.h"
+#include "saving/bundle_reader.h"
+#include "saving/bundle_writer.h"
+#include "saving/checkpoint_key.h"
+#include "saving/checkpoint_state.h"
+#include "saving/internal/name_based_restore.h"
+#include "saving/internal/object_graph.h"
+#include "saving/internal/posix_file.h"
+#include "saving/internal/restore_coordinator.h"
+
+namespace eager {
+namespace {
+
+constexpr const char* kSaveCounter = "save_counter";
+
+// A SavedModel directory keeps its variables at variables/variables.
+std::string ResolveSavePath(const std::string& save_path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(save_path, ec) &&
+      std::filesystem::exists(save_path + "/variables/variables.index", ec)) {
+    return save_path + "/variables/variables";
+  }
+  return save_path;
+}
+
+}  // namespace
+
+Checkpoint::Checkpoint(std::vector<std::pair<std::string, Trackable*>> children) {
+  std::sort(children.begin(), children.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < children.size(); ++i) {
+    const auto& [name, object] = children[i];
+    EAGER_CHECK(!name.empty(), "Checkpoint: a child name must not be empty");
+    EAGER_CHECK(object != nullptr, "Checkpoint: the object for '", name, "' is null");
+    EAGER_CHECK(name != kSaveCounter, "Checkpoint: the name 'save_counter' is reserved for ",
+                "the Checkpoint's own counter");
+    EAGER_CHECK(i == 0 || children[i - 1].first != name, "Checkpoint: the name '", name,
+                "' is given twice");
+    children_.push_back({name, object});
+  }
+}
+
+Checkpoint::Checkpoint(Trackable& root) : root_(&root) {}
+
+Checkpoint::~Checkpoint() = default;
+
+Variable& Checkpoint::save_counter() {
+  if (root_ != nullptr) {
+    throw FailedPreconditionError(
+        "Checkpoint: a Checkpoint made for a root object (the Keras save_weights layout) has no "
+        "save_counter; use Write(path) instead of Save(prefix)");
+  }
+  if (save_counter_ == nullptr) {
+    std::optional<Tensor> restored = DeferredInitialValue(kSaveCounter, DType::kInt64, Shape{});
+    save_counter_ = std::make_unique<Variable>(restored ? *restored : Tensor(int64_t{0}),
+                                               kSaveCounter, /*trainable=*/false);
+    NotifyChildAdded(kSaveCounter, *save_counter_);
+  }
+  return *save_counter_;
+}
+
+std::vector<Trackable::Child> Checkpoint::Children() {
+  std::vector<Child> children = children_;
+  if (save_counter_ != nullptr) children.push_back({kSaveCounter, save_counter_.get()});
+  return children;
+}
+
+std::string Checkpoint::Write(const std::string& file_prefix) {
+  const internal::LiveObjectGraph live = internal::WalkObjectGraph(root());
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  const internal::SavedObjectGraph saved = internal::SerializeLiveGraph(live, &tensors);
+  BundleWriter writer(file_prefix);
+  writer.Add(kObjectGraphKey, Tensor(internal::SerializeObjectGraph(saved)));
+  for (const auto& [key, tensor] : tensors) writer.Add(key, tensor);
+  writer.Finish();
+  return file_prefix;
+}
+
+std::string Checkpoint::Save(const std::string& file_prefix) {
+  Variable& counter = save_counter();
+  counter.AssignAdd(Tensor(int64_t{1}));
+  const std::string path = StrCat(file_prefix, "-", counter.value().scalar<int64_t>());
+  Write(path);
+  // As tf.train.Checkpoint.save: the state file lists only this checkpoint,
+  // relative to the directory.
+  CheckpointState state;
+  state.model_checkpoint_path = std::filesystem::path(path).filename().string();
+  state.all_model_checkpoint_paths = {state.model_checkpoint_path};
+  WriteCheckpointState(internal::DirName(path), state);
+  return path;
+}
+
+CheckpointLoadStatus Checkpoint::Restore(const std::string& save_path) {
+  if (root_ == nullptr) save_counter();  // so that it is matched, as TF
+  return Read(save_path);
+}
+
+CheckpointLoadStatus Checkpoint::Read(const std::string& save_path) {
+  const std::string path = ResolveSavePath(save_path);
+  std::shared_ptr<const BundleReader> reader;
+  try {
+    reader = std::make_shared<const BundleReader>(path);
+  } catch (const NotFoundError& e) {
+    throw NotFoundError(StrCat("Error when restoring from checkpoint or SavedModel at ", save_path,
+                               ": ", e.what(),
+                               " Please double-check that the path is correct. You may be "
+                               "missing the checkpoint suffix (e.g. the '-1' in "
+                               "'path/to/ckpt-1')."));
+  }
+  if (!reader->Contains(kObjectGraphKey)) {
+    auto restore = std::make_shared<internal::NameBasedRestore>(path, reader);
+    restore->Start(root());
+    return CheckpointLoadStatus(root(), std::move(restore));
+  }
+  const Tensor graph_tensor = reader->Read(kObjectGraphKey);
+  if (graph_tensor.dtype() != DType::kString || graph_tensor.num_elements() != 1) {
+    throw DataLossError(StrCat("Checkpoint ", path, ": ", kObjectGraphKey, " is ",
+                               graph_tensor.dtype(), " of shape ", graph_tensor.shape(),
+                               ", expected a scalar string"));
+  }
+  auto coordinator = std::make_shared<internal::RestoreCoordinator>(
+      path, reader, internal::ParseObjectGraph(graph_tensor.scalar<std::string>(), path));
+  coordinator->Start(root());
+  return CheckpointLoadStatus(root(), std::move(coordinator));
+}
+
+}  // namespace eager

@@ -1,0 +1,91 @@
+#include "saving/checkpoint_manager.h"
+
+#include <filesystem>
+
+#include "runtime/errors.h"
+#include "runtime/variable.h"
+#include "saving/internal/checkpoint_retention.h"
+
+namespace eager {
+namespace {
+
+internal::RetentionOptions ManagerOptions(std::optional<int> max_to_keep,
+                                          std::optional<double> keep_hours) {
+  internal::RetentionOptions options;
+  options.max_to_keep = max_to_keep;
+  options.keep_checkpoint_every_n_hours = keep_hours;
+  return options;
+}
+
+int64_t StepOf(const Variable& step) {
+  const Tensor value = step.value();
+  EAGER_CHECK(value.num_elements() == 1 &&
+                  (value.dtype() == DType::kInt64 || value.dtype() == DType::kInt32),
+              "CheckpointManager: step_counter '", step.shared_name(),
+              "' must be an int32 or int64 scalar, got ", value.dtype(), " of shape ",
+              value.shape());
+  return value.dtype() == DType::kInt64 ? value.scalar<int64_t>() : value.scalar<int32_t>();
+}
+
+}  // namespace
+
+CheckpointManager::CheckpointManager(Checkpoint& checkpoint, std::string directory,
+                                     std::optional<int> max_to_keep,
+                                     std::optional<double> keep_checkpoint_every_n_hours,
+                                     std::string checkpoint_name, Variable* step_counter,
+                                     std::optional<int64_t> checkpoint_interval)
+    : checkpoint_(checkpoint),
+      prefix_((std::filesystem::path(directory) / checkpoint_name).string()),
+      step_counter_(step_counter),
+      checkpoint_interval_(checkpoint_interval),
+      retention_(std::make_unique<internal::CheckpointRetention>(
+          directory, ManagerOptions(max_to_keep, keep_checkpoint_every_n_hours))) {
+  EAGER_CHECK(!checkpoint_interval || step_counter != nullptr,
+              "CheckpointManager: checkpoint_interval needs a step_counter");
+  EAGER_CHECK(!checkpoint_interval || *checkpoint_interval > 0,
+              "CheckpointManager: checkpoint_interval must be positive, got ",
+              checkpoint_interval.value_or(0));
+  EAGER_CHECK(!checkpoint_name.empty(), "CheckpointManager: checkpoint_name must not be empty");
+}
+
+CheckpointManager::~CheckpointManager() = default;
+
+const std::optional<std::string>& CheckpointManager::latest_checkpoint() const {
+  return retention_->latest_checkpoint();
+}
+
+std::vector<std::string> CheckpointManager::checkpoints() const {
+  return retention_->checkpoints();
+}
+
+const std::string& CheckpointManager::directory() const { return retention_->directory(); }
+
+std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_number,
+                                                   bool check_interval) {
+  if (checkpoint_interval_) {
+    const int64_t step = StepOf(*step_counter_);
+    if (last_checkpoint_step_) {
+      if (step == *last_checkpoint_step_) return std::nullopt;
+      if (check_interval && step < *last_checkpoint_step_ + *checkpoint_interval_) {
+        return std::nullopt;
+      }
+    }
+    last_checkpoint_step_ = step;
+  }
+  Variable& counter = checkpoint_.save_counter();
+  counter.AssignAdd(Tensor(int64_t{1}));
+  const int64_t number = checkpoint_number ? *checkpoint_number : counter.value().scalar<int64_t>();
+  const std::string path = StrCat(prefix_, "-", number);
+  checkpoint_.Write(path);  // durable before the state file names it
+  retention_->Record(path);
+  return path;
+}
+
+std::optional<std::string> CheckpointManager::RestoreOrInitialize() {
+  const std::optional<std::string>& latest = latest_checkpoint();
+  if (!latest) return std::nullopt;
+  checkpoint_.Restore(*latest);
+  return latest;
+}
+
+}  // namespace eager

@@ -1,0 +1,105 @@
+#include "saving/checkpoint_manager.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "runtime/errors.h"
+#include "saving/checkpoint_state.h"
+#include "tests/saving/saving_test_util.h"
+
+namespace eager {
+namespace {
+
+namespace fs = std::filesystem;
+using ::eager::testing::ListDir;
+using ::eager::testing::TempDir;
+using ::eager::testing::WriteFile;
+using ::testing::ElementsAre;
+
+TEST(CheckpointManagerTest, NumbersKeepsMaxToKeepAndResumes) {
+  const std::string dir = TempDir();
+  WriteFile(dir + "/notes.txt", "the user's");
+  Variable v(Tensor(0.0f), "v");
+  {
+    Checkpoint checkpoint({{"v", &v}});
+    CheckpointManager manager(checkpoint, dir, 3);
+    EXPECT_EQ(manager.latest_checkpoint(), std::nullopt);
+    for (int i = 1; i <= 5; ++i) {
+      v.Assign(Tensor(static_cast<float>(i)));
+      EXPECT_EQ(manager.Save(), dir + "/ckpt-" + std::to_string(i));
+    }
+    EXPECT_THAT(manager.checkpoints(),
+                ElementsAre(dir + "/ckpt-3", dir + "/ckpt-4", dir + "/ckpt-5"));
+    EXPECT_EQ(manager.latest_checkpoint(), dir + "/ckpt-5");
+    EXPECT_EQ(LatestCheckpoint(dir), dir + "/ckpt-5");
+    EXPECT_EQ(manager.Save(42), dir + "/ckpt-42");  // an explicit number
+  }
+  EXPECT_THAT(ListDir(dir), ElementsAre("checkpoint", "ckpt-4.data-00000-of-00001", "ckpt-4.index",
+                                        "ckpt-42.data-00000-of-00001", "ckpt-42.index",
+                                        "ckpt-5.data-00000-of-00001", "ckpt-5.index", "notes.txt"));
+  const CheckpointState state = *ReadCheckpointState(dir);
+  EXPECT_EQ(state.model_checkpoint_path, "ckpt-42");
+  EXPECT_THAT(state.all_model_checkpoint_paths, ElementsAre("ckpt-4", "ckpt-5", "ckpt-42"));
+  EXPECT_EQ(state.all_model_checkpoint_timestamps.size(), 3u);
+  EXPECT_TRUE(state.last_preserved_timestamp.has_value());
+
+  // A new process: resumes the list and the counter from the checkpoint.
+  Variable w(Tensor(0.0f), "w");
+  Checkpoint checkpoint({{"v", &w}});
+  CheckpointManager manager(checkpoint, dir, 3);
+  EXPECT_EQ(manager.latest_checkpoint(), dir + "/ckpt-42");
+  EXPECT_EQ(manager.RestoreOrInitialize(), dir + "/ckpt-42");
+  EXPECT_EQ(w.value().scalar<float>(), 5.0f);
+  EXPECT_EQ(checkpoint.save_counter().value().scalar<int64_t>(), 6);
+  EXPECT_EQ(manager.Save(), dir + "/ckpt-7");
+  EXPECT_FALSE(fs::exists(dir + "/ckpt-4.index"));
+  EXPECT_TRUE(fs::exists(dir + "/notes.txt"));
+  EXPECT_THAT(manager.checkpoints(),
+              ElementsAre(dir + "/ckpt-5", dir + "/ckpt-42", dir + "/ckpt-7"));
+}
+
+TEST(CheckpointManagerTest, CheckpointIntervalFollowsTheStepCounter) {
+  const std::string dir = TempDir();
+  Variable step(Tensor(int64_t{0}), "step");
+  Checkpoint checkpoint({{"step", &step}});
+  CheckpointManager manager(checkpoint, dir, std::nullopt, std::nullopt, "model", &step, 10);
+  EXPECT_EQ(manager.Save(), dir + "/model-1");
+  step.Assign(Tensor(int64_t{5}));
+  EXPECT_EQ(manager.Save(), std::nullopt);
+  step.Assign(Tensor(int64_t{10}));
+  EXPECT_EQ(manager.Save(), dir + "/model-2");
+  EXPECT_EQ(manager.Save(std::nullopt, /*check_interval=*/false), std::nullopt);  // same step
+  step.Assign(Tensor(int64_t{11}));
+  EXPECT_EQ(manager.Save(std::nullopt, /*check_interval=*/false), dir + "/model-3");
+}
+
+TEST(CheckpointManagerTest, RejectsBadArguments) {
+  const std::string dir = TempDir();
+  Variable v(Tensor(0.0f), "v");
+  Checkpoint checkpoint({{"v", &v}});
+  EXPECT_THROW(CheckpointManager(checkpoint, dir, 0), InvalidArgumentError);
+  EXPECT_THROW(CheckpointManager(checkpoint, dir, 3, std::nullopt, "ckpt", nullptr, 5),
+               InvalidArgumentError);
+}
+
+TEST(CheckpointManagerTest, TictactoeDirectoryResolvesAndRestoresItsLatestStep) {
+  EAGER_SKIP_WITHOUT_REALDATA();
+  // Copy: a manager may delete, and realdata is read-only input.
+  const std::string dir = TempDir();
+  fs::copy(::eager::testing::RealdataDir() + "/tf2_checkpoint_manager_tictactoe/tf_ckpts", dir,
+           fs::copy_options::recursive);
+  Variable step(Tensor(int32_t{0}), "step");
+  Checkpoint checkpoint({{"step", &step}});
+  CheckpointManager manager(checkpoint, dir, 3);
+  ASSERT_EQ(manager.latest_checkpoint(), dir + "/ckpt-19");
+  EXPECT_THAT(manager.checkpoints(),
+              ElementsAre(dir + "/ckpt-17", dir + "/ckpt-18", dir + "/ckpt-19"));
+  checkpoint.Restore(*manager.latest_checkpoint()).ExpectPartial();  // net, optimizer not here
+  EXPECT_GT(step.value().scalar<int32_t>(), 0);
+  EXPECT_EQ(checkpoint.save_counter().value().scalar<int64_t>(), 19);
+}
+
+}  // namespace
+}  // namespace eager

@@ -1,0 +1,235 @@
+#include "saving/internal/checkpoint_retention.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "runtime/errors.h"
+#include "saving/bundle_writer.h"
+#include "saving/checkpoint_state.h"
+#include "tests/saving/saving_test_util.h"
+
+namespace eager::internal {
+namespace {
+
+namespace fs = std::filesystem;
+using ::eager::testing::ListDir;
+using ::eager::testing::ReadFile;
+using ::eager::testing::TempDir;
+using ::eager::testing::WriteFile;
+
+void WriteBundle(const std::string& prefix) {
+  BundleWriter writer(prefix);
+  writer.Add("v", Tensor(1.0f));
+  writer.Finish();
+}
+
+// A clock the test moves by hand.
+struct FakeClock {
+  double now = 1000.0;
+  std::function<double()> fn() {
+    return [this] { return now; };
+  }
+};
+
+std::vector<std::string> Names(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) out.push_back(fs::path(p).filename().string());
+  return out;
+}
+
+TEST(CheckpointRetentionTest, KeepsTheNewestAndDeletesOnlyTheirFiles) {
+  const std::string dir = TempDir();
+  FakeClock clock;
+  RetentionOptions options;
+  options.max_to_keep = 2;
+  options.clock = clock.fn();
+  CheckpointRetention retention(dir, options);
+  // Look-alikes that must survive: another prefix sharing the stem, a .meta
+  // file, a file of the user's.
+  WriteBundle(dir + "/ckpt-10");
+  WriteFile(dir + "/ckpt-1.meta", "meta");
+  WriteFile(dir + "/ckpt-1.data-notes", "mine");
+  WriteFile(dir + "/notes.txt", "mine");
+  for (int i = 1; i <= 4; ++i) {
+    clock.now += 10;
+    const std::string prefix = dir + "/ckpt-" + std::to_string(i);
+    WriteBundle(prefix);
+    const auto deleted = retention.Record(prefix);
+    EXPECT_EQ(deleted.size(), i > 2 ? 1u : 0u);
+  }
+  EXPECT_EQ(Names(retention.checkpoints()), (std::vector<std::string>{"ckpt-3", "ckpt-4"}));
+  EXPECT_EQ(retention.latest_checkpoint(), dir + "/ckpt-4");
+  EXPECT_EQ(ListDir(dir),
+            (std::vector<std::string>{"checkpoint", "ckpt-1.data-notes", "ckpt-1.meta",
+                                      "ckpt-10.data-00000-of-00001", "ckpt-10.index",
+                                      "ckpt-3.data-00000-of-00001", "ckpt-3.index",
+                                      "ckpt-4.data-00000-of-00001", "ckpt-4.index", "notes.txt"}));
+  EXPECT_EQ(ReadFile(dir + "/checkpoint"),
+            "model_checkpoint_path: \"ckpt-4\"\n"
+            "all_model_checkpoint_paths: \"ckpt-3\"\n"
+            "all_model_checkpoint_paths: \"ckpt-4\"\n"
+            "all_model_checkpoint_timestamps: 1030.0\n"
+            "all_model_checkpoint_timestamps: 1040.0\n"
+            "last_preserved_timestamp: 999.0\n");
+  EXPECT_EQ(LatestCheckpoint(dir), dir + "/ckpt-4");
+}
+
+TEST(CheckpointRetentionTest, DeletesEveryShardOfAnOldCheckpoint) {
+  const std::string dir = TempDir();
+  RetentionOptions options;
+  options.max_to_keep = 1;
+  CheckpointRetention retention(dir, options);
+  WriteFile(dir + "/a.index", "i");
+  WriteFile(dir + "/a.data-00000-of-00002", "0");
+  WriteFile(dir + "/a.data-00001-of-00002", "1");
+  retention.Record(dir + "/a");
+  WriteBundle(dir + "/b");
+  EXPECT_EQ(retention.Record(dir + "/b"), (std::vector<std::string>{dir + "/a"}));
+  EXPECT_EQ(ListDir(dir),
+            (std::vector<std::string>{"b.data-00000-of-00001", "b.index", "checkpoint"}));
+}
+
+TEST(CheckpointRetentionTest, ResumesTheListFromTheStateFile) {
+  const std::string dir = TempDir();
+  FakeClock clock;
+  RetentionOptions options;
+  options.max_to_keep = 3;
+  options.clock = clock.fn();
+  {
+    CheckpointRetention first(dir, options);
+    for (int i = 1; i <= 3; ++i) {
+      clock.now += 10;
+      WriteBundle(dir + "/ckpt-" + std::to_string(i));
+      first.Record(dir + "/ckpt-" + std::to_string(i));
+    }
+  }
+  clock.now += 100;
+  CheckpointRetention second(dir, options);
+  EXPECT_EQ(second.checkpoints(),
+            (std::vector<std::string>{dir + "/ckpt-1", dir + "/ckpt-2", dir + "/ckpt-3"}));
+  EXPECT_EQ(second.latest_checkpoint(), dir + "/ckpt-3");
+  WriteBundle(dir + "/ckpt-4");
+  EXPECT_EQ(second.Record(dir + "/ckpt-4"), (std::vector<std::string>{dir + "/ckpt-1"}));
+  EXPECT_FALSE(fs::exists(dir + "/ckpt-1.index"));
+  EXPECT_EQ(Names(second.checkpoints()), (std::vector<std::string>{"ckpt-2", "ckpt-3", "ckpt-4"}));
+}
+
+TEST(CheckpointRetentionTest, RecordingAnExistingPrefixMovesItToTheEnd) {
+  const std::string dir = TempDir();
+  RetentionOptions options;
+  options.max_to_keep = 2;
+  CheckpointRetention retention(dir, options);
+  for (const char* name : {"a", "b"}) {
+    WriteBundle(dir + "/" + name);
+    retention.Record(dir + "/" + name);
+  }
+  retention.Record(dir + "/./a");  // the same prefix, spelled differently
+  WriteBundle(dir + "/c");
+  retention.Record(dir + "/c");
+  EXPECT_EQ(Names(retention.checkpoints()), (std::vector<std::string>{"a", "c"}));
+  EXPECT_TRUE(fs::exists(dir + "/a.index"));
+  EXPECT_FALSE(fs::exists(dir + "/b.index"));
+}
+
+// TF's rule: a checkpoint leaving the list is kept forever when it is at
+// least N hours newer than the last one preserved.
+TEST(CheckpointRetentionTest, KeepCheckpointEveryNHoursPreservesOnePerPeriod) {
+  const std::string dir = TempDir();
+  FakeClock clock;
+  clock.now = 0.0;  // last_preserved = -1
+  RetentionOptions options;
+  options.max_to_keep = 1;
+  options.keep_checkpoint_every_n_hours = 1.0;
+  options.clock = clock.fn();
+  CheckpointRetention retention(dir, options);
+  // Saved at 0 min, 40 min, 80 min, 120 min, 130 min.
+  for (int minutes : {0, 40, 80, 120, 130}) {
+    clock.now = minutes * 60.0;
+    const std::string prefix = dir + "/ckpt-" + std::to_string(minutes);
+    WriteBundle(prefix);
+    retention.Record(prefix);
+  }
+  // ckpt-0 left at 40 min: 0 - 3600 < -1, deleted. ckpt-40 left at 80:
+  // 2400 - 3600 < -1, deleted. ckpt-80: 4800 - 3600 >= -1, preserved (last
+  // preserved = 4800). ckpt-120: 7200 - 3600 < 4800, deleted.
+  EXPECT_FALSE(fs::exists(dir + "/ckpt-0.index"));
+  EXPECT_FALSE(fs::exists(dir + "/ckpt-40.index"));
+  EXPECT_TRUE(fs::exists(dir + "/ckpt-80.index"));
+  EXPECT_FALSE(fs::exists(dir + "/ckpt-120.index"));
+  EXPECT_TRUE(fs::exists(dir + "/ckpt-130.index"));
+  EXPECT_EQ(retention.last_preserved_timestamp(), 4800.0);
+  EXPECT_EQ(Names(retention.checkpoints()), (std::vector<std::string>{"ckpt-130"}));
+  // A resumed retention does not manage (so never deletes) the preserved one.
+  CheckpointRetention resumed(dir, options);
+  EXPECT_EQ(Names(resumed.checkpoints()), (std::vector<std::string>{"ckpt-130"}));
+}
+
+TEST(CheckpointRetentionTest, NothingIsDeletedWhenTheStateFileCannotBeWritten) {
+  const std::string dir = TempDir();
+  RetentionOptions options;
+  options.max_to_keep = 1;
+  CheckpointRetention retention(dir, options);
+  WriteBundle(dir + "/a");
+  retention.Record(dir + "/a");
+  // Make the state file unwritable: a directory where its temp file would go
+  // is not enough (random name), so replace the directory entry itself.
+  fs::remove(dir + "/checkpoint");
+  fs::create_directory(dir + "/checkpoint");
+  WriteFile(dir + "/checkpoint/x", "x");  // rename over a non-empty directory fails
+  WriteBundle(dir + "/b");
+  EXPECT_ANY_THROW(retention.Record(dir + "/b"));
+  EXPECT_TRUE(fs::exists(dir + "/a.index"));
+  EXPECT_TRUE(fs::exists(dir + "/a.data-00000-of-00001"));
+}
+
+TEST(CheckpointRetentionTest, LeavesUntimestampedListsAloneUnlessAsked) {
+  const std::string dir = TempDir();
+  WriteBundle(dir + "/model.ckpt-1");
+  WriteBundle(dir + "/model.ckpt-2");
+  WriteFile(dir + "/checkpoint",
+            "model_checkpoint_path: \"model.ckpt-2\"\n"
+            "all_model_checkpoint_paths: \"model.ckpt-1\"\n"
+            "all_model_checkpoint_paths: \"model.ckpt-2\"\n");
+  RetentionOptions options;
+  options.max_to_keep = 1;
+  {
+    CheckpointRetention manager_like(dir, options);  // TF's CheckpointManager rule
+    EXPECT_TRUE(manager_like.checkpoints().empty());
+    EXPECT_EQ(manager_like.latest_checkpoint(), dir + "/model.ckpt-2");
+  }
+  options.adopt_untimestamped_paths = true;
+  options.relative_paths = false;
+  options.write_timestamps = false;
+  options.delete_meta_files = true;
+  WriteFile(dir + "/model.ckpt-1.meta", "meta");
+  CheckpointRetention saver_like(dir, options);
+  EXPECT_EQ(Names(saver_like.checkpoints()),
+            (std::vector<std::string>{"model.ckpt-1", "model.ckpt-2"}));
+  WriteBundle(dir + "/model.ckpt-3");
+  saver_like.Record(dir + "/model.ckpt-3");
+  EXPECT_FALSE(fs::exists(dir + "/model.ckpt-1.meta"));
+  EXPECT_FALSE(fs::exists(dir + "/model.ckpt-2.index"));
+  // The directory is absolute, so the Saver-like paths are stored as given.
+  EXPECT_EQ(ReadFile(dir + "/checkpoint"), "model_checkpoint_path: \"" + dir +
+                                               "/model.ckpt-3\"\n"
+                                               "all_model_checkpoint_paths: \"" +
+                                               dir + "/model.ckpt-3\"\n");
+}
+
+TEST(CheckpointRetentionTest, RejectsBadOptions) {
+  const std::string dir = TempDir();
+  RetentionOptions options;
+  options.max_to_keep = 0;
+  EXPECT_THROW(CheckpointRetention(dir, options), InvalidArgumentError);
+  options.max_to_keep = std::nullopt;  // keep everything
+  CheckpointRetention all(dir, options);
+  for (int i = 0; i < 7; ++i) {
+    WriteBundle(dir + "/c" + std::to_string(i));
+    EXPECT_TRUE(all.Record(dir + "/c" + std::to_string(i)).empty());
+  }
+  EXPECT_EQ(all.checkpoints().size(), 7u);
+}
+
+}  // namespace
+}  // namespace eager::internal
