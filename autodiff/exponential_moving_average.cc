@@ -22,6 +22,12 @@ std::string ExponentialMovingAverage::AverageName(const Variable& variable) cons
 }
 
 void ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list) {
+  CreateAverages(var_list);
+  const float one_minus = EffectiveOneMinusDecay();
+  for (Variable* v : var_list) Update(entries_[index_.at(v)], one_minus);
+}
+
+void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_list) {
   for (const Variable* v : var_list) {
     EAGER_CHECK(v != nullptr, "ExponentialMovingAverage '", name_, "'.Apply: null variable");
     EAGER_CHECK(IsFloating(v->dtype()), "ExponentialMovingAverage '", name_, "'.Apply: variable '",
@@ -40,8 +46,6 @@ void ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list) {
     entries_.push_back({v, std::move(shadow)});
     NotifyChildAdded(AverageName(*v), *entries_.back().shadow);
   }
-  const float one_minus = EffectiveOneMinusDecay();
-  for (Variable* v : var_list) Update(entries_[index_.at(v)], one_minus);
 }
 
 void ExponentialMovingAverage::Apply() {

@@ -55,6 +55,10 @@ class ExponentialMovingAverage final : public Trackable {
   void Apply(const std::vector<Variable*>& var_list);
   // Updates every shadow created so far.
   void Apply();
+  // Only the first half of Apply(var_list): creates the missing shadows
+  // (with a checkpointed value when a restore is pending) and updates
+  // nothing. Errors as Apply.
+  void CreateAverages(const std::vector<Variable*>& var_list);
 
   // The shadow of `variable`, or nullptr when it has none.
   Variable* Average(const Variable& variable) const;

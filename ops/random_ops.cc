@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <sstream>
 
 #include "ops/internal/dispatch.h"
 
@@ -10,6 +11,21 @@ namespace eager {
 double RandomGenerator::NextDouble() {
   // The top 53 bits of one draw, scaled: exactly representable, in [0, 1).
   return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
+}
+
+std::string RandomGenerator::State() const {
+  std::ostringstream out;
+  out << engine_;
+  return out.str();
+}
+
+void RandomGenerator::SetState(const std::string& state) {
+  std::istringstream in(state);
+  std::mt19937_64 engine;
+  in >> engine;
+  EAGER_CHECK(!in.fail(), "RandomGenerator::SetState: not a generator state (", state.size(),
+              " bytes)");
+  engine_ = engine;
 }
 
 uint64_t RandomGenerator::NextBelow(uint64_t n) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 
 #include "runtime/tensor.h"
 
@@ -29,6 +30,11 @@ class RandomGenerator {
   // Uniform integer in [0, n). REQUIRES: n > 0.
   uint64_t NextBelow(uint64_t n);
 
+  // The engine's whole state as text (for checkpointing a data order), and
+  // back. SetState throws InvalidArgumentError for text State() did not make.
+  std::string State() const;
+  void SetState(const std::string& state);
+
  private:
   std::mt19937_64 engine_;
 };
@@ -36,7 +42,7 @@ class RandomGenerator {
 // Shorthands with a one-off generator seeded by `seed`.
 Tensor RandomNormal(const Shape& shape, uint64_t seed, double mean = 0.0, double stddev = 1.0,
                     DType dtype = DType::kFloat32);
-Tensor RandomUniform(const Shape& shape, uint64_t seed, double minval = 0.0,
-                     double maxval = 1.0, DType dtype = DType::kFloat32);
+Tensor RandomUniform(const Shape& shape, uint64_t seed, double minval = 0.0, double maxval = 1.0,
+                     DType dtype = DType::kFloat32);
 
 }  // namespace eager

@@ -4,11 +4,15 @@
 //
 //   fashion_mnist                       # 2 epochs, batch 64, lr 0.001
 //   fashion_mnist --epochs 5 --batch_size 128
+//   fashion_mnist --checkpoint_dir /tmp/run   # saves every epoch and on Ctrl-C;
+//                                             # run again to resume
 //   fashion_mnist --logdir runs/mlp     # then: tensorboard --logdir runs
 
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -18,10 +22,19 @@
 #include "runtime/errors.h"
 #include "saving/summary_writer.h"
 
+namespace {
+
+// Set by Ctrl-C; the training loop saves a checkpoint and returns.
+std::atomic<bool> stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void OnInterrupt(int) { stop_requested.store(true); }
+
+}  // namespace
+
 int main(int argc, char** argv) {
   fashion_mnist::TrainOptions options;
   std::string data_dir = fashion_mnist::kDefaultDataDir;
-  std::string checkpoint_dir;
 
   CLI::App app{
       "Trains a 784-256-10 ReLU MLP on Fashion-MNIST with Adam and an exponential moving "
@@ -40,9 +53,13 @@ int main(int argc, char** argv) {
   app.add_option("--data_dir", data_dir,
                  "Folder with the four *-ubyte.gz files (Debian dataset-fashion-mnist)")
       ->capture_default_str();
-  app.add_option("--checkpoint_dir", checkpoint_dir,
-                 "Accepted for forward compatibility; checkpointing (CheckpointManager, "
-                 "resume) arrives with the saving issues, so nothing is written yet");
+  app.add_option("--checkpoint_dir", options.checkpoint_dir,
+                 "Save model, optimizer, EMA, step and data order there every epoch and on "
+                 "Ctrl-C (CheckpointManager, 3 kept); resume from its latest checkpoint");
+  int64_t stop_after_steps = 0;
+  app.add_option("--stop_after_steps", stop_after_steps,
+                 "For tests: stop (as on Ctrl-C) after this many steps in total")
+      ->group("");
   std::string logdir;
   app.add_option("--logdir", logdir,
                  "Write TensorBoard summaries here: loss and examples/s every step, test "
@@ -54,10 +71,9 @@ int main(int argc, char** argv) {
     const fashion_mnist::Dataset test = fashion_mnist::LoadSplit(data_dir, "t10k");
     std::cout << "Fashion-MNIST: " << train.size() << " training and " << test.size()
               << " test images from " << data_dir << "\n";
-    if (!checkpoint_dir.empty()) {
-      std::cout << "note: --checkpoint_dir " << checkpoint_dir
-                << " is accepted but checkpointing is not implemented yet\n";
-    }
+    if (stop_after_steps > 0) options.stop_after_steps = stop_after_steps;
+    options.stop = &stop_requested;
+    std::signal(SIGINT, OnInterrupt);
     options.interactive = isatty(STDERR_FILENO) != 0;
     std::unique_ptr<eager::SummaryWriter> summaries;
     if (!logdir.empty()) {
@@ -78,6 +94,11 @@ int main(int argc, char** argv) {
     std::printf("trained %lld steps in %.1f s (%.0f examples/s), last loss %.4f\n",
                 static_cast<long long>(result.steps), result.seconds, result.examples_per_second,
                 result.last_loss);
+    if (result.interrupted) {
+      std::printf("interrupted after %lld steps%s%s\n", static_cast<long long>(result.steps),
+                  result.last_checkpoint.empty() ? "" : "; saved ", result.last_checkpoint.c_str());
+      return 130;
+    }
     std::printf("test accuracy: %.2f%% (raw weights), %.2f%% (EMA weights)\n",
                 100 * result.test_accuracy, 100 * result.ema_test_accuracy);
     if (summaries) summaries->Close();

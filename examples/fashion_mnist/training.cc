@@ -9,12 +9,40 @@
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
+#include "runtime/trackable.h"
+#include "saving/checkpoint.h"
+#include "saving/checkpoint_manager.h"
 
 namespace fashion_mnist {
 
 using eager::StrCat;
 using eager::Tensor;
 using eager::Variable;
+
+namespace {
+
+// The data-order generator's state at the start of the epoch in progress, as
+// a checkpointable string attribute: restoring it puts the generator back,
+// so the resumed epoch shuffles exactly as the interrupted one did.
+class ShuffleState final : public eager::Trackable {
+ public:
+  explicit ShuffleState(eager::RandomGenerator& generator)
+      : generator_(generator), at_epoch_start_(generator.State()) {}
+  void MarkEpochStart() { at_epoch_start_ = generator_.State(); }
+  std::map<std::string, Tensor> SerializeToTensors() const override {
+    return {{"state", Tensor(at_epoch_start_)}};
+  }
+  void RestoreFromTensors(const std::map<std::string, Tensor>& tensors) override {
+    at_epoch_start_ = tensors.at("state").scalar<std::string>();
+    generator_.SetState(at_epoch_start_);
+  }
+
+ private:
+  eager::RandomGenerator& generator_;
+  std::string at_epoch_start_;
+};
+
+}  // namespace
 
 float TrainStep(Mlp& model, eager::Adam& optimizer, const Dataset& batch) {
   return TrainStep(model, optimizer, batch.images, batch.labels);
@@ -62,19 +90,59 @@ TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
   eager::ExponentialMovingAverage ema(options.ema_decay, /*num_updates=*/0);
   eager::RandomGenerator shuffle(options.seed);
 
+  // What a checkpoint holds besides the model, Adam and the EMA: the epoch
+  // in progress, the steps done in it, and the shuffle state at its start.
+  Variable epoch_in_progress(Tensor(int64_t{1}), "epoch", /*trainable=*/false);
+  Variable epoch_step(Tensor(int64_t{0}), "epoch_step", /*trainable=*/false);
+  ShuffleState shuffle_state(shuffle);
+  std::optional<eager::Checkpoint> checkpoint;
+  std::optional<eager::CheckpointManager> manager;
+  TrainResult result;
+  if (!options.checkpoint_dir.empty()) {
+    checkpoint.emplace(
+        std::vector<std::pair<std::string, eager::Trackable*>>{{"model", &model},
+                                                               {"optimizer", &optimizer},
+                                                               {"ema", &ema},
+                                                               {"epoch", &epoch_in_progress},
+                                                               {"epoch_step", &epoch_step},
+                                                               {"shuffle", &shuffle_state}});
+    manager.emplace(*checkpoint, options.checkpoint_dir, /*max_to_keep=*/3);
+    if (const auto& latest = manager->latest_checkpoint()) {
+      // The model builds, Adam makes its slots and the EMA its shadows on
+      // the first step: they take their saved values then.
+      checkpoint->Restore(*latest).AssertExistingObjectsMatched();
+      result.resumed_from = *latest;
+      result.steps = optimizer.iterations();
+      log << "resumed from " << *latest << " at epoch "
+          << epoch_in_progress.value().scalar<int64_t>() << ", step "
+          << epoch_step.value().scalar<int64_t>() << "\n";
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto stop_timing = [&](int64_t examples) {
+    result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result.examples_per_second = result.seconds > 0 ? examples / result.seconds : 0;
+  };
+  auto save = [&] {
+    if (manager) result.last_checkpoint = *manager->Save();
+  };
+
   const int64_t steps_per_epoch = train.size() / options.batch_size;  // drop the remainder
   std::vector<int64_t> order(static_cast<size_t>(train.size()));
-  TrainResult result;
   int64_t examples = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (int epoch = 1; epoch <= options.epochs; ++epoch) {
+  const int first_epoch = static_cast<int>(epoch_in_progress.value().scalar<int64_t>());
+  const int64_t first_step = epoch_step.value().scalar<int64_t>();
+  for (int epoch = first_epoch; epoch <= options.epochs; ++epoch) {
+    epoch_in_progress.Assign(Tensor(int64_t{epoch}));
+    shuffle_state.MarkEpochStart();
     std::iota(order.begin(), order.end(), 0);
     for (size_t i = order.size() - 1; i > 0; --i) {  // Fisher-Yates
       std::swap(order[i], order[shuffle.NextBelow(i + 1)]);
     }
     ProgressBar bar(log, StrCat("epoch ", epoch, "/", options.epochs), steps_per_epoch,
                     options.interactive);
-    for (int64_t step = 0; step < steps_per_epoch; ++step) {
+    for (int64_t step = epoch == first_epoch ? first_step : 0; step < steps_per_epoch; ++step) {
       const Dataset batch = Batch(train, order, step * options.batch_size, options.batch_size);
       result.last_loss = TrainStep(model, optimizer, batch);
       ++result.steps;
@@ -89,21 +157,49 @@ TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         options.on_step({result.steps, result.last_loss, seconds > 0 ? examples / seconds : 0});
       }
+      const bool stop = (options.stop != nullptr && options.stop->load()) ||
+                        (options.stop_after_steps && result.steps >= *options.stop_after_steps);
+      if (stop && step + 1 < steps_per_epoch) {
+        bar.Finish();
+        epoch_step.Assign(Tensor(step + 1));
+        save();
+        result.interrupted = true;
+        stop_timing(examples);
+        return result;
+      }
     }
     bar.Finish();
     if (options.on_epoch) {
-      result.test_accuracy = Accuracy(model, test);
+      EpochReport report{epoch, result.steps, Accuracy(model, test), 0};
       {
         ScopedAverageWeights averaged(ema, model.TrainableVariables());
-        result.ema_test_accuracy = Accuracy(model, test);
+        report.ema_test_accuracy = Accuracy(model, test);
       }
-      options.on_epoch({epoch, result.steps, result.test_accuracy, result.ema_test_accuracy});
+      options.on_epoch(report);
+    }
+    // The next epoch starts at its step 0 with the generator as it is now.
+    epoch_in_progress.Assign(Tensor(int64_t{epoch + 1}));
+    epoch_step.Assign(Tensor(int64_t{0}));
+    shuffle_state.MarkEpochStart();
+    save();
+    if ((options.stop != nullptr && options.stop->load()) ||
+        (options.stop_after_steps && result.steps >= *options.stop_after_steps)) {
+      if (epoch < options.epochs) {
+        result.interrupted = true;
+        stop_timing(examples);
+        return result;
+      }
     }
   }
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.examples_per_second = result.seconds > 0 ? examples / result.seconds : 0;
-  if (!options.on_epoch) {  // else measured after the last epoch already
-    result.test_accuracy = Accuracy(model, test);
+  stop_timing(examples);
+  if (result.steps > 0 && !model.hidden.built()) {
+    // Resumed after the last epoch: nothing trained in this run, so the
+    // model and the averages are made (from the checkpoint) to evaluate.
+    model(Batch(test, {0}, 0, 1).images);
+    ema.CreateAverages(model.TrainableVariables());
+  }
+  result.test_accuracy = Accuracy(model, test);
+  {
     ScopedAverageWeights averaged(ema, model.TrainableVariables());
     result.ema_test_accuracy = Accuracy(model, test);
   }

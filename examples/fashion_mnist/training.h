@@ -4,9 +4,12 @@
 // mini-batches, an ExponentialMovingAverage of the weights updated after
 // every step, and test accuracy with the raw and the averaged weights.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "autodiff/adam.h"
@@ -36,9 +39,19 @@ struct TrainOptions {
   uint64_t seed = 42;
   double ema_decay = 0.999;  // with num_updates = step, as tf.train's idiom
   bool interactive = false;  // redraw the progress bar in place
+  // With a directory: a CheckpointManager (max_to_keep 3) there saves the
+  // model, Adam, the EMA, the epoch and step and the data-order RNG state
+  // after every epoch and when stopped; Train resumes from its latest
+  // checkpoint, so that an interrupted run ends exactly as an uninterrupted one.
+  std::string checkpoint_dir{};
+  // Checked after every step; when it turns true, Train saves (with a
+  // checkpoint_dir) and returns early with `interrupted` set (Ctrl-C).
+  const std::atomic<bool>* stop = nullptr;
+  // For tests: behave as if stopped once this many steps are done in total.
+  std::optional<int64_t> stop_after_steps{};
   // Optional; when on_epoch is set, test accuracy is measured after every epoch.
-  std::function<void(const StepReport&)> on_step;
-  std::function<void(const EpochReport&)> on_epoch;
+  std::function<void(const StepReport&)> on_step{};
+  std::function<void(const EpochReport&)> on_epoch{};
 };
 
 struct TrainResult {
@@ -46,8 +59,11 @@ struct TrainResult {
   float last_loss = 0;
   double seconds = 0;
   double examples_per_second = 0;
-  double test_accuracy = 0;      // raw weights
-  double ema_test_accuracy = 0;  // averaged weights
+  double test_accuracy = 0;       // raw weights
+  double ema_test_accuracy = 0;   // averaged weights
+  bool interrupted = false;       // stopped early: no accuracies
+  std::string resumed_from{};     // the checkpoint training resumed from, if any
+  std::string last_checkpoint{};  // the last checkpoint saved, if any
 };
 
 // One Adam step on the mean sparse softmax cross entropy; returns the loss.

@@ -37,6 +37,18 @@ TEST_F(ExponentialMovingAverageTest, GoldenValueFromTensorFlow) {
   EXPECT_EQ(v.value().scalar<float>(), 10.0f);
 }
 
+TEST_F(ExponentialMovingAverageTest, CreateAveragesCreatesWithoutUpdating) {
+  Variable v(0.5f, "v");
+  ExponentialMovingAverage ema(0.9);
+  ema.CreateAverages({&v});
+  ASSERT_NE(ema.Average(v), nullptr);
+  v.Assign(10.0f);
+  ema.CreateAverages({&v});  // already there: nothing changes
+  EXPECT_EQ(ema.Average(v)->value().scalar<float>(), 0.5f);
+  ema.Apply({&v});  // now it moves
+  EXPECT_GT(ema.Average(v)->value().scalar<float>(), 0.5f);
+}
+
 TEST_F(ExponentialMovingAverageTest, Float32OverSeveralStepsWithNumUpdates) {
   Variable v(Tensor::FromVector<float>({1.0f, -4.0f}, Shape{2}), "v");
   ExponentialMovingAverage ema(0.99, /*num_updates=*/0);
