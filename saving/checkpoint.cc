@@ -100,6 +100,11 @@ CheckpointLoadStatus Checkpoint::Restore(const std::string& save_path) {
   return Read(save_path);
 }
 
+CheckpointLoadStatus Checkpoint::Restore(std::nullopt_t) {
+  if (root_ == nullptr) save_counter();
+  return CheckpointLoadStatus(root());
+}
+
 CheckpointLoadStatus Checkpoint::Read(const std::string& save_path) {
   const std::string path = ResolveSavePath(save_path);
   std::shared_ptr<const BundleReader> reader;

@@ -22,6 +22,7 @@
 // The objects given must outlive the Checkpoint (and any restore still
 // waiting for objects to be created). Not thread-safe.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +61,10 @@ class Checkpoint final : public Trackable {
   // InvalidArgumentError naming the key, the saved and the expected dtype
   // and shape for a mismatch (then nothing is assigned).
   CheckpointLoadStatus Restore(const std::string& save_path);
+  // tf.train.Checkpoint.restore(None): restores nothing; the status's
+  // assertions fail with "No checkpoint specified (save_path=None)...".
+  //   auto status = latest ? checkpoint.Restore(*latest) : checkpoint.Restore(std::nullopt);
+  CheckpointLoadStatus Restore(std::nullopt_t);
   // Restore, without creating save_counter first.
   CheckpointLoadStatus Read(const std::string& save_path);
 

@@ -1,9 +1,23 @@
 #include "saving/checkpoint_status.h"
 
+#include "runtime/errors.h"
 #include "saving/internal/name_based_restore.h"
 #include "saving/internal/restore_coordinator.h"
 
 namespace eager {
+
+namespace {
+
+[[noreturn]] void NothingRestored() {
+  throw FailedPreconditionError(
+      "No checkpoint specified (save_path=None); nothing is being restored.");
+}
+
+const std::string kNoPath;
+
+}  // namespace
+
+CheckpointLoadStatus::CheckpointLoadStatus(Trackable& root) : root_(&root) {}
 
 CheckpointLoadStatus::CheckpointLoadStatus(
     Trackable& root, std::shared_ptr<internal::RestoreCoordinator> coordinator)
@@ -18,10 +32,12 @@ CheckpointLoadStatus& CheckpointLoadStatus::operator=(CheckpointLoadStatus&&) no
 CheckpointLoadStatus::~CheckpointLoadStatus() = default;
 
 const std::string& CheckpointLoadStatus::save_path() const {
-  return coordinator_ ? coordinator_->save_path() : name_based_->save_path();
+  if (coordinator_) return coordinator_->save_path();
+  return name_based_ ? name_based_->save_path() : kNoPath;
 }
 
 CheckpointLoadStatus& CheckpointLoadStatus::AssertConsumed() {
+  if (!restoring()) NothingRestored();
   if (coordinator_) {
     coordinator_->AssertConsumed(*root_);
   } else {
@@ -31,6 +47,7 @@ CheckpointLoadStatus& CheckpointLoadStatus::AssertConsumed() {
 }
 
 CheckpointLoadStatus& CheckpointLoadStatus::AssertExistingObjectsMatched() {
+  if (!restoring()) NothingRestored();
   if (coordinator_) {
     coordinator_->AssertExistingObjectsMatched(*root_);
   } else {
@@ -40,6 +57,7 @@ CheckpointLoadStatus& CheckpointLoadStatus::AssertExistingObjectsMatched() {
 }
 
 CheckpointLoadStatus& CheckpointLoadStatus::AssertNontrivialMatch() {
+  if (!restoring()) NothingRestored();
   if (coordinator_) {
     coordinator_->AssertNontrivialMatch(*root_);
   } else {

@@ -43,6 +43,8 @@ class CheckpointLoadStatus {
   // No check; silences the warning about unused values.
   CheckpointLoadStatus& ExpectPartial();
 
+  // False for Restore(std::nullopt), which restores nothing.
+  bool restoring() const { return coordinator_ != nullptr || name_based_ != nullptr; }
   // For a name-based restore (a bundle without an object graph): true.
   bool name_based() const { return name_based_ != nullptr; }
   const std::string& save_path() const;
@@ -53,6 +55,8 @@ class CheckpointLoadStatus {
 
  private:
   friend class Checkpoint;
+  // Restore(std::nullopt): every assertion fails (TF's InitializationOnlyStatus).
+  explicit CheckpointLoadStatus(Trackable& root);
   CheckpointLoadStatus(Trackable& root, std::shared_ptr<internal::RestoreCoordinator> coordinator);
   CheckpointLoadStatus(Trackable& root, std::shared_ptr<internal::NameBasedRestore> name_based);
 

@@ -71,6 +71,8 @@ TEST(CheckpointKeyTest, EscapesAsTensorFlow) {
 
 TEST(CheckpointTest, SaveWritesTensorFlowsKeysObjectGraphAndStateFile) {
   const std::string dir = TempDir();
+  ResetDefaultNames();  // as in a fresh process: the counter is "save_counter", not
+                        // "save_counter_1"
   MyModel model;
   Adam optimizer;
   TrainStep(model, optimizer, Input());
@@ -341,6 +343,25 @@ TEST(CheckpointTest, UncheckedPartialRestoreWarnsOnceAtTheEnd) {
     Checkpoint({{"a", &a2}, {"b", &b}}).Restore(path);  // everything used
   }
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(CheckpointTest, RestoreOfNothingFailsEveryAssertion) {
+  Variable v(Tensor(1.0f), "v");
+  Checkpoint checkpoint({{"v", &v}});
+  CheckpointLoadStatus status = checkpoint.Restore(std::nullopt);
+  EXPECT_FALSE(status.restoring());
+  status.ExpectPartial();
+  for (auto assertion :
+       {&CheckpointLoadStatus::AssertConsumed, &CheckpointLoadStatus::AssertExistingObjectsMatched,
+        &CheckpointLoadStatus::AssertNontrivialMatch}) {
+    try {
+      (status.*assertion)();
+      ADD_FAILURE() << "no error";
+    } catch (const FailedPreconditionError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("No checkpoint specified (save_path=None)"));
+    }
+  }
+  EXPECT_EQ(v.value().scalar<float>(), 1.0f);
 }
 
 TEST(CheckpointTest, BadPathGivesTensorFlowsNotFoundMessage) {
