@@ -42,5 +42,6 @@
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
 #include "saving/checkpoint_state.h"
+#include "saving/summary_writer.h"
 #include "saving/checkpoint.h"
 #include "saving/checkpoint_manager.h"

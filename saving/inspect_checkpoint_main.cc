@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "saving/inspect_checkpoint.h"
+#include "saving/tool/ckpt_commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -27,7 +28,16 @@ int main(int argc, char** argv) {
   CLI::App* verify =
       app.add_subcommand("verify", "Read every tensor, checking every size and checksum");
   verify->add_option("PATH", path, "Checkpoint prefix or directory")->required();
-  CLI11_PARSE(app, argc, argv);
+  app.footer(eager::ckpt_tool::kExitCodes);
+  app.set_version_flag("--version", "eager-ckpt " EAGER_VERSION);
+  const eager::ckpt_tool::ExtraCommands extra(app);  // state, diff, stats
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, version or the error
+    return code == 0 ? 0 : eager::ckpt_tool::kExitUsage;
+  }
+  if (extra.parsed()) return extra.Run(std::cout, std::cerr);
 
   try {
     const eager::BundleReader reader(eager::ResolveCheckpointPath(path));

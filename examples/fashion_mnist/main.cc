@@ -6,6 +6,7 @@
 //   fashion_mnist --epochs 5 --batch_size 128
 //   fashion_mnist --checkpoint_dir /tmp/run   # saves every epoch and on Ctrl-C;
 //                                             # run again to resume
+//   fashion_mnist --logdir runs/mlp     # then: tensorboard --logdir runs
 
 #include <unistd.h>
 
@@ -14,10 +15,12 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "examples/fashion_mnist/dataset.h"
 #include "examples/fashion_mnist/training.h"
 #include "runtime/errors.h"
+#include "saving/summary_writer.h"
 
 namespace {
 
@@ -57,6 +60,10 @@ int main(int argc, char** argv) {
   app.add_option("--stop_after_steps", stop_after_steps,
                  "For tests: stop (as on Ctrl-C) after this many steps in total")
       ->group("");
+  std::string logdir;
+  app.add_option("--logdir", logdir,
+                 "Write TensorBoard summaries here: loss and examples/s every step, test "
+                 "accuracy (raw and EMA weights) every epoch");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -68,6 +75,19 @@ int main(int argc, char** argv) {
     options.stop = &stop_requested;
     std::signal(SIGINT, OnInterrupt);
     options.interactive = isatty(STDERR_FILENO) != 0;
+    std::unique_ptr<eager::SummaryWriter> summaries;
+    if (!logdir.empty()) {
+      summaries = std::make_unique<eager::SummaryWriter>(logdir);
+      std::cout << "TensorBoard summaries: " << summaries->path() << "\n";
+      options.on_step = [&](const fashion_mnist::StepReport& r) {
+        summaries->Scalar("loss", r.loss, r.step);
+        summaries->Scalar("examples_per_second", static_cast<float>(r.examples_per_second), r.step);
+      };
+      options.on_epoch = [&](const fashion_mnist::EpochReport& r) {
+        summaries->Scalar("accuracy/raw", static_cast<float>(r.test_accuracy), r.step);
+        summaries->Scalar("accuracy/ema", static_cast<float>(r.ema_test_accuracy), r.step);
+      };
+    }
     fashion_mnist::Mlp model(options.seed);
     const fashion_mnist::TrainResult result =
         fashion_mnist::Train(model, train, test, options, std::cerr);
@@ -81,6 +101,7 @@ int main(int argc, char** argv) {
     }
     std::printf("test accuracy: %.2f%% (raw weights), %.2f%% (EMA weights)\n",
                 100 * result.test_accuracy, 100 * result.ema_test_accuracy);
+    if (summaries) summaries->Close();
   } catch (const eager::Error& e) {
     std::fprintf(stderr, "fashion_mnist: error: %s\n", e.what());
     return 1;

@@ -152,6 +152,11 @@ TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
       ema.set_num_updates(result.steps);
       ema.Apply(model.TrainableVariables());
       bar.Update(step + 1, result.last_loss, (step + 1) * options.batch_size);
+      if (options.on_step) {
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        options.on_step({result.steps, result.last_loss, seconds > 0 ? examples / seconds : 0});
+      }
       const bool stop = (options.stop != nullptr && options.stop->load()) ||
                         (options.stop_after_steps && result.steps >= *options.stop_after_steps);
       if (stop && step + 1 < steps_per_epoch) {
@@ -164,6 +169,14 @@ TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
       }
     }
     bar.Finish();
+    if (options.on_epoch) {
+      EpochReport report{epoch, result.steps, Accuracy(model, test), 0};
+      {
+        ScopedAverageWeights averaged(ema, model.TrainableVariables());
+        report.ema_test_accuracy = Accuracy(model, test);
+      }
+      options.on_epoch(report);
+    }
     // The next epoch starts at its step 0 with the generator as it is now.
     epoch_in_progress.Assign(Tensor(int64_t{epoch + 1}));
     epoch_step.Assign(Tensor(int64_t{0}));

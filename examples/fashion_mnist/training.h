@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -17,6 +18,19 @@
 #include "examples/fashion_mnist/mlp.h"
 
 namespace fashion_mnist {
+
+// What Train reports after each step and each epoch (e.g. to a SummaryWriter).
+struct StepReport {
+  int64_t step = 0;  // 1-based, over all epochs
+  float loss = 0;
+  double examples_per_second = 0;  // since training started
+};
+struct EpochReport {
+  int epoch = 0;
+  int64_t step = 0;              // steps done so far
+  double test_accuracy = 0;      // raw weights
+  double ema_test_accuracy = 0;  // averaged weights
+};
 
 struct TrainOptions {
   int epochs = 2;
@@ -35,6 +49,9 @@ struct TrainOptions {
   const std::atomic<bool>* stop = nullptr;
   // For tests: behave as if stopped once this many steps are done in total.
   std::optional<int64_t> stop_after_steps{};
+  // Optional; when on_epoch is set, test accuracy is measured after every epoch.
+  std::function<void(const StepReport&)> on_step{};
+  std::function<void(const EpochReport&)> on_epoch{};
 };
 
 struct TrainResult {

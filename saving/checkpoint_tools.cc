@@ -1,0 +1,426 @@
+#include "saving/checkpoint_tools.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <type_traits>
+
+#include "saving/bundle_files.h"
+#include "saving/checkpoint_state.h"
+
+namespace eager {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string DimsString(const std::vector<int64_t>& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) out += ",";
+    out += std::to_string(dims[i]);
+  }
+  return out + "]";
+}
+
+std::string DTypeString(const BundleReader::Entry& entry) {
+  return entry.dtype ? std::string(DTypeName(*entry.dtype)) : TfDataTypeName(entry.tf_dtype);
+}
+
+std::string TypeString(const BundleReader::Entry& entry) {
+  return DTypeString(entry) + DimsString(entry.dims);
+}
+
+// Shortest text that reads back as the same double ("0.1", "200", "1e-05").
+std::string Number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return std::string(buf, ec == std::errc() ? end : buf);
+}
+
+// JSON has no NaN or Infinity: those become null.
+std::string JsonNumber(std::optional<double> v) {
+  if (!v || !std::isfinite(*v)) return "null";
+  return Number(*v);
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;  // UTF-8 passes through
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonDims(const std::vector<int64_t>& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) out += ",";
+    out += std::to_string(dims[i]);
+  }
+  return out + "]";
+}
+
+template <typename T>
+constexpr bool kNumericElement = !std::is_same_v<T, std::string> && requires(const T& v) {
+  static_cast<double>(v);
+};
+
+// The elements as doubles, or nullopt for a non-numeric dtype.
+std::optional<std::vector<double>> AsDoubles(const Tensor& t) {
+  return VisitDType(t.dtype(), [&](auto tag) -> std::optional<std::vector<double>> {
+    using T = typename decltype(tag)::type;
+    if constexpr (kNumericElement<T>) {
+      std::vector<double> out;
+      out.reserve(static_cast<size_t>(t.num_elements()));
+      for (const T& v : t.data<T>()) out.push_back(static_cast<double>(v));
+      return out;
+    } else {
+      return std::nullopt;
+    }
+  });
+}
+
+// Why `entry` cannot be read by BundleReader::Read, without reading it; empty
+// when it can be attempted.
+std::string UnreadableReason(const BundleReader& reader, const BundleReader::Entry& entry) {
+  if (!entry.dtype) return "dtype " + TfDataTypeName(entry.tf_dtype) + " is not supported by eager";
+  if (entry.num_slices > 0)
+    return "partitioned into " + std::to_string(entry.num_slices) + " slices";
+  if (entry.dims.size() > static_cast<size_t>(Shape::kMaxRank)) return "rank above eager's maximum";
+  if (entry.size > 0 &&
+      !fs::exists(DataFilename(reader.prefix(), entry.shard_id, reader.num_shards()))) {
+    return "data file " + DataFilename(reader.prefix(), entry.shard_id, reader.num_shards()) +
+           " is missing";
+  }
+  return "";
+}
+
+std::string Timestamp(std::optional<double> t) { return t ? Number(*t) : "-"; }
+
+}  // namespace
+
+// ---- state -----------------------------------------------------------------
+
+CheckpointStateReport DescribeCheckpointState(const std::string& dir) {
+  const std::optional<CheckpointState> state = ReadCheckpointState(dir);
+  if (!state) {
+    throw NotFoundError(StrCat("No `checkpoint` state file in ", dir, " (expected ",
+                               (fs::path(dir) / "checkpoint").string(), ")"));
+  }
+  CheckpointStateReport report;
+  report.dir = dir;
+  report.model_checkpoint_path = state->model_checkpoint_path;
+  report.last_preserved_timestamp = state->last_preserved_timestamp;
+
+  std::vector<std::string> stored = state->all_model_checkpoint_paths;
+  if (!state->model_checkpoint_path.empty() &&
+      std::find(stored.begin(), stored.end(), state->model_checkpoint_path) == stored.end()) {
+    stored.push_back(state->model_checkpoint_path);
+  }
+  for (size_t i = 0; i < stored.size(); ++i) {
+    CheckpointFilesStatus c;
+    c.stored = stored[i];
+    c.latest = stored[i] == state->model_checkpoint_path;
+    if (i < state->all_model_checkpoint_timestamps.size() &&
+        i < state->all_model_checkpoint_paths.size()) {
+      c.timestamp = state->all_model_checkpoint_timestamps[i];
+    }
+    c.prefix = fs::path(stored[i]).is_absolute() ? stored[i] : (fs::path(dir) / stored[i]).string();
+    if (!fs::exists(IndexFilename(c.prefix))) {
+      c.status = "missing";
+      c.detail = "no " + IndexFilename(c.prefix);
+      // Written on another machine: say so when the files sit in DIR.
+      const std::string here = (fs::path(dir) / fs::path(stored[i]).filename()).string();
+      if (fs::path(stored[i]).is_absolute() && fs::exists(IndexFilename(here))) {
+        c.detail += "; found as " + here;
+      }
+    } else {
+      try {
+        const BundleReader reader(c.prefix);
+        c.shards = reader.num_shards();
+        std::string missing;
+        for (int s = 0; s < c.shards; ++s) {
+          const std::string data = DataFilename(c.prefix, s, c.shards);
+          if (!fs::exists(data)) {
+            ++c.missing_shards;
+            missing += (missing.empty() ? "no " : ", ") + data;
+          }
+        }
+        c.status = c.missing_shards > 0 ? "incomplete" : "ok";
+        c.detail = missing;
+      } catch (const Error& e) {
+        c.status = "unreadable";
+        c.detail = e.what();
+      }
+    }
+    report.checkpoints.push_back(std::move(c));
+  }
+  return report;
+}
+
+void PrintCheckpointState(const CheckpointStateReport& report, bool json, std::ostream& out) {
+  if (json) {
+    out << "{\"dir\":" << JsonString(report.dir)
+        << ",\"model_checkpoint_path\":" << JsonString(report.model_checkpoint_path)
+        << ",\"last_preserved_timestamp\":" << JsonNumber(report.last_preserved_timestamp)
+        << ",\"checkpoints\":[";
+    for (size_t i = 0; i < report.checkpoints.size(); ++i) {
+      const CheckpointFilesStatus& c = report.checkpoints[i];
+      out << (i ? "," : "") << "{\"stored\":" << JsonString(c.stored)
+          << ",\"prefix\":" << JsonString(c.prefix)
+          << ",\"latest\":" << (c.latest ? "true" : "false")
+          << ",\"timestamp\":" << JsonNumber(c.timestamp) << ",\"status\":" << JsonString(c.status)
+          << ",\"shards\":" << c.shards << ",\"missing_shards\":" << c.missing_shards
+          << ",\"detail\":" << JsonString(c.detail) << "}";
+    }
+    out << "]}\n";
+    return;
+  }
+  out << (fs::path(report.dir) / "checkpoint").string() << ": latest "
+      << (report.model_checkpoint_path.empty() ? "(none)" : report.model_checkpoint_path) << ", "
+      << report.checkpoints.size() << " checkpoint" << (report.checkpoints.size() == 1 ? "" : "s");
+  if (report.last_preserved_timestamp) {
+    out << ", last_preserved_timestamp " << Number(*report.last_preserved_timestamp);
+  }
+  out << "\n";
+  int missing = 0;
+  for (const CheckpointFilesStatus& c : report.checkpoints) {
+    out << (c.latest ? "* " : "  ") << c.stored << "  " << c.status;
+    if (c.shards > 0) out << "  " << c.shards << (c.shards == 1 ? " shard" : " shards");
+    out << "  timestamp " << Timestamp(c.timestamp);
+    if (!c.detail.empty()) out << "  (" << c.detail << ")";
+    out << "\n";
+    if (c.status != "ok") ++missing;
+  }
+  out << report.checkpoints.size() - missing << " present, " << missing << " missing or damaged\n";
+}
+
+// ---- diff ------------------------------------------------------------------
+
+std::vector<TensorDifference> DiffCheckpoints(const BundleReader& a, const BundleReader& b) {
+  std::set<std::string> keys;
+  for (const std::string& k : a.Keys()) keys.insert(k);
+  for (const std::string& k : b.Keys()) keys.insert(k);
+  std::vector<TensorDifference> diff;
+  for (const std::string& key : keys) {
+    TensorDifference d;
+    d.key = key;
+    const bool in_a = a.Contains(key), in_b = b.Contains(key);
+    if (in_a) d.a_type = TypeString(a.GetEntry(key));
+    if (in_b) d.b_type = TypeString(b.GetEntry(key));
+    if (!in_a || !in_b) {
+      d.kind = in_a ? TensorDifference::Kind::kRemoved : TensorDifference::Kind::kAdded;
+      diff.push_back(std::move(d));
+      continue;
+    }
+    const BundleReader::Entry& ea = a.GetEntry(key);
+    const BundleReader::Entry& eb = b.GetEntry(key);
+    if (ea.tf_dtype != eb.tf_dtype || ea.dims != eb.dims) {
+      d.kind = TensorDifference::Kind::kChanged;
+      d.detail = ea.tf_dtype != eb.tf_dtype ? "dtype" : "shape";
+      diff.push_back(std::move(d));
+      continue;
+    }
+    if (ea.size == eb.size && ea.masked_crc32c == eb.masked_crc32c &&
+        ea.num_slices == eb.num_slices) {
+      diff.push_back(std::move(d));  // same bytes (as far as a CRC32C tells)
+      continue;
+    }
+    d.kind = TensorDifference::Kind::kChanged;
+    std::string why = UnreadableReason(a, ea);
+    if (why.empty()) why = UnreadableReason(b, eb);
+    if (!why.empty()) {
+      d.detail = "stored bytes differ; values not compared: " + why;
+      diff.push_back(std::move(d));
+      continue;
+    }
+    const Tensor ta = a.Read(key), tb = b.Read(key);
+    const std::optional<std::vector<double>> va = AsDoubles(ta), vb = AsDoubles(tb);
+    if (va && vb) {
+      double max_diff = 0;
+      for (size_t i = 0; i < va->size(); ++i) {
+        const double x = (*va)[i], y = (*vb)[i];
+        if (x == y || (std::isnan(x) && std::isnan(y))) continue;
+        ++d.elements_differing;
+        const double delta = std::fabs(x - y);
+        max_diff = std::isfinite(delta) ? std::max(max_diff, delta)
+                                        : std::numeric_limits<double>::infinity();
+      }
+      d.max_abs_diff = max_diff;
+    } else {  // strings
+      const auto sa = ta.data<std::string>(), sb = tb.data<std::string>();
+      for (size_t i = 0; i < sa.size(); ++i) d.elements_differing += sa[i] != sb[i];
+    }
+    if (d.elements_differing == 0) {  // e.g. -0.0 vs 0.0: bytes differ, values equal
+      d.kind = TensorDifference::Kind::kSame;
+      d.max_abs_diff.reset();
+    } else {
+      d.detail = "values";
+    }
+    diff.push_back(std::move(d));
+  }
+  return diff;
+}
+
+bool HasDifferences(const std::vector<TensorDifference>& diff) {
+  return std::any_of(diff.begin(), diff.end(), [](const TensorDifference& d) {
+    return d.kind != TensorDifference::Kind::kSame;
+  });
+}
+
+void PrintCheckpointDiff(const BundleReader& a, const BundleReader& b,
+                         const std::vector<TensorDifference>& diff, bool json, std::ostream& out) {
+  static constexpr const char* kKindNames[] = {"added", "removed", "changed", "same"};
+  int64_t counts[4] = {};
+  for (const TensorDifference& d : diff) ++counts[static_cast<int>(d.kind)];
+  if (json) {
+    out << "{\"a\":" << JsonString(a.prefix()) << ",\"b\":" << JsonString(b.prefix())
+        << ",\"added\":" << counts[0] << ",\"removed\":" << counts[1]
+        << ",\"changed\":" << counts[2] << ",\"same\":" << counts[3] << ",\"tensors\":[";
+    bool first = true;
+    for (const TensorDifference& d : diff) {
+      out << (first ? "" : ",") << "{\"key\":" << JsonString(d.key) << ",\"status\":\""
+          << kKindNames[static_cast<int>(d.kind)] << "\""
+          << ",\"a\":" << (d.a_type.empty() ? "null" : JsonString(d.a_type))
+          << ",\"b\":" << (d.b_type.empty() ? "null" : JsonString(d.b_type))
+          << ",\"max_abs_diff\":" << JsonNumber(d.max_abs_diff);
+      if (d.max_abs_diff && !std::isfinite(*d.max_abs_diff))
+        out << ",\"max_abs_diff_text\":\"inf\"";
+      out << ",\"elements_differing\":" << d.elements_differing
+          << ",\"detail\":" << JsonString(d.detail) << "}";
+      first = false;
+    }
+    out << "]}\n";
+    return;
+  }
+  out << "--- " << a.prefix() << "\n+++ " << b.prefix() << "\n";
+  for (const TensorDifference& d : diff) {
+    switch (d.kind) {
+      case TensorDifference::Kind::kSame:
+        continue;
+      case TensorDifference::Kind::kAdded:
+        out << "+ " << d.key << "  " << d.b_type << "\n";
+        break;
+      case TensorDifference::Kind::kRemoved:
+        out << "- " << d.key << "  " << d.a_type << "\n";
+        break;
+      case TensorDifference::Kind::kChanged:
+        out << "~ " << d.key << "  ";
+        if (d.a_type != d.b_type) {
+          out << d.a_type << " -> " << d.b_type;
+        } else {
+          out << d.a_type;
+        }
+        if (d.max_abs_diff) out << "  max_abs_diff " << Number(*d.max_abs_diff);
+        if (d.elements_differing > 0) out << "  " << d.elements_differing << " elements differ";
+        if (!d.detail.empty() && d.detail != "values") out << "  (" << d.detail << ")";
+        out << "\n";
+        break;
+    }
+  }
+  out << counts[0] << " added, " << counts[1] << " removed, " << counts[2] << " changed, "
+      << counts[3] << " same\n";
+}
+
+// ---- stats -----------------------------------------------------------------
+
+std::vector<TensorStatistics> ComputeTensorStatistics(const BundleReader& reader) {
+  std::vector<TensorStatistics> all;
+  for (const std::string& key : reader.Keys()) {
+    const BundleReader::Entry& entry = reader.GetEntry(key);
+    TensorStatistics s;
+    s.key = key;
+    s.dtype = DTypeString(entry);
+    s.dims = entry.dims;
+    s.elements = entry.num_elements();
+    s.unreadable = UnreadableReason(reader, entry);
+    if (s.unreadable.empty()) {
+      const std::optional<std::vector<double>> values = AsDoubles(reader.Read(key));
+      s.numeric = values.has_value();
+      if (values) {
+        double sum = 0;
+        int64_t finite = 0;
+        for (const double v : *values) {
+          if (std::isnan(v)) {
+            ++s.nan_count;
+          } else if (std::isinf(v)) {
+            ++s.inf_count;
+          } else {
+            s.min = s.min ? std::min(*s.min, v) : v;
+            s.max = s.max ? std::max(*s.max, v) : v;
+            sum += v;
+            ++finite;
+          }
+        }
+        if (finite > 0) s.mean = sum / static_cast<double>(finite);
+      }
+    }
+    all.push_back(std::move(s));
+  }
+  return all;
+}
+
+void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorStatistics>& stats,
+                           bool json, std::ostream& out) {
+  if (json) {
+    out << "{\"prefix\":" << JsonString(reader.prefix()) << ",\"tensors\":[";
+    for (size_t i = 0; i < stats.size(); ++i) {
+      const TensorStatistics& s = stats[i];
+      out << (i ? "," : "") << "{\"key\":" << JsonString(s.key)
+          << ",\"dtype\":" << JsonString(s.dtype) << ",\"shape\":" << JsonDims(s.dims)
+          << ",\"elements\":" << s.elements << ",\"min\":" << JsonNumber(s.min)
+          << ",\"max\":" << JsonNumber(s.max) << ",\"mean\":" << JsonNumber(s.mean)
+          << ",\"nan\":" << s.nan_count << ",\"inf\":" << s.inf_count
+          << ",\"unreadable\":" << (s.unreadable.empty() ? "null" : JsonString(s.unreadable))
+          << "}";
+    }
+    out << "]}\n";
+    return;
+  }
+  out << reader.prefix() << ": " << stats.size() << " tensors\n";
+  out << "key  dtype  shape  min  max  mean  nan  inf\n";
+  for (const TensorStatistics& s : stats) {
+    out << s.key << "  " << s.dtype << "  " << DimsString(s.dims) << "  ";
+    if (!s.unreadable.empty()) {
+      out << "(not read: " << s.unreadable << ")\n";
+    } else if (!s.numeric) {
+      out << "-  -  -  -  -\n";
+    } else {
+      auto opt = [](std::optional<double> v) { return v ? Number(*v) : std::string("-"); };
+      out << opt(s.min) << "  " << opt(s.max) << "  " << opt(s.mean) << "  " << s.nan_count << "  "
+          << s.inf_count << "\n";
+    }
+  }
+}
+
+}  // namespace eager

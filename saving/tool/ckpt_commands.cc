@@ -1,0 +1,57 @@
+#include "saving/tool/ckpt_commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include "saving/checkpoint_tools.h"
+#include "saving/inspect_checkpoint.h"
+
+namespace eager::ckpt_tool {
+
+ExtraCommands::ExtraCommands(CLI::App& app) {
+  state_ =
+      app.add_subcommand("state",
+                         "The `checkpoint` file of DIR: the latest checkpoint, every one it lists, "
+                         "and whether each one's files exist");
+  state_->add_option("DIR", path_a_, "Checkpoint directory")->required();
+  state_->add_flag("--json", json_, "Print JSON");
+
+  diff_ = app.add_subcommand("diff",
+                             "Tensors added (+), removed (-) and changed (~, with the max absolute "
+                             "difference) from A to B; exit code 3 when they differ");
+  diff_->add_option("A", path_a_, "Checkpoint prefix or directory")->required();
+  diff_->add_option("B", path_b_, "Checkpoint prefix or directory")->required();
+  diff_->add_flag("--json", json_, "Print JSON");
+
+  stats_ = app.add_subcommand(
+      "stats", "Per tensor: min, max and mean of the finite values, NaN and Inf counts");
+  stats_->add_option("PATH", path_a_, "Checkpoint prefix or directory")->required();
+  stats_->add_flag("--json", json_, "Print JSON");
+}
+
+bool ExtraCommands::parsed() const {
+  return state_->parsed() || diff_->parsed() || stats_->parsed();
+}
+
+int ExtraCommands::Run(std::ostream& out, std::ostream& err) const {
+  try {
+    if (state_->parsed()) {
+      PrintCheckpointState(DescribeCheckpointState(path_a_), json_, out);
+      return 0;
+    }
+    if (diff_->parsed()) {
+      const BundleReader a(ResolveCheckpointPath(path_a_));
+      const BundleReader b(ResolveCheckpointPath(path_b_));
+      const std::vector<TensorDifference> diff = DiffCheckpoints(a, b);
+      PrintCheckpointDiff(a, b, diff, json_, out);
+      return HasDifferences(diff) ? kExitDiffers : 0;
+    }
+    const BundleReader reader(ResolveCheckpointPath(path_a_));
+    PrintTensorStatistics(reader, ComputeTensorStatistics(reader), json_, out);
+    return 0;
+  } catch (const Error& e) {
+    err << "eager-ckpt: " << ErrorCodeName(e.code()) << " error: " << e.what() << "\n";
+    return kExitError;
+  }
+}
+
+}  // namespace eager::ckpt_tool

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# eager-ckpt end to end: state, diff and stats on every case of the realdata
+# folder and on what eager writes; exit codes as --help documents them;
+# errors on stderr only.
+#   eager_ckpt_test.sh EAGER_CKPT QUICKSTART REALDATA_DIR WORK_DIR
+set -u
+ckpt=$1 quickstart=$2 realdata=$3 work=$4
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect CODE CMD...: runs CMD, keeps stdout in $out and stderr in $err.
+expect() {
+  local want=$1; shift
+  out=$("$@" 2>"$work/stderr"); local got=$?
+  err=$(cat "$work/stderr")
+  [ "$got" -eq "$want" ] || fail "exit $got, expected $want: $* (stderr: $err)"
+}
+json_count=0
+json_ok() {  # kept, and checked to be one JSON document each by one python3 run at the end
+  json_count=$((json_count + 1))
+  printf '%s' "$out" >"$work/json/$json_count.json"
+}
+
+rm -rf "$work" && mkdir -p "$work/json"
+
+# --help documents the exit codes; usage errors are 2.
+expect 0 "$ckpt" --help
+grep -q "Exit codes: 0 success" <<<"$out" || fail "--help lacks the exit codes"
+expect 2 "$ckpt" diff only-one-path
+expect 2 "$ckpt" no-such-command
+
+# What eager writes: two checkpoints that differ in one tensor.
+expect 0 "$quickstart" "$work/a"
+expect 0 "$quickstart" "$work/b"
+expect 0 "$ckpt" state "$work/a"
+grep -q '^\* model.ckpt  ok  1 shard' <<<"$out" || fail "state of our checkpoint: $out"
+expect 0 "$ckpt" diff "$work/a" "$work/b"   # deterministic: same values
+grep -q '0 added, 0 removed, 0 changed, 3 same' <<<"$out" || fail "diff a b: $out"
+expect 0 "$ckpt" stats "$work/a" --json; json_ok stats --json
+grep -q '"key":"v/ExponentialMovingAverage","dtype":"float32","shape":\[\],"elements":1,"min":0.10989987' <<<"$out" \
+  || fail "stats of the EMA shadow: $out"
+
+# Errors: on stderr, exit 1, nothing on stdout.
+expect 1 "$ckpt" stats "$work/no/such/prefix"
+[ -z "$out" ] || fail "stdout on error: $out"
+grep -q "eager-ckpt: NotFound error: No checkpoint at $work/no/such/prefix" <<<"$err" || fail "stderr: $err"
+expect 1 "$ckpt" state "$work"
+grep -q "No \`checkpoint\` state file in $work" <<<"$err" || fail "state without a checkpoint file: $err"
+
+if [ ! -d "$realdata" ]; then
+  echo "realdata not found at $realdata: only eager's own checkpoints were checked"
+else
+  # state: every checkpoint directory.
+  n=0
+  while IFS= read -r f; do
+    dir=$(dirname "$f")
+    expect 0 "$ckpt" state "$dir"
+    grep -q "present, .* missing or damaged" <<<"$out" || fail "state $dir: $out"
+    n=$((n + 1))
+  done < <(find "$realdata" -name checkpoint -type f | sort)
+  [ "$n" -ge 10 ] || fail "only $n checkpoint directories found"
+  expect 0 "$ckpt" state "$realdata/tf1_estimator_linear_ftrl_tf27"
+  grep -q '^\* model.ckpt-400  missing' <<<"$out" || fail "ftrl ckpt-400 should be missing: $out"
+  expect 0 "$ckpt" state "$realdata/tf1_saver_ssd_mobilenet_v2_index_only"
+  grep -q '^\* model.ckpt  incomplete  1 shard' <<<"$out" || fail "ssd should be incomplete: $out"
+  expect 0 "$ckpt" state "$realdata/tf1_saver_mnist_mlp_ema"
+  grep -q 'found as .*/tf1_saver_mnist_mlp_ema/model.ckpt-29001' <<<"$out" || fail "mnist ema: $out"
+
+  # stats and diff (with itself): every bundle.
+  n=0
+  while IFS= read -r idx; do
+    prefix=${idx%.index}
+    expect 0 "$ckpt" stats "$prefix" --json; json_ok stats "$prefix"
+    expect 0 "$ckpt" diff "$prefix" "$prefix"
+    grep -q '0 added, 0 removed, 0 changed' <<<"$out" || fail "diff $prefix with itself: $out"
+    n=$((n + 1))
+  done < <(find "$realdata" -name '*.index' -type f | sort)
+  [ "$n" -ge 25 ] || fail "only $n bundles found"
+
+  # Real differences: CheckpointManager's ckpt-17 and ckpt-19 (save_counter 17 -> 19).
+  t=$realdata/tf2_checkpoint_manager_tictactoe/tf_ckpts
+  expect 3 "$ckpt" diff "$t/ckpt-17" "$t/ckpt-19"
+  grep -q '^~ save_counter/.ATTRIBUTES/VARIABLE_VALUE  int64\[\]  max_abs_diff 2  1 elements differ' <<<"$out" \
+    || fail "diff ckpt-17 ckpt-19: $out"
+  grep -q '0 added, 0 removed, 14 changed, 5 same' <<<"$out" || fail "diff counts: $out"
+  expect 3 "$ckpt" diff "$t/ckpt-17" "$t/ckpt-19" --json; json_ok diff --json
+  expect 0 "$ckpt" state "$t" --json; json_ok state --json
+  expect 0 "$ckpt" stats "$t"
+  grep -q '^save_counter/.ATTRIBUTES/VARIABLE_VALUE  int64  \[\]  19  19  19  0  0' <<<"$out" \
+    || fail "stats of the latest tictactoe checkpoint: $out"
+  # Different models: added and removed keys.
+  expect 3 "$ckpt" diff "$realdata/tf1_saver_scopes_tiny/model.ckpt" "$realdata/tf1_saver_udacity_mlp/model.ckpt"
+  grep -q '^- foo/bar/v  float32\[1\]' <<<"$out" || fail "removed key: $out"
+  grep -q '^+ Variable_3  float32' <<<"$out" || fail "added key: $out"
+  # Index only: stats says why values are not read, still exit 0.
+  expect 0 "$ckpt" stats "$realdata/tf1_saver_ssd_mobilenet_v2_index_only/model.ckpt"
+  grep -q 'global_step  int64  \[\]  (not read: data file .* is missing)' <<<"$out" || fail "ssd stats: $out"
+  # The legacy V1 negative case is rejected clearly.
+  expect 1 "$ckpt" stats "$realdata/legacy_v1_session_bundle_half_plus_two/00000123/export-00000-of-00001"
+  grep -q 'legacy V1' <<<"$err" || fail "legacy V1: $err"
+fi
+
+if command -v python3 >/dev/null; then
+  python3 - "$work/json" <<'PY' || fail "JSON output that does not parse"
+import json, pathlib, sys
+bad = 0
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    try:
+        json.loads(f.read_text())
+    except ValueError as e:
+        print(f"not JSON ({e}): {f}")
+        bad += 1
+sys.exit(1 if bad else 0)
+PY
+else
+  echo "python3 not found: the JSON outputs were not parsed"
+fi
+
+if [ "$failures" -eq 0 ]; then echo "eager-ckpt: all checks passed"; exit 0; fi
+echo "$failures failures"; exit 1
