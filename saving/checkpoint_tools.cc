@@ -4,13 +4,17 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <set>
 #include <type_traits>
 
 #include "saving/bundle_files.h"
+#include "saving/checkpoint_key.h"
 #include "saving/checkpoint_state.h"
+#include "saving/internal/object_graph.h"
 
 namespace eager {
 namespace {
@@ -419,6 +423,139 @@ void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorS
       auto opt = [](std::optional<double> v) { return v ? Number(*v) : std::string("-"); };
       out << opt(s.min) << "  " << opt(s.max) << "  " << opt(s.mean) << "  " << s.nan_count << "  "
           << s.inf_count << "\n";
+    }
+  }
+}
+
+// ---- graph -----------------------------------------------------------------
+
+std::vector<ObjectGraphNode> DescribeObjectGraph(const BundleReader& reader) {
+  if (!reader.Contains(kObjectGraphKey)) {
+    throw NotFoundError(StrCat("Checkpoint ", reader.prefix(), " has no ", kObjectGraphKey,
+                               ": it is name-based (tf.compat.v1.train.Saver), not "
+                               "object-based, so it has no object graph"));
+  }
+  const Tensor serialized = reader.Read(kObjectGraphKey);
+  EAGER_CHECK(serialized.dtype() == DType::kString && serialized.num_elements() == 1, "Checkpoint ",
+              reader.prefix(), ": ", kObjectGraphKey, " is not a scalar string but ",
+              DTypeName(serialized.dtype()), serialized.shape());
+  const internal::SavedObjectGraph graph = internal::ParseObjectGraph(
+      serialized.data<std::string>()[0], StrCat(reader.prefix(), " ", kObjectGraphKey));
+
+  std::vector<ObjectGraphNode> nodes(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const internal::SavedObjectGraph::Node& in = graph.nodes[i];
+    ObjectGraphNode& node = nodes[i];
+    node.id = static_cast<int>(i);
+    for (const auto& c : in.children) node.children.push_back({c.local_name, c.node_id});
+    for (const auto& a : in.attributes) {
+      node.attributes.push_back({a.name, a.full_name, a.checkpoint_key,
+                                 reader.Contains(a.checkpoint_key)
+                                     ? TypeString(reader.GetEntry(a.checkpoint_key))
+                                     : std::string("(not in the bundle)")});
+    }
+    for (const auto& s : in.slot_variables) {
+      node.slot_variables.push_back(
+          {s.slot_name, s.original_variable_node_id, s.slot_variable_node_id});
+    }
+  }
+  // Breadth-first from the root: the first path found names a node, as TF does.
+  nodes[0].pretty_name = "(root)";
+  std::deque<int> queue = {0};
+  std::vector<bool> seen(nodes.size(), false);
+  seen[0] = true;
+  while (!queue.empty()) {
+    const int id = queue.front();
+    queue.pop_front();
+    for (const ObjectGraphNode::Child& c : nodes[static_cast<size_t>(id)].children) {
+      if (seen[static_cast<size_t>(c.node_id)]) continue;
+      seen[static_cast<size_t>(c.node_id)] = true;
+      ObjectGraphNode& child = nodes[static_cast<size_t>(c.node_id)];
+      child.parent = id;
+      child.pretty_name = nodes[static_cast<size_t>(id)].pretty_name + "." + c.local_name;
+      queue.push_back(c.node_id);
+    }
+  }
+  for (const ObjectGraphNode& optimizer : nodes) {
+    for (const ObjectGraphNode::Slot& s : optimizer.slot_variables) {
+      ObjectGraphNode& slot = nodes[static_cast<size_t>(s.slot_variable_node_id)];
+      if (!slot.pretty_name.empty()) continue;
+      slot.pretty_name =
+          StrCat(optimizer.pretty_name, "'s state '", s.slot_name, "' for ",
+                 nodes[static_cast<size_t>(s.original_variable_node_id)].pretty_name);
+    }
+  }
+  for (ObjectGraphNode& node : nodes) {
+    if (node.pretty_name.empty()) node.pretty_name = StrCat("(unreachable node ", node.id, ")");
+  }
+  return nodes;
+}
+
+void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphNode>& nodes,
+                      bool json, std::ostream& out) {
+  if (json) {
+    out << "{\"prefix\":" << JsonString(reader.prefix()) << ",\"nodes\":[";
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const ObjectGraphNode& n = nodes[i];
+      out << (i ? "," : "") << "{\"id\":" << n.id << ",\"path\":" << JsonString(n.pretty_name)
+          << ",\"parent\":" << n.parent << ",\"children\":[";
+      for (size_t k = 0; k < n.children.size(); ++k) {
+        out << (k ? "," : "") << "{\"local_name\":" << JsonString(n.children[k].local_name)
+            << ",\"node_id\":" << n.children[k].node_id << "}";
+      }
+      out << "],\"attributes\":[";
+      for (size_t k = 0; k < n.attributes.size(); ++k) {
+        const ObjectGraphNode::Attribute& a = n.attributes[k];
+        out << (k ? "," : "") << "{\"name\":" << JsonString(a.name)
+            << ",\"full_name\":" << JsonString(a.full_name)
+            << ",\"checkpoint_key\":" << JsonString(a.checkpoint_key)
+            << ",\"type\":" << JsonString(a.type) << "}";
+      }
+      out << "],\"slot_variables\":[";
+      for (size_t k = 0; k < n.slot_variables.size(); ++k) {
+        const ObjectGraphNode::Slot& s = n.slot_variables[k];
+        out << (k ? "," : "") << "{\"slot_name\":" << JsonString(s.slot_name)
+            << ",\"original_variable_node_id\":" << s.original_variable_node_id
+            << ",\"slot_variable_node_id\":" << s.slot_variable_node_id << "}";
+      }
+      out << "]}";
+    }
+    out << "]}\n";
+    return;
+  }
+  out << reader.prefix() << ": object graph of " << nodes.size() << " nodes\n";
+  auto attributes = [&](const ObjectGraphNode& n, const std::string& indent) {
+    for (const ObjectGraphNode::Attribute& a : n.attributes) {
+      out << indent << "  ." << a.name << " = " << a.checkpoint_key << "  " << a.type;
+      if (!a.full_name.empty()) out << "  (" << a.full_name << ")";
+      out << "\n";
+    }
+  };
+  std::function<void(int, int)> show = [&](int id, int depth) {
+    const ObjectGraphNode& n = nodes[static_cast<size_t>(id)];
+    const std::string indent(static_cast<size_t>(2 * depth), ' ');
+    attributes(n, indent);
+    for (const ObjectGraphNode::Child& c : n.children) {
+      const ObjectGraphNode& child = nodes[static_cast<size_t>(c.node_id)];
+      if (child.parent == id && child.pretty_name == n.pretty_name + "." + c.local_name) {
+        out << indent << "  " << c.local_name << "  #" << c.node_id << "\n";
+        show(c.node_id, depth + 1);
+      } else {
+        out << indent << "  " << c.local_name << " -> " << child.pretty_name << "  #" << c.node_id
+            << "\n";
+      }
+    }
+  };
+  out << "(root)  #0\n";
+  show(0, 0);
+  bool header = false;
+  for (const ObjectGraphNode& optimizer : nodes) {
+    for (const ObjectGraphNode::Slot& s : optimizer.slot_variables) {
+      if (!header) out << "slot variables:\n";
+      header = true;
+      const ObjectGraphNode& slot = nodes[static_cast<size_t>(s.slot_variable_node_id)];
+      out << "  " << slot.pretty_name << "  #" << slot.id << "\n";
+      attributes(slot, "  ");
     }
   }
 }

@@ -6,6 +6,7 @@
 //   eager-ckpt state DIR        the `checkpoint` file; which prefixes exist
 //   eager-ckpt diff  A B        added / removed / changed tensors
 //   eager-ckpt stats PATH       per tensor: min, max, mean, NaN and Inf counts
+//   eager-ckpt graph PATH       an object-based checkpoint's object graph
 //
 // Tensors eager cannot read (a dtype it lacks, a partitioned entry, a data
 // file that is absent) are reported as such, not as errors; a damaged file is
@@ -92,5 +93,44 @@ struct TensorStatistics {
 std::vector<TensorStatistics> ComputeTensorStatistics(const BundleReader& reader);
 void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorStatistics>& stats,
                            bool json, std::ostream& out);
+
+// ---- graph -----------------------------------------------------------------
+
+// One node of the TrackableObjectGraph stored under _CHECKPOINTABLE_OBJECT_GRAPH.
+struct ObjectGraphNode {
+  int id = 0;
+  // TF's pretty path of the first breadth-first path to it,
+  // "(root).model.dense.kernel"; for a slot variable
+  // "(root).optimizer's state 'm' for (root).model.dense.kernel".
+  std::string pretty_name;
+  int parent = -1;  // on that path; -1 for the root, slots and unreachable nodes
+  struct Child {
+    std::string local_name;
+    int node_id = 0;
+  };
+  std::vector<Child> children;
+  struct Attribute {
+    std::string name;            // "VARIABLE_VALUE"
+    std::string full_name;       // the variable's name, "dense/kernel"
+    std::string checkpoint_key;  // the bundle key
+    std::string type;            // "float32[784,10]", or "(not in the bundle)"
+  };
+  std::vector<Attribute> attributes;
+  struct Slot {
+    std::string slot_name;  // "m"
+    int original_variable_node_id = 0;
+    int slot_variable_node_id = 0;
+  };
+  std::vector<Slot> slot_variables;  // on optimizer nodes
+};
+
+// NotFoundError when the checkpoint has no object graph (a name-based one);
+// DataLossError when the graph does not parse.
+std::vector<ObjectGraphNode> DescribeObjectGraph(const BundleReader& reader);
+// Text: the tree of first paths, indented, each node with its attributes
+// (key, dtype, shape); an edge to a node already shown as "-> <path>"; then
+// the slot variables. JSON: the nodes as above.
+void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphNode>& nodes,
+                      bool json, std::ostream& out);
 
 }  // namespace eager

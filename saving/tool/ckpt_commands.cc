@@ -26,10 +26,17 @@ ExtraCommands::ExtraCommands(CLI::App& app) {
       "stats", "Per tensor: min, max and mean of the finite values, NaN and Inf counts");
   stats_->add_option("PATH", path_a_, "Checkpoint prefix or directory")->required();
   stats_->add_flag("--json", json_, "Print JSON");
+
+  graph_ = app.add_subcommand(
+      "graph",
+      "An object-based checkpoint's object graph: the tree of TF's pretty paths, "
+      "each object's tensors, the optimizers' slot variables");
+  graph_->add_option("PATH", path_a_, "Checkpoint prefix or directory")->required();
+  graph_->add_flag("--json", json_, "Print JSON");
 }
 
 bool ExtraCommands::parsed() const {
-  return state_->parsed() || diff_->parsed() || stats_->parsed();
+  return state_->parsed() || diff_->parsed() || stats_->parsed() || graph_->parsed();
 }
 
 int ExtraCommands::Run(std::ostream& out, std::ostream& err) const {
@@ -46,6 +53,10 @@ int ExtraCommands::Run(std::ostream& out, std::ostream& err) const {
       return HasDifferences(diff) ? kExitDiffers : 0;
     }
     const BundleReader reader(ResolveCheckpointPath(path_a_));
+    if (graph_->parsed()) {
+      PrintObjectGraph(reader, DescribeObjectGraph(reader), json_, out);
+      return 0;
+    }
     PrintTensorStatistics(reader, ComputeTensorStatistics(reader), json_, out);
     return 0;
   } catch (const Error& e) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// eager-ckpt's `state`, `diff` and `stats` sub-commands (the command line
+// eager-ckpt's `state`, `diff`, `stats` and `graph` sub-commands (the command line
 // side; what they compute is saving/checkpoint_tools.h). Part of the eager-ckpt
 // executable only.
 
@@ -36,6 +36,7 @@ class ExtraCommands {
   CLI::App* state_;
   CLI::App* diff_;
   CLI::App* stats_;
+  CLI::App* graph_;
   std::string path_a_;
   std::string path_b_;
   bool json_ = false;

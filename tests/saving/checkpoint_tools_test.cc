@@ -7,8 +7,10 @@
 #include <limits>
 #include <sstream>
 
+#include "autodiff/dense.h"
 #include "saving/bundle_files.h"
 #include "saving/bundle_writer.h"
+#include "saving/checkpoint.h"
 #include "saving/checkpoint_state.h"
 #include "tests/saving/saving_test_util.h"
 
@@ -208,6 +210,39 @@ TEST(TensorStatisticsTest, MissingDataFileIsReportedNotThrown) {
   ASSERT_EQ(stats.size(), 1u);
   EXPECT_NE(stats[0].unreadable.find("data-00000-of-00001 is missing"), std::string::npos)
       << stats[0].unreadable;
+}
+
+TEST(ObjectGraphToolTest, TheGraphOfWhatCheckpointWrites) {
+  Dense dense(2);
+  dense(Tensor::Matrix<float>({{1, 2, 3}}));  // builds kernel [3,2] and bias [2]
+  Checkpoint checkpoint({{"model", &dense}});
+  const BundleReader reader(checkpoint.Write(TempDir() + "/ckpt"));
+  const std::vector<ObjectGraphNode> nodes = DescribeObjectGraph(reader);
+  ASSERT_GE(nodes.size(), 4u);
+  EXPECT_EQ(nodes[0].pretty_name, "(root)");
+  const ObjectGraphNode* kernel = nullptr;
+  for (const ObjectGraphNode& n : nodes) {
+    if (n.pretty_name == "(root).model.kernel") kernel = &n;
+  }
+  ASSERT_NE(kernel, nullptr);
+  ASSERT_EQ(kernel->attributes.size(), 1u);
+  EXPECT_EQ(kernel->attributes[0].checkpoint_key, "model/kernel/.ATTRIBUTES/VARIABLE_VALUE");
+  EXPECT_EQ(kernel->attributes[0].type, "float32[3,2]");
+  std::ostringstream text;
+  PrintObjectGraph(reader, nodes, false, text);
+  EXPECT_NE(text.str().find("  model  #"), std::string::npos) << text.str();
+  EXPECT_NE(
+      text.str().find(".VARIABLE_VALUE = model/kernel/.ATTRIBUTES/VARIABLE_VALUE  float32[3,2]"),
+      std::string::npos)
+      << text.str();
+}
+
+TEST(ObjectGraphToolTest, NameBasedCheckpointHasNoGraph) {
+  const std::string prefix = TempDir() + "/model.ckpt";
+  BundleWriter writer(prefix);
+  writer.Add("v", Tensor(1.0f));
+  writer.Finish();
+  EXPECT_THROW(DescribeObjectGraph(BundleReader(prefix)), NotFoundError);
 }
 
 // Against realdata: every value compared with what BundleReader reads.

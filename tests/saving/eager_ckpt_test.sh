@@ -66,16 +66,36 @@ else
   expect 0 "$ckpt" state "$realdata/tf1_saver_mnist_mlp_ema"
   grep -q 'found as .*/tf1_saver_mnist_mlp_ema/model.ckpt-29001' <<<"$out" || fail "mnist ema: $out"
 
-  # stats and diff (with itself): every bundle.
-  n=0
+  # stats, diff (with itself) and graph: every bundle.
+  n=0 objects=0
   while IFS= read -r idx; do
     prefix=${idx%.index}
     expect 0 "$ckpt" stats "$prefix" --json; json_ok stats "$prefix"
     expect 0 "$ckpt" diff "$prefix" "$prefix"
     grep -q '0 added, 0 removed, 0 changed' <<<"$out" || fail "diff $prefix with itself: $out"
+    # graph: object-based checkpoints have one; name-based ones are told apart clearly.
+    if "$ckpt" list "$prefix" | grep -q '^_CHECKPOINTABLE_OBJECT_GRAPH '; then
+      expect 0 "$ckpt" graph "$prefix"
+      grep -q '^(root)  #0$' <<<"$out" || fail "graph $prefix: $out"
+      objects=$((objects + 1))
+    else
+      expect 1 "$ckpt" graph "$prefix"
+      grep -q "has no _CHECKPOINTABLE_OBJECT_GRAPH: it is name-based" <<<"$err" || fail "graph $prefix: $err"
+    fi
     n=$((n + 1))
   done < <(find "$realdata" -name '*.index' -type f | sort)
   [ "$n" -ge 25 ] || fail "only $n bundles found"
+  [ "$objects" -ge 9 ] || fail "only $objects object-based bundles found"
+  # TF's pretty paths, links to nodes seen before, slot variables.
+  expect 0 "$ckpt" graph "$realdata/tf2_checkpoint_manager_tictactoe/tf_ckpts"
+  grep -q '^    layer-0 -> (root).net.layer_with_weights-0  #5$' <<<"$out" || fail "graph link: $out"
+  grep -q '^        .VARIABLE_VALUE = net/layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE  float32\[9,9\]  (dense/kernel)$' <<<"$out" \
+    || fail "graph attribute: $out"
+  expect 0 "$ckpt" graph "$realdata/tf2_keras_sharded2_iris/model.ckpt"
+  grep -q "^  (root).optimizer's state 'm' for (root).layer-2.kernel  #16$" <<<"$out" || fail "graph slot: $out"
+  grep -q '^    .VARIABLE_VALUE = layer-2/kernel/.OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/VARIABLE_VALUE  float32\[128,3\]' <<<"$out" \
+    || fail "graph slot attribute: $out"
+  expect 0 "$ckpt" graph "$realdata/tf2_keras_sharded2_iris/model.ckpt" --json; json_ok graph --json
 
   # Real differences: CheckpointManager's ckpt-17 and ckpt-19 (save_counter 17 -> 19).
   t=$realdata/tf2_checkpoint_manager_tictactoe/tf_ckpts
