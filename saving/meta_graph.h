@@ -27,7 +27,7 @@ namespace eager {
 
 // A TensorShapeProto: dims of -1 are unknown.
 struct MetaShape {
-  std::vector<int64_t> dims;
+  std::vector<int64_t> dims{};
   bool unknown_rank = false;
   friend bool operator==(const MetaShape&, const MetaShape&) = default;
 };
@@ -36,8 +36,8 @@ struct MetaShape {
 // shape has unknown dims.
 struct MetaTensor {
   int tf_dtype = 0;
-  std::vector<int64_t> dims;
-  std::optional<Tensor> value;
+  std::vector<int64_t> dims{};
+  std::optional<Tensor> value{};
 };
 
 // A DataType attribute value (TF's enum number: DT_FLOAT = 1, ...).
@@ -48,22 +48,22 @@ struct MetaType {
 
 // AttrValue.list: TF fills one of these.
 struct MetaAttrList {
-  std::vector<std::string> s;
-  std::vector<int64_t> i;
-  std::vector<float> f;
-  std::vector<bool> b;
-  std::vector<int> type;
-  std::vector<MetaShape> shape;
-  std::vector<MetaTensor> tensor;
-  std::vector<std::string> func;  // function names
+  std::vector<std::string> s{};
+  std::vector<int64_t> i{};
+  std::vector<float> f{};
+  std::vector<bool> b{};
+  std::vector<int> type{};
+  std::vector<MetaShape> shape{};
+  std::vector<MetaTensor> tensor{};
+  std::vector<std::string> func{};  // function names
 };
 
 // A placeholder ("$T") in a function body, or a function's name.
 struct MetaPlaceholder {
-  std::string name;
+  std::string name{};
 };
 struct MetaFunc {
-  std::string name;
+  std::string name{};
 };
 
 // One AttrValue: bytes (s), int, float, bool, type, shape, tensor, list,
@@ -72,17 +72,17 @@ using MetaAttrValue = std::variant<std::monostate, std::string, int64_t, float, 
                                    MetaShape, MetaTensor, MetaAttrList, MetaPlaceholder, MetaFunc>;
 
 struct MetaGraphNode {
-  std::string name;
-  std::string op;                   // TF's op type: "VariableV2", "MatMul"
-  std::vector<std::string> inputs;  // "x", "x:1", "^control"
-  std::string device;
-  std::map<std::string, MetaAttrValue> attrs;
+  std::string name{};
+  std::string op{};                   // TF's op type: "VariableV2", "MatMul"
+  std::vector<std::string> inputs{};  // "x", "x:1", "^control"
+  std::string device{};
+  std::map<std::string, MetaAttrValue> attrs{};
 };
 
 struct MetaSaverDef {
-  std::string filename_tensor_name;  // "save/Const:0"
-  std::string save_tensor_name;      // "save/control_dependency:0"
-  std::string restore_op_name;       // "save/restore_all"
+  std::string filename_tensor_name{};  // "save/Const:0"
+  std::string save_tensor_name{};      // "save/control_dependency:0"
+  std::string restore_op_name{};       // "save/restore_all"
   int max_to_keep = 0;
   bool sharded = false;
   float keep_checkpoint_every_n_hours = 0;
@@ -93,45 +93,45 @@ struct MetaSaverDef {
 struct MetaCollection {
   enum class Kind { kNone, kNodeList, kBytesList, kInt64List, kFloatList };
   Kind kind = Kind::kNone;
-  std::vector<std::string> node_list;
-  std::vector<std::string> bytes_list;  // serialized protos, e.g. VariableDefs
-  std::vector<int64_t> int64_list;
-  std::vector<float> float_list;
+  std::vector<std::string> node_list{};
+  std::vector<std::string> bytes_list{};  // serialized protos, e.g. VariableDefs
+  std::vector<int64_t> int64_list{};
+  std::vector<float> float_list{};
 };
 
 // VariableDef, the element of the "variables" and "trainable_variables"
 // collections.
 struct MetaVariableDef {
-  std::string variable_name;       // "v1:0"
-  std::string initializer_name;    // "v1/Assign"
-  std::string snapshot_name;       // "v1/read:0"
-  std::string initial_value_name;  // "Const:0"
+  std::string variable_name{};       // "v1:0"
+  std::string initializer_name{};    // "v1/Assign"
+  std::string snapshot_name{};       // "v1/read:0"
+  std::string initial_value_name{};  // "Const:0"
   bool is_resource = false;
   bool trainable = false;
 };
 
 // An OpDef of the stripped op list (what the graph's ops take and make).
 struct MetaArgDef {
-  std::string name;
-  int type = 0;             // a fixed DataType, or 0 with type_attr set
-  std::string type_attr;    // "T"
-  std::string number_attr;  // "N": a list of that many
-  std::string type_list_attr;
+  std::string name{};
+  int type = 0;               // a fixed DataType, or 0 with type_attr set
+  std::string type_attr{};    // "T"
+  std::string number_attr{};  // "N": a list of that many
+  std::string type_list_attr{};
   bool is_ref = false;
 };
 struct MetaAttrDef {
-  std::string name;
-  std::string type;  // "type", "shape", "tensor", "list(type)", "int", "bool", "string", ...
-  std::optional<MetaAttrValue> default_value;
+  std::string name{};
+  std::string type{};  // "type", "shape", "tensor", "list(type)", "int", "bool", "string", ...
+  std::optional<MetaAttrValue> default_value{};
   bool has_minimum = false;
   int64_t minimum = 0;
-  std::optional<MetaAttrValue> allowed_values;
+  std::optional<MetaAttrValue> allowed_values{};
 };
 struct MetaOpDef {
-  std::string name;
-  std::vector<MetaArgDef> inputs;
-  std::vector<MetaArgDef> outputs;
-  std::vector<MetaAttrDef> attrs;
+  std::string name{};
+  std::vector<MetaArgDef> inputs{};
+  std::vector<MetaArgDef> outputs{};
+  std::vector<MetaAttrDef> attrs{};
   bool is_stateful = false;
   bool is_commutative = false;
   bool is_aggregate = false;
@@ -140,18 +140,18 @@ struct MetaOpDef {
 
 struct MetaGraph {
   // MetaInfoDef.
-  std::string meta_graph_version;
-  std::string tensorflow_version;
-  std::string tensorflow_git_version;
-  std::vector<std::string> tags;
+  std::string meta_graph_version{};
+  std::string tensorflow_version{};
+  std::string tensorflow_git_version{};
+  std::vector<std::string> tags{};
   bool stripped_default_attrs = false;
-  std::vector<MetaOpDef> stripped_op_list;
+  std::vector<MetaOpDef> stripped_op_list{};
   // GraphDef.
-  std::vector<MetaGraphNode> nodes;
+  std::vector<MetaGraphNode> nodes{};
   int producer = 0;
   int min_consumer = 0;
-  std::optional<MetaSaverDef> saver_def;
-  std::map<std::string, MetaCollection> collections;
+  std::optional<MetaSaverDef> saver_def{};
+  std::map<std::string, MetaCollection> collections{};
 };
 
 // Parses a binary MetaGraphDef file. Throws NotFoundError when `path` does
