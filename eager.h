@@ -12,6 +12,7 @@
 #include "runtime/dtype.h"
 #include "runtime/errors.h"
 #include "runtime/graph.h"
+#include "runtime/live_variables.h"
 #include "runtime/names.h"
 #include "runtime/shape.h"
 #include "runtime/tensor.h"
@@ -20,6 +21,7 @@
 
 // ops: the op functions and C++ operators.
 #include "ops/array_ops.h"
+#include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
@@ -44,7 +46,8 @@
 // saving: TensorFlow's checkpoint files (link eager_saving).
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
-#include "saving/checkpoint_state.h"
-#include "saving/summary_writer.h"
 #include "saving/checkpoint.h"
 #include "saving/checkpoint_manager.h"
+#include "saving/checkpoint_state.h"
+#include "saving/saver.h"
+#include "saving/summary_writer.h"

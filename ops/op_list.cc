@@ -2,6 +2,7 @@
 #include <iterator>
 
 #include "ops/array_ops.h"
+#include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
@@ -62,6 +63,8 @@ const OpDef* const kAllOps[] = {
     &kSparseSoftmaxCrossEntropyOp,
     // graph_ops.cc
     &kIdentityOp,
+    // bias_add.cc
+    &kBiasAddOp,
 };
 
 }  // namespace

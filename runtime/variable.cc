@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "runtime/graph.h"
+#include "runtime/live_variables.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -41,9 +42,10 @@ Variable::Variable(Tensor initial_value, std::string_view name, bool trainable)
                 "': the initial value's shape ", shape_, " is not fully defined");
     value_ = Tensor::Zeros(Shape{}, dtype_);
     AddToGraph(*graph, &initial_value);
-    return;
+  } else {
+    Assign(initial_value);
   }
-  Assign(initial_value);
+  internal::RegisterLiveVariable(this, DefaultNames());
 }
 
 Variable::Variable(DType dtype, const Shape& shape, std::string_view name, bool trainable)
@@ -54,6 +56,7 @@ Variable::Variable(DType dtype, const Shape& shape, std::string_view name, bool 
       value_(Tensor::Zeros(Shape{}, dtype)) {
   if (Graph* graph = Graph::Current()) [[unlikely]]
     AddToGraph(*graph, nullptr);
+  internal::RegisterLiveVariable(this, DefaultNames());
 }
 
 Variable::Variable(GraphNodeTag, Graph& graph, GraphVariable& record, DType dtype,
@@ -70,6 +73,7 @@ Variable::Variable(GraphNodeTag, Graph& graph, GraphVariable& record, DType dtyp
   read_ = graph.TensorByName(snapshot);
   record.variable = this;
   graph.RegisterVariable(record);
+  internal::RegisterLiveVariable(this, graph.names());
 }
 
 void Variable::AddToGraph(Graph& graph, const Tensor* initial_value) {
@@ -130,6 +134,7 @@ void Variable::AddToGraph(Graph& graph, const Tensor* initial_value) {
 
 Variable::~Variable() {
   if (graph_ != nullptr) graph_->UnregisterVariable(this);
+  internal::UnregisterLiveVariable(this);
 }
 
 void Variable::RequireInitialized(const char* op) const {
