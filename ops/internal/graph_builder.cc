@@ -119,10 +119,13 @@ OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, con
   }
   // Unknown dimensions: run the rule with two different stand-in sizes; a
   // result dimension that changes with them depends on an unknown one.
-  // (Stand-ins are prime so that products and quotients differ too.)
-  std::optional<OutputSpec> a = TryInfer(op, inputs, attrs, 7919);
-  std::optional<OutputSpec> b = TryInfer(op, inputs, attrs, 7927);
-  if (a && b && a->shape.rank() == b->shape.rank()) {
+  // Primes first (products and quotients differ too), then highly composite
+  // sizes for rules that need divisibility (Reshape [?,?] to [3,-1]).
+  constexpr std::pair<int64_t, int64_t> kStandIns[] = {{7919, 7927}, {720720, 1441440}};
+  for (const auto& [first, second] : kStandIns) {
+    std::optional<OutputSpec> a = TryInfer(op, inputs, attrs, first);
+    std::optional<OutputSpec> b = a ? TryInfer(op, inputs, attrs, second) : std::nullopt;
+    if (!a || !b || a->shape.rank() != b->shape.rank()) continue;
     std::vector<int64_t> dims = a->shape.ToVector();
     for (int i = 0; i < a->shape.rank(); ++i) {
       if (a->shape.dim(i) != b->shape.dim(i)) dims[static_cast<size_t>(i)] = Shape::kUnknownDim;

@@ -237,8 +237,16 @@ TEST(GraphTest, PlaceholderWithUnknownDimsChecksFeeds) {
                 sess.Run(y, {{x, Tensor::Zeros(Shape{2, 3}, DType::kFloat64)}});
               }),
               HasSubstr("Cannot feed value of dtype float64"));
-  // A shape that cannot work is refused when building, as eagerly.
-  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { Reshape(x, {4, -1}); }), HasSubstr("Reshape: "));
+  // Whether [?,3] fits [4,-1] depends on the feed (TF: a static [4,?]).
+  Tensor four_rows = Reshape(x, {4, -1});
+  EXPECT_EQ(four_rows.shape().ToString(), "[4,?]");
+  EXPECT_EQ(sess.Run(four_rows, {{x, Tensor::Zeros(Shape{4, 3})}}).shape(), (Shape{4, 3}));
+  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] {
+                sess.Run(four_rows, {{x, batch}});
+              }),
+              HasSubstr("[[{{node Reshape_1}}]]"));
+  // A shape that cannot work whatever the feed is refused when building, as eagerly.
+  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { MatMul(x, x); }), HasSubstr("MatMul: "));
   // A kernel error names the node, TF's way, and keeps its kind.
   Tensor ids = Placeholder(DType::kInt32, Shape::Partial({-1}), "ids");
   Tensor rows = Gather(w, ids);
@@ -417,6 +425,39 @@ TEST(GraphTest, VariablesAndGraphsMayDieInEitherOrder) {
   EXPECT_EQ(w->value().name(), "w/read:0");
   w->Assign(Tensor(3.0f));
   EXPECT_EQ(w->stored_value().scalar<float>(), 3.0f);
+}
+
+}  // namespace
+}  // namespace eager
+
+namespace eager {
+namespace {
+
+TEST(GraphLookupTest, ByNameWithDidYouMean) {
+  Graph graph;
+  Graph::AsDefault in(graph);
+  Variable v1(1.0f, "v1"), v2(2.0f, "v2");
+  Tensor sum = v1 + v2;
+  Tensor sum2 = sum + v2;
+  EXPECT_EQ(graph.TensorByName("add:0").name(), "add:0");
+  EXPECT_EQ(graph.TensorByName("add_1:0").id(), sum2.id());  // the same symbolic tensor
+  EXPECT_EQ(graph.OperationByName("v1/Assign").node().op, "Assign");
+  EXPECT_EQ(graph.OperationOf(sum).name(), "add");
+
+  EXPECT_THAT(ErrorOf<NotFoundError>([&] { graph.TensorByName("add_2:0"); }),
+              HasSubstr("The name 'add_2:0' refers to a Tensor which does not exist. The "
+                        "operation, 'add_2', does not exist in the graph. Did you mean "
+                        "'add_1:0', 'add:0'"));
+  EXPECT_THAT(ErrorOf<NotFoundError>([&] { graph.TensorByName("add:1"); }),
+              HasSubstr("exists but only has 1 outputs"));
+  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { graph.TensorByName("add"); }),
+              HasSubstr("looks like an (invalid) Operation name, not a Tensor"));
+  EXPECT_THAT(ErrorOf<NotFoundError>([&] { graph.OperationByName("v1/asign"); }),
+              HasSubstr("Did you mean 'v1/Assign'"));
+  EXPECT_THAT(ErrorOf<NotFoundError>([] { Graph().OperationByName("x"); }),
+              HasSubstr("The graph is empty"));
+  Session sess(graph);
+  EXPECT_THAT(ErrorOf<NotFoundError>([&] { sess.Run("ad:0"); }), HasSubstr("Did you mean 'add:0'"));
 }
 
 }  // namespace
