@@ -111,7 +111,17 @@ std::optional<OutputSpec> TryInfer(const OpDef& op, std::span<const Tensor> inpu
 
 OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   bool fully_defined = true;
-  for (const Tensor& t : inputs) fully_defined = fully_defined && t.shape().IsFullyDefined();
+  bool unknown_rank = false;
+  for (const Tensor& t : inputs) {
+    fully_defined = fully_defined && t.shape().IsFullyDefined();
+    unknown_rank = unknown_rank || t.shape().unknown_rank();
+  }
+  if (unknown_rank) {
+    // Nothing is known about the result's shape; the dtype comes from the
+    // rule on stand-ins when it accepts them, else from the first input.
+    std::optional<OutputSpec> guess = TryInfer(op, inputs, attrs, 1);
+    return {Shape::UnknownRank(), guess ? guess->dtype : inputs[0].dtype()};
+  }
   try {
     if (fully_defined) return op.infer(inputs, attrs);
   } catch (const InvalidArgumentError& e) {

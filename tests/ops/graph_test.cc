@@ -361,11 +361,14 @@ TEST(GraphTest, OnlyTheFetchedSubgraphRuns) {
 TEST(GraphTest, ImportedNodesRunWithTheSameKernels) {
   // As ImportMetaGraph would add them: TF 1.x's "Add", nodes out of order.
   Graph graph;
+  // Without output specs, as a NodeDef without "_output_shapes" comes.
   Node add{.name = "add", .op = "Add", .inputs = {"a", "b"}};
   add.attrs = {{"T", DType::kFloat32}};
-  add.output_dtypes = {DType::kFloat32};
-  add.output_shapes = {Shape{2}};
   graph.AddNode(add);
+  EXPECT_EQ(graph.TensorByName("add:0").dtype(), DType::kFloat32);
+  EXPECT_TRUE(graph.TensorByName("add:0").shape().unknown_rank());
+  EXPECT_EQ(graph.TensorByName("add:0").DebugString(),
+            "Tensor(\"add:0\", shape=<unknown>, dtype=float32)");
   for (const char* name : {"a", "b"}) {
     Node c{.name = name, .op = "Const"};
     c.attrs = {{"dtype", DType::kFloat32},
@@ -395,6 +398,32 @@ TEST(GraphTest, ImportedNodesRunWithTheSameKernels) {
   sess.Run(graph.OperationByName("v/Assign"));
   EXPECT_EQ(var.stored_value().ToVector<float>(), (std::vector<float>{2, 7}));
   EXPECT_EQ(sess.Run("v:0").ToVector<float>(), (std::vector<float>{2, 7}));
+  // New ops on imported tensors of unknown rank.
+  Graph::AsDefault in(graph);
+  Tensor twice = graph.TensorByName("add:0") * 2.0;
+  EXPECT_TRUE(twice.shape().unknown_rank());
+  EXPECT_EQ(twice.dtype(), DType::kFloat32);
+  EXPECT_EQ(sess.Run(twice).ToVector<float>(), (std::vector<float>{4, 14}));
+  EXPECT_EQ(graph.FindNode("b")->output_shapes[0], Shape{2});  // from the Const's value
+}
+
+TEST(GraphTest, DefaultOutputSpecsFollowNodeDefAttributes) {
+  Node restore{.name = "save/RestoreV2", .op = "RestoreV2"};
+  restore.attrs = {{"dtypes", std::vector<DType>{DType::kFloat32, DType::kInt64}}};
+  SetDefaultOutputSpecs(restore);
+  EXPECT_THAT(restore.output_dtypes, ElementsAre(DType::kFloat32, DType::kInt64));
+  Node eq{.name = "eq", .op = "Equal"};
+  eq.attrs = {{"T", DType::kInt32}, {"_output_shapes", std::vector<Shape>{Shape{3}}}};
+  SetDefaultOutputSpecs(eq);
+  EXPECT_THAT(eq.output_dtypes, ElementsAre(DType::kBool));
+  EXPECT_THAT(eq.output_shapes, ElementsAre(Shape{3}));
+  Node ph{.name = "x", .op = "Placeholder"};
+  ph.attrs = {{"dtype", DType::kFloat32}, {"shape", Shape::Partial({-1, 2})}};
+  SetDefaultOutputSpecs(ph);
+  EXPECT_EQ(ph.output_shapes[0].ToString(), "[?,2]");
+  Node noop{.name = "init", .op = "NoOp", .inputs = {"^a"}};
+  SetDefaultOutputSpecs(noop);
+  EXPECT_TRUE(noop.output_dtypes.empty());
 }
 
 TEST(GraphTest, TensorsFromAnotherGraphAreRefused) {
