@@ -14,6 +14,8 @@ namespace {
 
 namespace pb = ::eager::tfproto;
 
+constexpr uint64_t kMaxProtoBytes = uint64_t{2} << 30;
+
 // ---- protobuf -> MetaGraph ----------------------------------------------
 
 MetaShape FromProto(const pb::TensorShapeProto& p) {
@@ -382,7 +384,8 @@ pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
 template <typename Proto>
 Proto ParseFile(const std::string& path, const char* what) {
   if (!internal::FileExists(path)) throw NotFoundError(StrCat(what, " file not found: ", path));
-  const std::string bytes = internal::ReadFileToString(path);
+  // Protobuf's own limit for one message.
+  const std::string bytes = internal::ReadFileToString(path, kMaxProtoBytes);
   Proto proto;
   if (!proto.ParseFromString(bytes)) {
     throw DataLossError(StrCat(path, ": not a binary ", what, " (", bytes.size(),
