@@ -17,6 +17,8 @@
 #include "saving/graph_meta_graph.h"
 #include "saving/internal/checkpoint_retention.h"
 #include "saving/internal/closest_keys.h"
+#include "saving/internal/directory_lock.h"
+#include "saving/internal/posix_file.h"
 #include "saving/internal/saver_graph.h"
 #include "saving/internal/tf_op_defs.h"
 
@@ -212,6 +214,10 @@ std::string Saver::Save(const std::string& save_path, std::optional<int64_t> glo
   for (const auto& [key, v] : variables_) {
     values.emplace_back(key, v->in_graph() ? v->stored_value() : v->value());
   }
+  // One lock over the bundle, the meta graph, the state file and retention.
+  const std::string dir = internal::DirName(prefix);
+  internal::CreateDirectories(dir);
+  const internal::DirectoryLock lock(dir);
   BundleWriter writer(prefix);
   for (const auto& [key, value] : values) writer.Add(key, value);  // sorted, as SaveV2
   writer.Finish();
@@ -223,7 +229,7 @@ std::string Saver::Save(const std::string& save_path, std::optional<int64_t> glo
 }
 
 std::string Saver::Save(const std::string& save_path, const Variable& global_step) {
-  const Tensor step = global_step.value();
+  const Tensor step = global_step.in_graph() ? global_step.stored_value() : global_step.value();
   EAGER_CHECK(
       step.num_elements() == 1 && (step.dtype() == DType::kInt32 || step.dtype() == DType::kInt64),
       "Saver::Save: global_step ", global_step.shared_name(),
