@@ -19,7 +19,10 @@ constexpr int kProducer = 38;
 
 // ---- Graph -> MetaGraph -------------------------------------------------
 
-MetaShape ToMeta(const Shape& shape) { return {shape.ToVector(), false}; }
+MetaShape ToMeta(const Shape& shape) {
+  if (shape.unknown_rank()) return {{}, true};
+  return {shape.ToVector(), false};
+}
 
 MetaAttrValue ToMeta(const NodeAttr& attr) {
   return std::visit(
@@ -43,6 +46,10 @@ MetaAttrValue ToMeta(const NodeAttr& attr) {
           MetaAttrList list;
           for (DType d : v) list.type.push_back(TfDataType(d));
           return list;
+        } else if constexpr (std::is_same_v<V, std::vector<Shape>>) {
+          MetaAttrList list;
+          for (const Shape& shape : v) list.shape.push_back(ToMeta(shape));
+          return list;
         } else {
           return v;  // bool, int64_t, float, std::string
         }
@@ -53,9 +60,8 @@ MetaAttrValue ToMeta(const NodeAttr& attr) {
 // ---- MetaGraph -> Graph -------------------------------------------------
 
 std::optional<Shape> ToShape(const MetaShape& shape) {
-  if (shape.unknown_rank || shape.dims.size() > static_cast<size_t>(Shape::kMaxRank)) {
-    return std::nullopt;
-  }
+  if (shape.unknown_rank) return Shape::UnknownRank();
+  if (shape.dims.size() > static_cast<size_t>(Shape::kMaxRank)) return std::nullopt;
   for (int64_t d : shape.dims) {
     if (d < Shape::kUnknownDim) return std::nullopt;
   }
@@ -92,8 +98,16 @@ std::optional<NodeAttr> ToNodeAttr(const MetaAttrValue& value) {
             return NodeAttr(types);
           }
           if (!v.s.empty()) return NodeAttr(v.s);
-          if (!v.shape.empty() || !v.f.empty() || !v.b.empty() || !v.tensor.empty() ||
-              !v.func.empty()) {
+          if (!v.shape.empty()) {
+            std::vector<Shape> shapes;
+            for (const MetaShape& m : v.shape) {
+              auto shape = ToShape(m);
+              if (!shape) return std::nullopt;
+              shapes.push_back(*shape);
+            }
+            return NodeAttr(shapes);
+          }
+          if (!v.f.empty() || !v.b.empty() || !v.tensor.empty() || !v.func.empty()) {
             return std::nullopt;
           }
           return NodeAttr(v.i);  // also the empty list
@@ -144,10 +158,9 @@ std::optional<std::vector<DType>> OutputDTypes(const MetaGraphNode& node, const 
 }
 
 // Static output shapes: "_output_shapes" when the file has it, else what
-// the op's own attributes say, else unknown dimensions of unknown rank
-// (eager's partial shapes have a rank; rank 0 with no dims stands in).
+// the op's own attributes say, else of unknown rank.
 std::vector<Shape> OutputShapes(const MetaGraphNode& node, size_t count) {
-  std::vector<Shape> out(count, Shape::Partial({}));
+  std::vector<Shape> out(count, Shape::UnknownRank());
   auto it = node.attrs.find("_output_shapes");
   if (it != node.attrs.end()) {
     if (const auto* list = std::get_if<MetaAttrList>(&it->second)) {
@@ -177,14 +190,17 @@ std::vector<Shape> OutputShapes(const MetaGraphNode& node, size_t count) {
 Node ToNode(const MetaGraphNode& m, const std::map<std::string, const MetaOpDef*>& file_ops) {
   Node node{.name = m.name, .op = m.op, .inputs = m.inputs, .device = m.device};
   for (const auto& [name, value] : m.attrs) {
-    if (name == "_output_shapes") continue;  // kept as output_shapes
     if (auto attr = ToNodeAttr(value)) node.attrs.emplace(name, std::move(*attr));
   }
+  // The outputs from the op's OpDef (the file's, else eager's table); else
+  // runtime/graph.h's guess from the usual attribute names.
   auto it = file_ops.find(m.op);
   const MetaOpDef* def = it != file_ops.end() ? it->second : internal::FindTfOpDef(m.op);
   if (auto dtypes = OutputDTypes(m, def)) {
     node.output_dtypes = std::move(*dtypes);
     node.output_shapes = OutputShapes(m, node.output_dtypes.size());
+  } else {
+    SetDefaultOutputSpecs(node);
   }
   return node;
 }
@@ -198,7 +214,9 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& n = graph.node(i);
     MetaGraphNode node{n.name, n.op, n.inputs, n.device, {}};
-    for (const auto& [name, value] : n.attrs) node.attrs.emplace(name, ToMeta(value));
+    for (const auto& [name, value] : n.attrs) {
+      if (name != "_output_shapes") node.attrs.emplace(name, ToMeta(value));  // written below
+    }
     if (!n.output_shapes.empty()) {
       MetaAttrList shapes;
       for (const Shape& s : n.output_shapes) shapes.shape.push_back(ToMeta(s));
