@@ -25,6 +25,8 @@ namespace {
       throw UnimplementedError(message);
     case ErrorCode::kDataLoss:
       throw DataLossError(message);
+    case ErrorCode::kResourceExhausted:
+      throw ResourceExhaustedError(message);
     case ErrorCode::kInternal:
       break;
   }
