@@ -17,6 +17,8 @@ namespace {
       throw InvalidArgumentError(message);
     case ErrorCode::kNotFound:
       throw NotFoundError(message);
+    case ErrorCode::kResourceExhausted:
+      throw ResourceExhaustedError(message);
     case ErrorCode::kFailedPrecondition:
       throw FailedPreconditionError(message);
     case ErrorCode::kOutOfRange:

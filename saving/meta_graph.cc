@@ -382,8 +382,8 @@ pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
 template <typename Proto>
 Proto ParseFile(const std::string& path, const char* what) {
   if (!internal::FileExists(path)) throw NotFoundError(StrCat(what, " file not found: ", path));
-  // Protobuf cannot parse a message of 2 GiB or more, so nothing larger is read.
-  constexpr uint64_t kMaxProtoFileSize = (uint64_t{1} << 31) - 1;
+  // Protobuf refuses messages of 2 GiB or more: reading more is pointless.
+  constexpr uint64_t kMaxProtoFileSize = (uint64_t{2} << 30) - 1;
   const std::string bytes = internal::ReadFileToString(path, kMaxProtoFileSize);
   Proto proto;
   if (!proto.ParseFromString(bytes)) {
