@@ -27,8 +27,6 @@ namespace {
       throw UnimplementedError(message);
     case ErrorCode::kDataLoss:
       throw DataLossError(message);
-    case ErrorCode::kResourceExhausted:
-      throw ResourceExhaustedError(message);
     case ErrorCode::kInternal:
       break;
   }
