@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autodiff/internal/writable_value.h"
+#include "runtime/internal/tensor_access.h"
 #include "runtime/names.h"
 
 namespace eager {

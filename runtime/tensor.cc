@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "runtime/internal/buffer.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {
@@ -151,18 +152,17 @@ TensorId NewTensorId() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-Tensor NewTensor(const Shape& shape, DType dtype) {
-  return Tensor(Buffer::Allocate(dtype, shape.num_elements()), shape, dtype, NewTensorId());
-}
-
-void* MutableRawData(Tensor& fresh) { return const_cast<void*>(fresh.raw_data()); }
-
-Tensor WithShape(const Tensor& tensor, const Shape& shape) {
+Tensor TensorAccess::WithShape(const Tensor& tensor, const Shape& shape) {
   EAGER_CHECK(shape.num_elements() == tensor.num_elements(), "Reshape: cannot reshape a tensor of ",
               tensor.num_elements(), " elements (shape ", tensor.shape(), ") into shape ", shape,
               " (", shape.num_elements(), " elements)");
-  return Tensor(tensor.buffer(), shape, tensor.dtype(), NewTensorId());
+  return Tensor(tensor.buffer_, shape, tensor.dtype(), NewTensorId());
 }
 
 }  // namespace internal
+
+Tensor Tensor::Uninitialized(const Shape& shape, DType dtype) {
+  return Tensor(internal::Buffer::Allocate(dtype, shape.num_elements()), shape, dtype,
+                internal::NewTensorId());
+}
 }  // namespace eager

@@ -34,6 +34,7 @@ namespace eager {
 
 namespace internal {
 class Buffer;
+class TensorAccess;  // the write side: runtime/internal/tensor_access.h
 }  // namespace internal
 
 using TensorId = uint64_t;
@@ -112,14 +113,17 @@ class Tensor {
   // The values alone: "[10.0, 0.10989987]", "3.0", "[[1, 2], [3, 4]]".
   std::string ValuesString(int64_t max_elements = 64) const;
 
-  // Internal: used by kernels and readers that create tensors
-  // (see runtime/internal/tensor_access.h).
+ private:
+  // Code that creates tensors (kernels, factories, file readers, optimizers)
+  // fills fresh ones through runtime/internal/tensor_access.h, which is not
+  // installed: nothing here writes to a Tensor.
+  friend class internal::TensorAccess;
+
   Tensor(std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,
          TensorId id);
-  const std::shared_ptr<const internal::Buffer>& buffer() const { return buffer_; }
+  // A tensor with uninitialized storage (default strings) and a fresh id.
+  static Tensor Uninitialized(const Shape& shape, DType dtype);
   const void* raw_data() const;
-
- private:
   void CheckDType(DType expected, const char* accessor) const;
 
   std::shared_ptr<const internal::Buffer> buffer_;
@@ -129,22 +133,6 @@ class Tensor {
 };
 
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
-
-namespace internal {
-// A fresh process-wide tensor id (never 0).
-TensorId NewTensorId();
-// A new tensor with uninitialized storage (default strings) and a fresh id.
-// Its creator fills it through MutableData() before anyone else sees it.
-Tensor NewTensor(const Shape& shape, DType dtype);
-// Writable elements of a tensor made by NewTensor that nobody else has seen.
-template <typename T>
-T* MutableData(Tensor& fresh) {
-  return const_cast<T*>(fresh.data<T>().data());
-}
-void* MutableRawData(Tensor& fresh);
-// The same elements under another shape with the same element count, new id.
-Tensor WithShape(const Tensor& tensor, const Shape& shape);
-}  // namespace internal
 
 // ---------------------------------------------------------------------------
 // Implementation details follow.
@@ -156,8 +144,8 @@ Tensor Tensor::FromVector(std::vector<T> values, const Shape& shape) {
                                       " values cannot fill shape ", shape, ", which needs ",
                                       shape.num_elements()));
   }
-  Tensor t = internal::NewTensor(shape, DTypeOf<T>());
-  T* out = internal::MutableData<T>(t);
+  Tensor t = Uninitialized(shape, DTypeOf<T>());
+  T* out = const_cast<T*>(t.data<T>().data());  // nobody else has seen `t` yet
   for (size_t i = 0; i < values.size(); ++i) out[i] = std::move(values[i]);
   return t;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/internal/tensor_access.h"
 #include "runtime/names.h"
 
 namespace eager {

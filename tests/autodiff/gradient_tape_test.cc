@@ -15,6 +15,7 @@
 #include "ops/nn_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {
@@ -177,7 +178,7 @@ TEST(GradientTapeTest, NonPersistentTapeFreesItsRecordsAfterGradient) {
   Tensor y;
   {
     Tensor e = Exp(x.value());
-    intermediate = e.buffer();
+    intermediate = internal::BufferOf(e);
     y = ReduceSum(Square(e));
   }
   // Only the tape's record of Square still refers to e.
@@ -193,7 +194,7 @@ TEST(GradientTapeTest, NonPersistentTapeStopsRecordingAfterGradient) {
   std::weak_ptr<const internal::Buffer> later;
   {
     Tensor e = Exp(x.value());
-    later = e.buffer();
+    later = internal::BufferOf(e);
     (void)Square(e);
   }
   // Had the tape recorded Square, its record would still hold e.
@@ -216,7 +217,7 @@ TEST(GradientTapeTest, PersistentTapeKeepsRecordsUntilDestroyed) {
     Tensor y;
     {
       Tensor e = Exp(x.value());
-      intermediate = e.buffer();
+      intermediate = internal::BufferOf(e);
       y = ReduceSum(Square(e));
     }
     (void)tape.Gradient(y, x);

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <type_traits>
+
+#include "runtime/internal/tensor_access.h"
+
 namespace eager {
 namespace {
 
@@ -20,6 +25,11 @@ TEST(TensorTest, ScalarConstructorsTakeTheDTypeOfTheCppValue) {
   EXPECT_EQ(Tensor(true).dtype(), DType::kBool);
   EXPECT_EQ(Tensor(std::string("ab")).scalar<std::string>(), "ab");
 }
+
+// No public way to build a Tensor around a buffer: writing goes through
+// runtime/internal/tensor_access.h.
+static_assert(!std::is_constructible_v<Tensor, std::shared_ptr<const internal::Buffer>, Shape,
+                                       DType, TensorId>);
 
 TEST(TensorTest, MatrixIsRowMajor) {
   Tensor m = Tensor::Matrix<float>({{1, 2, 3}, {4, 5, 6}});
@@ -66,7 +76,7 @@ TEST(TensorTest, ZerosOfEveryDType) {
   // Large enough to live on the heap, not inline.
   Tensor big = Tensor::Zeros(Shape{1000}, DType::kFloat64);
   for (double x : big.data<double>()) ASSERT_EQ(x, 0.0);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.raw_data()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(internal::RawData(big)) % 64, 0u);
 }
 
 TEST(TensorTest, BytesAreTheRawElements) {
