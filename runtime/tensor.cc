@@ -85,7 +85,7 @@ Tensor::Tensor(float value) : Tensor(MakeScalar(value)) {}
 Tensor::Tensor(double value) : Tensor(MakeScalar(value)) {}
 Tensor::Tensor(int32_t value) : Tensor(MakeScalar(value)) {}
 Tensor::Tensor(int64_t value) : Tensor(MakeScalar(value)) {}
-Tensor::Tensor(bool value) : Tensor(MakeScalar(value)) {}
+Tensor Tensor::BoolScalar(bool value) { return MakeScalar(value); }
 Tensor::Tensor(std::string value) : Tensor(MakeScalar(std::move(value))) {}
 
 Tensor::Tensor(std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,

@@ -17,6 +17,7 @@
 // throws InvalidArgumentError. All methods are const, so Tensors may be read
 // from several threads at once.
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -49,7 +50,10 @@ class Tensor {
   Tensor(double value);   // NOLINT(google-explicit-constructor)
   Tensor(int32_t value);  // NOLINT(google-explicit-constructor)
   Tensor(int64_t value);  // NOLINT(google-explicit-constructor)
-  Tensor(bool value);     // NOLINT(google-explicit-constructor)
+  // Exactly bool: a template, so a pointer (`Tensor t = &variable;`) or
+  // anything else that converts to bool does not silently become a scalar.
+  template <std::same_as<bool> B>
+  Tensor(B value) : Tensor(BoolScalar(value)) {}  // NOLINT(google-explicit-constructor)
   explicit Tensor(std::string value);
 
   template <typename T>
@@ -123,6 +127,7 @@ class Tensor {
          TensorId id);
   // A tensor with uninitialized storage (default strings) and a fresh id.
   static Tensor Uninitialized(const Shape& shape, DType dtype);
+  static Tensor BoolScalar(bool value);
   const void* raw_data() const;
   void CheckDType(DType expected, const char* accessor) const;
 

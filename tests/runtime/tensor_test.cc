@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "runtime/internal/tensor_access.h"
+#include "runtime/variable.h"
 
 namespace eager {
 namespace {
@@ -26,10 +27,25 @@ TEST(TensorTest, ScalarConstructorsTakeTheDTypeOfTheCppValue) {
   EXPECT_EQ(Tensor(std::string("ab")).scalar<std::string>(), "ab");
 }
 
+// Only bool itself becomes a bool scalar: a pointer (a Variable*, a string
+// literal) or nullptr used to convert silently through bool.
+static_assert(std::is_convertible_v<bool, Tensor>);
+static_assert(!std::is_convertible_v<Variable*, Tensor>);
+static_assert(!std::is_constructible_v<Tensor, const Variable*>);
+static_assert(!std::is_convertible_v<const char*, Tensor>);  // Tensor(std::string) is explicit
+static_assert(!std::is_convertible_v<std::nullptr_t, Tensor>);
 // No public way to build a Tensor around a buffer: writing goes through
 // runtime/internal/tensor_access.h.
 static_assert(!std::is_constructible_v<Tensor, std::shared_ptr<const internal::Buffer>, Shape,
                                        DType, TensorId>);
+
+TEST(TensorTest, BoolScalarHoldsItsValue) {
+  const bool value = true;
+  Tensor t = value;
+  EXPECT_EQ(t.dtype(), DType::kBool);
+  EXPECT_EQ(t.scalar<bool>(), true);
+  EXPECT_EQ(Tensor(false).scalar<bool>(), false);
+}
 
 TEST(TensorTest, MatrixIsRowMajor) {
   Tensor m = Tensor::Matrix<float>({{1, 2, 3}, {4, 5, 6}});
