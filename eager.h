@@ -11,6 +11,7 @@
 // runtime: values, variables, names, errors.
 #include "runtime/dtype.h"
 #include "runtime/errors.h"
+#include "runtime/live_variables.h"
 #include "runtime/names.h"
 #include "runtime/shape.h"
 #include "runtime/tensor.h"
@@ -41,7 +42,8 @@
 // saving: TensorFlow's checkpoint files (link eager_saving).
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
-#include "saving/checkpoint_state.h"
-#include "saving/summary_writer.h"
 #include "saving/checkpoint.h"
 #include "saving/checkpoint_manager.h"
+#include "saving/checkpoint_state.h"
+#include "saving/saver.h"
+#include "saving/summary_writer.h"

@@ -4,6 +4,7 @@
 
 #include "autodiff/internal/writable_value.h"
 #include "runtime/internal/tensor_access.h"
+#include "runtime/live_variables.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -91,17 +92,30 @@ std::vector<Variable*> ExponentialMovingAverage::AveragedVariables() const {
   return out;
 }
 
+std::map<std::string, Variable*> ExponentialMovingAverage::VariablesToRestore() const {
+  return VariablesToRestore(LiveVariables());
+}
+
 std::map<std::string, Variable*> ExponentialMovingAverage::VariablesToRestore(
-    const std::vector<Variable*>& other_variables,
+    const std::vector<Variable*>& global_variables,
     const std::optional<std::vector<Variable*>>& moving_avg_variables) const {
+  std::vector<Variable*> averaged;
+  if (moving_avg_variables) {
+    averaged = *moving_avg_variables;
+  } else {
+    for (Variable* v : global_variables) {
+      if (v != nullptr && v->trainable()) averaged.push_back(v);
+    }
+    for (Variable* v : AveragedVariables()) {
+      if (std::find(averaged.begin(), averaged.end(), v) == averaged.end()) averaged.push_back(v);
+    }
+  }
   std::map<std::string, Variable*> out;
-  const std::vector<Variable*> averaged =
-      moving_avg_variables ? *moving_avg_variables : AveragedVariables();
   for (Variable* v : averaged) {
     if (v == nullptr) continue;
     out.emplace(AverageName(*v), v);
   }
-  for (Variable* v : other_variables) {
+  for (Variable* v : global_variables) {
     if (v == nullptr) continue;
     if (std::find(averaged.begin(), averaged.end(), v) != averaged.end()) continue;
     out.emplace(std::string(v->shared_name()), v);

@@ -67,12 +67,17 @@ class ExponentialMovingAverage final : public Trackable {
   std::string AverageName(const Variable& variable) const;
 
   // What a name-based Saver should restore for evaluation with averaged
-  // weights (tf's variables_to_restore): AverageName(v) -> v for every
-  // averaged variable (or for `moving_avg_variables` when given), then
-  // shared_name -> itself for every variable in `other_variables` whose name
-  // is not a key yet (so shadows themselves are normally not restored).
+  // weights (TF's variables_to_restore()): AverageName(v) -> v for every
+  // trainable live variable and every averaged one, then op name -> itself
+  // for every other live variable (LiveVariables()) whose name is not a key
+  // yet, so shadows themselves are normally not restored. Plugs into Saver:
+  //   eager::Saver(ema.VariablesToRestore()).Restore(path);
+  std::map<std::string, Variable*> VariablesToRestore() const;
+  // The same over `global_variables` instead of the live variables; the
+  // averaged set is `moving_avg_variables` when given, else the trainable
+  // ones of `global_variables` plus every variable with a shadow.
   std::map<std::string, Variable*> VariablesToRestore(
-      const std::vector<Variable*>& other_variables = {},
+      const std::vector<Variable*>& global_variables,
       const std::optional<std::vector<Variable*>>& moving_avg_variables = std::nullopt) const;
 
   // Averaged variables, in the order their shadows were created.

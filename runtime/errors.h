@@ -30,6 +30,7 @@ namespace eager {
 enum class ErrorCode {
   kInvalidArgument = 3,
   kNotFound = 5,
+  kResourceExhausted = 8,
   kFailedPrecondition = 9,
   kOutOfRange = 11,
   kUnimplemented = 12,
@@ -58,6 +59,7 @@ class Error : public std::runtime_error {
   };
 EAGER_DEFINE_ERROR_KIND(InvalidArgument)
 EAGER_DEFINE_ERROR_KIND(NotFound)
+EAGER_DEFINE_ERROR_KIND(ResourceExhausted)
 EAGER_DEFINE_ERROR_KIND(FailedPrecondition)
 EAGER_DEFINE_ERROR_KIND(OutOfRange)
 EAGER_DEFINE_ERROR_KIND(Unimplemented)

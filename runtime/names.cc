@@ -54,6 +54,12 @@ bool NameRegistry::IsUsed(std::string_view name) const {
 void NameRegistry::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   names_in_use_.clear();
+  ++generation_;
+}
+
+uint64_t NameRegistry::generation() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return generation_;
 }
 
 NameRegistry& DefaultNames() {

@@ -17,6 +17,7 @@
 // registry stands in for TensorFlow's default graph; ResetDefaultNames() is
 // tf.compat.v1.reset_default_graph() for names. Thread-safe.
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -31,11 +32,16 @@ class NameRegistry {
   std::string UniqueName(std::string_view name);
   // Whether `name` has been handed out (case-insensitively).
   bool IsUsed(std::string_view name) const;
+  // Forgets every name and starts a new generation.
   void Clear();
+  // Counts Clear() calls: variables named before the last Clear belong to an
+  // earlier generation (a graph that was reset), see runtime/live_variables.h.
+  uint64_t generation() const;
 
  private:
   mutable std::mutex mu_;
   std::unordered_map<std::string, int> names_in_use_;  // lower-cased name -> uses
+  uint64_t generation_ = 0;
 };
 
 // The registry that Variables and NameScopes use (TensorFlow's default graph).

@@ -121,6 +121,9 @@ void Tensor::CheckDType(DType expected, const char* accessor) const {
 }
 
 std::string Tensor::ValuesString(int64_t max_elements) const {
+  // numpy (and so TF) prints any zero-element array as "[]": and walking the
+  // dims of a [2^40, 0] tensor would not terminate.
+  if (num_elements() == 0 && rank() > 0) return "[]";
   std::string out;
   int64_t budget = max_elements;
   VisitDType(dtype_, [&](auto tag) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "runtime/internal/tensor_access.h"
+#include "runtime/live_variables.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -37,6 +38,7 @@ Variable::Variable(Tensor initial_value, std::string_view name, bool trainable)
       shape_(initial_value.shape()),
       trainable_(trainable) {
   Assign(initial_value);
+  internal::RegisterLiveVariable(this, DefaultNames());
 }
 
 Variable::Variable(DType dtype, const Shape& shape, std::string_view name, bool trainable)
@@ -44,15 +46,17 @@ Variable::Variable(DType dtype, const Shape& shape, std::string_view name, bool 
       dtype_(dtype),
       shape_(shape),
       trainable_(trainable),
-      value_(Tensor::Zeros(Shape{}, dtype)) {}
+      value_(Tensor::Zeros(Shape{}, dtype)) {
+  internal::RegisterLiveVariable(this, DefaultNames());
+}
 
-Variable::~Variable() = default;
+Variable::~Variable() { internal::UnregisterLiveVariable(this); }
 
 void Variable::RequireInitialized(const char* op) const {
   if (!initialized_) [[unlikely]] {
     throw FailedPreconditionError(StrCat("Attempting to use uninitialized value ", shared_name(),
-                                         " (in Variable::", op, "; the variable has dtype ",
-                                         dtype_, " and shape ", shape_,
+                                         " (in Variable::", op, "; the variable has dtype ", dtype_,
+                                         " and shape ", shape_,
                                          " but was never assigned or restored)"));
   }
 }
@@ -68,8 +72,8 @@ Tensor Variable::value() const {
 void Variable::CheckCompatible(const Tensor& value, const char* op) const {
   if (value.dtype() != dtype_ || value.shape() != shape_) {
     throw InvalidArgumentError(StrCat("Variable::", op, " on '", shared_name(), "': expected a ",
-                                      dtype_, " tensor of shape ", shape_, ", got ",
-                                      value.dtype(), " of shape ", value.shape()));
+                                      dtype_, " tensor of shape ", shape_, ", got ", value.dtype(),
+                                      " of shape ", value.shape()));
   }
 }
 
@@ -110,9 +114,7 @@ void Variable::RestoreFromTensors(const std::map<std::string, Tensor>& tensors) 
 
 namespace internal {
 
-void AddVariableReadObserver(VariableReadObserver* observer) {
-  read_observers.push_back(observer);
-}
+void AddVariableReadObserver(VariableReadObserver* observer) { read_observers.push_back(observer); }
 
 void RemoveVariableReadObserver(VariableReadObserver* observer) {
   auto it = std::find(read_observers.begin(), read_observers.end(), observer);

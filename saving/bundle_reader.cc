@@ -8,8 +8,9 @@
 #include "saving/bundle_files.h"
 #include "saving/internal/coding.h"
 #include "saving/internal/crc32c.h"
-#include "saving/internal/leveldb_table.h"
 #include "saving/internal/posix_file.h"
+#include "saving/internal/string_tensor_crc.h"
+#include "saving/internal/table_reader.h"
 #include "saving/proto/tensor_bundle.pb.h"
 
 namespace eager {
@@ -18,6 +19,8 @@ namespace {
 namespace crc32c = internal::crc32c;
 
 constexpr int kTensorBundleVersion = 1;  // the consumer version we implement
+// Data files are named PREFIX.data-SSSSS-of-NNNNN (bundle_files.h).
+constexpr int kMaxShards = 99999;
 // Tensor bytes are read and checksummed in pieces of this size, so that each
 // piece is checksummed while it is still in cache.
 constexpr size_t kReadChunkSize = 1024 * 1024;
@@ -53,16 +56,157 @@ bool LooksLikeV1Checkpoint(const std::string& prefix) {
   const std::string base = path.filename().string();
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
   std::error_code ec;
-  for (const auto& item : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = item.path().filename().string();
+  // increment(ec), not ++: nothing here may throw std::filesystem_error.
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::filesystem::path& item = it->path();
+    const std::string name = item.filename().string();
     // BASE-00000-of-00001: 15 characters after BASE.
     if (name.size() == base.size() + 15 && name.compare(0, base.size(), base) == 0 &&
         name.compare(base.size(), 1, "-") == 0 && name.compare(base.size() + 6, 4, "-of-") == 0 &&
-        IsTableFile(item.path())) {
+        IsTableFile(item)) {
       return true;
     }
   }
   return false;
+}
+
+// Throws the most helpful error when PREFIX.index is missing: a file name
+// given as the prefix, a legacy V1 checkpoint, or plainly nothing there.
+void CheckIndexFileExists(const std::string& prefix, const std::string& index_path) {
+  if (internal::FileExists(index_path)) return;
+  // A V2 file name passed as the prefix is the likely mistake, and the
+  // .index file is itself a table: check this before the V1 test.
+  if (prefix.ends_with(".index") || prefix.find(".data-") != std::string::npos) {
+    throw NotFoundError(StrCat("Failed to find the checkpoint index file ", index_path,
+                               ": pass the checkpoint prefix, without the .index or .data-* "
+                               "suffix (got ",
+                               prefix, ")"));
+  }
+  if (LooksLikeV1Checkpoint(prefix)) {
+    throw UnimplementedError(
+        StrCat("Checkpoint ", prefix,
+               " is in the legacy V1 (TensorSlice) format, which is not "
+               "supported; only V2 TensorBundles (PREFIX.index + PREFIX.data-*) can be read. "
+               "Re-save it with a TensorFlow Saver using write_version=tf.train.SaverDef.V2"));
+  }
+  throw NotFoundError(StrCat("Failed to find the checkpoint index file ", index_path,
+                             " for checkpoint prefix ", prefix));
+}
+
+struct BundleHeader {
+  int num_shards = 0;
+  bool big_endian = false;
+};
+
+// The BundleHeaderProto under the empty key (FORMAT.md 2.3), with TF's
+// version checks.
+BundleHeader ParseHeader(std::string_view value, const std::string& index_path) {
+  eager::tfproto::BundleHeaderProto header;
+  if (!header.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+    throw DataLossError(StrCat("Cannot parse the BundleHeaderProto in ", index_path));
+  }
+  if (header.num_shards() <= 0) {
+    if (header.GetReflection()->GetUnknownFields(header).field_count() > 0) {
+      throw UnimplementedError(
+          StrCat(index_path,
+                 " is a table but its header is not a BundleHeaderProto: it looks "
+                 "like a legacy V1 (TensorSlice) checkpoint, which is not supported"));
+    }
+    throw DataLossError(StrCat("Checkpoint index ", index_path, " has num_shards ",
+                               header.num_shards(), " in its header; expected >= 1"));
+  }
+  if (header.num_shards() > kMaxShards) {
+    throw DataLossError(StrCat("Checkpoint index ", index_path, " has num_shards ",
+                               header.num_shards(), " in its header; expected at most ", kMaxShards,
+                               " (data file names number shards in 5 digits)"));
+  }
+  const auto& version = header.version();
+  if (version.producer() < 0) {
+    throw DataLossError(StrCat("Checkpoint ", index_path, " has producer version ",
+                               version.producer(), ", below the minimum 0"));
+  }
+  if (version.min_consumer() > kTensorBundleVersion ||
+      std::ranges::find(version.bad_consumers(), kTensorBundleVersion) !=
+          version.bad_consumers().end()) {
+    throw UnimplementedError(
+        StrCat("Checkpoint ", index_path, " requires TensorBundle consumer version ",
+               version.min_consumer(), " (bad consumers: ", version.bad_consumers_size(),
+               "); this reader implements version ", kTensorBundleVersion));
+  }
+  return {.num_shards = header.num_shards(),
+          .big_endian = header.endianness() == eager::tfproto::BundleHeaderProto::BIG};
+}
+
+// Appends the dims of `shape` to `dims` and sets `num_elements`; false for an
+// unknown rank, a negative dim, or an element count that overflows int64.
+bool ParseDims(const eager::tfproto::TensorShapeProto& shape, std::vector<int64_t>& dims,
+               int64_t& num_elements) {
+  bool valid = !shape.unknown_rank();
+  num_elements = 1;
+  for (const auto& dim : shape.dim()) {
+    dims.push_back(dim.size());
+    if (dim.size() < 0 || __builtin_mul_overflow(num_elements, dim.size(), &num_elements)) {
+      valid = false;
+    }
+  }
+  return valid;
+}
+
+// Where the bytes of an unsliced entry are, and whether `size` can hold its
+// elements: exactly num_elements x dtype size for a fixed-size dtype, at
+// least 4 + one byte per element for strings.
+void CheckEntryLocation(std::string_view key, const BundleReader::Entry& entry,
+                        int64_t num_elements, int num_shards, const std::string& index_path) {
+  if (entry.shard_id < 0 || entry.shard_id >= num_shards) {
+    throw DataLossError(StrCat("Key '", key, "' in ", index_path, " is in shard ", entry.shard_id,
+                               " but the bundle has ", num_shards, " shards"));
+  }
+  if (entry.offset < 0 || entry.size < 0) {
+    throw DataLossError(StrCat("Key '", key, "' in ", index_path, " has offset ", entry.offset,
+                               " and size ", entry.size, "; expected both >= 0"));
+  }
+  if (entry.dtype && *entry.dtype != DType::kString) {
+    int64_t expected = 0;
+    if (__builtin_mul_overflow(num_elements, static_cast<int64_t>(DTypeSize(*entry.dtype)),
+                               &expected) ||
+        expected != entry.size) {
+      throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
+                                 entry.size, "; expected size ", expected, " for ",
+                                 ShapeText(entry.dims), " ", *entry.dtype, " in ", index_path));
+    }
+  } else if (entry.dtype == DType::kString && (entry.size < 4 || entry.size - 4 < num_elements)) {
+    throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
+                               entry.size, " is below the minimum (4 + one byte per string) for ",
+                               num_elements, " strings in ", index_path));
+  }
+}
+
+// One BundleEntryProto (FORMAT.md 2.4), checked as far as the index alone
+// allows; the data file's size is checked on Read.
+BundleReader::Entry ParseEntry(std::string_view key, std::string_view value, int num_shards,
+                               const std::string& index_path) {
+  eager::tfproto::BundleEntryProto proto;
+  if (!proto.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+    throw DataLossError(
+        StrCat("Cannot parse the BundleEntryProto of key '", key, "' in ", index_path));
+  }
+  BundleReader::Entry entry;
+  entry.tf_dtype = proto.dtype();
+  entry.dtype = DTypeFromTfDataType(entry.tf_dtype);
+  entry.shard_id = proto.shard_id();
+  entry.offset = proto.offset();
+  entry.size = proto.size();
+  entry.masked_crc32c = proto.crc32c();
+  entry.num_slices = proto.slices_size();
+  int64_t num_elements = 0;
+  if (!ParseDims(proto.shape(), entry.dims, num_elements)) {
+    throw DataLossError(
+        StrCat("Invalid tensor shape: key '", key, "' has shape ",
+               proto.shape().unknown_rank() ? "<unknown rank>" : ShapeText(entry.dims), " in ",
+               index_path));
+  }
+  if (entry.num_slices == 0) CheckEntryLocation(key, entry, num_elements, num_shards, index_path);
+  return entry;
 }
 
 }  // namespace
@@ -83,131 +227,31 @@ int64_t BundleReader::Entry::num_elements() const {
 
 BundleReader::BundleReader(std::string prefix)
     : prefix_(std::move(prefix)), index_path_(IndexFilename(prefix_)) {
-  if (!internal::FileExists(index_path_)) {
-    // A V2 file name passed as the prefix is the likely mistake, and the
-    // .index file is itself a table: check this before the V1 test.
-    if (prefix_.ends_with(".index") || prefix_.find(".data-") != std::string::npos) {
-      throw NotFoundError(StrCat("Failed to find the checkpoint index file ", index_path_,
-                                 ": pass the checkpoint prefix, without the .index or .data-* "
-                                 "suffix (got ",
-                                 prefix_, ")"));
-    }
-    if (LooksLikeV1Checkpoint(prefix_)) {
-      throw UnimplementedError(
-          StrCat("Checkpoint ", prefix_,
-                 " is in the legacy V1 (TensorSlice) format, which is not "
-                 "supported; only V2 TensorBundles (PREFIX.index + PREFIX.data-*) can be read. "
-                 "Re-save it with a TensorFlow Saver using write_version=tf.train.SaverDef.V2"));
-    }
-    throw NotFoundError(StrCat("Failed to find the checkpoint index file ", index_path_,
-                               " for checkpoint prefix ", prefix_));
-  }
-  auto index = internal::RandomAccessFile::Open(index_path_);
-
-  bool saw_header = false;
-  bool big_endian = false;
+  CheckIndexFileExists(prefix_, index_path_);
+  const auto index = internal::RandomAccessFile::Open(index_path_);
+  std::optional<BundleHeader> header;
   internal::ReadTable(*index, [&](std::string_view key, std::string_view value) {
     if (key.empty()) {
-      eager::tfproto::BundleHeaderProto header;
-      if (!header.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
-        throw DataLossError(StrCat("Cannot parse the BundleHeaderProto in ", index_path_));
-      }
-      if (header.num_shards() <= 0) {
-        if (header.GetReflection()->GetUnknownFields(header).field_count() > 0) {
-          throw UnimplementedError(
-              StrCat(index_path_,
-                     " is a table but its header is not a BundleHeaderProto: it looks "
-                     "like a legacy V1 (TensorSlice) checkpoint, which is not supported"));
-        }
-        throw DataLossError(StrCat("Checkpoint index ", index_path_, " has num_shards ",
-                                   header.num_shards(), " in its header; expected >= 1"));
-      }
-      const auto& version = header.version();
-      if (version.producer() < 0) {
-        throw DataLossError(StrCat("Checkpoint ", index_path_, " has producer version ",
-                                   version.producer(), ", below the minimum 0"));
-      }
-      if (version.min_consumer() > kTensorBundleVersion ||
-          std::ranges::find(version.bad_consumers(), kTensorBundleVersion) !=
-              version.bad_consumers().end()) {
-        throw UnimplementedError(
-            StrCat("Checkpoint ", index_path_, " requires TensorBundle consumer version ",
-                   version.min_consumer(), " (bad consumers: ", version.bad_consumers_size(),
-                   "); this reader implements version ", kTensorBundleVersion));
-      }
-      num_shards_ = header.num_shards();
-      big_endian = header.endianness() == eager::tfproto::BundleHeaderProto::BIG;
-      saw_header = true;
+      header = ParseHeader(value, index_path_);
       return;
     }
-    if (!saw_header) {
+    if (!header) {
       throw DataLossError(StrCat("Checkpoint index ", index_path_,
                                  " has no header entry (the empty key) before key '", key, "'"));
     }
-    eager::tfproto::BundleEntryProto proto;
-    if (!proto.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
-      throw DataLossError(
-          StrCat("Cannot parse the BundleEntryProto of key '", key, "' in ", index_path_));
-    }
-    Entry entry;
-    entry.tf_dtype = proto.dtype();
-    entry.dtype = DTypeFromTfDataType(entry.tf_dtype);
-    entry.shard_id = proto.shard_id();
-    entry.offset = proto.offset();
-    entry.size = proto.size();
-    entry.masked_crc32c = proto.crc32c();
-    entry.num_slices = proto.slices_size();
-
-    const auto& shape = proto.shape();
-    bool valid_shape = !shape.unknown_rank();
-    int64_t n = 1;
-    for (const auto& dim : shape.dim()) {
-      entry.dims.push_back(dim.size());
-      if (dim.size() < 0 || __builtin_mul_overflow(n, dim.size(), &n)) valid_shape = false;
-    }
-    if (!valid_shape) {
-      throw DataLossError(StrCat("Invalid tensor shape: key '", key, "' has shape ",
-                                 shape.unknown_rank() ? "<unknown rank>" : ShapeText(entry.dims),
-                                 " in ", index_path_));
-    }
-    if (entry.num_slices == 0) {
-      if (entry.shard_id < 0 || entry.shard_id >= num_shards_) {
-        throw DataLossError(StrCat("Key '", key, "' in ", index_path_, " is in shard ",
-                                   entry.shard_id, " but the bundle has ", num_shards_, " shards"));
-      }
-      if (entry.offset < 0 || entry.size < 0) {
-        throw DataLossError(StrCat("Key '", key, "' in ", index_path_, " has offset ", entry.offset,
-                                   " and size ", entry.size, "; expected both >= 0"));
-      }
-      if (entry.dtype && *entry.dtype != DType::kString) {
-        int64_t expected = 0;
-        if (__builtin_mul_overflow(n, static_cast<int64_t>(DTypeSize(*entry.dtype)), &expected) ||
-            expected != entry.size) {
-          throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
-                                     entry.size, "; expected size ", expected, " for ",
-                                     ShapeText(entry.dims), " ", *entry.dtype, " in ",
-                                     index_path_));
-        }
-      } else if (entry.dtype == DType::kString && (entry.size < 4 || entry.size - 4 < n)) {
-        // Each element needs at least a 1-byte length, then a 4-byte CRC.
-        throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
-                                   entry.size,
-                                   " is below the minimum (4 + one byte per string) for ", n,
-                                   " strings in ", index_path_));
-      }
-    }
-    entries_.emplace(std::string(key), std::move(entry));
+    entries_.emplace(std::string(key), ParseEntry(key, value, header->num_shards, index_path_));
   });
-  if (!saw_header) {
+  if (!header) {
     throw DataLossError(
         StrCat("Checkpoint index ", index_path_, " has no header entry (the empty key)"));
   }
-  if (big_endian) {
+  if (header->big_endian) {
     throw UnimplementedError(StrCat("Checkpoint ", prefix_,
                                     " stores its tensors big-endian; only little-endian "
                                     "bundles are supported"));
   }
-  data_files_.resize(static_cast<size_t>(num_shards_));
+  num_shards_ = header->num_shards;
+  data_files_.resize(static_cast<size_t>(num_shards_));  // <= kMaxShards pointers
 }
 
 BundleReader::~BundleReader() = default;
@@ -248,8 +292,13 @@ Tensor BundleReader::Read(std::string_view key) const {
                                     TfDataTypeName(entry.tf_dtype),
                                     ", which eager does not support"));
   }
-  const Shape shape = entry.shape();
-  const DType dtype = *entry.dtype;
+  const EntryBytes bytes{key, entry, DataFileOf(key, entry)};
+  if (*entry.dtype == DType::kString) return ReadStringTensor(bytes);
+  return ReadFixedSizeTensor(bytes);
+}
+
+const internal::RandomAccessFile& BundleReader::DataFileOf(std::string_view key,
+                                                           const Entry& entry) const {
   const internal::RandomAccessFile* file = nullptr;
   try {
     file = &DataFile(entry.shard_id);
@@ -263,101 +312,106 @@ Tensor BundleReader::Read(std::string_view key) const {
                                file->path(), ", which has only ", file->size(),
                                " bytes (truncated?)"));
   }
-  auto read_exactly = [&](uint64_t at, size_t n, void* dst) {
-    if (file->ReadAt(at, n, dst) != n) {
-      throw DataLossError(StrCat("Short read of key ", key, " from ", file->path(),
-                                 " (the file shrank while reading?)"));
-    }
-  };
-  auto check_crc = [&](uint32_t actual) {
-    if (crc32c::Mask(actual) != entry.masked_crc32c) {
-      throw DataLossError(StrCat("Checksum does not match for key ", key, " in ", file->path(),
-                                 ": stored ", crc32c::Unmask(entry.masked_crc32c),
-                                 " vs. calculated on the restored bytes ", actual));
-    }
-  };
+  return *file;
+}
 
-  const int64_t n = shape.num_elements();
-  if (dtype != DType::kString) {
-    Tensor tensor = internal::NewTensor(shape, dtype);
-    auto* out = static_cast<char*>(internal::MutableRawData(tensor));
-    uint32_t crc = 0;
-    for (uint64_t done = 0; done < size;) {
-      const size_t len = static_cast<size_t>(std::min<uint64_t>(size - done, kReadChunkSize));
-      read_exactly(offset + done, len, out + done);
-      crc = crc32c::Extend(crc, out + done, len);
-      done += len;
-    }
-    check_crc(crc);
-    if (dtype == DType::kBool) {
-      // A byte other than 0 or 1 is not a bool value; reading it as one is UB.
-      const auto* bytes = reinterpret_cast<const uint8_t*>(out);
-      for (uint64_t i = 0; i < size; ++i) {
-        if (bytes[i] > 1) {
-          throw DataLossError(StrCat("Key ", key, " in ", file->path(), ": bool element ", i,
-                                     " has byte value ", int{bytes[i]}, "; expected 0 or 1"));
-        }
+void BundleReader::EntryBytes::ReadExactly(uint64_t at, size_t n, void* dst) const {
+  if (file.ReadAt(static_cast<uint64_t>(entry.offset) + at, n, dst) != n) {
+    throw DataLossError(StrCat("Short read of key ", key, " from ", file.path(),
+                               " (the file shrank while reading?)"));
+  }
+}
+
+void BundleReader::EntryBytes::CheckCrc(uint32_t actual) const {
+  if (crc32c::Mask(actual) != entry.masked_crc32c) {
+    throw DataLossError(StrCat("Checksum does not match for key ", key, " in ", file.path(),
+                               ": stored ", crc32c::Unmask(entry.masked_crc32c),
+                               " vs. calculated on the restored bytes ", actual));
+  }
+}
+
+// Memory: the tensor itself; the bytes are read into it in chunks, each
+// checksummed while still in cache.
+Tensor BundleReader::ReadFixedSizeTensor(const EntryBytes& in) {
+  const DType dtype = *in.entry.dtype;
+  Tensor tensor = internal::NewTensor(in.entry.shape(), dtype);
+  auto* out = static_cast<char*>(internal::MutableRawData(tensor));
+  const auto size = static_cast<uint64_t>(in.entry.size);  // == the tensor's bytes (checked)
+  uint32_t crc = 0;
+  for (uint64_t done = 0; done < size;) {
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(size - done, kReadChunkSize));
+    in.ReadExactly(done, len, out + done);
+    crc = crc32c::Extend(crc, out + done, len);
+    done += len;
+  }
+  in.CheckCrc(crc);
+  if (dtype == DType::kBool) {
+    // A byte other than 0 or 1 is not a bool value; reading it as one is UB.
+    const auto* bytes = reinterpret_cast<const uint8_t*>(out);
+    for (uint64_t i = 0; i < size; ++i) {
+      if (bytes[i] > 1) {
+        throw DataLossError(StrCat("Key ", in.key, " in ", in.file.path(), ": bool element ", i,
+                                   " has byte value ", int{bytes[i]}, "; expected 0 or 1"));
       }
     }
-    return tensor;
   }
+  return tensor;
+}
 
-  // Strings (FORMAT.md 2.7): varint64 lengths, masked CRC of the lengths,
-  // then the bytes. `size` is at most the file size (checked above).
-  std::string raw(static_cast<size_t>(size), '\0');
-  read_exactly(offset, raw.size(), raw.data());
-  std::string_view in(raw);
+// Strings (FORMAT.md 2.7): varint64 lengths, the masked CRC of the lengths,
+// then the bytes. Memory: the entry's bytes (at most the file's, checked),
+// then the tensor built from them.
+Tensor BundleReader::ReadStringTensor(const EntryBytes& in) {
+  const std::string_view key = in.key;
+  const std::string& path = in.file.path();
+  std::string raw(static_cast<size_t>(in.entry.size), '\0');
+  in.ReadExactly(0, raw.size(), raw.data());
+  std::string_view rest(raw);
+  const int64_t n = in.entry.num_elements();
   std::vector<uint64_t> lengths(static_cast<size_t>(n));  // n <= size - 4 (checked at load)
   uint32_t crc = 0;
   for (int64_t i = 0; i < n; ++i) {
     uint64_t len = 0;
-    if (!internal::GetVarint64(in, len)) {
-      throw DataLossError(StrCat("Key ", key, " in ", file->path(),
-                                 ": cannot decode the length of string element ", i));
+    if (!internal::GetVarint64(rest, len)) {
+      throw DataLossError(
+          StrCat("Key ", key, " in ", path, ": cannot decode the length of string element ", i));
     }
     lengths[static_cast<size_t>(i)] = len;
-    char fixed[8];
-    if (len <= UINT32_MAX) {
-      for (int b = 0; b < 4; ++b) fixed[b] = static_cast<char>((len >> (8 * b)) & 0xff);
-      crc = crc32c::Extend(crc, fixed, 4);
-    } else {
-      for (int b = 0; b < 8; ++b) fixed[b] = static_cast<char>((len >> (8 * b)) & 0xff);
-      crc = crc32c::Extend(crc, fixed, 8);
-    }
+    crc = internal::ExtendCrcWithStringLength(crc, len);
   }
   uint32_t masked_length_crc = 0;
-  const char* masked_bytes = in.data();
-  if (!internal::GetFixed32(in, masked_length_crc)) {
-    throw DataLossError(StrCat("Key ", key, " in ", file->path(),
-                               ": string tensor ends before its length checksum"));
+  const char* masked_bytes = rest.data();
+  if (!internal::GetFixed32(rest, masked_length_crc)) {
+    throw DataLossError(
+        StrCat("Key ", key, " in ", path, ": string tensor ends before its length checksum"));
   }
   if (crc32c::Unmask(masked_length_crc) != crc) {
-    throw DataLossError(StrCat("The length checksum does not match for key ", key, " in ",
-                               file->path(), ": expected ", crc32c::Unmask(masked_length_crc),
-                               " but actual is ", crc));
+    throw DataLossError(StrCat("The length checksum does not match for key ", key, " in ", path,
+                               ": expected ", crc32c::Unmask(masked_length_crc), " but actual is ",
+                               crc));
   }
   crc = crc32c::Extend(crc, masked_bytes, 4);
-  uint64_t remaining = in.size();
+  uint64_t remaining = rest.size();
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t len = lengths[static_cast<size_t>(i)];
     if (len > remaining) {
-      throw DataLossError(StrCat("Key ", key, " in ", file->path(), ": string element ", i,
-                                 " has length ", len, " but only ", remaining,
-                                 " bytes of the entry remain"));
+      throw DataLossError(StrCat("Key ", key, " in ", path, ": string element ", i, " has length ",
+                                 len, " but only ", remaining, " bytes of the entry remain"));
     }
     remaining -= len;
   }
   if (remaining != 0) {
-    throw DataLossError(StrCat("Key ", key, " in ", file->path(), ": the string lengths add up to ",
-                               in.size() - remaining, " bytes but the entry holds ", in.size()));
+    throw DataLossError(StrCat("Key ", key, " in ", path, ": the string lengths add up to ",
+                               rest.size() - remaining, " bytes but the entry holds ",
+                               rest.size()));
   }
-  check_crc(crc32c::Extend(crc, in.data(), in.size()));
-  Tensor tensor = internal::NewTensor(shape, DType::kString);
+  in.CheckCrc(crc32c::Extend(crc, rest.data(), rest.size()));
+  Tensor tensor = internal::NewTensor(in.entry.shape(), DType::kString);
   std::string* out = internal::MutableData<std::string>(tensor);
   for (int64_t i = 0; i < n; ++i) {
     const auto len = static_cast<size_t>(lengths[static_cast<size_t>(i)]);
-    out[i].assign(in.data(), len);
-    in.remove_prefix(len);
+    out[i].assign(rest.data(), len);
+    rest.remove_prefix(len);
   }
   return tensor;
 }

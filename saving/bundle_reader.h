@@ -14,10 +14,18 @@
 // and the key. The index is read once at construction; data files are opened
 // on first use, so an index whose data files are absent can still be listed.
 //
+// The index table is read by internal/table_reader.h, which bounds every
+// length against the file. Memory while reading is the index's entries plus
+// the tensor being read (data files are read with pread at the entry's
+// offset, never whole). Files that are not regular (a FIFO, a device) are
+// refused before anything blocks on them; a symlink loop, an over-long path
+// or a NUL in a path is InvalidArgumentError.
+//
 // Accepts Snappy-compressed index blocks (some TF builds write them), any
 // number of shards, and tensors of dtypes eager lacks (listed, not readable).
 // Read() may be called from several threads at once.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -60,7 +68,9 @@ class BundleReader {
   //   UnimplementedError   for a legacy V1 checkpoint (a TensorSlice table named
   //                        PREFIX or PREFIX-?????-of-?????) or big-endian data;
   //   DataLossError        when the index is truncated, corrupted or malformed
-  //                        (an entry with an invalid shape, shard, offset or size).
+  //                        (an entry with an invalid shape, shard, offset or size,
+  //                        num_shards outside [1, 99999]);
+  //   ResourceExhaustedError for an index block above 64 MiB.
   explicit BundleReader(std::string prefix);
   ~BundleReader();
   BundleReader(const BundleReader&) = delete;
@@ -83,7 +93,22 @@ class BundleReader {
   Tensor Read(std::string_view key) const;
 
  private:
+  // One entry's bytes in its data file, with the errors that name them.
+  struct EntryBytes {
+    std::string_view key;
+    const Entry& entry;
+    const internal::RandomAccessFile& file;
+    // Reads n bytes at `at` within the entry; DataLossError if the file is short.
+    void ReadExactly(uint64_t at, size_t n, void* dst) const;
+    // DataLossError unless Mask(actual) is the entry's stored CRC.
+    void CheckCrc(uint32_t actual) const;
+  };
+
   const internal::RandomAccessFile& DataFile(int shard) const;
+  // The entry's data file, checked to hold [offset, offset + size).
+  const internal::RandomAccessFile& DataFileOf(std::string_view key, const Entry& entry) const;
+  static Tensor ReadFixedSizeTensor(const EntryBytes& in);
+  static Tensor ReadStringTensor(const EntryBytes& in);
 
   std::string prefix_;
   std::string index_path_;

@@ -8,6 +8,7 @@
 #include "saving/internal/crc32c.h"
 #include "saving/internal/leveldb_table.h"
 #include "saving/internal/posix_file.h"
+#include "saving/internal/string_tensor_crc.h"
 #include "saving/proto/tensor_bundle.pb.h"
 
 namespace eager {
@@ -88,19 +89,12 @@ void BundleWriter::Add(std::string_view key, const Tensor& tensor) {
   try {
     if (tensor.dtype() == DType::kString) {
       // TF's layout (FORMAT.md 2.7): varint64 lengths, the masked CRC of the
-      // lengths (each fed as 4 little-endian bytes, 8 if it does not fit),
-      // then the bytes; the entry CRC runs over lengths, masked CRC, bytes.
+      // lengths (internal/string_tensor_crc.h), then the bytes.
       const std::span<const std::string> strings = tensor.data<std::string>();
       std::string header;
       for (const std::string& s : strings) {
         internal::PutVarint64(header, s.size());
-        std::string fixed;
-        if (s.size() <= UINT32_MAX) {
-          internal::PutFixed32(fixed, static_cast<uint32_t>(s.size()));
-        } else {
-          internal::PutFixed64(fixed, s.size());
-        }
-        crc = crc32c::Extend(crc, fixed.data(), fixed.size());
+        crc = internal::ExtendCrcWithStringLength(crc, s.size());
       }
       std::string masked;
       internal::PutFixed32(masked, crc32c::Mask(crc));

@@ -245,6 +245,9 @@ class TextParser {
       }
       SkipSpace();
     }
+    // Every string here is a file path, and no file name holds a NUL: an
+    // escaped one would silently cut the path short at the OS boundary.
+    if (out.find('\0') != std::string::npos) Fail("a path containing a NUL byte");
     return out;
   }
 
@@ -326,7 +329,10 @@ std::optional<CheckpointState> ReadCheckpointState(const std::string& dir,
                                                    const std::string& filename) {
   const std::string path = JoinPath(dir, filename);
   if (!internal::FileExists(path)) return std::nullopt;
-  return ParseCheckpointStateText(internal::ReadFileToString(path), path);
+  // A state file lists paths, ~100 bytes per checkpoint kept: 16 MiB is far
+  // beyond any real one, and bounds what a hostile one can make us allocate.
+  constexpr uint64_t kMaxStateFileSize = 16 << 20;
+  return ParseCheckpointStateText(internal::ReadFileToString(path, kMaxStateFileSize), path);
 }
 
 void WriteCheckpointState(const std::string& dir, const CheckpointState& state,

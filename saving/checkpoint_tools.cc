@@ -114,6 +114,13 @@ std::optional<std::vector<double>> AsDoubles(const Tensor& t) {
   });
 }
 
+// Never throws: a path that cannot be stat'ed (a symlink loop, too long) is
+// reported as missing, not as std::filesystem_error.
+bool Exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec);
+}
+
 // Why `entry` cannot be read by BundleReader::Read, without reading it; empty
 // when it can be attempted.
 std::string UnreadableReason(const BundleReader& reader, const BundleReader::Entry& entry) {
@@ -122,7 +129,7 @@ std::string UnreadableReason(const BundleReader& reader, const BundleReader::Ent
     return "partitioned into " + std::to_string(entry.num_slices) + " slices";
   if (entry.dims.size() > static_cast<size_t>(Shape::kMaxRank)) return "rank above eager's maximum";
   if (entry.size > 0 &&
-      !fs::exists(DataFilename(reader.prefix(), entry.shard_id, reader.num_shards()))) {
+      !Exists(DataFilename(reader.prefix(), entry.shard_id, reader.num_shards()))) {
     return "data file " + DataFilename(reader.prefix(), entry.shard_id, reader.num_shards()) +
            " is missing";
   }
@@ -160,12 +167,12 @@ CheckpointStateReport DescribeCheckpointState(const std::string& dir) {
       c.timestamp = state->all_model_checkpoint_timestamps[i];
     }
     c.prefix = fs::path(stored[i]).is_absolute() ? stored[i] : (fs::path(dir) / stored[i]).string();
-    if (!fs::exists(IndexFilename(c.prefix))) {
+    if (!Exists(IndexFilename(c.prefix))) {
       c.status = "missing";
       c.detail = "no " + IndexFilename(c.prefix);
       // Written on another machine: say so when the files sit in DIR.
       const std::string here = (fs::path(dir) / fs::path(stored[i]).filename()).string();
-      if (fs::path(stored[i]).is_absolute() && fs::exists(IndexFilename(here))) {
+      if (fs::path(stored[i]).is_absolute() && Exists(IndexFilename(here))) {
         c.detail += "; found as " + here;
       }
     } else {
@@ -175,7 +182,7 @@ CheckpointStateReport DescribeCheckpointState(const std::string& dir) {
         std::string missing;
         for (int s = 0; s < c.shards; ++s) {
           const std::string data = DataFilename(c.prefix, s, c.shards);
-          if (!fs::exists(data)) {
+          if (!Exists(data)) {
             ++c.missing_shards;
             missing += (missing.empty() ? "no " : ", ") + data;
           }

@@ -4,6 +4,7 @@
 
 #include "saving/bundle_files.h"
 #include "saving/checkpoint_state.h"
+#include "saving/internal/posix_file.h"
 
 namespace eager {
 namespace {
@@ -28,8 +29,12 @@ std::string ResolveCheckpointPath(const std::string& path) {
   namespace fs = std::filesystem;
   // A plain file goes to BundleReader too: it explains a legacy V1 table or
   // a ".index" file name given where a prefix was expected.
-  if (fs::exists(IndexFilename(path)) || fs::is_regular_file(path)) return path;
-  if (fs::is_directory(path)) {
+  // internal::FileExists throws our error kinds for a symlink loop or an
+  // over-long path; the std::filesystem calls take an error_code, so nothing
+  // escapes as std::filesystem_error.
+  std::error_code ec;
+  if (internal::FileExists(IndexFilename(path)) || fs::is_regular_file(path, ec)) return path;
+  if (fs::is_directory(path, ec)) {
     if (std::optional<std::string> latest = LatestCheckpoint(path)) return *latest;
     throw NotFoundError(StrCat("No checkpoint in directory ", path,
                                ": no `checkpoint` state file naming a checkpoint whose .index "

@@ -1,10 +1,10 @@
 #pragma once
 
-// The .index file as a LevelDB table (FORMAT.md 2.2), through LevelDB's own
-// TableBuilder and Table on top of our POSIX files. The LevelDB types stay in
-// leveldb_table.cc; callers see keys and values as string_views.
+// Writes the .index file as a LevelDB table (FORMAT.md 2.2) through LevelDB's
+// own TableBuilder, whose bytes match TF's, on top of our POSIX files. The
+// LevelDB types stay in leveldb_table.cc. Reading is table_reader.h: LevelDB's
+// Table trusts its input, our reader does not.
 
-#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -31,12 +31,5 @@ class TableWriter {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Calls visit(key, value) for every entry of the table in `file`, in key
-// order. Block checksums are verified; a truncated or corrupted table throws
-// DataLossError naming the file. The footer's block handles are checked
-// against the file size before LevelDB allocates anything for them.
-void ReadTable(const RandomAccessFile& file,
-               const std::function<void(std::string_view key, std::string_view value)>& visit);
 
 }  // namespace eager::internal

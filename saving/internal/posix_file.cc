@@ -13,6 +13,18 @@
 #include "runtime/errors.h"
 
 namespace eager::internal {
+namespace {
+
+void CheckPathHasNoNul(const std::string& path) {
+  if (path.find('\0') != std::string::npos) {
+    std::string shown = path;
+    for (char& c : shown) c = c == '\0' ? '?' : c;
+    throw InvalidArgumentError(StrCat(
+        "File path \"", shown, "\" contains a NUL byte (shown as '?'); no file has that name"));
+  }
+}
+
+}  // namespace
 
 void ThrowOsError(int err, std::string_view what, const std::string& path) {
   const std::string message = StrCat(what, " ", path, ": ", std::strerror(err));
@@ -22,6 +34,9 @@ void ThrowOsError(int err, std::string_view what, const std::string& path) {
       throw NotFoundError(message);
     case EFBIG:
       throw OutOfRangeError(message);
+    case ELOOP:         // a symlink loop
+    case ENAMETOOLONG:  // a path or component beyond PATH_MAX / NAME_MAX
+      throw InvalidArgumentError(message);
     default:
       throw FailedPreconditionError(message);
   }
@@ -31,6 +46,7 @@ WritableFile::WritableFile(std::string path, int fd, size_t buffer_size)
     : path_(std::move(path)), fd_(fd), buffer_(new char[buffer_size]), capacity_(buffer_size) {}
 
 std::unique_ptr<WritableFile> WritableFile::Create(const std::string& path, size_t buffer_size) {
+  CheckPathHasNoNul(path);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) ThrowOsError(errno, "Cannot create file", path);
   return std::unique_ptr<WritableFile>(
@@ -104,7 +120,10 @@ RandomAccessFile::RandomAccessFile(std::string path, int fd, uint64_t size)
     : path_(std::move(path)), fd_(fd), size_(size) {}
 
 std::unique_ptr<RandomAccessFile> RandomAccessFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  CheckPathHasNoNul(path);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer
+  // forever; its type is refused below. It changes nothing for regular files.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) ThrowOsError(errno, "Cannot open", path);
   struct stat st;
   if (::fstat(fd, &st) != 0) {
@@ -114,7 +133,9 @@ std::unique_ptr<RandomAccessFile> RandomAccessFile::Open(const std::string& path
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw FailedPreconditionError(StrCat("Cannot open ", path, ": not a regular file"));
+    throw InvalidArgumentError(StrCat("Cannot open ", path,
+                                      ": not a regular file (a directory, FIFO, socket or "
+                                      "device cannot be a checkpoint file)"));
   }
   return std::unique_ptr<RandomAccessFile>(
       new RandomAccessFile(path, fd, static_cast<uint64_t>(st.st_size)));
@@ -138,12 +159,20 @@ size_t RandomAccessFile::ReadAt(uint64_t offset, size_t n, void* dst) const {
 }
 
 bool FileExists(const std::string& path) {
+  CheckPathHasNoNul(path);
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
+  if (::stat(path.c_str(), &st) == 0) return true;
+  if (errno == ENOENT || errno == ENOTDIR) return false;
+  ThrowOsError(errno, "Cannot stat", path);
 }
 
-std::string ReadFileToString(const std::string& path) {
+std::string ReadFileToString(const std::string& path, uint64_t max_size) {
   auto file = RandomAccessFile::Open(path);
+  if (file->size() > max_size) {
+    throw ResourceExhaustedError(StrCat("File ", path, " has ", file->size(),
+                                        " bytes, more than the ", max_size,
+                                        " this reader accepts for it"));
+  }
   std::string contents(file->size(), '\0');
   contents.resize(file->ReadAt(0, contents.size(), contents.data()));
   return contents;

@@ -2,8 +2,10 @@
 
 // The few POSIX file operations saving/ needs, throwing eager's error kinds.
 // Every message names the path and the OS error. Error kinds: a missing file
-// or directory is NotFoundError, a file-size limit (EFBIG) OutOfRangeError,
-// anything else the OS refuses FailedPreconditionError.
+// or directory is NotFoundError, a file-size limit (EFBIG) OutOfRangeError, a
+// symlink loop or over-long path (ELOOP, ENAMETOOLONG) or a path containing a
+// NUL byte InvalidArgumentError, anything else the OS refuses
+// FailedPreconditionError. Nothing here throws std::filesystem_error.
 
 #include <cstddef>
 #include <cstdint>
@@ -54,7 +56,8 @@ class WritableFile {
 // Open. Read methods are const and may be called from several threads.
 class RandomAccessFile {
  public:
-  // Throws NotFoundError when `path` does not exist.
+  // Throws NotFoundError when `path` does not exist, InvalidArgumentError
+  // when it is not a regular file (checked without blocking on a FIFO).
   static std::unique_ptr<RandomAccessFile> Open(const std::string& path);
   ~RandomAccessFile();
   RandomAccessFile(const RandomAccessFile&) = delete;
@@ -74,9 +77,12 @@ class RandomAccessFile {
   uint64_t size_;
 };
 
+// False for ENOENT/ENOTDIR; any other stat failure (a symlink loop, a path
+// too long, EACCES) throws as above.
 bool FileExists(const std::string& path);
-// The whole file. Throws NotFoundError when it does not exist.
-std::string ReadFileToString(const std::string& path);
+// The whole file. Throws NotFoundError when it does not exist,
+// ResourceExhaustedError when it is larger than `max_size` bytes.
+std::string ReadFileToString(const std::string& path, uint64_t max_size);
 void RenameFile(const std::string& from, const std::string& to);
 // Removes `path` if it exists; never throws (used on error paths).
 void RemoveFileNoThrow(const std::string& path) noexcept;

@@ -1,0 +1,176 @@
+#pragma once
+
+// MetaGraph: TensorFlow's MetaGraphDef (a `.meta` file, FORMAT.md 6) as plain
+// C++ values, read from and written to TF's binary protobuf.
+//
+//   eager::MetaGraph meta = eager::ReadMetaGraph("model.ckpt.meta");
+//   for (const eager::MetaGraphNode& node : meta.nodes) ...      // the GraphDef
+//   meta.saver_def->restore_op_name;                              // "save/restore_all"
+//   eager::VariableDefsOf(meta, "trainable_variables");           // the collections
+//
+// The GraphDef's nodes keep TF's op types and attribute values as stored
+// (constants decoded to Tensors when eager has their dtype), so that a graph
+// can be rebuilt from them; nothing is checked against any op registry here:
+// an op eager lacks reads fine. Parts eager does not interpret (function
+// library, signatures, the SavedObjectGraph) are not kept.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "runtime/tensor.h"
+
+namespace eager {
+
+// A TensorShapeProto: dims of -1 are unknown.
+struct MetaShape {
+  std::vector<int64_t> dims{};
+  bool unknown_rank = false;
+  friend bool operator==(const MetaShape&, const MetaShape&) = default;
+};
+
+// A TensorProto. `value` is nullopt when eager has no such dtype or the
+// shape has unknown dims.
+struct MetaTensor {
+  int tf_dtype = 0;
+  std::vector<int64_t> dims{};
+  std::optional<Tensor> value{};
+};
+
+// A DataType attribute value (TF's enum number: DT_FLOAT = 1, ...).
+struct MetaType {
+  int tf_dtype = 0;
+  friend bool operator==(const MetaType&, const MetaType&) = default;
+};
+
+// AttrValue.list: TF fills one of these.
+struct MetaAttrList {
+  std::vector<std::string> s{};
+  std::vector<int64_t> i{};
+  std::vector<float> f{};
+  std::vector<bool> b{};
+  std::vector<int> type{};
+  std::vector<MetaShape> shape{};
+  std::vector<MetaTensor> tensor{};
+  std::vector<std::string> func{};  // function names
+};
+
+// A placeholder ("$T") in a function body, or a function's name.
+struct MetaPlaceholder {
+  std::string name{};
+};
+struct MetaFunc {
+  std::string name{};
+};
+
+// One AttrValue: bytes (s), int, float, bool, type, shape, tensor, list,
+// placeholder or function. monostate for an attr with no value set.
+using MetaAttrValue = std::variant<std::monostate, std::string, int64_t, float, bool, MetaType,
+                                   MetaShape, MetaTensor, MetaAttrList, MetaPlaceholder, MetaFunc>;
+
+struct MetaGraphNode {
+  std::string name{};
+  std::string op{};                   // TF's op type: "VariableV2", "MatMul"
+  std::vector<std::string> inputs{};  // "x", "x:1", "^control"
+  std::string device{};
+  std::map<std::string, MetaAttrValue> attrs{};
+};
+
+struct MetaSaverDef {
+  std::string filename_tensor_name{};  // "save/Const:0"
+  std::string save_tensor_name{};      // "save/control_dependency:0"
+  std::string restore_op_name{};       // "save/restore_all"
+  int max_to_keep = 0;
+  bool sharded = false;
+  float keep_checkpoint_every_n_hours = 0;
+  int version = 0;  // 0 LEGACY, 1 V1, 2 V2
+};
+
+// CollectionDef: exactly one list is filled (by `kind`).
+struct MetaCollection {
+  enum class Kind { kNone, kNodeList, kBytesList, kInt64List, kFloatList };
+  Kind kind = Kind::kNone;
+  std::vector<std::string> node_list{};
+  std::vector<std::string> bytes_list{};  // serialized protos, e.g. VariableDefs
+  std::vector<int64_t> int64_list{};
+  std::vector<float> float_list{};
+};
+
+// VariableDef, the element of the "variables" and "trainable_variables"
+// collections.
+struct MetaVariableDef {
+  std::string variable_name{};       // "v1:0"
+  std::string initializer_name{};    // "v1/Assign"
+  std::string snapshot_name{};       // "v1/read:0"
+  std::string initial_value_name{};  // "Const:0"
+  bool is_resource = false;
+  bool trainable = false;
+};
+
+// An OpDef of the stripped op list (what the graph's ops take and make).
+struct MetaArgDef {
+  std::string name{};
+  int type = 0;               // a fixed DataType, or 0 with type_attr set
+  std::string type_attr{};    // "T"
+  std::string number_attr{};  // "N": a list of that many
+  std::string type_list_attr{};
+  bool is_ref = false;
+};
+struct MetaAttrDef {
+  std::string name{};
+  std::string type{};  // "type", "shape", "tensor", "list(type)", "int", "bool", "string", ...
+  std::optional<MetaAttrValue> default_value{};
+  bool has_minimum = false;
+  int64_t minimum = 0;
+  std::optional<MetaAttrValue> allowed_values{};
+};
+struct MetaOpDef {
+  std::string name{};
+  std::vector<MetaArgDef> inputs{};
+  std::vector<MetaArgDef> outputs{};
+  std::vector<MetaAttrDef> attrs{};
+  bool is_stateful = false;
+  bool is_commutative = false;
+  bool is_aggregate = false;
+  bool allows_uninitialized_input = false;
+};
+
+struct MetaGraph {
+  // MetaInfoDef.
+  std::string meta_graph_version{};
+  std::string tensorflow_version{};
+  std::string tensorflow_git_version{};
+  std::vector<std::string> tags{};
+  bool stripped_default_attrs = false;
+  std::vector<MetaOpDef> stripped_op_list{};
+  // GraphDef.
+  std::vector<MetaGraphNode> nodes{};
+  int producer = 0;
+  int min_consumer = 0;
+  std::optional<MetaSaverDef> saver_def{};
+  std::map<std::string, MetaCollection> collections{};
+};
+
+// Parses a binary MetaGraphDef file. Throws NotFoundError when `path` does
+// not exist, DataLossError naming the file when it does not parse as one.
+MetaGraph ReadMetaGraph(const std::string& path);
+// The MetaGraphDefs of a SavedModel's saved_model.pb (errors as above).
+std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path);
+
+// Writes `meta` as a binary MetaGraphDef to `path` atomically (temp file,
+// fsync, rename). Throws InvalidArgumentError for an attribute value that
+// cannot be written (a tensor without a value), the OS error naming the file.
+void WriteMetaGraph(const std::string& path, const MetaGraph& meta);
+
+// The VariableDefs stored in collection `name` ("variables",
+// "trainable_variables", ...); empty when there is no such collection.
+// Throws DataLossError naming the collection for a malformed entry, and
+// InvalidArgumentError when the collection is not a bytes list.
+std::vector<MetaVariableDef> VariableDefsOf(const MetaGraph& meta, const std::string& name);
+// A collection holding `defs`, serialized as TF does.
+MetaCollection VariableDefCollection(const std::vector<MetaVariableDef>& defs);
+
+}  // namespace eager
