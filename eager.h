@@ -20,6 +20,7 @@
 
 // ops: the op functions and C++ operators.
 #include "ops/array_ops.h"
+#include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"

@@ -2,6 +2,7 @@
 #include <iterator>
 
 #include "ops/array_ops.h"
+#include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -59,6 +60,8 @@ const OpDef* const kAllOps[] = {
     &kSoftmaxOp,
     &kLogSoftmaxOp,
     &kSparseSoftmaxCrossEntropyOp,
+    // bias_add.cc
+    &kBiasAddOp,
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/array_ops.h"
+#include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -149,6 +150,9 @@ std::vector<GradientCase> Cases() {
                {Uniform(Shape{2, 1}, 66)},
                Attrs{{"shape", Shape{2, 2, 3}}}});
   // NN ops.
+  c.push_back({"BiasAdd", &kBiasAddOp, {Uniform(Shape{2, 3}, 90), Uniform(Shape{3}, 91)}, {}});
+  c.push_back(
+      {"BiasAddRank4", &kBiasAddOp, {Uniform(Shape{2, 2, 2, 3}, 92), Uniform(Shape{3}, 93)}, {}});
   c.push_back({"Softmax", &kSoftmaxOp, {Uniform(Shape{2, 4}, 67)}, {}});
   c.push_back({"SoftmaxRank3", &kSoftmaxOp, {Uniform(Shape{2, 2, 3}, 68)}, {}});
   c.push_back({"LogSoftmax", &kLogSoftmaxOp, {Uniform(Shape{3, 4}, 69)}, {}});
