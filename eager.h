@@ -11,6 +11,7 @@
 // runtime: values, variables, names, errors.
 #include "runtime/dtype.h"
 #include "runtime/errors.h"
+#include "runtime/graph.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
 #include "runtime/shape.h"
@@ -22,11 +23,13 @@
 #include "ops/array_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
+#include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/operators.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/session.h"
 #include "ops/unary_ops.h"
 
 // autodiff: the tape, layers, optimizers, moving averages.

@@ -52,11 +52,14 @@ Grads CastGradient(const OpCall& call, const Tensor& grad) {
 
 }  // namespace
 
+constexpr TypeAttr kCastTypes[] = {{"SrcT", 0}, {"DstT", TypeAttr::kOutput}};
+
 const OpDef kCastOp = {.type = "Cast",
                        .num_inputs = 1,
                        .infer = InferCast,
                        .compute = CastKernel,
-                       .gradient = CastGradient};
+                       .gradient = CastGradient,
+                       .type_attrs = kCastTypes};
 
 Tensor Cast(const Tensor& x, DType dtype) {
   return Execute(kCastOp, {x}, Attrs{{"SrcT", x.dtype()}, {"DstT", dtype}});

@@ -192,6 +192,7 @@ const OpDef kAddOp = {
     .infer = InferBinary<DTypeSet::kNumeric, false>,
     .compute = BinaryKernel<AddFn, DTypeSet::kNumeric, false>,
     .gradient = AddGradient,
+    .node_name = "add",
 };
 const OpDef kSubOp = {
     .type = "Sub",
@@ -199,6 +200,7 @@ const OpDef kSubOp = {
     .infer = InferBinary<DTypeSet::kNumeric, false>,
     .compute = BinaryKernel<SubFn, DTypeSet::kNumeric, false>,
     .gradient = SubGradient,
+    .node_name = "sub",
 };
 const OpDef kMulOp = {
     .type = "Mul",
@@ -206,6 +208,7 @@ const OpDef kMulOp = {
     .infer = InferBinary<DTypeSet::kNumeric, false>,
     .compute = BinaryKernel<MulFn, DTypeSet::kNumeric, false>,
     .gradient = MulGradient,
+    .node_name = "mul",
 };
 const OpDef kDivOp = {
     .type = "RealDiv",
@@ -213,6 +216,7 @@ const OpDef kDivOp = {
     .infer = InferBinary<DTypeSet::kNumeric, false>,
     .compute = BinaryKernel<DivFn, DTypeSet::kNumeric, false>,
     .gradient = DivGradient,
+    .node_name = "truediv",
 };
 const OpDef kPowOp = {
     .type = "Pow",

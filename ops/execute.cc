@@ -4,7 +4,9 @@
 #include <optional>
 #include <vector>
 
+#include "ops/internal/graph_builder.h"
 #include "ops/recorder.h"
+#include "runtime/graph.h"
 
 namespace eager {
 namespace {
@@ -41,7 +43,7 @@ void Report(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
 
 }  // namespace
 
-Tensor Execute(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+Tensor RunKernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   if (op.num_inputs != OpDef::kVariadic && static_cast<int>(inputs.size()) != op.num_inputs)
       [[unlikely]] {
     throw InvalidArgumentError(
@@ -55,6 +57,14 @@ Tensor Execute(const OpDef& op, std::span<const Tensor> inputs, const Attrs& att
   }
   Tensor output = op.compute(inputs, attrs, spec);
   EAGER_INTERNAL_CHECK(output.shape() == spec.shape && output.dtype() == spec.dtype);
+  return output;
+}
+
+Tensor Execute(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  if (Graph* graph = Graph::Current()) [[unlikely]] {
+    return internal::AddOpNode(*graph, op, inputs, attrs);
+  }
+  Tensor output = RunKernel(op, inputs, attrs);
   if (num_unpaused > 0) Report(op, inputs, attrs, output);
   return output;
 }

@@ -1,11 +1,16 @@
 #pragma once
 
-// Execute: the only way an op runs.
+// Execute: the only way an op runs, eagerly or into a graph.
 //
-// Checks the number of inputs, runs the op's shape rule (whose
+// RunKernel checks the number of inputs, runs the op's shape rule (whose
 // InvalidArgumentError is prefixed with the op type, e.g. "AddV2: Incompatible
-// shapes [2,3] and [4]"), runs the kernel, and reports the call to the
-// recorders on this thread. The returned tensor has a fresh id.
+// shapes [2,3] and [4]") and the kernel. The returned tensor has a fresh id.
+//
+// Execute, in eager mode, is RunKernel plus reporting the call to the
+// recorders on this thread (GradientTape). While a Graph is the default on
+// this thread (runtime/graph.h) it instead adds a node for the call and
+// returns the node's symbolic output; a Session later runs that node with
+// RunKernel. Eager mode pays one thread-local load for this.
 
 #include <initializer_list>
 #include <span>
@@ -15,6 +20,7 @@
 
 namespace eager {
 
+Tensor RunKernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = {});
 Tensor Execute(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = {});
 inline Tensor Execute(const OpDef& op, std::initializer_list<Tensor> inputs,
                       const Attrs& attrs = {}) {

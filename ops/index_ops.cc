@@ -157,23 +157,40 @@ Tensor OneHotKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
 
 }  // namespace
 
+// Graph facts: TF passes these attrs as input tensors.
+constexpr InputAttr kGatherInputs[] = {{"axis", "axis", InputAttr::Kind::kInt}};
+constexpr TypeAttr kGatherTypes[] = {{"Tparams", 0}, {"Tindices", 1}, {"Taxis", TypeAttr::kInt32}};
+constexpr InputAttr kSegmentSumInputs[] = {{"num_segments", "num_segments", InputAttr::Kind::kInt}};
+constexpr TypeAttr kSegmentSumTypes[] = {
+    {"T", 0}, {"Tindices", 1}, {"Tnumsegments", TypeAttr::kInt32}};
+constexpr InputAttr kOneHotInputs[] = {{"depth", "depth", InputAttr::Kind::kInt},
+                                       {"on_value", "on_value", InputAttr::Kind::kOutputScalar},
+                                       {"off_value", "off_value", InputAttr::Kind::kOutputScalar}};
+constexpr TypeAttr kOneHotTypes[] = {{"TI", 0}};  // T is an attr already
+
 const OpDef kGatherOp = {.type = "GatherV2",
                          .num_inputs = 2,
                          .infer = InferGather,
                          .compute = GatherKernel,
-                         .gradient = GatherGradient};
+                         .gradient = GatherGradient,
+                         .input_attrs = kGatherInputs,
+                         .type_attrs = kGatherTypes};
 
 const OpDef kUnsortedSegmentSumOp = {.type = "UnsortedSegmentSum",
                                      .num_inputs = 2,
                                      .infer = InferSegmentSum,
                                      .compute = SegmentSumKernel,
-                                     .gradient = SegmentSumGradient};
+                                     .gradient = SegmentSumGradient,
+                                     .input_attrs = kSegmentSumInputs,
+                                     .type_attrs = kSegmentSumTypes};
 
 const OpDef kOneHotOp = {.type = "OneHot",
                          .num_inputs = 1,
                          .infer = InferOneHot,
                          .compute = OneHotKernel,
-                         .gradient = nullptr};  // piecewise constant in its indices
+                         .gradient = nullptr,
+                         .input_attrs = kOneHotInputs,
+                         .type_attrs = kOneHotTypes};  // piecewise constant in its indices
 
 Tensor Gather(const Tensor& params, const Tensor& indices) {
   return Execute(kGatherOp, {params, indices},

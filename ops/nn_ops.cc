@@ -127,11 +127,14 @@ const OpDef kLogSoftmaxOp = {.type = "LogSoftmax",
                              .infer = InferLastAxis,
                              .compute = SoftmaxKernel<true>,
                              .gradient = LogSoftmaxGradient};
+constexpr TypeAttr kSparseXentTypes[] = {{"T", 0}, {"Tlabels", 1}};
+
 const OpDef kSparseSoftmaxCrossEntropyOp = {.type = "SparseSoftmaxCrossEntropyWithLogits",
                                             .num_inputs = 2,
                                             .infer = InferSparseXent,
                                             .compute = SparseXentKernel,
-                                            .gradient = SparseXentGradient};
+                                            .gradient = SparseXentGradient,
+                                            .type_attrs = kSparseXentTypes};
 
 Tensor Softmax(const Tensor& logits) { return Execute(kSoftmaxOp, {logits}); }
 Tensor LogSoftmax(const Tensor& logits) { return Execute(kLogSoftmaxOp, {logits}); }

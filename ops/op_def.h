@@ -16,7 +16,16 @@
 // and ops/op_list.cc lists every OpDef once (kAllOps), with no static
 // registration for the linker to drop. Ops run only through Execute()
 // (ops/execute.h), which checks arity, runs the shape rule, the kernel, and
-// tells any recorder (GradientTape) about the call.
+// tells any recorder (GradientTape) about the call — or, in graph mode, adds
+// a node instead (runtime/graph.h), which a Session later runs through the
+// same RunKernel.
+//
+// Graph facts: what a TF NodeDef of the op holds beyond our Attrs.
+//   .node_name   = "add",                             // TF's default node name
+//   .input_attrs = kReductionInputs,                  // attrs TF passes as inputs
+//   .type_attrs  = kReductionTypes,                   // "T", "Tidx", ...
+// Input attrs become Const nodes feeding the node, after the tensor inputs
+// ("Sum/reduction_indices"); a Session turns their values back into Attrs.
 
 #include <cstdint>
 #include <optional>
@@ -63,6 +72,27 @@ using KernelFn = Tensor (*)(std::span<const Tensor> inputs, const Attrs& attrs,
 // integer index, a non-differentiable path). Written with public ops only.
 using GradientFn = std::vector<std::optional<Tensor>> (*)(const OpCall& call, const Tensor& grad);
 
+// An attribute that a TF graph passes as an input tensor.
+struct InputAttr {
+  enum class Kind {
+    kInts,          // std::vector<int64_t> <-> int32 vector (Sum's reduction_indices)
+    kInt,           // int64_t <-> int32 scalar (ConcatV2's axis)
+    kShape,         // Shape <-> int32 vector (BroadcastTo's shape)
+    kOutputScalar,  // double <-> scalar of the output's dtype (OneHot's on_value)
+  };
+  std::string_view attr;   // our Attrs name ("axis")
+  std::string_view input;  // TF's input argument name ("reduction_indices")
+  Kind kind;
+};
+
+// A TF type attribute and where its value comes from.
+struct TypeAttr {
+  static constexpr int kOutput = -1;  // the output's dtype
+  static constexpr int kInt32 = -2;   // int32: the dtype input attrs are written with
+  std::string_view name;              // "T", "Tidx"
+  int source = 0;                     // an input index, kOutput or kInt32
+};
+
 struct OpDef {
   std::string_view type;  // TensorFlow op type: "AddV2", "MatMul", ...
   int num_inputs = 0;     // kVariadic for a list (ConcatV2)
@@ -70,12 +100,19 @@ struct OpDef {
   KernelFn compute = nullptr;
   GradientFn gradient = nullptr;  // nullptr: not differentiable
 
+  // Graph facts (see above). Empty node_name: the type; empty type_attrs:
+  // {"T" from input 0}.
+  std::string_view node_name = {};
+  std::span<const InputAttr> input_attrs = {};
+  std::span<const TypeAttr> type_attrs = {};
+
   static constexpr int kVariadic = -1;
 };
 
 // Every op, once. Defined in ops/op_list.cc.
 std::span<const OpDef* const> AllOps();
-// The op with TensorFlow type `type`, or nullptr.
+// The op with TensorFlow type `type`, or nullptr. Older TF graphs' names for
+// the same op resolve too ("Add" is AddV2).
 const OpDef* FindOp(std::string_view type);
 
 }  // namespace eager

@@ -4,6 +4,7 @@
 #include "ops/array_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
+#include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/op_def.h"
@@ -60,6 +61,8 @@ const OpDef* const kAllOps[] = {
     &kSoftmaxOp,
     &kLogSoftmaxOp,
     &kSparseSoftmaxCrossEntropyOp,
+    // graph_ops.cc
+    &kIdentityOp,
     // bias_add.cc
     &kBiasAddOp,
 };
@@ -69,6 +72,8 @@ const OpDef* const kAllOps[] = {
 std::span<const OpDef* const> AllOps() { return kAllOps; }
 
 const OpDef* FindOp(std::string_view type) {
+  // TF < 1.14 writes Add for `+`; same semantics on the dtypes eager has.
+  if (type == "Add") return &kAddOp;
   auto it = std::find_if(std::begin(kAllOps), std::end(kAllOps),
                          [&](const OpDef* op) { return op->type == type; });
   return it == std::end(kAllOps) ? nullptr : *it;

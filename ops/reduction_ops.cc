@@ -18,14 +18,11 @@ using internal::DTypeSet;
 using Grads = std::vector<std::optional<Tensor>>;
 using AxisMask = std::array<bool, Shape::kMaxRank>;
 
-// Which dimensions the "axis" attr reduces; empty means all. Throws on an
+// Which dimensions the "axis" attr reduces; empty means none, as TF's
+// reduction_indices (the public functions spell out "all"). Throws on an
 // out-of-range or repeated axis, naming it and the shape.
 AxisMask ReducedAxes(const Shape& shape, const std::vector<int64_t>& axes) {
   AxisMask mask{};
-  if (axes.empty()) {
-    for (int i = 0; i < shape.rank(); ++i) mask[i] = true;
-    return mask;
-  }
   for (int64_t axis : axes) {
     const int a = internal::NormalizeAxis(axis, shape);
     if (mask[a]) {
@@ -229,35 +226,58 @@ Tensor ArgMaxKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
 
 }  // namespace
 
+// TF passes reduction axes as an int32 input tensor.
+constexpr InputAttr kReductionInputs[] = {{"axis", "reduction_indices", InputAttr::Kind::kInts}};
+constexpr TypeAttr kReductionTypes[] = {{"T", 0}, {"Tidx", TypeAttr::kInt32}};
+constexpr InputAttr kArgMaxInputs[] = {{"axis", "dimension", InputAttr::Kind::kInt}};
+
 const OpDef kSumOp = {.type = "Sum",
                       .num_inputs = 1,
                       .infer = InferReduce<DTypeSet::kNumeric>,
                       .compute = ReduceKernel<Reducer::kSum, false>,
-                      .gradient = SumGradient};
+                      .gradient = SumGradient,
+                      .input_attrs = kReductionInputs,
+                      .type_attrs = kReductionTypes};
 const OpDef kMeanOp = {.type = "Mean",
                        .num_inputs = 1,
                        .infer = InferReduce<DTypeSet::kNumeric>,
                        .compute = ReduceKernel<Reducer::kSum, true>,
-                       .gradient = MeanGradient};
+                       .gradient = MeanGradient,
+                       .input_attrs = kReductionInputs,
+                       .type_attrs = kReductionTypes};
 const OpDef kMaxOp = {.type = "Max",
                       .num_inputs = 1,
                       .infer = InferReduce<DTypeSet::kNumeric>,
                       .compute = ReduceKernel<Reducer::kMax, false>,
-                      .gradient = MaxGradient};
+                      .gradient = MaxGradient,
+                      .input_attrs = kReductionInputs,
+                      .type_attrs = kReductionTypes};
 const OpDef kArgMaxOp = {.type = "ArgMax",
                          .num_inputs = 1,
                          .infer = InferArgMax,
                          .compute = ArgMaxKernel,
-                         .gradient = nullptr};  // an index: not differentiable
+                         .gradient = nullptr,
+                         .input_attrs = kArgMaxInputs,
+                         .type_attrs = kReductionTypes};  // an index: not differentiable
+
+namespace {
+// The public functions' "no axes" means every axis (tf.reduce_sum(x)).
+std::vector<int64_t> AxesOrAll(const Tensor& x, const std::vector<int64_t>& axes) {
+  if (!axes.empty()) return axes;
+  std::vector<int64_t> all(static_cast<size_t>(x.rank()));
+  for (int i = 0; i < x.rank(); ++i) all[static_cast<size_t>(i)] = i;
+  return all;
+}
+}  // namespace
 
 Tensor ReduceSum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
-  return Execute(kSumOp, {x}, Attrs{{"axis", axes}, {"keep_dims", keepdims}});
+  return Execute(kSumOp, {x}, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
 }
 Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
-  return Execute(kMeanOp, {x}, Attrs{{"axis", axes}, {"keep_dims", keepdims}});
+  return Execute(kMeanOp, {x}, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
 }
 Tensor ReduceMax(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
-  return Execute(kMaxOp, {x}, Attrs{{"axis", axes}, {"keep_dims", keepdims}});
+  return Execute(kMaxOp, {x}, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
 }
 Tensor ArgMax(const Tensor& x, int64_t axis) {
   return Execute(kArgMaxOp, {x}, Attrs{{"axis", axis}, {"output_type", DType::kInt64}});

@@ -353,35 +353,58 @@ Grads BroadcastToGradient(const OpCall& call, const Tensor& grad) {
 
 }  // namespace
 
+// Graph facts: TF passes these attrs as int32 input tensors.
+constexpr InputAttr kReshapeInputs[] = {{"shape", "shape", InputAttr::Kind::kInts}};
+constexpr TypeAttr kReshapeTypes[] = {{"T", 0}, {"Tshape", TypeAttr::kInt32}};
+constexpr InputAttr kTransposeInputs[] = {{"perm", "perm", InputAttr::Kind::kInts}};
+constexpr TypeAttr kTransposeTypes[] = {{"T", 0}, {"Tperm", TypeAttr::kInt32}};
+constexpr InputAttr kConcatInputs[] = {{"axis", "axis", InputAttr::Kind::kInt}};
+constexpr TypeAttr kConcatTypes[] = {{"T", 0}, {"Tidx", TypeAttr::kInt32}};
+constexpr InputAttr kSliceInputs[] = {{"begin", "begin", InputAttr::Kind::kInts},
+                                      {"size", "size", InputAttr::Kind::kInts}};
+constexpr TypeAttr kSliceTypes[] = {{"T", 0}, {"Index", TypeAttr::kInt32}};
+constexpr InputAttr kBroadcastToInputs[] = {{"shape", "shape", InputAttr::Kind::kShape}};
+constexpr TypeAttr kBroadcastToTypes[] = {{"T", 0}, {"Tidx", TypeAttr::kInt32}};
+
 const OpDef kReshapeOp = {.type = "Reshape",
                           .num_inputs = 1,
                           .infer = InferReshape,
                           .compute = ReshapeKernel,
-                          .gradient = ReshapeGradient};
+                          .gradient = ReshapeGradient,
+                          .input_attrs = kReshapeInputs,
+                          .type_attrs = kReshapeTypes};
 
 const OpDef kTransposeOp = {.type = "Transpose",
                             .num_inputs = 1,
                             .infer = InferTranspose,
                             .compute = TransposeKernel,
-                            .gradient = TransposeGradient};
+                            .gradient = TransposeGradient,
+                            .input_attrs = kTransposeInputs,
+                            .type_attrs = kTransposeTypes};
 
 const OpDef kConcatOp = {.type = "ConcatV2",
                          .num_inputs = OpDef::kVariadic,
                          .infer = InferConcat,
                          .compute = ConcatKernel,
-                         .gradient = ConcatGradient};
+                         .gradient = ConcatGradient,
+                         .input_attrs = kConcatInputs,
+                         .type_attrs = kConcatTypes};
 
 const OpDef kSliceOp = {.type = "Slice",
                         .num_inputs = 1,
                         .infer = InferSlice,
                         .compute = SliceKernel,
-                        .gradient = SliceGradient};
+                        .gradient = SliceGradient,
+                        .input_attrs = kSliceInputs,
+                        .type_attrs = kSliceTypes};
 
 const OpDef kBroadcastToOp = {.type = "BroadcastTo",
                               .num_inputs = 1,
                               .infer = InferBroadcastTo,
                               .compute = BroadcastToKernel,
-                              .gradient = BroadcastToGradient};
+                              .gradient = BroadcastToGradient,
+                              .input_attrs = kBroadcastToInputs,
+                              .type_attrs = kBroadcastToTypes};
 
 Tensor Reshape(const Tensor& x, const std::vector<int64_t>& shape) {
   return Execute(kReshapeOp, {x}, Attrs{{"shape", shape}});

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "runtime/errors.h"
+#include "runtime/graph.h"
 
 namespace eager {
 namespace {
@@ -21,6 +22,12 @@ struct ObjectNames {
   std::mutex mu;
   std::unordered_map<std::string, int> uses;
 };
+
+// Names outside any graph (TensorFlow's global default graph).
+NameRegistry& ProcessNames() {
+  static NameRegistry registry;
+  return registry;
+}
 
 ObjectNames& DefaultObjectNames() {
   static ObjectNames names;
@@ -63,12 +70,12 @@ uint64_t NameRegistry::generation() const {
 }
 
 NameRegistry& DefaultNames() {
-  static NameRegistry registry;
-  return registry;
+  if (Graph* graph = Graph::Current()) return graph->names();
+  return ProcessNames();
 }
 
 void ResetDefaultNames() {
-  DefaultNames().Clear();
+  ProcessNames().Clear();
   ObjectNames& names = DefaultObjectNames();
   std::lock_guard<std::mutex> lock(names.mu);
   names.uses.clear();

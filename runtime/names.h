@@ -44,9 +44,11 @@ class NameRegistry {
   uint64_t generation_ = 0;
 };
 
-// The registry that Variables and NameScopes use (TensorFlow's default graph).
+// The registry that Variables and NameScopes use: the names of the Graph
+// that is the default on this thread (runtime/graph.h), else the process's
+// (TensorFlow's global default graph).
 NameRegistry& DefaultNames();
-// Forgets every name in the default registry and every Keras-style object
+// Forgets every name in the process's registry and every Keras-style object
 // name counter (tf.keras.backend.clear_session()). REQUIRES: no NameScope open.
 void ResetDefaultNames();
 

@@ -11,8 +11,8 @@ Shape::Shape(std::initializer_list<int64_t> dims)
 
 Shape::Shape(std::span<const int64_t> dims) {
   if (dims.size() > static_cast<size_t>(kMaxRank)) {
-    throw InvalidArgumentError(StrCat("Shape: rank ", dims.size(),
-                                      " exceeds the maximum supported rank ", kMaxRank));
+    throw InvalidArgumentError(
+        StrCat("Shape: rank ", dims.size(), " exceeds the maximum supported rank ", kMaxRank));
   }
   rank_ = static_cast<int>(dims.size());
   for (int i = 0; i < rank_; ++i) {
@@ -29,6 +29,39 @@ Shape::Shape(std::span<const int64_t> dims) {
     }
     num_elements_ *= dims_[i];
   }
+}
+
+Shape Shape::Partial(std::span<const int64_t> dims) {
+  std::array<int64_t, kMaxRank> known{};
+  bool fully_defined = true;
+  if (dims.size() > static_cast<size_t>(kMaxRank)) return Shape(dims);  // throws
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == kUnknownDim) {
+      fully_defined = false;
+    } else {
+      known[i] = dims[i];
+      if (dims[i] < 0) {
+        throw InvalidArgumentError(StrCat("Shape: dimension ", i, " is ", dims[i],
+                                          "; dimensions must be >= 0 or -1 (unknown)"));
+      }
+    }
+  }
+  Shape shape(std::span<const int64_t>(known.data(), dims.size()));
+  if (!fully_defined) {
+    for (size_t i = 0; i < dims.size(); ++i) shape.dims_[i] = dims[i];
+    shape.num_elements_ = -1;
+  }
+  return shape;
+}
+
+bool Shape::IsCompatibleWith(const Shape& other) const {
+  if (rank_ != other.rank_) return false;
+  for (int i = 0; i < rank_; ++i) {
+    if (dims_[i] != kUnknownDim && other.dims_[i] != kUnknownDim && dims_[i] != other.dims_[i]) {
+      return false;
+    }
+  }
+  return true;
 }
 
 int Shape::NormalizeAxis(int axis) const {
@@ -57,7 +90,7 @@ std::string Shape::ToString() const {
   std::string out = "[";
   for (int i = 0; i < rank_; ++i) {
     if (i > 0) out += ",";
-    out += std::to_string(dims_[i]);
+    out += dims_[i] == kUnknownDim ? std::string("?") : std::to_string(dims_[i]);
   }
   return out + "]";
 }

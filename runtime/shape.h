@@ -5,6 +5,11 @@
 // A value type stored inline (no heap allocation), so creating and copying
 // shapes on the per-op hot path is free. Ranks up to kMaxRank are supported;
 // every dimension is >= 0 (zero-size dimensions are allowed: an empty tensor).
+//
+// Graph mode adds partially known shapes (TensorFlow's TensorShape with None
+// dimensions): Shape::Partial({-1, 784}) is a placeholder's "[?,784]". Only
+// symbolic tensors and graph node records carry them; num_elements() is -1
+// then, and every concrete Tensor's shape is fully defined.
 
 #include <array>
 #include <cstdint>
@@ -28,12 +33,27 @@ class Shape {
   explicit Shape(const std::vector<int64_t>& dims)
       : Shape(std::span<const int64_t>(dims.data(), dims.size())) {}
 
+  // The dimension value meaning "unknown" in a partial shape.
+  static constexpr int64_t kUnknownDim = -1;
+  // A shape whose dimensions may be kUnknownDim (other negative values throw
+  // InvalidArgumentError, as do ranks above kMaxRank).
+  static Shape Partial(std::span<const int64_t> dims);
+  static Shape Partial(std::initializer_list<int64_t> dims) {
+    return Partial(std::span<const int64_t>(dims.begin(), dims.size()));
+  }
+
+  // Whether no dimension is unknown.
+  bool IsFullyDefined() const { return num_elements_ >= 0; }
+  // Same rank and equal dimensions where both are known.
+  bool IsCompatibleWith(const Shape& other) const;
+
   int rank() const { return rank_; }
   // REQUIRES: 0 <= i < rank().
   int64_t dim(int i) const { return dims_[i]; }
   // Accepts negative axes as Python does: dim_at(-1) is the last dimension.
   // Throws InvalidArgumentError when out of range.
   int64_t dim_at(int axis) const;
+  // -1 when some dimension is unknown.
   int64_t num_elements() const { return num_elements_; }
   std::span<const int64_t> dims() const { return {dims_.data(), static_cast<size_t>(rank_)}; }
   std::vector<int64_t> ToVector() const { return {dims_.begin(), dims_.begin() + rank_}; }
@@ -45,7 +65,7 @@ class Shape {
   // ("axis 3 is out of range for a tensor of rank 2 (shape [2,3])").
   int NormalizeAxis(int axis) const;
 
-  // "[]", "[2,3]" as TensorFlow prints shapes.
+  // "[]", "[2,3]" as TensorFlow prints shapes; unknown dimensions as "?".
   std::string ToString() const;
 
   friend bool operator==(const Shape& a, const Shape& b) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "runtime/graph.h"
 #include "runtime/internal/buffer.h"
 #include "runtime/internal/tensor_access.h"
 
@@ -96,6 +97,21 @@ Tensor::Tensor(std::shared_ptr<const internal::Buffer> buffer, const Shape& shap
                        static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype));
 }
 
+Tensor::Tensor(std::shared_ptr<const internal::SymbolicOutput> symbolic, const Shape& shape,
+               DType dtype, TensorId id)
+    : symbolic_(std::move(symbolic)), shape_(shape), dtype_(dtype), id_(id) {
+  EAGER_INTERNAL_CHECK(symbolic_ != nullptr);
+}
+
+const std::string& Tensor::name() const {
+  if (symbolic_ == nullptr) {
+    throw FailedPreconditionError(
+        StrCat("Tensor::name is undefined for an eager tensor (a ", dtype_, " tensor of shape ",
+               shape_, "); only graph tensors, made inside Graph::AsDefault, have names"));
+  }
+  return symbolic_->name;
+}
+
 Tensor Tensor::Zeros(const Shape& shape, DType dtype) {
   Tensor t = internal::NewTensor(shape, dtype);
   if (dtype != DType::kString) {
@@ -104,20 +120,29 @@ Tensor Tensor::Zeros(const Shape& shape, DType dtype) {
   return t;
 }
 
-const void* Tensor::raw_data() const { return buffer_->data(); }
+const void* Tensor::raw_data() const {
+  if (buffer_ == nullptr) [[unlikely]]
+    ThrowBadAccess(dtype_, "raw_data");
+  return buffer_->data();
+}
 
 std::span<const std::byte> Tensor::bytes() const {
+  if (buffer_ == nullptr) [[unlikely]]
+    ThrowBadAccess(dtype_, "bytes");
   EAGER_CHECK(dtype_ != DType::kString,
               "Tensor::bytes: a string tensor has no fixed-size byte representation (shape ",
               shape_, ")");
   return {static_cast<const std::byte*>(buffer_->data()), buffer_->size_bytes()};
 }
 
-void Tensor::CheckDType(DType expected, const char* accessor) const {
-  if (expected != dtype_) {
-    throw InvalidArgumentError(StrCat("Tensor::", accessor, "<", expected, ">() called on a ",
-                                      dtype_, " tensor of shape ", shape_));
+void Tensor::ThrowBadAccess(DType expected, const char* accessor) const {
+  if (symbolic_ != nullptr) {
+    throw FailedPreconditionError(StrCat("Tensor::", accessor, ": '", symbolic_->name,
+                                         "' is a symbolic graph tensor (", dtype_, ", shape ",
+                                         shape_, ") with no value; evaluate it with Session::Run"));
   }
+  throw InvalidArgumentError(StrCat("Tensor::", accessor, "<", expected, ">() called on a ", dtype_,
+                                    " tensor of shape ", shape_));
 }
 
 std::string Tensor::ValuesString(int64_t max_elements) const {
@@ -136,12 +161,16 @@ std::string Tensor::ValuesString(int64_t max_elements) const {
 std::string Tensor::DebugString(int64_t max_elements) const {
   std::string shape = "(";
   for (int i = 0; i < rank(); ++i) {
-    shape += std::to_string(shape_.dim(i));
+    shape +=
+        shape_.dim(i) == Shape::kUnknownDim ? std::string("None") : std::to_string(shape_.dim(i));
     if (rank() == 1 || i + 1 < rank()) shape += i + 1 < rank() ? ", " : ",";
   }
   shape += ")";
-  return StrCat("tf.Tensor(", ValuesString(max_elements), ", shape=", shape,
-                ", dtype=", dtype_, ")");
+  if (symbolic_ != nullptr) {  // as TF1 prints a graph tensor
+    return StrCat("Tensor(\"", symbolic_->name, "\", shape=", shape, ", dtype=", dtype_, ")");
+  }
+  return StrCat("tf.Tensor(", ValuesString(max_elements), ", shape=", shape, ", dtype=", dtype_,
+                ")");
 }
 
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor) {
@@ -156,6 +185,7 @@ TensorId NewTensorId() {
 }
 
 Tensor TensorAccess::WithShape(const Tensor& tensor, const Shape& shape) {
+  (void)tensor.raw_data();  // a symbolic tensor has no buffer to share: throws
   EAGER_CHECK(shape.num_elements() == tensor.num_elements(), "Reshape: cannot reshape a tensor of ",
               tensor.num_elements(), " elements (shape ", tensor.shape(), ") into shape ", shape,
               " (", shape.num_elements(), " elements)");

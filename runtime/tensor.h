@@ -16,6 +16,11 @@
 // Element access is typed and checked: data<float>() on a float64 tensor
 // throws InvalidArgumentError. All methods are const, so Tensors may be read
 // from several threads at once.
+//
+// Graph mode (runtime/graph.h): inside Graph::AsDefault, ops return symbolic
+// tensors. A symbolic tensor names one output of a graph node ("add:0") and
+// has a dtype and a static, possibly partial, shape but no values: reading
+// its elements throws FailedPreconditionError saying to run it in a Session.
 
 #include <concepts>
 #include <cstddef>
@@ -35,7 +40,8 @@ namespace eager {
 
 namespace internal {
 class Buffer;
-class TensorAccess;  // the write side: runtime/internal/tensor_access.h
+struct SymbolicOutput;  // runtime/graph.h
+class TensorAccess;     // the write side: runtime/internal/tensor_access.h
 }  // namespace internal
 
 using TensorId = uint64_t;
@@ -111,11 +117,22 @@ class Tensor {
   // Identity shared by copies and fresh for every op output.
   TensorId id() const { return id_; }
 
+  // Whether this is a graph tensor without values (see above).
+  bool is_symbolic() const { return symbolic_ != nullptr; }
+  // The graph tensor's name, "add:0" (tf.Tensor.name). Throws
+  // FailedPreconditionError for an eager tensor, which has no name.
+  const std::string& name() const;
+
   // `tf.Tensor([1.0, 2.0], shape=(2,), dtype=float32)`-style text, at most
   // `max_elements` elements (then "...").
   std::string DebugString(int64_t max_elements = 64) const;
   // The values alone: "[10.0, 0.10989987]", "3.0", "[[1, 2], [3, 4]]".
   std::string ValuesString(int64_t max_elements = 64) const;
+
+  // Internal: a symbolic tensor (made by Graph::Output).
+  Tensor(std::shared_ptr<const internal::SymbolicOutput> symbolic, const Shape& shape, DType dtype,
+         TensorId id);
+  const std::shared_ptr<const internal::SymbolicOutput>& symbolic() const { return symbolic_; }
 
  private:
   // Code that creates tensors (kernels, factories, file readers, optimizers)
@@ -129,9 +146,15 @@ class Tensor {
   static Tensor Uninitialized(const Shape& shape, DType dtype);
   static Tensor BoolScalar(bool value);
   const void* raw_data() const;
-  void CheckDType(DType expected, const char* accessor) const;
+  void CheckDType(DType expected, const char* accessor) const {
+    if (expected != dtype_ || buffer_ == nullptr) [[unlikely]] {
+      ThrowBadAccess(expected, accessor);
+    }
+  }
+  [[noreturn]] void ThrowBadAccess(DType expected, const char* accessor) const;
 
   std::shared_ptr<const internal::Buffer> buffer_;
+  std::shared_ptr<const internal::SymbolicOutput> symbolic_;
   Shape shape_;
   DType dtype_ = DType::kFloat32;
   TensorId id_ = 0;
@@ -187,15 +210,15 @@ template <typename T>
 const T& Tensor::at(std::initializer_list<int64_t> index) const {
   auto d = data<T>();
   if (static_cast<int>(index.size()) != rank()) {
-    throw InvalidArgumentError(StrCat("Tensor::at: index of rank ", index.size(),
-                                      " for a tensor of shape ", shape_));
+    throw InvalidArgumentError(
+        StrCat("Tensor::at: index of rank ", index.size(), " for a tensor of shape ", shape_));
   }
   int64_t flat = 0;
   int i = 0;
   for (int64_t k : index) {
     if (k < 0 || k >= shape_.dim(i)) {
-      throw OutOfRangeError(StrCat("Tensor::at: index ", k, " out of range for dimension ", i,
-                                   " of shape ", shape_));
+      throw OutOfRangeError(
+          StrCat("Tensor::at: index ", k, " out of range for dimension ", i, " of shape ", shape_));
     }
     flat = flat * shape_.dim(i) + k;
     ++i;

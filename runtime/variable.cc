@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/graph.h"
 #include "runtime/internal/tensor_access.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
@@ -37,7 +38,14 @@ Variable::Variable(Tensor initial_value, std::string_view name, bool trainable)
       dtype_(initial_value.dtype()),
       shape_(initial_value.shape()),
       trainable_(trainable) {
-  Assign(initial_value);
+  if (Graph* graph = Graph::Current()) [[unlikely]] {
+    EAGER_CHECK(shape_.IsFullyDefined(), "Variable '", shared_name(),
+                "': the initial value's shape ", shape_, " is not fully defined");
+    value_ = Tensor::Zeros(Shape{}, dtype_);
+    AddToGraph(*graph, &initial_value);
+  } else {
+    Assign(initial_value);
+  }
   internal::RegisterLiveVariable(this, DefaultNames());
 }
 
@@ -47,10 +55,88 @@ Variable::Variable(DType dtype, const Shape& shape, std::string_view name, bool 
       shape_(shape),
       trainable_(trainable),
       value_(Tensor::Zeros(Shape{}, dtype)) {
+  if (Graph* graph = Graph::Current()) [[unlikely]]
+    AddToGraph(*graph, nullptr);
   internal::RegisterLiveVariable(this, DefaultNames());
 }
 
-Variable::~Variable() { internal::UnregisterLiveVariable(this); }
+Variable::Variable(GraphNodeTag, Graph& graph, GraphVariable& record, DType dtype,
+                   const Shape& shape)
+    : name_(record.variable_node + ":0"),
+      dtype_(dtype),
+      shape_(shape),
+      trainable_(record.trainable),
+      value_(Tensor::Zeros(Shape{}, dtype)),
+      in_graph_(true),
+      graph_(&graph) {
+  const std::string snapshot =
+      record.snapshot.empty() ? record.variable_node + ":0" : record.snapshot;
+  read_ = graph.TensorByName(snapshot);
+  record.variable = this;
+  graph.RegisterVariable(record);
+  internal::RegisterLiveVariable(this, graph.names());
+}
+
+void Variable::AddToGraph(Graph& graph, const Tensor* initial_value) {
+  // TF1's tf.Variable: VariableV2 "v1", its initializer "v1/Assign" fed by
+  // "v1/initial_value" (or by the given graph tensor), and "v1/read".
+  const std::string op(shared_name());
+  const std::vector<std::string> colocate = {"loc:@" + op};
+  GraphVariable record;
+  record.variable = this;
+  record.variable_node = op;
+  record.trainable = trainable_;
+
+  std::string init_input;
+  if (initial_value != nullptr) {
+    if (initial_value->is_symbolic()) {
+      const Operation producer = graph.OperationOf(*initial_value);  // throws for another graph
+      init_input = NodeInputName(producer.name(), initial_value->symbolic()->index);
+      record.initial_value = initial_value->name();
+    } else {
+      Node c{.name = graph.names().UniqueName(op + "/initial_value"), .op = "Const"};
+      c.attrs = {{"dtype", dtype_}, {"value", *initial_value}};
+      c.output_dtypes = {dtype_};
+      c.output_shapes = {shape_};
+      init_input = c.name;
+      record.initial_value = c.name + ":0";
+      graph.AddNode(std::move(c));
+    }
+  }
+  Node var{.name = op, .op = "VariableV2"};
+  var.attrs = {{"shape", shape_},
+               {"dtype", dtype_},
+               {"container", std::string()},
+               {"shared_name", std::string()}};
+  var.output_dtypes = {dtype_};
+  var.output_shapes = {shape_};
+  graph.AddNode(std::move(var));
+  if (initial_value != nullptr) {
+    Node assign{.name = graph.names().UniqueName(op + "/Assign"), .op = "Assign"};
+    assign.inputs = {op, init_input};
+    assign.attrs = {
+        {"T", dtype_}, {"_class", colocate}, {"use_locking", true}, {"validate_shape", true}};
+    assign.output_dtypes = {dtype_};
+    assign.output_shapes = {shape_};
+    record.initializer = assign.name;
+    graph.AddNode(std::move(assign));
+  }
+  Node read{.name = graph.names().UniqueName(op + "/read"), .op = "Identity"};
+  read.inputs = {op};
+  read.attrs = {{"T", dtype_}, {"_class", colocate}};
+  read.output_dtypes = {dtype_};
+  read.output_shapes = {shape_};
+  record.snapshot = read.name + ":0";
+  read_ = graph.Output(graph.AddNode(std::move(read)));
+  in_graph_ = true;
+  graph_ = &graph;
+  graph.RegisterVariable(record);
+}
+
+Variable::~Variable() {
+  if (graph_ != nullptr) graph_->UnregisterVariable(this);
+  internal::UnregisterLiveVariable(this);
+}
 
 void Variable::RequireInitialized(const char* op) const {
   if (!initialized_) [[unlikely]] {
@@ -62,6 +148,8 @@ void Variable::RequireInitialized(const char* op) const {
 }
 
 Tensor Variable::value() const {
+  if (in_graph_) [[unlikely]]
+    return read_;
   RequireInitialized("value");
   for (internal::VariableReadObserver* observer : read_observers) {
     observer->OnVariableRead(*this, value_);
@@ -69,7 +157,18 @@ Tensor Variable::value() const {
   return value_;
 }
 
+Tensor Variable::stored_value() const {
+  RequireInitialized("stored_value");
+  return value_;
+}
+
 void Variable::CheckCompatible(const Tensor& value, const char* op) const {
+  if (value.is_symbolic()) [[unlikely]] {
+    throw InvalidArgumentError(
+        StrCat("Variable::", op, " on '", shared_name(), "': got the graph tensor '", value.name(),
+               "', which has no value yet; in graph mode use eager::", op,
+               "(variable, value) from ops/graph_ops.h, which adds an op to run in a Session"));
+  }
   if (value.dtype() != dtype_ || value.shape() != shape_) {
     throw InvalidArgumentError(StrCat("Variable::", op, " on '", shared_name(), "': expected a ",
                                       dtype_, " tensor of shape ", shape_, ", got ", value.dtype(),

@@ -12,6 +12,15 @@
 // then throws FailedPreconditionError "Attempting to use uninitialized value
 // NAME", as TensorFlow does after a partial restore.
 //
+// Graph mode (runtime/graph.h): a Variable created while a Graph is the
+// default is that graph's VariableV2 node, with TF1's `NAME/initial_value`,
+// `NAME/Assign` (its initializer) and `NAME/read` nodes, and starts
+// uninitialized whatever its initial value; value() is the symbolic
+// `NAME/read:0`. Its state still lives here: a Session's VariableV2 node reads
+// stored_value(), its Assign nodes call Assign(), and a Saver restores by
+// calling Assign() too. Assign*() take values, never symbolic tensors (use
+// the graph op eager::Assign(variable, tensor) from ops/graph_ops.h).
+//
 // Variables are non-copyable and non-movable: layers and optimizers own them by
 // value and everyone else refers to them by pointer, which stays valid for the
 // owner's lifetime. Not thread-safe for concurrent Assign and read.
@@ -24,6 +33,9 @@
 #include "runtime/trackable.h"
 
 namespace eager {
+
+class Graph;
+struct GraphVariable;
 
 class Variable final : public Trackable {
  public:
@@ -52,7 +64,14 @@ class Variable final : public Trackable {
 
   // The current value. Throws FailedPreconditionError when uninitialized.
   // Reads are reported to any GradientTape recording on this thread.
+  // For a graph variable: the symbolic read tensor "NAME/read:0".
   Tensor value() const;
+
+  // Whether this variable is a node of a graph (see above).
+  bool in_graph() const { return in_graph_; }
+  // The stored value, even for a graph variable (what a Session's VariableV2
+  // node yields). Throws FailedPreconditionError when uninitialized.
+  Tensor stored_value() const;
   Tensor ReadValue() const { return value(); }
 
   // Replace the value. Throws InvalidArgumentError (naming this variable) when
@@ -68,6 +87,13 @@ class Variable final : public Trackable {
   void RestoreFromTensors(const std::map<std::string, Tensor>& tensors) override;
 
  private:
+  friend class Graph;
+  struct GraphNodeTag {};
+  // Graph::ImportVariable: bound to an existing VariableV2 node; the name is
+  // the node's, not made unique.
+  Variable(GraphNodeTag, Graph& graph, GraphVariable& record, DType dtype, const Shape& shape);
+  // Adds this variable's nodes to `graph` (initial_value may be null).
+  void AddToGraph(Graph& graph, const Tensor* initial_value);
   void CheckCompatible(const Tensor& value, const char* op) const;
   void RequireInitialized(const char* op) const;
 
@@ -77,6 +103,9 @@ class Variable final : public Trackable {
   bool trainable_;
   bool initialized_ = false;
   Tensor value_;
+  bool in_graph_ = false;
+  Graph* graph_ = nullptr;  // while both live; Graph's destructor clears it
+  Tensor read_;             // graph mode: the symbolic "NAME/read:0"
 };
 
 namespace internal {

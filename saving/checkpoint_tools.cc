@@ -14,84 +14,24 @@
 #include "saving/bundle_files.h"
 #include "saving/checkpoint_key.h"
 #include "saving/checkpoint_state.h"
+#include "saving/internal/json_text.h"
 #include "saving/internal/object_graph.h"
 
 namespace eager {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string DimsString(const std::vector<int64_t>& dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) out += ",";
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
-}
+using internal::JsonDims;
+using internal::JsonNumber;
+using internal::JsonString;
+using internal::ShortestNumber;
 
 std::string DTypeString(const BundleReader::Entry& entry) {
   return entry.dtype ? std::string(DTypeName(*entry.dtype)) : TfDataTypeName(entry.tf_dtype);
 }
 
 std::string TypeString(const BundleReader::Entry& entry) {
-  return DTypeString(entry) + DimsString(entry.dims);
-}
-
-// Shortest text that reads back as the same double ("0.1", "200", "1e-05").
-std::string Number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return std::string(buf, ec == std::errc() ? end : buf);
-}
-
-// JSON has no NaN or Infinity: those become null.
-std::string JsonNumber(std::optional<double> v) {
-  if (!v || !std::isfinite(*v)) return "null";
-  return Number(*v);
-}
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;  // UTF-8 passes through
-        }
-    }
-  }
-  return out + "\"";
-}
-
-std::string JsonDims(const std::vector<int64_t>& dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) out += ",";
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
+  return DTypeString(entry) + JsonDims(entry.dims);
 }
 
 template <typename T>
@@ -136,7 +76,7 @@ std::string UnreadableReason(const BundleReader& reader, const BundleReader::Ent
   return "";
 }
 
-std::string Timestamp(std::optional<double> t) { return t ? Number(*t) : "-"; }
+std::string Timestamp(std::optional<double> t) { return t ? ShortestNumber(*t) : "-"; }
 
 }  // namespace
 
@@ -221,7 +161,7 @@ void PrintCheckpointState(const CheckpointStateReport& report, bool json, std::o
       << (report.model_checkpoint_path.empty() ? "(none)" : report.model_checkpoint_path) << ", "
       << report.checkpoints.size() << " checkpoint" << (report.checkpoints.size() == 1 ? "" : "s");
   if (report.last_preserved_timestamp) {
-    out << ", last_preserved_timestamp " << Number(*report.last_preserved_timestamp);
+    out << ", last_preserved_timestamp " << ShortestNumber(*report.last_preserved_timestamp);
   }
   out << "\n";
   int missing = 0;
@@ -352,7 +292,7 @@ void PrintCheckpointDiff(const BundleReader& a, const BundleReader& b,
         } else {
           out << d.a_type;
         }
-        if (d.max_abs_diff) out << "  max_abs_diff " << Number(*d.max_abs_diff);
+        if (d.max_abs_diff) out << "  max_abs_diff " << ShortestNumber(*d.max_abs_diff);
         if (d.elements_differing > 0) out << "  " << d.elements_differing << " elements differ";
         if (!d.detail.empty() && d.detail != "values") out << "  (" << d.detail << ")";
         out << "\n";
@@ -421,13 +361,13 @@ void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorS
   out << reader.prefix() << ": " << stats.size() << " tensors\n";
   out << "key  dtype  shape  min  max  mean  nan  inf\n";
   for (const TensorStatistics& s : stats) {
-    out << s.key << "  " << s.dtype << "  " << DimsString(s.dims) << "  ";
+    out << s.key << "  " << s.dtype << "  " << JsonDims(s.dims) << "  ";
     if (!s.unreadable.empty()) {
       out << "(not read: " << s.unreadable << ")\n";
     } else if (!s.numeric) {
       out << "-  -  -  -  -\n";
     } else {
-      auto opt = [](std::optional<double> v) { return v ? Number(*v) : std::string("-"); };
+      auto opt = [](std::optional<double> v) { return v ? ShortestNumber(*v) : std::string("-"); };
       out << opt(s.min) << "  " << opt(s.max) << "  " << opt(s.mean) << "  " << s.nan_count << "  "
           << s.inf_count << "\n";
     }

@@ -1,9 +1,13 @@
 #include "saving/inspect_checkpoint.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <type_traits>
 
 #include "saving/bundle_files.h"
 #include "saving/checkpoint_state.h"
+#include "saving/internal/json_text.h"
 #include "saving/internal/posix_file.h"
 
 namespace eager {
@@ -55,6 +59,50 @@ void ListCheckpoint(const BundleReader& reader, std::ostream& out) {
     if (entry.num_slices > 0) out << "  (partitioned into " << entry.num_slices << " slices)";
     out << "\n";
   }
+}
+
+void ListCheckpointJson(const BundleReader& reader, std::ostream& out) {
+  out << "{\"prefix\":" << internal::JsonString(reader.prefix())
+      << ",\"shards\":" << reader.num_shards() << ",\"tensors\":[";
+  bool first = true;
+  for (const std::string& key : reader.Keys()) {
+    const BundleReader::Entry& entry = reader.GetEntry(key);
+    out << (first ? "" : ",") << "{\"key\":" << internal::JsonString(key) << ",\"dtype\":"
+        << internal::JsonString(entry.dtype ? std::string(DTypeName(*entry.dtype))
+                                            : TfDataTypeName(entry.tf_dtype))
+        << ",\"shape\":" << internal::JsonDims(entry.dims) << ",\"bytes\":" << entry.size
+        << ",\"slices\":" << entry.num_slices << "}";
+    first = false;
+  }
+  out << "]}\n";
+}
+
+void DumpTensorJson(const BundleReader& reader, const std::string& key, int64_t max_elements,
+                    std::ostream& out) {
+  const Tensor tensor = reader.Read(key);
+  const int64_t n =
+      max_elements > 0 ? std::min(max_elements, tensor.num_elements()) : tensor.num_elements();
+  out << "{\"key\":" << internal::JsonString(key)
+      << ",\"dtype\":" << internal::JsonString(std::string(DTypeName(tensor.dtype())))
+      << ",\"shape\":" << internal::JsonDims(tensor.shape().dims())
+      << ",\"elements\":" << tensor.num_elements() << ",\"values\":[";
+  VisitDType(tensor.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto values = tensor.data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      if (i > 0) out << ",";
+      if constexpr (std::is_same_v<T, std::string>) {
+        out << internal::JsonString(values[i]);
+      } else if constexpr (std::is_same_v<T, bool>) {
+        out << (values[i] ? "true" : "false");
+      } else if constexpr (std::is_same_v<T, float>) {
+        out << (std::isfinite(values[i]) ? internal::ShortestNumber(values[i]) : "null");
+      } else {
+        out << internal::JsonNumber(static_cast<double>(values[i]));
+      }
+    }
+  });
+  out << "]}\n";
 }
 
 void DumpTensor(const BundleReader& reader, const std::string& key, int64_t max_elements,

@@ -4,8 +4,8 @@
 // inspect_checkpoint): list a checkpoint's tensors, print one, and verify
 // that every tensor's bytes match their checksum.
 //
-//   eager-ckpt list   PATH           key, dtype, shape and size of every tensor
-//   eager-ckpt dump   PATH KEY       one tensor's values
+//   eager-ckpt list   PATH [--json]      key, dtype, shape and size of every tensor
+//   eager-ckpt dump   PATH KEY [--json]  one tensor's values
 //   eager-ckpt verify PATH           read every tensor (checks every CRC32C)
 //
 // PATH is a checkpoint prefix ("/tmp/model/ckpt-3") or a directory, which
@@ -30,10 +30,20 @@ std::string ResolveCheckpointPath(const std::string& path);
 // line with the prefix and the number of shards.
 void ListCheckpoint(const BundleReader& reader, std::ostream& out);
 
+// The same as one JSON object: {"prefix", "shards", "tensors": [{"key",
+// "dtype", "shape", "bytes", "slices"}]}.
+void ListCheckpointJson(const BundleReader& reader, std::ostream& out);
+
 // The tensor under `key` as "tf.Tensor(..., shape=..., dtype=...)", at most
 // `max_elements` values (0: all). Errors as BundleReader::Read.
 void DumpTensor(const BundleReader& reader, const std::string& key, int64_t max_elements,
                 std::ostream& out);
+
+// The same as one JSON object: {"key", "dtype", "shape", "elements",
+// "values": the first `max_elements` (0: all) in row-major order}; numbers
+// as JSON numbers (NaN and Inf as null), strings as JSON strings.
+void DumpTensorJson(const BundleReader& reader, const std::string& key, int64_t max_elements,
+                    std::ostream& out);
 
 struct VerifyResult {
   int64_t tensors = 0;  // read and checked

@@ -17,14 +17,17 @@ int main(int argc, char** argv) {
   std::string key;
   int64_t limit = 64;
 
+  bool json = false;
   CLI::App* list = app.add_subcommand("list", "Key, dtype, shape and size of every tensor");
   list->add_option("PATH", path, "Checkpoint prefix or directory")->required();
+  list->add_flag("--json", json, "Print JSON");
   CLI::App* dump = app.add_subcommand("dump", "Print one tensor");
   dump->add_option("PATH", path, "Checkpoint prefix or directory")->required();
   dump->add_option("KEY", key, "Tensor key, e.g. dense/kernel")->required();
   dump->add_option("--limit", limit, "Print at most this many values (0: all)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  dump->add_flag("--json", json, "Print JSON");
   CLI::App* verify =
       app.add_subcommand("verify", "Read every tensor, checking every size and checksum");
   verify->add_option("PATH", path, "Checkpoint prefix or directory")->required();
@@ -42,9 +45,11 @@ int main(int argc, char** argv) {
   try {
     const eager::BundleReader reader(eager::ResolveCheckpointPath(path));
     if (list->parsed()) {
-      eager::ListCheckpoint(reader, std::cout);
+      json ? eager::ListCheckpointJson(reader, std::cout)
+           : eager::ListCheckpoint(reader, std::cout);
     } else if (dump->parsed()) {
-      eager::DumpTensor(reader, key, limit, std::cout);
+      json ? eager::DumpTensorJson(reader, key, limit, std::cout)
+           : eager::DumpTensor(reader, key, limit, std::cout);
     } else {
       const eager::VerifyResult result = eager::VerifyCheckpoint(reader);
       std::cout << "OK: " << reader.prefix() << ": " << result.tensors << " tensors, "

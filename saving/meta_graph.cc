@@ -383,9 +383,9 @@ pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
 template <typename Proto>
 Proto ParseFile(const std::string& path, const char* what) {
   if (!internal::FileExists(path)) throw NotFoundError(StrCat(what, " file not found: ", path));
-  // Protobuf parses at most 2 GiB; anything larger cannot be a valid file.
-  const std::string bytes =
-      internal::ReadFileToString(path, std::numeric_limits<int32_t>::max());
+  // Protobuf refuses messages of 2 GiB or more: reading more is pointless.
+  constexpr uint64_t kMaxProtoFileSize = (uint64_t{2} << 30) - 1;
+  const std::string bytes = internal::ReadFileToString(path, kMaxProtoFileSize);
   Proto proto;
   if (!proto.ParseFromString(bytes)) {
     throw DataLossError(StrCat(path, ": not a binary ", what, " (", bytes.size(),

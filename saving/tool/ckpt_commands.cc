@@ -4,6 +4,7 @@
 
 #include "saving/checkpoint_tools.h"
 #include "saving/inspect_checkpoint.h"
+#include "saving/meta_graph_listing.h"
 
 namespace eager::ckpt_tool {
 
@@ -33,10 +34,19 @@ ExtraCommands::ExtraCommands(CLI::App& app) {
       "each object's tensors, the optimizers' slot variables");
   graph_->add_option("PATH", path_a_, "Checkpoint prefix or directory")->required();
   graph_->add_flag("--json", json_, "Print JSON");
+
+  meta_ = app.add_subcommand(
+      "meta",
+      "A MetaGraphDef (.meta file, a checkpoint prefix's PREFIX.meta, or a SavedModel's "
+      "saved_model.pb): versions, op types, SaverDef, collections, variables, every node "
+      "with its op type, inputs and attributes");
+  meta_->add_option("FILE", path_a_, ".meta file, checkpoint prefix or saved_model.pb")->required();
+  meta_->add_flag("--json", json_, "Print JSON");
 }
 
 bool ExtraCommands::parsed() const {
-  return state_->parsed() || diff_->parsed() || stats_->parsed() || graph_->parsed();
+  return state_->parsed() || diff_->parsed() || stats_->parsed() || graph_->parsed() ||
+         meta_->parsed();
 }
 
 int ExtraCommands::Run(std::ostream& out, std::ostream& err) const {
@@ -51,6 +61,10 @@ int ExtraCommands::Run(std::ostream& out, std::ostream& err) const {
       const std::vector<TensorDifference> diff = DiffCheckpoints(a, b);
       PrintCheckpointDiff(a, b, diff, json_, out);
       return HasDifferences(diff) ? kExitDiffers : 0;
+    }
+    if (meta_->parsed()) {
+      PrintMetaGraphListing(ReadMetaGraphListing(path_a_), json_, out);
+      return 0;
     }
     const BundleReader reader(ResolveCheckpointPath(path_a_));
     if (graph_->parsed()) {

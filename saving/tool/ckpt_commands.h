@@ -1,6 +1,6 @@
 #pragma once
 
-// eager-ckpt's `state`, `diff`, `stats` and `graph` sub-commands (the command line
+// eager-ckpt's `state`, `diff`, `stats`, `graph` and `meta` sub-commands (the command line
 // side; what they compute is saving/checkpoint_tools.h). Part of the eager-ckpt
 // executable only.
 
@@ -37,6 +37,7 @@ class ExtraCommands {
   CLI::App* diff_;
   CLI::App* stats_;
   CLI::App* graph_;
+  CLI::App* meta_;
   std::string path_a_;
   std::string path_b_;
   bool json_ = false;

@@ -11,6 +11,7 @@
 #include "ops/array_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
+#include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
@@ -102,12 +103,14 @@ std::vector<GradientCase> Cases() {
                {Uniform(Shape{3, 2}, 47), Uniform(Shape{4, 3}, 48)},
                MatMulAttrs(true, true)});
   // Reductions.
-  c.push_back({"SumAll", &kSumOp, {Uniform(m, 49)}, ReduceAttrs({}, false)});
+  c.push_back({"SumAll", &kSumOp, {Uniform(m, 49)}, ReduceAttrs({0, 1}, false)});
+  // TF's empty reduction_indices reduce nothing.
+  c.push_back({"SumNoAxes", &kSumOp, {Uniform(m, 71)}, ReduceAttrs({}, false)});
   c.push_back({"SumRows", &kSumOp, {Uniform(m, 50)}, ReduceAttrs({0}, false)});
   c.push_back(
       {"SumOuterAxesKeepDims", &kSumOp, {Uniform(Shape{2, 3, 4}, 51)}, ReduceAttrs({0, -1}, true)});
   c.push_back({"MeanLastAxis", &kMeanOp, {Uniform(Shape{2, 3, 4}, 52)}, ReduceAttrs({-1}, false)});
-  c.push_back({"MeanAllKeepDims", &kMeanOp, {Uniform(m, 53)}, ReduceAttrs({}, true)});
+  c.push_back({"MeanAllKeepDims", &kMeanOp, {Uniform(m, 53)}, ReduceAttrs({0, 1}, true)});
   c.push_back({"MaxLastAxis", &kMaxOp, {Distinct(m, 54)}, ReduceAttrs({1}, false)});
   c.push_back(
       {"MaxMiddleAxisKeepDims", &kMaxOp, {Distinct(Shape{2, 3, 2}, 55)}, ReduceAttrs({1}, true)});
@@ -160,6 +163,8 @@ std::vector<GradientCase> Cases() {
                &kSparseSoftmaxCrossEntropyOp,
                {Uniform(Shape{3, 4}, 70), Tensor::Vector<int32_t>({3, 0, 1})},
                {}});
+  // Graph ops that also run eagerly.
+  c.push_back({"Identity", &kIdentityOp, {Uniform(m, 72)}, {}});
   return c;
 }
 

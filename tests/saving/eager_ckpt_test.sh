@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# eager-ckpt end to end: state, diff and stats on every case of the realdata
+# eager-ckpt end to end: state, diff, stats, graph and meta on every case of the realdata
 # folder and on what eager writes; exit codes as --help documents them;
 # errors on stderr only.
 #   eager_ckpt_test.sh EAGER_CKPT QUICKSTART REALDATA_DIR WORK_DIR
@@ -39,6 +39,14 @@ grep -q '0 added, 0 removed, 0 changed, 3 same' <<<"$out" || fail "diff a b: $ou
 expect 0 "$ckpt" stats "$work/a" --json; json_ok stats --json
 grep -q '"key":"v/ExponentialMovingAverage","dtype":"float32","shape":\[\],"elements":1,"min":0.10989987' <<<"$out" \
   || fail "stats of the EMA shadow: $out"
+
+# list and dump as JSON.
+expect 0 "$ckpt" list "$work/a" --json; json_ok list --json
+grep -q '{"key":"v/ExponentialMovingAverage","dtype":"float32","shape":\[\],"bytes":4,"slices":0}' <<<"$out" \
+  || fail "list --json: $out"
+expect 0 "$ckpt" dump "$work/a" v/ExponentialMovingAverage --json; json_ok dump --json
+grep -q '^{"key":"v/ExponentialMovingAverage","dtype":"float32","shape":\[\],"elements":1,"values":\[0.10989987' <<<"$out" \
+  || fail "dump --json: $out"
 
 # Errors: on stderr, exit 1, nothing on stdout.
 expect 1 "$ckpt" stats "$work/no/such/prefix"
@@ -115,6 +123,36 @@ else
   # Index only: stats says why values are not read, still exit 0.
   expect 0 "$ckpt" stats "$realdata/tf1_saver_ssd_mobilenet_v2_index_only/model.ckpt"
   grep -q 'global_step  int64  \[\]  (not read: data file .* is missing)' <<<"$out" || fail "ssd stats: $out"
+  # meta: every .meta and saved_model.pb; node counts and stripped op lists
+  # as the independent tfckpt.py reads them.
+  tfckpt=$realdata/../tools/tfckpt.py
+  n=0
+  while IFS= read -r f; do
+    expect 0 "$ckpt" meta "$f"
+    if [ -f "$tfckpt" ]; then
+      theirs=$(python3 "$tfckpt" meta "$f" 2>/dev/null | sed -n 's/^# graph_def: \([0-9]*\) nodes.*/\1/p' | head -1)
+      ours=$(sed -n 's/^graph: \([0-9]*\) nodes.*/\1/p' <<<"$out" | head -1)
+      [ -n "$theirs" ] && [ "$ours" = "$theirs" ] || fail "meta $f: $ours nodes, tfckpt.py says $theirs"
+      theirs=$(python3 "$tfckpt" meta "$f" 2>/dev/null | sed -n 's/^# stripped_op_list: //p' | head -1)
+      ours=$(sed -n 's/^stripped_op_list ([0-9]*): //p' <<<"$out" | head -1)
+      [ "$ours" = "$theirs" ] || fail "meta $f: stripped_op_list '$ours', tfckpt.py says '$theirs'"
+    fi
+    n=$((n + 1))
+  done < <(find "$realdata" \( -name '*.meta' -o -name saved_model.pb \) -type f | sort)
+  [ "$n" -ge 14 ] || fail "only $n meta graphs found"
+  expect 0 "$ckpt" meta "$realdata/tf1_saver_scopes_tiny/model.ckpt"   # a prefix: PREFIX.meta
+  grep -q '^saver: version V2, filename save/Const:0, save save/control_dependency:0, restore save/restore_all, max_to_keep 5' <<<"$out" \
+    || fail "meta saver: $out"
+  grep -q '^variable v1_1:0  initializer v1_1/Assign  snapshot v1_1/read:0  trainable$' <<<"$out" || fail "meta variable: $out"
+  grep -q '^v1_1/Assign  Assign  <- v1_1, Const  {T=DT_FLOAT .*validate_shape=true}$' <<<"$out" \
+    || fail "meta node: $out"
+  expect 0 "$ckpt" meta "$realdata/savedmodel_tf1_counter/00000123/saved_model.pb" --json; json_ok meta --json
+  grep -q '"tags":\["serve"\]' <<<"$out" || fail "meta saved_model tags: $out"
+  expect 1 "$ckpt" meta "$realdata/tf1_saver_scopes_tiny/model.ckpt.index"
+  grep -q "eager-ckpt: DataLoss error: .*model.ckpt.index" <<<"$err" || fail "meta of an .index: $err"
+  expect 1 "$ckpt" meta "$work/no/such.meta"
+  grep -q "eager-ckpt: NotFound error: No meta graph at $work/no/such.meta" <<<"$err" || fail "meta missing: $err"
+
   # The legacy V1 negative case is rejected clearly.
   expect 1 "$ckpt" stats "$realdata/legacy_v1_session_bundle_half_plus_two/00000123/export-00000-of-00001"
   grep -q 'legacy V1' <<<"$err" || fail "legacy V1: $err"

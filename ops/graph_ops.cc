@@ -1,0 +1,159 @@
+#include "ops/graph_ops.h"
+
+#include "ops/execute.h"
+#include "ops/internal/graph_builder.h"
+#include "runtime/internal/tensor_access.h"
+
+namespace eager {
+namespace {
+
+using Grads = std::vector<std::optional<Tensor>>;
+
+OutputSpec InferIdentity(std::span<const Tensor> in, const Attrs&) {
+  return {in[0].shape(), in[0].dtype()};
+}
+
+Tensor IdentityKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec&) {
+  return internal::WithShape(in[0], in[0].shape());
+}
+
+Grads IdentityGradient(const OpCall&, const Tensor& grad) { return {grad}; }
+
+// The current graph and the record of `variable` in it, or throws naming both.
+const GraphVariable& VariableInGraph(Graph& graph, const Variable& variable, const char* op) {
+  const GraphVariable* record = graph.FindVariable(&variable);
+  if (record == nullptr) {
+    throw InvalidArgumentError(StrCat(op, ": variable '", variable.shared_name(),
+                                      "' does not belong to the default graph (it was created ",
+                                      variable.in_graph() ? "in another graph" : "eagerly", ")"));
+  }
+  return *record;
+}
+
+// Assign / AssignAdd / AssignSub as a node: inputs (ref, value).
+Tensor AddAssignNode(Graph& graph, Variable& variable, const Tensor& value, const char* op) {
+  const GraphVariable& record = VariableInGraph(graph, variable, op);
+  if (value.dtype() != variable.dtype() || !value.shape().IsCompatibleWith(variable.shape())) {
+    throw InvalidArgumentError(StrCat(op, ": variable '", variable.shared_name(), "' has dtype ",
+                                      variable.dtype(), " and shape ", variable.shape(),
+                                      ", but the value is a ", value.dtype(), " tensor of shape ",
+                                      value.shape()));
+  }
+  const std::string value_input = internal::GraphInput(graph, value);
+  Node node{.name = graph.UniqueName(op), .op = op};
+  node.inputs = {record.variable_node, value_input};
+  node.attrs = {{"T", variable.dtype()},
+                {"_class", std::vector<std::string>{"loc:@" + record.variable_node}},
+                {"use_locking", std::string_view(op) == "Assign"}};
+  if (std::string_view(op) == "Assign") node.attrs.emplace("validate_shape", true);
+  node.output_dtypes = {variable.dtype()};
+  node.output_shapes = {variable.shape()};
+  return graph.Output(graph.AddNode(std::move(node)));
+}
+
+Operation AddNoOp(Graph& graph, std::string_view name, const std::vector<std::string>& deps) {
+  Node node{.name = graph.UniqueName(name), .op = "NoOp"};
+  for (const std::string& d : deps) node.inputs.push_back("^" + d);
+  return Operation(&graph, graph.AddNode(std::move(node)));
+}
+
+}  // namespace
+
+const OpDef kIdentityOp = {.type = "Identity",
+                           .num_inputs = 1,
+                           .infer = InferIdentity,
+                           .compute = IdentityKernel,
+                           .gradient = IdentityGradient};
+
+Tensor Placeholder(DType dtype, const Shape& shape, std::string_view name) {
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) {
+    throw FailedPreconditionError(StrCat("Placeholder '", name, "' (", dtype, ", shape ", shape,
+                                         ") is graph-only: create it inside Graph::AsDefault "
+                                         "and feed it to Session::Run"));
+  }
+  Node node{.name = graph->UniqueName(name), .op = "Placeholder"};
+  node.attrs = {{"dtype", dtype}, {"shape", shape}};
+  node.output_dtypes = {dtype};
+  node.output_shapes = {shape};
+  return graph->Output(graph->AddNode(std::move(node)));
+}
+
+Tensor Constant(const Tensor& value, std::string_view name) {
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) return value;
+  if (value.is_symbolic()) {
+    throw InvalidArgumentError(
+        StrCat("Constant '", name, "': '", value.name(), "' is a graph tensor, not a value"));
+  }
+  return graph->Output(internal::AddConstNode(*graph, value, name));
+}
+
+Tensor Identity(const Tensor& x) { return Execute(kIdentityOp, {x}); }
+
+Tensor Assign(Variable& variable, const Tensor& value) {
+  if (Graph* graph = Graph::Current()) return AddAssignNode(*graph, variable, value, "Assign");
+  variable.Assign(value);
+  return variable.value();
+}
+
+Tensor AssignAdd(Variable& variable, const Tensor& delta) {
+  if (Graph* graph = Graph::Current()) return AddAssignNode(*graph, variable, delta, "AssignAdd");
+  variable.AssignAdd(delta);
+  return variable.value();
+}
+
+Tensor AssignSub(Variable& variable, const Tensor& delta) {
+  if (Graph* graph = Graph::Current()) return AddAssignNode(*graph, variable, delta, "AssignSub");
+  variable.AssignSub(delta);
+  return variable.value();
+}
+
+Operation NoOp(std::string_view name) {
+  Graph* graph = Graph::Current();
+  return graph == nullptr ? Operation() : AddNoOp(*graph, name, {});
+}
+
+Operation Group(const std::vector<Operation>& ops, std::string_view name) {
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) return Operation();
+  std::vector<std::string> deps;
+  for (const Operation& op : ops) {
+    if (op.is_none()) continue;
+    EAGER_CHECK(op.graph() == graph, "Group '", name, "': operation '", op.name(),
+                "' belongs to another graph");
+    deps.push_back(op.name());
+  }
+  return AddNoOp(*graph, name, deps);
+}
+
+Operation OperationOf(const Tensor& tensor) {
+  if (!tensor.is_symbolic()) {
+    throw InvalidArgumentError(StrCat("OperationOf: an eager ", tensor.dtype(), " tensor of shape ",
+                                      tensor.shape(), " has no operation"));
+  }
+  Graph* graph = Graph::Current();
+  EAGER_CHECK(graph != nullptr, "OperationOf('", tensor.name(),
+              "'): call it while the tensor's graph is the default");
+  return graph->OperationOf(tensor);
+}
+
+Operation GlobalVariablesInitializer() {
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) return Operation();
+  return VariablesInitializer(graph->GlobalVariables(), "init");
+}
+
+Operation VariablesInitializer(const std::vector<Variable*>& variables, std::string_view name) {
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) return Operation();
+  std::vector<std::string> deps;
+  for (const Variable* v : variables) {
+    EAGER_CHECK(v != nullptr, "VariablesInitializer: null variable");
+    const GraphVariable& record = VariableInGraph(*graph, *v, "VariablesInitializer");
+    if (!record.initializer.empty()) deps.push_back(record.initializer);
+  }
+  return AddNoOp(*graph, name, deps);
+}
+
+}  // namespace eager

@@ -1,0 +1,248 @@
+#include "ops/internal/graph_builder.h"
+
+#include <limits>
+#include <optional>
+
+#include "ops/operators.h"
+
+namespace eager::internal {
+namespace {
+
+constexpr TypeAttr kDefaultTypeAttrs[] = {{"T", 0}};
+
+std::span<const TypeAttr> TypeAttrsOf(const OpDef& op) {
+  return op.type_attrs.empty() ? std::span<const TypeAttr>(kDefaultTypeAttrs) : op.type_attrs;
+}
+
+bool IsInputAttr(const OpDef& op, std::string_view name) {
+  for (const InputAttr& a : op.input_attrs) {
+    if (a.attr == name) return true;
+  }
+  return false;
+}
+
+int32_t ToInt32(int64_t v, const OpDef& op, std::string_view attr) {
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    throw InvalidArgumentError(StrCat(op.type, ": attribute '", attr, "' value ", v,
+                                      " does not fit the int32 input a TF graph passes it as"));
+  }
+  return static_cast<int32_t>(v);
+}
+
+Tensor Int32Vector(std::span<const int64_t> values, const OpDef& op, std::string_view attr) {
+  std::vector<int32_t> out;
+  out.reserve(values.size());
+  for (int64_t v : values) out.push_back(ToInt32(v, op, attr));
+  return Tensor::FromVector<int32_t>(std::move(out));
+}
+
+// The value of input attr `a` as TF's graph passes it.
+Tensor InputAttrValue(const OpDef& op, const InputAttr& a, const Attrs& attrs,
+                      const OutputSpec& spec) {
+  switch (a.kind) {
+    case InputAttr::Kind::kInts:
+      return Int32Vector(attrs.GetInts(a.attr), op, a.attr);
+    case InputAttr::Kind::kInt:
+      return Tensor::Scalar<int32_t>(ToInt32(attrs.GetInt(a.attr), op, a.attr));
+    case InputAttr::Kind::kShape:
+      return Int32Vector(attrs.GetShape(a.attr).dims(), op, a.attr);
+    case InputAttr::Kind::kOutputScalar:
+      return ScalarLike(attrs.GetFloat(a.attr), spec.dtype);
+  }
+  throw InternalError("unknown InputAttr kind");
+}
+
+NodeAttr ToNodeAttr(const AttrValue& value) {
+  return std::visit(
+      [](const auto& v) -> NodeAttr {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, double>) {
+          return static_cast<float>(v);  // AttrValue.f is a float
+        } else {
+          return v;
+        }
+      },
+      value);
+}
+
+std::optional<AttrValue> ToAttrValue(const NodeAttr& value) {
+  return std::visit(
+      [](const auto& v) -> std::optional<AttrValue> {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, float>) {
+          return static_cast<double>(v);
+        } else if constexpr (std::is_same_v<V, bool> || std::is_same_v<V, int64_t> ||
+                             std::is_same_v<V, DType> || std::is_same_v<V, Shape> ||
+                             std::is_same_v<V, std::vector<int64_t>>) {
+          return v;
+        } else {
+          return std::nullopt;  // strings, tensors, lists of them: no kernel reads these
+        }
+      },
+      value);
+}
+
+// A symbolic stand-in for `t` whose unknown dimensions are `fill`.
+Tensor StandIn(const Tensor& t, int64_t fill) {
+  std::vector<int64_t> dims = t.shape().ToVector();
+  for (int64_t& d : dims) {
+    if (d == Shape::kUnknownDim) d = fill;
+  }
+  return Tensor(t.symbolic(), Shape(dims), t.dtype(), t.id());
+}
+
+std::vector<Tensor> StandIns(std::span<const Tensor> inputs, int64_t fill) {
+  std::vector<Tensor> out;
+  out.reserve(inputs.size());
+  for (const Tensor& t : inputs) out.push_back(t.shape().IsFullyDefined() ? t : StandIn(t, fill));
+  return out;
+}
+
+std::optional<OutputSpec> TryInfer(const OpDef& op, std::span<const Tensor> inputs,
+                                   const Attrs& attrs, int64_t fill) {
+  try {
+    return op.infer(StandIns(inputs, fill), attrs);
+  } catch (const InvalidArgumentError&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  bool fully_defined = true;
+  for (const Tensor& t : inputs) fully_defined = fully_defined && t.shape().IsFullyDefined();
+  try {
+    if (fully_defined) return op.infer(inputs, attrs);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(StrCat(op.type, ": ", e.what()));
+  }
+  // Unknown dimensions: run the rule with two different stand-in sizes; a
+  // result dimension that changes with them depends on an unknown one.
+  // (Stand-ins are prime so that products and quotients differ too.)
+  std::optional<OutputSpec> a = TryInfer(op, inputs, attrs, 7919);
+  std::optional<OutputSpec> b = TryInfer(op, inputs, attrs, 7927);
+  if (a && b && a->shape.rank() == b->shape.rank()) {
+    std::vector<int64_t> dims = a->shape.ToVector();
+    for (int i = 0; i < a->shape.rank(); ++i) {
+      if (a->shape.dim(i) != b->shape.dim(i)) dims[static_cast<size_t>(i)] = Shape::kUnknownDim;
+    }
+    return {Shape::Partial(dims), a->dtype};
+  }
+  // A rule that needs unknown dimensions to match known ones (x[?] + y[5]):
+  // with stand-ins of 1 it broadcasts; keep the rank, not the dimensions.
+  if (std::optional<OutputSpec> ones = TryInfer(op, inputs, attrs, 1)) {
+    std::vector<int64_t> dims(static_cast<size_t>(ones->shape.rank()), Shape::kUnknownDim);
+    return {Shape::Partial(dims), ones->dtype};
+  }
+  try {
+    return op.infer(StandIns(inputs, 1), attrs);  // throws the rule's error
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(StrCat(op.type, ": ", e.what(), " (with unknown dimensions)"));
+  }
+}
+
+int AddConstNode(Graph& graph, const Tensor& value, std::string_view name) {
+  Node node{.name = graph.UniqueName(name), .op = "Const"};
+  node.attrs = {{"dtype", value.dtype()}, {"value", value}};
+  node.output_dtypes = {value.dtype()};
+  node.output_shapes = {value.shape()};
+  return graph.AddNode(std::move(node));
+}
+
+std::string GraphInput(Graph& graph, const Tensor& tensor) {
+  if (!tensor.is_symbolic()) return graph.node(AddConstNode(graph, tensor, "Const")).name;
+  const Operation producer = graph.OperationOf(tensor);  // throws for another graph's tensor
+  return NodeInputName(producer.name(), tensor.symbolic()->index);
+}
+
+Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs,
+                 const Attrs& attrs) {
+  if (op.num_inputs != OpDef::kVariadic && static_cast<int>(inputs.size()) != op.num_inputs) {
+    throw InvalidArgumentError(
+        StrCat(op.type, ": expected ", op.num_inputs, " inputs, got ", inputs.size()));
+  }
+  for (const Tensor& t : inputs) {
+    if (t.is_symbolic()) graph.OperationOf(t);  // another graph's tensor: throws before any change
+  }
+  const OutputSpec spec = InferGraphOutput(op, inputs, attrs);
+  Node node{.name = graph.UniqueName(op.node_name.empty() ? op.type : op.node_name),
+            .op = std::string(op.type)};
+  for (const Tensor& t : inputs) node.inputs.push_back(GraphInput(graph, t));
+  for (const InputAttr& a : op.input_attrs) {
+    const Tensor value = InputAttrValue(op, a, attrs, spec);
+    node.inputs.push_back(
+        graph.node(AddConstNode(graph, value, StrCat(node.name, "/", a.input))).name);
+  }
+  for (const auto& [name, value] : attrs.items()) {
+    if (!IsInputAttr(op, name)) node.attrs.emplace(std::string(name), ToNodeAttr(value));
+  }
+  for (const TypeAttr& t : TypeAttrsOf(op)) {
+    DType dtype = DType::kInt32;
+    if (t.source == TypeAttr::kOutput) {
+      dtype = spec.dtype;
+    } else if (t.source >= 0) {
+      EAGER_INTERNAL_CHECK(static_cast<size_t>(t.source) < inputs.size());
+      dtype = inputs[static_cast<size_t>(t.source)].dtype();
+    }
+    node.attrs.emplace(std::string(t.name), dtype);
+  }
+  if (op.num_inputs == OpDef::kVariadic) {
+    node.attrs.emplace("N", static_cast<int64_t>(inputs.size()));
+  }
+  node.output_dtypes = {spec.dtype};
+  node.output_shapes = {spec.shape};
+  return graph.Output(graph.AddNode(std::move(node)), 0);
+}
+
+Attrs KernelAttrs(const Node& node, const OpDef& op, std::span<const Tensor> input_attr_values) {
+  Attrs attrs;
+  for (const auto& [name, value] : node.attrs) {
+    if (std::optional<AttrValue> v = ToAttrValue(value)) attrs.Set(name, std::move(*v));
+  }
+  EAGER_INTERNAL_CHECK(input_attr_values.size() == op.input_attrs.size());
+  for (size_t i = 0; i < op.input_attrs.size(); ++i) {
+    const InputAttr& a = op.input_attrs[i];
+    const Tensor& t = input_attr_values[i];
+    const auto fail = [&](std::string_view expected) {
+      return InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, "): input '", a.input,
+                                         "' must be ", expected, ", got a ", t.dtype(),
+                                         " tensor of shape ", t.shape()));
+    };
+    const auto ints = [&]() {
+      if (t.dtype() == DType::kInt32) {
+        auto d = t.data<int32_t>();
+        return std::vector<int64_t>(d.begin(), d.end());
+      }
+      if (t.dtype() == DType::kInt64) return t.ToVector<int64_t>();
+      throw fail("int32 or int64");
+    };
+    switch (a.kind) {
+      case InputAttr::Kind::kInts:
+        if (t.rank() > 1) throw fail("a scalar or vector");
+        attrs.Set(a.attr, ints());
+        break;
+      case InputAttr::Kind::kInt:
+        if (t.rank() != 0) throw fail("a scalar");
+        attrs.Set(a.attr, ints()[0]);
+        break;
+      case InputAttr::Kind::kShape:
+        if (t.rank() != 1) throw fail("a vector");
+        attrs.Set(a.attr, Shape(ints()));
+        break;
+      case InputAttr::Kind::kOutputScalar: {
+        if (t.num_elements() != 1) throw fail("a scalar");
+        double v = 0;
+        VisitNumericDType(t.dtype(), "graph input attr", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          v = static_cast<double>(t.data<T>()[0]);
+        });
+        attrs.Set(a.attr, v);
+        break;
+      }
+    }
+  }
+  return attrs;
+}
+
+}  // namespace eager::internal

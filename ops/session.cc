@@ -1,0 +1,281 @@
+#include "ops/session.h"
+
+#include <map>
+
+#include "ops/execute.h"
+#include "ops/internal/graph_builder.h"
+#include "ops/op_def.h"
+#include "runtime/variable.h"
+
+namespace eager {
+namespace {
+
+// An error of the same kind with `message`.
+[[noreturn]] void ThrowLike(const Error& e, const std::string& message) {
+  switch (e.code()) {
+    case ErrorCode::kInvalidArgument:
+      throw InvalidArgumentError(message);
+    case ErrorCode::kNotFound:
+      throw NotFoundError(message);
+    case ErrorCode::kResourceExhausted:
+      throw ResourceExhaustedError(message);
+    case ErrorCode::kFailedPrecondition:
+      throw FailedPreconditionError(message);
+    case ErrorCode::kOutOfRange:
+      throw OutOfRangeError(message);
+    case ErrorCode::kUnimplemented:
+      throw UnimplementedError(message);
+    case ErrorCode::kDataLoss:
+      throw DataLossError(message);
+    case ErrorCode::kInternal:
+      break;
+  }
+  throw InternalError(message);
+}
+
+// TF's node context suffix.
+std::string NodeContext(const Node& node) { return StrCat("\n\t [[{{node ", node.name, "}}]]"); }
+
+bool IsAssign(std::string_view op) {
+  return op == "Assign" || op == "AssignAdd" || op == "AssignSub";
+}
+
+// Input 0 of an Assign* is the variable itself (a ref), not its value.
+bool IsRefInput(const Node& node, size_t input) { return input == 0 && IsAssign(node.op); }
+
+using Endpoint = std::pair<int, int>;  // node index, output index
+
+// One Session::Run call: which nodes to run, their outputs.
+class RunState {
+ public:
+  RunState(Graph& graph, const Feeds& feeds) : graph_(graph) {
+    outputs_.resize(static_cast<size_t>(graph.num_nodes()));
+    for (const auto& [key, value] : feeds) AddFeed(key, value);
+  }
+
+  // Runs what `fetches` need and returns their values.
+  std::vector<std::optional<Tensor>> Run(const std::vector<Fetch>& fetches) {
+    std::vector<Endpoint> endpoints;
+    for (const Fetch& f : fetches) endpoints.push_back(Resolve(f));
+    std::vector<char> state(static_cast<size_t>(graph_.num_nodes()), 0);
+    std::vector<int> order;
+    for (const Endpoint& e : endpoints) {
+      if (e.second >= 0 && feeds_.contains(e)) continue;
+      Visit(e.first, state, order);
+    }
+    for (int n : order) RunNode(n);
+    std::vector<std::optional<Tensor>> out;
+    for (const Endpoint& e : endpoints) {
+      if (e.second < 0) {
+        out.emplace_back(std::nullopt);
+      } else {
+        out.emplace_back(Value(e.first, e.second, graph_.node(e.first)));
+      }
+    }
+    return out;
+  }
+
+ private:
+  Endpoint Resolve(const Fetch& f) const {
+    if (f.tensor()) {
+      const Tensor& t = *f.tensor();
+      const Operation op = graph_.OperationOf(t);  // throws for eager or another graph's tensors
+      return {op.index(), t.symbolic()->index};
+    }
+    if (f.operation()) {
+      const Operation& op = *f.operation();
+      EAGER_CHECK(!op.is_none(), "Session::Run: cannot fetch a none Operation");
+      EAGER_CHECK(op.graph() == &graph_, "Session::Run: operation '", op.name(),
+                  "' belongs to another graph");
+      return {op.index(), -1};
+    }
+    const std::string& name = *f.name();
+    if (name.find(':') != std::string::npos) {
+      const Tensor t = graph_.TensorByName(name);
+      return {t.symbolic()->node, t.symbolic()->index};
+    }
+    return {graph_.OperationByName(name).index(), -1};
+  }
+
+  void AddFeed(const Fetch& key, const Tensor& value) {
+    const Endpoint e = Resolve(key);
+    const Node& node = graph_.node(e.first);
+    if (e.second < 0) {
+      throw InvalidArgumentError(StrCat("Session::Run: cannot feed the operation '", node.name,
+                                        "'; feed one of its tensors, e.g. '", node.name, ":0'"));
+    }
+    const std::string name = StrCat(node.name, ":", e.second);
+    if (value.is_symbolic()) {
+      throw InvalidArgumentError(StrCat("Session::Run: the value fed for '", name,
+                                        "' is the graph tensor '", value.name(),
+                                        "'; feed a value"));
+    }
+    const DType dtype = node.output_dtypes[static_cast<size_t>(e.second)];
+    const Shape& shape = node.output_shapes[static_cast<size_t>(e.second)];
+    if (value.dtype() != dtype || !value.shape().IsCompatibleWith(shape)) {
+      throw InvalidArgumentError(StrCat("Cannot feed value of dtype ", value.dtype(), " and shape ",
+                                        value.shape(), " for Tensor '", name, "', which has dtype ",
+                                        dtype, " and shape ", shape));
+    }
+    feeds_[e] = value;
+  }
+
+  // Depth-first, iteratively (graphs can be deep), appending nodes to
+  // `order` after their inputs. A fed tensor's producer is not visited.
+  void Visit(int root, std::vector<char>& state, std::vector<int>& order) {
+    if (state[static_cast<size_t>(root)] == 2) return;
+    std::vector<std::pair<int, size_t>> stack = {{root, 0}};
+    state[static_cast<size_t>(root)] = 1;
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      const Node& node = graph_.node(n);
+      if (next == node.inputs.size()) {
+        state[static_cast<size_t>(n)] = 2;
+        order.push_back(n);
+        stack.pop_back();
+        continue;
+      }
+      const size_t i = next++;
+      if (IsRefInput(node, i)) continue;
+      const NodeInput in = ParseNodeInput(node.inputs[i]);
+      const int m = graph_.FindNodeIndex(in.node);
+      if (m < 0) {
+        throw InvalidArgumentError(StrCat("Session::Run: node '", node.name, "' (", node.op,
+                                          ") has input '", node.inputs[i],
+                                          "', but there is no node '", in.node, "'"));
+      }
+      if (!in.control && feeds_.contains({m, in.index})) continue;
+      if (state[static_cast<size_t>(m)] == 2) continue;
+      if (state[static_cast<size_t>(m)] == 1) {
+        throw InvalidArgumentError(StrCat("Session::Run: the graph has a cycle through node '",
+                                          in.node, "' (an input of '", node.name, "')"));
+      }
+      state[static_cast<size_t>(m)] = 1;
+      stack.emplace_back(m, 0);
+    }
+  }
+
+  Variable& VariableOf(int n) const {
+    const Node& node = graph_.node(n);
+    Variable* v = graph_.VariableForNode(node.name);
+    if (v == nullptr) {
+      throw FailedPreconditionError(StrCat(
+          "node '", node.name, "' (", node.op,
+          ") has no Variable object to hold its value; create it with Graph::ImportVariable"));
+    }
+    return *v;
+  }
+
+  // Output `index` of node `n` as input to (or fetch of) `consumer`.
+  Tensor Value(int n, int index, const Node& consumer) {
+    if (auto it = feeds_.find({n, index}); it != feeds_.end()) return it->second;
+    const Node& node = graph_.node(n);
+    if (node.op == "VariableV2") {
+      Variable& v = VariableOf(n);
+      if (!v.is_initialized()) {
+        throw FailedPreconditionError(
+            StrCat("Attempting to use uninitialized value ", node.name, NodeContext(consumer)));
+      }
+      return v.stored_value();
+    }
+    const std::vector<Tensor>& outs = outputs_[static_cast<size_t>(n)];
+    if (index < 0 || static_cast<size_t>(index) >= outs.size()) {
+      throw InvalidArgumentError(StrCat("node '", consumer.name, "' uses output ", index,
+                                        " of node '", node.name, "' (", node.op, "), which has ",
+                                        outs.size(), " outputs when run"));
+    }
+    return outs[static_cast<size_t>(index)];
+  }
+
+  void RunNode(int n) {
+    const Node& node = graph_.node(n);
+    try {
+      outputs_[static_cast<size_t>(n)] = Compute(node);
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      if (message.find("[[{{node ") != std::string::npos) throw;  // context already there
+      ThrowLike(e, message + NodeContext(node));
+    }
+  }
+
+  std::vector<Tensor> Compute(const Node& node) {
+    const std::string& op = node.op;
+    if (op == "NoOp" || op == "VariableV2") return {};  // variables are read by their consumers
+    if (op == "Const") return {node.Attr<Tensor>("value")};
+    if (op == "Placeholder") {
+      throw InvalidArgumentError(StrCat("You must feed a value for placeholder tensor '", node.name,
+                                        ":0' with dtype ", node.output_dtypes[0], " and shape ",
+                                        node.output_shapes[0]));
+    }
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (IsRefInput(node, i)) {
+        inputs.emplace_back();  // the variable is the target, not a value
+        continue;
+      }
+      const NodeInput in = ParseNodeInput(node.inputs[i]);
+      if (in.control) continue;
+      inputs.push_back(Value(graph_.FindNodeIndex(in.node), in.index, node));
+    }
+    if (op == "PlaceholderWithDefault") return {inputs.at(0)};
+    if (IsAssign(op)) {
+      EAGER_CHECK(inputs.size() == 2, "node '", node.name, "' (", op, ") needs 2 inputs, has ",
+                  inputs.size());
+      Variable& v = VariableOf(graph_.FindNodeIndex(ParseNodeInput(node.inputs[0]).node));
+      if (op == "Assign") {
+        v.Assign(inputs[1]);
+      } else if (op == "AssignAdd") {
+        v.AssignAdd(inputs[1]);
+      } else {
+        v.AssignSub(inputs[1]);
+      }
+      return {v.stored_value()};
+    }
+    const OpDef* def = FindOp(op);
+    if (def == nullptr) {
+      throw UnimplementedError(StrCat("Session::Run: node '", node.name, "' has op type '", op,
+                                      "', which eager does not implement"));
+    }
+    const size_t num_attr_inputs = def->input_attrs.size();
+    if (inputs.size() < num_attr_inputs) {
+      throw InvalidArgumentError(StrCat("node '", node.name, "' (", op, ") has ", inputs.size(),
+                                        " inputs; expected at least ", num_attr_inputs));
+    }
+    const size_t num_tensors = inputs.size() - num_attr_inputs;
+    const std::span<const Tensor> all(inputs);
+    const Attrs attrs = internal::KernelAttrs(node, *def, all.subspan(num_tensors));
+    return {RunKernel(*def, all.first(num_tensors), attrs)};
+  }
+
+  Graph& graph_;
+  std::map<Endpoint, Tensor> feeds_;
+  std::vector<std::vector<Tensor>> outputs_;
+};
+
+}  // namespace
+
+std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetches,
+                                                const Feeds& feeds) {
+  return RunState(graph_, feeds).Run(fetches);
+}
+
+Tensor Session::Run(const Tensor& fetch, const Feeds& feeds) {
+  return *Run(std::vector<Fetch>{fetch}, feeds)[0];
+}
+
+Tensor Session::Run(const char* tensor_name, const Feeds& feeds) {
+  std::string name(tensor_name);
+  if (name.find(':') == std::string::npos) {
+    throw InvalidArgumentError(StrCat("Session::Run(\"", name,
+                                      "\"): a tensor name needs its output index (\"", name,
+                                      ":0\"); run an operation with Run(Operation)"));
+  }
+  return *Run(std::vector<Fetch>{std::move(name)}, feeds)[0];
+}
+
+void Session::Run(const Operation& target, const Feeds& feeds) {
+  if (target.is_none()) return;
+  Run(std::vector<Fetch>{target}, feeds);
+}
+
+}  // namespace eager

@@ -1,0 +1,299 @@
+#include "runtime/graph.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+
+#include "runtime/internal/tensor_access.h"
+#include "runtime/variable.h"
+
+namespace eager {
+namespace {
+
+thread_local Graph* current_graph = nullptr;
+
+uint64_t NewGraphId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Levenshtein distance, for "did you mean".
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+const NodeAttr* Node::FindAttr(std::string_view attr_name) const {
+  auto it = attrs.find(std::string(attr_name));
+  return it == attrs.end() ? nullptr : &it->second;
+}
+
+NodeInput ParseNodeInput(std::string_view input) {
+  NodeInput out;
+  if (!input.empty() && input[0] == '^') {
+    out.control = true;
+    input.remove_prefix(1);
+  }
+  const size_t colon = input.rfind(':');
+  if (colon != std::string_view::npos && !out.control) {
+    std::string_view digits = input.substr(colon + 1);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), out.index);
+    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() ||
+        out.index < 0) {
+      throw InvalidArgumentError(StrCat("malformed node input '", input,
+                                        "': expected \"node\", \"node:<output index>\" or "
+                                        "\"^node\""));
+    }
+    input = input.substr(0, colon);
+  }
+  if (input.empty()) throw InvalidArgumentError("malformed node input: the node name is empty");
+  out.node = std::string(input);
+  return out;
+}
+
+std::string NodeInputName(std::string_view node, int index) {
+  return index == 0 ? std::string(node) : StrCat(node, ":", index);
+}
+
+const Node& Operation::node() const {
+  EAGER_CHECK(graph_ != nullptr, "Operation::node: this Operation is none (eager mode)");
+  return graph_->node(node_);
+}
+
+// ---- Graph ---------------------------------------------------------------------
+
+Graph::Graph() : id_(NewGraphId()) {}
+
+Graph::~Graph() {
+  // Variables that outlive the graph keep their symbolic read and state but
+  // must not unregister from a dead graph.
+  for (const GraphVariable& v : variables_) v.variable->graph_ = nullptr;
+}
+
+Graph::AsDefault::AsDefault(Graph& graph) : previous_(current_graph) { current_graph = &graph; }
+
+Graph::AsDefault::~AsDefault() { current_graph = previous_; }
+
+Graph* Graph::Current() { return current_graph; }
+
+std::string Graph::UniqueName(std::string_view base) {
+  return names_.UniqueName(NameScope::Current() + std::string(base));
+}
+
+int Graph::AddNode(Node node) {
+  EAGER_CHECK(!node.name.empty(), "Graph::AddNode: a node of type '", node.op,
+              "' has an empty name");
+  EAGER_CHECK(!index_.contains(node.name), "Graph::AddNode: duplicate node name '", node.name,
+              "' (op ", node.op, ")");
+  EAGER_CHECK(node.output_dtypes.size() == node.output_shapes.size(), "Graph::AddNode: node '",
+              node.name, "' has ", node.output_dtypes.size(), " output dtypes but ",
+              node.output_shapes.size(), " output shapes");
+  if (!names_.IsUsed(node.name)) names_.UniqueName(node.name);
+  const int index = num_nodes();
+  index_.emplace(node.name, index);
+  outputs_.emplace_back(node.output_dtypes.size());
+  nodes_.push_back(std::make_unique<Node>(std::move(node)));
+  return index;
+}
+
+const Node* Graph::FindNode(std::string_view name) const {
+  const int i = FindNodeIndex(name);
+  return i < 0 ? nullptr : nodes_[static_cast<size_t>(i)].get();
+}
+
+int Graph::FindNodeIndex(std::string_view name) const {
+  auto it = index_.find(name);
+  return it == index_.end() ? -1 : it->second;
+}
+
+Tensor Graph::Output(int node_index, int index) const {
+  EAGER_INTERNAL_CHECK(node_index >= 0 && node_index < num_nodes());
+  const Node& n = node(node_index);
+  std::vector<Tensor>& outputs = outputs_[static_cast<size_t>(node_index)];
+  if (index < 0 || index >= static_cast<int>(outputs.size())) {
+    throw OutOfRangeError(StrCat("node '", n.name, "' (", n.op, ") has ", outputs.size(),
+                                 " outputs; there is no output ", index));
+  }
+  Tensor& out = outputs[static_cast<size_t>(index)];
+  if (!out.is_symbolic()) {
+    auto symbolic = std::make_shared<internal::SymbolicOutput>(
+        internal::SymbolicOutput{id_, node_index, index, StrCat(n.name, ":", index)});
+    out = Tensor(std::move(symbolic), n.output_shapes[static_cast<size_t>(index)],
+                 n.output_dtypes[static_cast<size_t>(index)], internal::NewTensorId());
+  }
+  return out;
+}
+
+Operation Graph::OperationOf(const Tensor& tensor) const {
+  if (!tensor.is_symbolic()) {
+    throw InvalidArgumentError(StrCat("expected a graph tensor, got an eager ", tensor.dtype(),
+                                      " tensor of shape ", tensor.shape()));
+  }
+  if (tensor.symbolic()->graph_id != id_) {
+    throw InvalidArgumentError(StrCat("tensor '", tensor.name(), "' belongs to another graph"));
+  }
+  return Operation(this, tensor.symbolic()->node);
+}
+
+std::string Graph::DidYouMean(std::string_view name, bool tensors) const {
+  std::vector<std::pair<size_t, std::string>> candidates;
+  for (const auto& n : nodes_) {
+    if (!tensors) {
+      candidates.emplace_back(EditDistance(name, n->name), n->name);
+      continue;
+    }
+    for (size_t i = 0; i < n->output_dtypes.size(); ++i) {
+      std::string t = StrCat(n->name, ":", i);
+      candidates.emplace_back(EditDistance(name, t), std::move(t));
+    }
+  }
+  if (candidates.empty()) return " The graph is empty.";
+  std::sort(candidates.begin(), candidates.end());
+  std::string out = " Did you mean ";
+  const size_t n = std::min<size_t>(3, candidates.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) out += i + 1 == n ? " or " : ", ";
+    out += "'" + candidates[i].second + "'";
+  }
+  return out + "?";
+}
+
+Operation Graph::OperationByName(std::string_view name) const {
+  const int i = FindNodeIndex(name);
+  if (i < 0) {
+    throw NotFoundError(StrCat("The name '", name, "' refers to an Operation not in the graph.",
+                               DidYouMean(name, false)));
+  }
+  return Operation(this, i);
+}
+
+Tensor Graph::TensorByName(std::string_view name) const {
+  const size_t colon = name.rfind(':');
+  if (colon == std::string_view::npos) {
+    throw InvalidArgumentError(StrCat(
+        "The name '", name,
+        "' looks like an (invalid) Operation name, not a Tensor. Tensor names must be of the "
+        "form \"<op_name>:<output_index>\"."));
+  }
+  const NodeInput parsed = ParseNodeInput(name);
+  const int i = FindNodeIndex(parsed.node);
+  if (i < 0) {
+    throw NotFoundError(
+        StrCat("The name '", name, "' refers to a Tensor which does not exist. The operation, '",
+               parsed.node, "', does not exist in the graph.", DidYouMean(name, true)));
+  }
+  const Node& n = node(i);
+  if (parsed.index >= static_cast<int>(n.output_dtypes.size())) {
+    throw NotFoundError(
+        StrCat("The name '", name, "' refers to a Tensor which does not exist. The operation, '",
+               parsed.node, "', exists but only has ", n.output_dtypes.size(), " outputs."));
+  }
+  return Output(i, parsed.index);
+}
+
+// ---- Collections -----------------------------------------------------------------
+
+void Graph::AddToCollection(std::string_view key, std::string name) {
+  auto it = collections_.find(key);
+  if (it == collections_.end()) it = collections_.emplace(std::string(key), Collection{}).first;
+  it->second.names.push_back(std::move(name));
+}
+
+void Graph::AddToCollection(std::string_view key, Variable* variable) {
+  EAGER_CHECK(variable != nullptr, "Graph::AddToCollection('", key, "'): null variable");
+  EAGER_CHECK(FindVariable(variable) != nullptr, "Graph::AddToCollection('", key, "'): variable '",
+              variable->shared_name(), "' does not belong to this graph");
+  auto it = collections_.find(key);
+  if (it == collections_.end()) it = collections_.emplace(std::string(key), Collection{}).first;
+  std::vector<Variable*>& list = it->second.variables;
+  if (std::find(list.begin(), list.end(), variable) == list.end()) list.push_back(variable);
+}
+
+std::vector<std::string> Graph::NameCollection(std::string_view key) const {
+  auto it = collections_.find(key);
+  return it == collections_.end() ? std::vector<std::string>{} : it->second.names;
+}
+
+std::vector<Variable*> Graph::VariableCollection(std::string_view key) const {
+  auto it = collections_.find(key);
+  return it == collections_.end() ? std::vector<Variable*>{} : it->second.variables;
+}
+
+std::vector<std::string> Graph::CollectionKeys() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, c] : collections_) {
+    if (!c.names.empty() || !c.variables.empty()) keys.push_back(key);
+  }
+  return keys;
+}
+
+// ---- Variables --------------------------------------------------------------------
+
+const GraphVariable* Graph::FindVariable(const Variable* variable) const {
+  for (const GraphVariable& v : variables_) {
+    if (v.variable == variable) return &v;
+  }
+  return nullptr;
+}
+
+Variable* Graph::VariableForNode(std::string_view node_name) const {
+  for (const GraphVariable& v : variables_) {
+    if (v.variable_node == node_name) return v.variable;
+  }
+  return nullptr;
+}
+
+void Graph::RegisterVariable(const GraphVariable& record) {
+  variables_.push_back(record);
+  AddToCollection(kGlobalVariables, record.variable);
+  if (record.trainable) AddToCollection(kTrainableVariables, record.variable);
+}
+
+void Graph::UnregisterVariable(const Variable* variable) {
+  std::erase_if(variables_, [&](const GraphVariable& v) { return v.variable == variable; });
+  for (auto& [key, c] : collections_) std::erase(c.variables, variable);
+}
+
+Variable& Graph::ImportVariable(const GraphVariable& record) {
+  const Node* n = FindNode(record.variable_node);
+  if (n == nullptr) {
+    throw NotFoundError(StrCat("Graph::ImportVariable: no node '", record.variable_node,
+                               "' in the graph.", DidYouMean(record.variable_node, false)));
+  }
+  EAGER_CHECK(n->op == "VariableV2", "Graph::ImportVariable: node '", n->name, "' is a ", n->op,
+              ", expected a VariableV2");
+  EAGER_CHECK(VariableForNode(n->name) == nullptr, "Graph::ImportVariable: node '", n->name,
+              "' already has a Variable");
+  const DType dtype = n->Attr<DType>("dtype");
+  const Shape& shape = n->Attr<Shape>("shape");
+  EAGER_CHECK(shape.IsFullyDefined(), "Graph::ImportVariable: variable '", n->name,
+              "' has a partially known shape ", shape);
+  GraphVariable full = record;
+  owned_variables_.push_back(
+      std::unique_ptr<Variable>(new Variable(Variable::GraphNodeTag{}, *this, full, dtype, shape)));
+  return *owned_variables_.back();
+}
+
+std::vector<Variable*> GlobalVariables() {
+  Graph* g = Graph::Current();
+  return g == nullptr ? std::vector<Variable*>{} : g->GlobalVariables();
+}
+
+std::vector<Variable*> TrainableVariables() {
+  Graph* g = Graph::Current();
+  return g == nullptr ? std::vector<Variable*>{} : g->TrainableVariables();
+}
+
+}  // namespace eager

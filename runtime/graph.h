@@ -1,0 +1,278 @@
+#pragma once
+
+// Graph: TensorFlow 1's graph mode, as plain node records.
+//
+//   eager::Graph graph;
+//   {
+//     eager::Graph::AsDefault in(graph);              // this thread builds `graph`
+//     eager::Variable v1(1.0f, "v1"), v2(2.0f, "v2");  // VariableV2 nodes, uninitialized
+//     eager::Tensor sum = v1 + v2;                    // node "add"; sum.name() == "add:0"
+//   }
+//
+// While a Graph is the default on a thread (Graph::AsDefault), every op
+// function and operator adds a node to it instead of running, and returns a
+// symbolic Tensor naming the node's output ("add:0"); ops/session.h evaluates
+// nodes with the same kernels eager uses. Outside any AsDefault scope nothing
+// changes (eager).
+//
+// A Node is what a TensorFlow NodeDef holds, in std types only, so that
+// saving/ converts a Graph to and from a MetaGraphDef without seeing ops/:
+// the TF op type ("AddV2", "VariableV2"), the inputs as NodeDef writes them
+// ("x" for output 0 of node x, "x:1", then control inputs "^y"), the device,
+// and the attributes under TF's names with TF's values ("T", "dtype",
+// "shape", "value" for Const, "transpose_a", "keep_dims", ...). Attributes
+// that TF passes as input tensors (Reshape's shape, Sum's axes) are Const
+// nodes feeding the node, as in TF. Each node also records its outputs'
+// dtypes and static shapes (partial shapes allowed: Shape::Partial).
+//
+// Names follow TF's Graph.unique_name: each Graph owns its NameRegistry
+// ("add", "add_1"; scopes from NameScope prefix them), and DefaultNames()
+// returns the default graph's registry while one is set.
+//
+// Variables created in a graph are VariableV2 nodes with TF1's companions
+// (`v1/initial_value` Const, `v1/Assign`, `v1/read` Identity) and start
+// UNinitialized; the value lives in the Variable object, which a Session's
+// Assign nodes and a Saver's restore write. The graph keeps TF's collections:
+// "variables" (GlobalVariables()), "trainable_variables", and any other key
+// holding Variables or node/tensor names.
+//
+// Lifetime: node records and symbolic tensors' names never dangle (tensors
+// keep their own copy of the name); an Operation handle and a Session refer
+// to their Graph, which must outlive them. Variables unregister from their
+// graph when destroyed; a graph that dies first forgets its variables.
+// Building a graph is not thread-safe; one thread builds a graph at a time.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "runtime/dtype.h"
+#include "runtime/names.h"
+#include "runtime/shape.h"
+#include "runtime/tensor.h"
+
+namespace eager {
+
+class Graph;
+class Variable;
+
+// One attribute value of a node, as NodeDef's AttrValue holds it: b, i, f,
+// s, type, shape, tensor, list(i), list(s), list(type).
+using NodeAttr = std::variant<bool, int64_t, float, std::string, DType, Shape, Tensor,
+                              std::vector<int64_t>, std::vector<std::string>, std::vector<DType>>;
+
+// One node of a graph: a NodeDef plus its outputs' static specs.
+struct Node {
+  std::string name = {};                       // "add", "v1/read"
+  std::string op = {};                         // TF op type: "AddV2", "VariableV2"
+  std::vector<std::string> inputs = {};        // "x", "x:1", then "^ctrl"
+  std::string device = {};                     // "" (any), or "/device:CPU:0" as imported
+  std::map<std::string, NodeAttr> attrs = {};  // TF attribute names -> values
+  std::vector<DType> output_dtypes = {};       // one per output
+  std::vector<Shape> output_shapes = {};       // one per output; may be partial
+
+  // The attribute `name`, or nullptr.
+  const NodeAttr* FindAttr(std::string_view name) const;
+  // The attribute `name` of type T; throws InvalidArgumentError naming the
+  // node and the attribute when it is missing or of another type.
+  template <typename T>
+  const T& Attr(std::string_view name) const;
+};
+
+// A node input string taken apart: "x" -> {x, 0}, "x:1" -> {x, 1},
+// "^x" -> {x, 0, control}. Throws InvalidArgumentError on a malformed one.
+struct NodeInput {
+  std::string node;
+  int index = 0;
+  bool control = false;
+};
+NodeInput ParseNodeInput(std::string_view input);
+// The input string for output `index` of `node` ("x" or "x:1").
+std::string NodeInputName(std::string_view node, int index);
+
+// A handle to one node of a graph, as fetched and run by a Session (tf.Operation).
+// A default-constructed Operation is "none": what graph-only builders return
+// in eager mode, where their work is already done; a Session skips it.
+class Operation {
+ public:
+  Operation() = default;
+  Operation(const Graph* graph, int node) : graph_(graph), node_(node) {}
+
+  bool is_none() const { return graph_ == nullptr; }
+  const Graph* graph() const { return graph_; }
+  int index() const { return node_; }
+  // REQUIRES: !is_none().
+  const Node& node() const;
+  const std::string& name() const { return node().name; }
+
+ private:
+  const Graph* graph_ = nullptr;
+  int node_ = -1;
+};
+
+// What TF's VariableDef records about a graph variable.
+struct GraphVariable {
+  Variable* variable = nullptr;
+  std::string variable_node = {};  // "v1" (the VariableV2 node); the tensor is "v1:0"
+  std::string initializer = {};    // "v1/Assign", or "" when it has no initializer
+  std::string snapshot = {};       // "v1/read:0"
+  std::string initial_value = {};  // "v1/initial_value:0", or ""
+  bool trainable = true;
+};
+
+namespace internal {
+// What a symbolic Tensor points at (see Tensor::is_symbolic).
+struct SymbolicOutput {
+  uint64_t graph_id = 0;  // Graph::id() of the owner
+  int node = 0;           // index of the node in its graph
+  int index = 0;          // output index
+  std::string name;       // "add:0"
+};
+}  // namespace internal
+
+class Graph {
+ public:
+  // TF's collection keys.
+  static constexpr std::string_view kGlobalVariables = "variables";
+  static constexpr std::string_view kTrainableVariables = "trainable_variables";
+  static constexpr std::string_view kMovingAverageVariables = "moving_average_variables";
+
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // `with graph.as_default():` on this thread while the object lives. Scopes
+  // nest; the innermost graph is the default.
+  class AsDefault {
+   public:
+    explicit AsDefault(Graph& graph);
+    ~AsDefault();
+    AsDefault(const AsDefault&) = delete;
+    AsDefault& operator=(const AsDefault&) = delete;
+
+   private:
+    Graph* previous_;
+  };
+  // This thread's default graph, or nullptr in eager mode (one thread-local load).
+  static Graph* Current();
+
+  // A process-unique id (never 0); symbolic tensors carry it.
+  uint64_t id() const { return id_; }
+  // This graph's names (DefaultNames() while it is the default).
+  NameRegistry& names() { return names_; }
+  // The current NameScope prefix + `base`, made unique in this graph
+  // ("add", "add_1", "dense/MatMul").
+  std::string UniqueName(std::string_view base);
+
+  // ---- Nodes ---------------------------------------------------------------
+
+  // Adds `node` as is (its name is marked used) and returns its index.
+  // Inputs are not resolved here (an imported GraphDef may list a node before
+  // its inputs); a Session resolves them when it runs. Throws
+  // InvalidArgumentError for an empty or duplicate name, or outputs whose
+  // dtypes and shapes do not pair up.
+  int AddNode(Node node);
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  // REQUIRES: 0 <= index < num_nodes().
+  const Node& node(int index) const { return *nodes_[static_cast<size_t>(index)]; }
+  // The node called `name`, or nullptr / -1.
+  const Node* FindNode(std::string_view name) const;
+  int FindNodeIndex(std::string_view name) const;
+
+  // The symbolic tensor for output `index` of node `node` ("name:index").
+  // Throws OutOfRangeError when the node has no such output.
+  Tensor Output(int node, int index = 0) const;
+  // The operation that produced a symbolic tensor of this graph; throws
+  // InvalidArgumentError for an eager tensor or another graph's tensor.
+  Operation OperationOf(const Tensor& tensor) const;
+
+  // tf.Graph.get_operation_by_name / get_tensor_by_name. An unknown name
+  // throws NotFoundError listing the closest existing names ("did you mean
+  // 'add_1:0'?"); a tensor name needs its ":index" (InvalidArgumentError
+  // otherwise, as TF).
+  Operation OperationByName(std::string_view name) const;
+  Tensor TensorByName(std::string_view name) const;
+
+  // ---- Collections ---------------------------------------------------------
+
+  // Adds a node or tensor name ("train_op", "loss:0") under `key`.
+  void AddToCollection(std::string_view key, std::string name);
+  // Adds a Variable of this graph under `key` (once; later adds are no-ops).
+  void AddToCollection(std::string_view key, Variable* variable);
+  // The names under `key`, in insertion order (empty if none).
+  std::vector<std::string> NameCollection(std::string_view key) const;
+  // The Variables under `key`, in insertion order (empty if none).
+  std::vector<Variable*> VariableCollection(std::string_view key) const;
+  // Every key that holds names or Variables, sorted.
+  std::vector<std::string> CollectionKeys() const;
+
+  // ---- Variables -----------------------------------------------------------
+
+  // The "variables" / "trainable_variables" collections.
+  std::vector<Variable*> GlobalVariables() const { return VariableCollection(kGlobalVariables); }
+  std::vector<Variable*> TrainableVariables() const {
+    return VariableCollection(kTrainableVariables);
+  }
+  // The record of a variable of this graph, or nullptr.
+  const GraphVariable* FindVariable(const Variable* variable) const;
+  // The Variable that owns VariableV2 node `node_name` ("v1"), or nullptr.
+  Variable* VariableForNode(std::string_view node_name) const;
+
+  // For importers (ImportMetaGraph): makes a Variable, owned by this graph,
+  // for the existing VariableV2 node record.variable_node (its dtype and
+  // shape attributes give the variable's), adds it to "variables" (and to
+  // "trainable_variables" if record.trainable), uninitialized. Throws
+  // NotFoundError when the node is missing, InvalidArgumentError when it is
+  // not a VariableV2 with dtype and fully defined shape attributes or already
+  // has a Variable. record.variable is ignored.
+  Variable& ImportVariable(const GraphVariable& record);
+
+ private:
+  friend class Variable;
+  // Called by Variable's graph-mode constructor and destructor.
+  void RegisterVariable(const GraphVariable& record);
+  void UnregisterVariable(const Variable* variable);
+  std::string DidYouMean(std::string_view name, bool tensors) const;
+
+  struct Collection {
+    std::vector<std::string> names;
+    std::vector<Variable*> variables;
+  };
+
+  uint64_t id_;
+  NameRegistry names_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::map<std::string, int, std::less<>> index_;
+  // One symbolic output per node output, made on first use and then shared.
+  mutable std::vector<std::vector<Tensor>> outputs_;
+  std::map<std::string, Collection, std::less<>> collections_;
+  std::vector<GraphVariable> variables_;
+  std::vector<std::unique_ptr<Variable>> owned_variables_;
+};
+
+// The default graph's GlobalVariables() / TrainableVariables(); empty in
+// eager mode (TensorFlow 2 has no collections).
+std::vector<Variable*> GlobalVariables();
+std::vector<Variable*> TrainableVariables();
+
+// ---------------------------------------------------------------------------
+// Implementation details follow.
+
+template <typename T>
+const T& Node::Attr(std::string_view attr_name) const {
+  const NodeAttr* value = FindAttr(attr_name);
+  if (value == nullptr || !std::holds_alternative<T>(*value)) {
+    throw InvalidArgumentError(StrCat("node '", name, "' (", op, "): attribute '", attr_name,
+                                      value == nullptr ? "' is missing" : "' has another type"));
+  }
+  return std::get<T>(*value);
+}
+
+}  // namespace eager
