@@ -3,7 +3,13 @@
 #include <algorithm>
 
 #include "autodiff/internal/writable_value.h"
+<<<<<<< HEAD
 #include "runtime/internal/tensor_access.h"
+=======
+#include "ops/array_ops.h"
+#include "ops/graph_ops.h"
+#include "ops/operators.h"
+>>>>>>> main
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
 
@@ -23,10 +29,40 @@ std::string ExponentialMovingAverage::AverageName(const Variable& variable) cons
   return std::string(variable.shared_name()) + "/" + name_;
 }
 
-void ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list) {
+Operation ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list) {
   CreateAverages(var_list);
+  if (Graph* graph = Graph::Current()) {
+    std::vector<size_t> entries;
+    for (Variable* v : var_list) entries.push_back(index_.at(v));
+    return UpdateOp(*graph, entries);
+  }
   const float one_minus = EffectiveOneMinusDecay();
   for (Variable* v : var_list) Update(entries_[index_.at(v)], one_minus);
+  return Operation();
+}
+
+Operation ExponentialMovingAverage::UpdateOp(Graph& graph, const std::vector<size_t>& entries) {
+  // TF's assign_moving_average: shadow -= (shadow - value) * (1 - decay),
+  // with 1 - decay a float32 constant cast to the variable's dtype.
+  // TF: `with name_scope(name) as scope: ... group(*updates, name=scope)`,
+  // so the op is exactly the scope's name ("ExponentialMovingAverage").
+  auto scope = std::make_unique<NameScope>(name_);
+  const std::string group_name = scope->prefix();
+  const Tensor one_minus = Tensor(EffectiveOneMinusDecay());
+  std::vector<Operation> updates;
+  for (size_t i : entries) {
+    const Entry& e = entries_[i];
+    EAGER_CHECK(graph.FindVariable(e.original) != nullptr, "ExponentialMovingAverage '", name_,
+                "'.Apply: variable '", e.original->shared_name(),
+                "' does not belong to the default graph");
+    const Tensor decay = e.shadow->dtype() == DType::kFloat32
+                             ? one_minus
+                             : Cast(Constant(one_minus), e.shadow->dtype());
+    const Tensor delta = (e.shadow->value() - e.original->value()) * decay;
+    updates.push_back(OperationOf(AssignSub(*e.shadow, delta)));
+  }
+  scope.reset();
+  return Group(updates, group_name);
 }
 
 void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_list) {
@@ -42,17 +78,36 @@ void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_
     // and made unique ("v/ExponentialMovingAverage_1" if taken).
     std::optional<Tensor> restored = DeferredInitialValue(AverageName(*v), v->dtype(), v->shape());
     NameScope scope(std::string(v->shared_name()) + "/");
-    auto shadow = std::make_unique<Variable>(restored ? *restored : v->value(), name_,
-                                             /*trainable=*/false);
+    std::unique_ptr<Variable> shadow;
+    if (Graph* graph = Graph::Current(); graph != nullptr && !restored) {
+      // TF's initialized_value(): the variable's initial value, which is its
+      // value once the initializer has run.
+      const GraphVariable* record = graph->FindVariable(v);
+      EAGER_CHECK(record != nullptr, "ExponentialMovingAverage '", name_, "'.Apply: variable '",
+                  v->shared_name(), "' does not belong to the default graph");
+      const Tensor initial =
+          record->initial_value.empty() ? v->value() : graph->TensorByName(record->initial_value);
+      shadow = std::make_unique<Variable>(initial, name_, /*trainable=*/false);
+      graph->AddToCollection(Graph::kMovingAverageVariables, v);
+    } else {
+      shadow = std::make_unique<Variable>(restored ? *restored : v->value(), name_,
+                                          /*trainable=*/false);
+    }
     index_[v] = entries_.size();
     entries_.push_back({v, std::move(shadow)});
     NotifyChildAdded(AverageName(*v), *entries_.back().shadow);
   }
 }
 
-void ExponentialMovingAverage::Apply() {
+Operation ExponentialMovingAverage::Apply() {
+  if (Graph* graph = Graph::Current()) {
+    std::vector<size_t> entries;
+    for (size_t i = 0; i < entries_.size(); ++i) entries.push_back(i);
+    return UpdateOp(*graph, entries);
+  }
   const float one_minus = EffectiveOneMinusDecay();
   for (const Entry& e : entries_) Update(e, one_minus);
+  return Operation();
 }
 
 float ExponentialMovingAverage::EffectiveOneMinusDecay() const {
@@ -81,9 +136,18 @@ void ExponentialMovingAverage::Update(const Entry& entry, float one_minus_decay)
   });
 }
 
-Variable* ExponentialMovingAverage::Average(const Variable& variable) const {
+Variable* ExponentialMovingAverage::AverageVariable(const Variable& variable) const {
   auto it = index_.find(&variable);
   return it == index_.end() ? nullptr : entries_[it->second].shadow.get();
+}
+
+Tensor ExponentialMovingAverage::Average(const Variable& variable) const {
+  const Variable* shadow = AverageVariable(variable);
+  if (shadow == nullptr) {
+    throw NotFoundError(StrCat("ExponentialMovingAverage '", name_, "': variable '",
+                               variable.shared_name(), "' has no moving average (Apply it first)"));
+  }
+  return shadow->value();
 }
 
 std::vector<Variable*> ExponentialMovingAverage::AveragedVariables() const {

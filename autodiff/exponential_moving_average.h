@@ -20,6 +20,17 @@
 // averages of plain tensors, which start at 0; averages of Variables (all
 // this class supports) start at the variable's value and are unaffected.
 //
+// Graph mode (runtime/graph.h): inside Graph::AsDefault, Apply(var_list)
+// creates the shadows as graph variables (uninitialized until the graph's
+// initializer runs; initialised from each variable's initial value, as TF's
+// initialized_value()), adds the averaged variables to the graph's
+// "moving_average_variables" collection (as TF1 does; the shadows are global,
+// non-trainable variables), and returns the update op: a NoOp named after the
+// EMA ("ExponentialMovingAverage") depending on one AssignSub per shadow,
+// shadow -= (shadow - value) * (1 - decay), with the decay fixed when the op
+// is built. Average(v) is then the shadow's symbolic read tensor. In eager
+// mode Apply updates at once and returns a none Operation.
+//
 // The EMA is a Trackable whose children are the shadows, each under its
 // average name ("v/ExponentialMovingAverage"). It keeps pointers to the
 // averaged variables: they must outlive it. Not thread-safe.
@@ -33,6 +44,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/graph.h"
 #include "runtime/trackable.h"
 #include "runtime/variable.h"
 
@@ -52,16 +64,21 @@ class ExponentialMovingAverage final : public Trackable {
   // AverageName(v) made unique), then updates the shadows of `var_list`.
   // Throws InvalidArgumentError naming the variable and its dtype for a
   // non-float variable (before creating anything), or for a null pointer.
-  void Apply(const std::vector<Variable*>& var_list);
-  // Updates every shadow created so far.
-  void Apply();
+  // Returns the update op in graph mode (see above), else a none Operation.
+  Operation Apply(const std::vector<Variable*>& var_list);
+  // Updates every shadow created so far (graph mode: returns the op that does).
+  Operation Apply();
   // Only the first half of Apply(var_list): creates the missing shadows
   // (with a checkpointed value when a restore is pending) and updates
   // nothing. Errors as Apply.
   void CreateAverages(const std::vector<Variable*>& var_list);
 
-  // The shadow of `variable`, or nullptr when it has none.
-  Variable* Average(const Variable& variable) const;
+  // The shadow's value (tf's average(var)): a value in eager mode, the
+  // shadow's symbolic read tensor in graph mode. Throws NotFoundError naming
+  // the variable when it has no shadow.
+  Tensor Average(const Variable& variable) const;
+  // The shadow Variable of `variable`, or nullptr when it has none.
+  Variable* AverageVariable(const Variable& variable) const;
   // "<variable op name>/<name>", e.g. "v/ExponentialMovingAverage", whether
   // or not a shadow exists (tf's average_name).
   std::string AverageName(const Variable& variable) const;
@@ -100,6 +117,8 @@ class ExponentialMovingAverage final : public Trackable {
 
   float EffectiveOneMinusDecay() const;
   void Update(const Entry& entry, float one_minus_decay);
+  // Graph mode: the op updating `entries` (indices into entries_).
+  Operation UpdateOp(Graph& graph, const std::vector<size_t>& entries);
 
   double decay_;
   std::optional<int64_t> num_updates_;

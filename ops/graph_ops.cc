@@ -52,7 +52,11 @@ Tensor AddAssignNode(Graph& graph, Variable& variable, const Tensor& value, cons
 }
 
 Operation AddNoOp(Graph& graph, std::string_view name, const std::vector<std::string>& deps) {
-  Node node{.name = graph.UniqueName(name), .op = "NoOp"};
+  // As TF, a name ending in "/" (a scope's) is used as is.
+  Node node{.name = !name.empty() && name.back() == '/'
+                        ? std::string(name.substr(0, name.size() - 1))
+                        : graph.UniqueName(name),
+            .op = "NoOp"};
   for (const std::string& d : deps) node.inputs.push_back("^" + d);
   return Operation(&graph, graph.AddNode(std::move(node)));
 }

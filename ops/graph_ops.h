@@ -50,7 +50,8 @@ Tensor AssignSub(Variable& variable, const Tensor& delta);
 // A node that does nothing but wait for its control inputs ("NoOp").
 Operation NoOp(std::string_view name = "NoOp");
 // tf.group: a NoOp running after every operation in `ops` (none ones are
-// skipped), named `name` made unique.
+// skipped), named `name` made unique; a name ending in "/" (a NameScope's
+// prefix) is used as is, without the "/".
 Operation Group(const std::vector<Operation>& ops, std::string_view name = "group_deps");
 // The operation that produced a graph tensor (tf.Tensor.op).
 Operation OperationOf(const Tensor& tensor);

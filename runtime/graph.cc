@@ -40,6 +40,50 @@ const NodeAttr* Node::FindAttr(std::string_view attr_name) const {
   return it == attrs.end() ? nullptr : &it->second;
 }
 
+void SetDefaultOutputSpecs(Node& node) {
+  node.output_dtypes.clear();
+  node.output_shapes.clear();
+  const auto* known_shapes = std::get_if<std::vector<Shape>>(
+      node.FindAttr("_output_shapes") ? node.FindAttr("_output_shapes") : nullptr);
+  const auto shape_of = [&](size_t i) {
+    if (known_shapes != nullptr && i < known_shapes->size()) return (*known_shapes)[i];
+    return Shape::UnknownRank();
+  };
+  if (node.op == "RestoreV2") {
+    if (const auto* dtypes = std::get_if<std::vector<DType>>(
+            node.FindAttr("dtypes") ? node.FindAttr("dtypes") : nullptr)) {
+      for (size_t i = 0; i < dtypes->size(); ++i) {
+        node.output_dtypes.push_back((*dtypes)[i]);
+        node.output_shapes.push_back(shape_of(i));
+      }
+    }
+    return;
+  }
+  std::optional<DType> dtype;
+  for (const char* name : {"dtype", "DstT", "output_type", "out_type", "T", "Tparams"}) {
+    if (const NodeAttr* a = node.FindAttr(name); a && std::holds_alternative<DType>(*a)) {
+      dtype = std::get<DType>(*a);
+      break;
+    }
+  }
+  if (!dtype) return;
+  for (const char* comparison :
+       {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "IsFinite", "IsNan",
+        "IsInf", "IsVariableInitialized"}) {
+    if (node.op == comparison) dtype = DType::kBool;
+  }
+  Shape shape = shape_of(0);
+  if (shape.unknown_rank()) {
+    const NodeAttr* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
+    if (attr != nullptr && std::holds_alternative<Shape>(*attr)) shape = std::get<Shape>(*attr);
+    if (attr != nullptr && std::holds_alternative<Tensor>(*attr)) {
+      shape = std::get<Tensor>(*attr).shape();
+    }
+  }
+  node.output_dtypes.push_back(*dtype);
+  node.output_shapes.push_back(shape);
+}
+
 NodeInput ParseNodeInput(std::string_view input) {
   NodeInput out;
   if (!input.empty() && input[0] == '^') {
@@ -100,6 +144,7 @@ int Graph::AddNode(Node node) {
   EAGER_CHECK(node.output_dtypes.size() == node.output_shapes.size(), "Graph::AddNode: node '",
               node.name, "' has ", node.output_dtypes.size(), " output dtypes but ",
               node.output_shapes.size(), " output shapes");
+  if (node.output_dtypes.empty() && node.output_shapes.empty()) SetDefaultOutputSpecs(node);
   if (!names_.IsUsed(node.name)) names_.UniqueName(node.name);
   const int index = num_nodes();
   index_.emplace(node.name, index);

@@ -63,9 +63,10 @@ class Graph;
 class Variable;
 
 // One attribute value of a node, as NodeDef's AttrValue holds it: b, i, f,
-// s, type, shape, tensor, list(i), list(s), list(type).
-using NodeAttr = std::variant<bool, int64_t, float, std::string, DType, Shape, Tensor,
-                              std::vector<int64_t>, std::vector<std::string>, std::vector<DType>>;
+// s, type, shape, tensor, list(i), list(s), list(type), list(shape).
+using NodeAttr =
+    std::variant<bool, int64_t, float, std::string, DType, Shape, Tensor, std::vector<int64_t>,
+                 std::vector<std::string>, std::vector<DType>, std::vector<Shape>>;
 
 // One node of a graph: a NodeDef plus its outputs' static specs.
 struct Node {
@@ -84,6 +85,14 @@ struct Node {
   template <typename T>
   const T& Attr(std::string_view name) const;
 };
+
+// The outputs TF's NodeDef attributes imply, for importers: RestoreV2 one per
+// "dtypes" entry; else one output whose dtype is the first of the attributes
+// "dtype", "DstT", "output_type", "out_type", "T", "Tparams" (bool for TF's
+// comparison ops), shaped by "_output_shapes", by "shape" (Placeholder,
+// VariableV2), by a Const's "value", else of unknown rank; no outputs when
+// none of those attributes is present (NoOp, SaveV2).
+void SetDefaultOutputSpecs(Node& node);
 
 // A node input string taken apart: "x" -> {x, 0}, "x:1" -> {x, 1},
 // "^x" -> {x, 0, control}. Throws InvalidArgumentError on a malformed one.
@@ -175,7 +184,8 @@ class Graph {
 
   // Adds `node` as is (its name is marked used) and returns its index.
   // Inputs are not resolved here (an imported GraphDef may list a node before
-  // its inputs); a Session resolves them when it runs. Throws
+  // its inputs); a Session resolves them when it runs. A node given without
+  // output specs (an imported NodeDef) gets DefaultOutputSpecs. Throws
   // InvalidArgumentError for an empty or duplicate name, or outputs whose
   // dtypes and shapes do not pair up.
   int AddNode(Node node);

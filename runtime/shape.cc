@@ -54,7 +54,15 @@ Shape Shape::Partial(std::span<const int64_t> dims) {
   return shape;
 }
 
+Shape Shape::UnknownRank() {
+  Shape shape;
+  shape.num_elements_ = -1;
+  shape.unknown_rank_ = true;
+  return shape;
+}
+
 bool Shape::IsCompatibleWith(const Shape& other) const {
+  if (unknown_rank_ || other.unknown_rank_) return true;
   if (rank_ != other.rank_) return false;
   for (int i = 0; i < rank_; ++i) {
     if (dims_[i] != kUnknownDim && other.dims_[i] != kUnknownDim && dims_[i] != other.dims_[i]) {
@@ -87,6 +95,7 @@ std::vector<int64_t> Shape::Strides() const {
 }
 
 std::string Shape::ToString() const {
+  if (unknown_rank_) return "<unknown>";
   std::string out = "[";
   for (int i = 0; i < rank_; ++i) {
     if (i > 0) out += ",";

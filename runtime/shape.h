@@ -9,7 +9,9 @@
 // Graph mode adds partially known shapes (TensorFlow's TensorShape with None
 // dimensions): Shape::Partial({-1, 784}) is a placeholder's "[?,784]". Only
 // symbolic tensors and graph node records carry them; num_elements() is -1
-// then, and every concrete Tensor's shape is fully defined.
+// then, and every concrete Tensor's shape is fully defined. A shape may also
+// have an unknown rank (Shape::UnknownRank(), TF's TensorShape(None), e.g. an
+// imported node without "_output_shapes"): rank() is 0 and unknown_rank() true.
 
 #include <array>
 #include <cstdint>
@@ -42,9 +44,14 @@ class Shape {
     return Partial(std::span<const int64_t>(dims.begin(), dims.size()));
   }
 
-  // Whether no dimension is unknown.
+  // A shape of unknown rank (printed "<unknown>").
+  static Shape UnknownRank();
+  bool unknown_rank() const { return unknown_rank_; }
+
+  // Whether the rank and every dimension are known.
   bool IsFullyDefined() const { return num_elements_ >= 0; }
-  // Same rank and equal dimensions where both are known.
+  // Either rank unknown, or the same rank and equal dimensions where both
+  // are known.
   bool IsCompatibleWith(const Shape& other) const;
 
   int rank() const { return rank_; }
@@ -69,7 +76,7 @@ class Shape {
   std::string ToString() const;
 
   friend bool operator==(const Shape& a, const Shape& b) {
-    if (a.rank_ != b.rank_) return false;
+    if (a.rank_ != b.rank_ || a.unknown_rank_ != b.unknown_rank_) return false;
     for (int i = 0; i < a.rank_; ++i) {
       if (a.dims_[i] != b.dims_[i]) return false;
     }
@@ -81,6 +88,7 @@ class Shape {
   std::array<int64_t, kMaxRank> dims_{};
   int rank_ = 0;
   int64_t num_elements_ = 1;
+  bool unknown_rank_ = false;
 };
 
 std::ostream& operator<<(std::ostream& out, const Shape& shape);

@@ -166,6 +166,7 @@ std::string Tensor::DebugString(int64_t max_elements) const {
     if (rank() == 1 || i + 1 < rank()) shape += i + 1 < rank() ? ", " : ",";
   }
   shape += ")";
+  if (shape_.unknown_rank()) shape = "<unknown>";
   if (symbolic_ != nullptr) {  // as TF1 prints a graph tensor
     return StrCat("Tensor(\"", symbolic_->name, "\", shape=", shape, ", dtype=", dtype_, ")");
   }

@@ -1,11 +1,15 @@
 #include "saving/bundle_writer.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "saving/bundle_files.h"
+#include "saving/bundle_reader.h"
 #include "saving/internal/coding.h"
 #include "saving/internal/crc32c.h"
+#include "saving/internal/directory_lock.h"
 #include "saving/internal/leveldb_table.h"
 #include "saving/internal/posix_file.h"
 #include "saving/internal/string_tensor_crc.h"
@@ -23,24 +27,41 @@ constexpr size_t kDataBufferSize = 256 * 1024;
 constexpr size_t kChunkSize = 1024 * 1024;
 constexpr int kTensorBundleVersion = 1;  // BundleHeaderProto.version.producer
 
-std::string SerializedHeader() {
+std::string SerializedHeader(int num_shards) {
   eager::tfproto::BundleHeaderProto header;
-  header.set_num_shards(1);
+  header.set_num_shards(num_shards);
   header.set_endianness(eager::tfproto::BundleHeaderProto::LITTLE);
   header.mutable_version()->set_producer(kTensorBundleVersion);
   return header.SerializeAsString();
+}
+
+// The shard count of the bundle already at `prefix`, or 0 when there is
+// none (or it cannot be read, so no reader can be using its data files).
+int ExistingShardCount(const std::string& prefix) {
+  if (!internal::FileExists(IndexFilename(prefix))) return 0;
+  try {
+    return BundleReader(prefix).num_shards();
+  } catch (const Error&) {
+    return 0;
+  }
 }
 
 }  // namespace
 
 BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {
   EAGER_CHECK(!prefix_.empty(), "BundleWriter: the checkpoint prefix is empty");
-  data_path_ = DataFilename(prefix_, 0, 1);
+  dir_ = internal::DirName(prefix_);
+  internal::CreateDirectories(dir_);
+  lock_ = std::make_unique<internal::DirectoryLock>(dir_);
+  const int existing = ExistingShardCount(prefix_);
+  overwriting_ = existing > 0;
+  num_shards_ = existing == 1 ? 2 : 1;
+  data_path_ = DataFilename(prefix_, 0, num_shards_);
   index_path_ = IndexFilename(prefix_);
   const std::string suffix = ".tempstate" + std::to_string(internal::RandomUint64());
   temp_data_path_ = data_path_ + suffix;
+  if (num_shards_ == 2) temp_empty_shard_path_ = DataFilename(prefix_, 1, 2) + suffix;
   temp_index_path_ = index_path_ + suffix;
-  internal::CreateDirectories(internal::DirName(prefix_));
   data_ = internal::WritableFile::Create(temp_data_path_, kDataBufferSize);
 }
 
@@ -60,7 +81,9 @@ void BundleWriter::Abort() noexcept {
   aborted_ = true;
   data_.reset();
   internal::RemoveFileNoThrow(temp_data_path_);
+  if (!temp_empty_shard_path_.empty()) internal::RemoveFileNoThrow(temp_empty_shard_path_);
   internal::RemoveFileNoThrow(temp_index_path_);
+  lock_.reset();
 }
 
 void BundleWriter::AppendData(const void* data, size_t n, uint32_t& crc) {
@@ -121,38 +144,76 @@ void BundleWriter::Finish() {
     data_->Sync();
     data_->Close();
     data_.reset();
-
-    auto index = internal::WritableFile::Create(temp_index_path_, 64 * 1024);
-    {
-      internal::TableWriter table(index.get());
-      table.Add("", SerializedHeader());
-      eager::tfproto::BundleEntryProto proto;
-      std::string value;
-      for (const auto& [key, info] : entries_) {  // std::map: bytewise key order
-        proto.Clear();
-        proto.set_dtype(static_cast<eager::tfproto::DataType>(info.tf_dtype));
-        auto* shape = proto.mutable_shape();  // always present, `12 00` for a scalar
-        for (int64_t d : info.shape.dims()) shape->add_dim()->set_size(d);
-        proto.set_offset(info.offset);
-        proto.set_size(info.size);
-        proto.set_crc32c(info.masked_crc32c);
-        value.clear();
-        proto.SerializeToString(&value);
-        table.Add(key, value);
-      }
-      table.Finish();
+    if (num_shards_ == 2) {
+      auto empty = internal::WritableFile::Create(temp_empty_shard_path_, 1);
+      empty->Sync();
+      empty->Close();
     }
-    index->Sync();
-    index->Close();
-
-    internal::RenameFile(temp_data_path_, data_path_);
-    internal::RenameFile(temp_index_path_, index_path_);
-    internal::SyncDirectory(internal::DirName(prefix_));
+    WriteIndex();
+    MoveIntoPlace();
   } catch (...) {
     Abort();
     throw;
   }
   finished_ = true;
+  RemoveDataFilesOfOtherLayouts();
+  lock_.reset();
+}
+
+// PREFIX.index.tempstate*: the header, then every entry in key order, synced.
+void BundleWriter::WriteIndex() {
+  auto index = internal::WritableFile::Create(temp_index_path_, 64 * 1024);
+  {
+    internal::TableWriter table(index.get());
+    table.Add("", SerializedHeader(num_shards_));
+    eager::tfproto::BundleEntryProto proto;
+    std::string value;
+    for (const auto& [key, info] : entries_) {  // std::map: bytewise key order
+      proto.Clear();
+      proto.set_dtype(static_cast<eager::tfproto::DataType>(info.tf_dtype));
+      auto* shape = proto.mutable_shape();  // always present, `12 00` for a scalar
+      for (int64_t d : info.shape.dims()) shape->add_dim()->set_size(d);
+      proto.set_offset(info.offset);
+      proto.set_size(info.size);
+      proto.set_crc32c(info.masked_crc32c);
+      value.clear();
+      proto.SerializeToString(&value);
+      table.Add(key, value);
+    }
+    table.Finish();
+  }
+  index->Sync();
+  index->Close();
+}
+
+// Data under names no existing index uses, then (durably, when an old index
+// could otherwise be left pointing at them after a power loss) the index.
+void BundleWriter::MoveIntoPlace() {
+  internal::RenameFile(temp_data_path_, data_path_);
+  if (num_shards_ == 2) internal::RenameFile(temp_empty_shard_path_, DataFilename(prefix_, 1, 2));
+  if (overwriting_) internal::SyncDirectory(dir_);
+  internal::RenameFile(temp_index_path_, index_path_);
+  internal::SyncDirectory(dir_);
+}
+
+// After an overwrite: the old layout's data files (and those of overwrites
+// killed before their index rename), PREFIX.data-?????-of-M for M other than
+// our shard count. Best effort; nothing reads them any more.
+void BundleWriter::RemoveDataFilesOfOtherLayouts() const noexcept {
+  const std::string base = prefix_.substr(prefix_.find_last_of('/') + 1);
+  char ours[10];  // "-of-0000N"
+  std::snprintf(ours, sizeof(ours), "-of-%05d", num_shards_);
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    // BASE.data-SSSSS-of-NNNNN
+    if (name.size() == base.size() + 20 && name.starts_with(base) &&
+        name.compare(base.size(), 6, ".data-") == 0 &&
+        name.compare(base.size() + 11, 4, "-of-") == 0 &&
+        name.compare(base.size() + 11, 9, ours) != 0) {
+      internal::RemoveFileNoThrow(it->path().string());
+    }
+  }
 }
 
 }  // namespace eager

@@ -9,14 +9,27 @@
 //   writer.Add("dense/bias", bias);
 //   writer.Finish();   // now ckpt-1.index and ckpt-1.data-00000-of-00001 exist
 //
-// Crash safety: bytes go to PREFIX.data-00000-of-00001.tempstate<random> and
+// Crash safety: bytes go to PREFIX.data-00000-of-0000N.tempstate<random> and
 // PREFIX.index.tempstate<random>; Finish() fsyncs both, renames them to the
 // final names (data first, index last: the index is what makes a checkpoint
 // visible) and fsyncs the directory. If anything throws, or the writer is
 // destroyed without Finish(), the temporary files are removed and files
-// already under the final names are left untouched. (The one window that
-// cannot be closed: the index rename itself failing after the data rename
-// succeeded, which leaves the old index beside the new data.)
+// already under the final names are left untouched.
+//
+// Overwriting an existing prefix is atomic too, which renaming the data and
+// then the index under TF's fixed names cannot be (a kill between the two
+// renames would leave the old index over the new data). So an overwrite
+// alternates the data file names: over a 1-shard bundle the new one is a
+// 2-shard bundle (data in PREFIX.data-00000-of-00002, an empty
+// PREFIX.data-00001-of-00002; TF reads multi-shard bundles, FORMAT.md 2.1),
+// over any other a 1-shard one. The new data files never replace a file the
+// old index uses, the single index rename switches old to new, and the old
+// data files are removed after it. A fresh prefix gets exactly TF's layout.
+//
+// The writer holds the directory's lock (internal/directory_lock.h) from
+// construction to Finish() or abort: a second writer on the directory, in
+// another thread or process, is refused with FailedPreconditionError, and
+// temporary files of killed saves there are removed when the lock is taken.
 //
 // Memory: tensor bytes are streamed from the tensors' own buffers to the data
 // file (small tensors gathered in a 256 KiB buffer, big ones written from their
@@ -36,6 +49,7 @@ namespace eager {
 
 namespace internal {
 class WritableFile;
+class DirectoryLock;
 }  // namespace internal
 
 class BundleWriter {
@@ -75,12 +89,20 @@ class BundleWriter {
 
   void CheckUsable(const char* method) const;
   void AppendData(const void* data, size_t n, uint32_t& crc);
+  void WriteIndex();
+  void MoveIntoPlace();
+  void RemoveDataFilesOfOtherLayouts() const noexcept;
   void Abort() noexcept;
 
   std::string prefix_;
-  std::string data_path_;  // final names
+  std::string dir_;
+  std::unique_ptr<internal::DirectoryLock> lock_;
+  bool overwriting_ = false;  // PREFIX.index existed when the writer started
+  int num_shards_ = 1;        // 2 when overwriting a 1-shard bundle (see above)
+  std::string data_path_;     // final names
   std::string index_path_;
-  std::string temp_data_path_;  // where the bytes go until Finish()
+  std::string temp_data_path_;         // where the bytes go until Finish()
+  std::string temp_empty_shard_path_;  // num_shards_ == 2: the empty shard 1
   std::string temp_index_path_;
   std::unique_ptr<internal::WritableFile> data_;
   std::map<std::string, EntryInfo, std::less<>> entries_;

@@ -8,6 +8,7 @@
 #include "saving/bundle_writer.h"
 #include "saving/checkpoint_key.h"
 #include "saving/checkpoint_state.h"
+#include "saving/internal/directory_lock.h"
 #include "saving/internal/name_based_restore.h"
 #include "saving/internal/object_graph.h"
 #include "saving/internal/posix_file.h"
@@ -82,6 +83,10 @@ std::string Checkpoint::Write(const std::string& file_prefix) {
 }
 
 std::string Checkpoint::Save(const std::string& file_prefix) {
+  // One lock over the bundle and the state file (internal/directory_lock.h).
+  const std::string dir = internal::DirName(file_prefix);
+  internal::CreateDirectories(dir);
+  const internal::DirectoryLock lock(dir);
   Variable& counter = save_counter();
   counter.AssignAdd(Tensor(int64_t{1}));
   const std::string path = StrCat(file_prefix, "-", counter.value().scalar<int64_t>());

@@ -5,6 +5,8 @@
 #include "runtime/errors.h"
 #include "runtime/variable.h"
 #include "saving/internal/checkpoint_retention.h"
+#include "saving/internal/directory_lock.h"
+#include "saving/internal/posix_file.h"
 
 namespace eager {
 namespace {
@@ -72,6 +74,9 @@ std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkp
     }
     last_checkpoint_step_ = step;
   }
+  // One lock over the bundle, the state file and the retention deletions.
+  internal::CreateDirectories(directory());
+  const internal::DirectoryLock lock(directory());
   Variable& counter = checkpoint_.save_counter();
   counter.AssignAdd(Tensor(int64_t{1}));
   const int64_t number = checkpoint_number ? *checkpoint_number : counter.value().scalar<int64_t>();

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "runtime/errors.h"
+#include "saving/internal/directory_lock.h"
 #include "saving/internal/posix_file.h"
 
 namespace eager {
@@ -344,6 +345,7 @@ void WriteCheckpointState(const std::string& dir, const CheckpointState& state,
                 static_cast<unsigned long long>(internal::RandomUint64()));
   const std::string temp = path + ".tmp" + hex;
   const std::string text = CheckpointStateToText(state);
+  const internal::DirectoryLock lock(dir.empty() ? "." : dir);
   try {
     auto file = internal::WritableFile::Create(temp, text.size() + 1);
     file->Append(text.data(), text.size());

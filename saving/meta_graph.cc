@@ -7,6 +7,7 @@
 
 #include "runtime/errors.h"
 #include "runtime/internal/tensor_access.h"
+#include "saving/internal/directory_lock.h"
 #include "saving/internal/posix_file.h"
 #include "saving/proto/meta_graph.pb.h"
 
@@ -414,6 +415,7 @@ void WriteMetaGraph(const std::string& path, const MetaGraph& meta) {
   }
   const std::string dir = internal::DirName(path);
   internal::CreateDirectories(dir);
+  const internal::DirectoryLock lock(dir);
   const std::string temp = StrCat(path, ".tmp", internal::RandomUint64());
   try {
     auto file = internal::WritableFile::Create(temp, 1 << 16);

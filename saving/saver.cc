@@ -15,6 +15,8 @@
 #include "saving/checkpoint_state.h"
 #include "saving/internal/checkpoint_retention.h"
 #include "saving/internal/closest_keys.h"
+#include "saving/internal/directory_lock.h"
+#include "saving/internal/posix_file.h"
 
 namespace eager {
 namespace {
@@ -206,6 +208,10 @@ std::string Saver::Save(const std::string& save_path, std::optional<int64_t> glo
   std::vector<std::pair<std::string, Tensor>> values;
   values.reserve(variables_.size());
   for (const auto& [key, v] : variables_) values.emplace_back(key, v->value());
+  // One lock over the bundle, the meta graph, the state file and retention.
+  const std::string dir = internal::DirName(prefix);
+  internal::CreateDirectories(dir);
+  const internal::DirectoryLock lock(dir);
   BundleWriter writer(prefix);
   for (const auto& [key, value] : values) writer.Add(key, value);  // sorted, as SaveV2
   writer.Finish();

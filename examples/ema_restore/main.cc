@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
       v.Assign(10.0f);
       ema.Apply();  // shadow -= (1 - decay) * (shadow - v), in float32
       std::cout << eager::Tensor::Vector<float>(
-                       {v.value().scalar<float>(), ema.Average(v)->value().scalar<float>()})
+                       {v.value().scalar<float>(), ema.AverageVariable(v)->value().scalar<float>()})
                        .ValuesString()
                 << "\n";
       std::cout << "saved " << eager::Saver().Save(prefix) << "\n";  // v and its shadow

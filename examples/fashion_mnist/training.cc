@@ -67,12 +67,12 @@ ScopedAverageWeights::ScopedAverageWeights(const eager::ExponentialMovingAverage
                                            const std::vector<Variable*>& variables)
     : variables_(variables) {
   for (Variable* v : variables_) {
-    const Variable* shadow = ema.Average(*v);
+    const Variable* shadow = ema.AverageVariable(*v);
     EAGER_CHECK(shadow != nullptr, "ScopedAverageWeights: variable '", v->shared_name(),
                 "' has no moving average");
     saved_.push_back(v->value());
   }
-  for (Variable* v : variables_) v->Assign(ema.Average(*v)->value());
+  for (Variable* v : variables_) v->Assign(ema.AverageVariable(*v)->value());
 }
 
 ScopedAverageWeights::~ScopedAverageWeights() {

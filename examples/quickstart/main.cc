@@ -22,8 +22,8 @@ int main(int argc, char** argv) {
   // A training step: the tape watches the trainable variables it sees read.
   eager::RandomGenerator rng(/*seed=*/7);
   eager::Tensor x = rng.Normal(eager::Shape{32, 784});
-  eager::Tensor labels = eager::Cast(eager::ArgMax(rng.Normal(eager::Shape{32, 10}), 1),
-                                     eager::DType::kInt32);
+  eager::Tensor labels =
+      eager::Cast(eager::ArgMax(rng.Normal(eager::Shape{32, 10}), 1), eager::DType::kInt32);
   MyModel model;
   eager::Adam optimizer;
   eager::GradientTape tape;
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   v.Assign(10.0f);
   ema.Apply();  // shadow -= (1 - decay) * (shadow - v), in float32
   std::cout << eager::Tensor::Vector<float>(
-                   {v.value().scalar<float>(), ema.Average(v)->value().scalar<float>()})
+                   {v.value().scalar<float>(), ema.AverageVariable(v)->value().scalar<float>()})
                    .ValuesString()
             << "\n";
 
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   for (const eager::Variable* var : variables) {
     writer.Add(var->shared_name(), var->value());
   }
-  writer.Add(ema.AverageName(v), ema.Average(v)->value());
+  writer.Add(ema.AverageName(v), ema.AverageVariable(v)->value());
   writer.Finish();
   eager::CheckpointState state;
   state.model_checkpoint_path = "model.ckpt";

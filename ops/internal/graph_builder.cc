@@ -111,7 +111,17 @@ std::optional<OutputSpec> TryInfer(const OpDef& op, std::span<const Tensor> inpu
 
 OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   bool fully_defined = true;
-  for (const Tensor& t : inputs) fully_defined = fully_defined && t.shape().IsFullyDefined();
+  bool unknown_rank = false;
+  for (const Tensor& t : inputs) {
+    fully_defined = fully_defined && t.shape().IsFullyDefined();
+    unknown_rank = unknown_rank || t.shape().unknown_rank();
+  }
+  if (unknown_rank) {
+    // Nothing is known about the result's shape; the dtype comes from the
+    // rule on stand-ins when it accepts them, else from the first input.
+    std::optional<OutputSpec> guess = TryInfer(op, inputs, attrs, 1);
+    return {Shape::UnknownRank(), guess ? guess->dtype : inputs[0].dtype()};
+  }
   try {
     if (fully_defined) return op.infer(inputs, attrs);
   } catch (const InvalidArgumentError& e) {
@@ -119,10 +129,13 @@ OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, con
   }
   // Unknown dimensions: run the rule with two different stand-in sizes; a
   // result dimension that changes with them depends on an unknown one.
-  // (Stand-ins are prime so that products and quotients differ too.)
-  std::optional<OutputSpec> a = TryInfer(op, inputs, attrs, 7919);
-  std::optional<OutputSpec> b = TryInfer(op, inputs, attrs, 7927);
-  if (a && b && a->shape.rank() == b->shape.rank()) {
+  // Primes first (products and quotients differ too), then highly composite
+  // sizes for rules that need divisibility (Reshape [?,?] to [3,-1]).
+  constexpr std::pair<int64_t, int64_t> kStandIns[] = {{7919, 7927}, {720720, 1441440}};
+  for (const auto& [first, second] : kStandIns) {
+    std::optional<OutputSpec> a = TryInfer(op, inputs, attrs, first);
+    std::optional<OutputSpec> b = a ? TryInfer(op, inputs, attrs, second) : std::nullopt;
+    if (!a || !b || a->shape.rank() != b->shape.rank()) continue;
     std::vector<int64_t> dims = a->shape.ToVector();
     for (int i = 0; i < a->shape.rank(); ++i) {
       if (a->shape.dim(i) != b->shape.dim(i)) dims[static_cast<size_t>(i)] = Shape::kUnknownDim;

@@ -46,9 +46,10 @@ bool IsDataFileOf(const std::string& file, const std::string& base) {
 
 int DeleteCheckpointFiles(const std::string& prefix, bool meta) {
   int removed = 0;
+  // The index first: once it is gone the checkpoint is invisible, so a kill
+  // between these removals never leaves a readable half.
   auto remove = [&](const fs::path& p) {
-    std::error_code ec;
-    if (fs::remove(p, ec)) ++removed;
+    if (internal::RemoveFileNoThrow(p.string())) ++removed;
   };
   remove(IndexFilename(prefix));
   if (meta) remove(prefix + ".meta");

@@ -24,7 +24,15 @@ void CheckPathHasNoNul(const std::string& path) {
   }
 }
 
+FileStepHook file_step_hook = nullptr;
+
+void Step(std::string_view step, const std::string& path) {
+  if (file_step_hook != nullptr) file_step_hook(step, path);
+}
+
 }  // namespace
+
+void SetFileStepHook(FileStepHook hook) { file_step_hook = hook; }
 
 void ThrowOsError(int err, std::string_view what, const std::string& path) {
   const std::string message = StrCat(what, " ", path, ": ", std::strerror(err));
@@ -47,6 +55,7 @@ WritableFile::WritableFile(std::string path, int fd, size_t buffer_size)
 
 std::unique_ptr<WritableFile> WritableFile::Create(const std::string& path, size_t buffer_size) {
   CheckPathHasNoNul(path);
+  Step("create", path);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) ThrowOsError(errno, "Cannot create file", path);
   return std::unique_ptr<WritableFile>(
@@ -61,6 +70,7 @@ void WritableFile::WriteAll(const char* data, size_t n) {
   written_ += n;
   while (n > 0) {
     // Linux writes at most ~2 GiB per call; larger tensors take several.
+    Step("write", path_);
     const ssize_t written = ::write(fd_, data, n);
     if (written < 0) {
       if (errno == EINTR) continue;
@@ -105,6 +115,7 @@ void WritableFile::Flush() {
 
 void WritableFile::Sync() {
   Flush();
+  Step("fsync", path_);
   if (::fsync(fd_) != 0) ThrowOsError(errno, "Cannot fsync", path_);
 }
 
@@ -113,6 +124,7 @@ void WritableFile::Close() {
   Flush();
   const int fd = fd_;
   fd_ = -1;
+  Step("close", path_);
   if (::close(fd) != 0) ThrowOsError(errno, "Cannot close", path_);
 }
 
@@ -179,16 +191,21 @@ std::string ReadFileToString(const std::string& path, uint64_t max_size) {
 }
 
 void RenameFile(const std::string& from, const std::string& to) {
+  Step("rename", to);
   if (::rename(from.c_str(), to.c_str()) != 0) {
     ThrowOsError(errno, StrCat("Cannot rename ", from, " to"), to);
   }
 }
 
-void RemoveFileNoThrow(const std::string& path) noexcept { ::unlink(path.c_str()); }
+bool RemoveFileNoThrow(const std::string& path) noexcept {
+  Step("unlink", path);
+  return ::unlink(path.c_str()) == 0;
+}
 
 void SyncDirectory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) ThrowOsError(errno, "Cannot open directory", dir);
+  Step("fsync directory", dir);
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
@@ -196,6 +213,7 @@ void SyncDirectory(const std::string& dir) {
 }
 
 void CreateDirectories(const std::string& dir) {
+  Step("create directories", dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) ThrowOsError(ec.value(), "Cannot create directory", dir);
@@ -209,10 +227,16 @@ std::string DirName(const std::string& path) {
 }
 
 uint64_t RandomUint64() {
-  static thread_local std::mt19937_64 engine = [] {
+  // Reseeded in a forked child: it inherits the parent's engine state, and
+  // two children would otherwise pick the same temporary names.
+  static thread_local pid_t seeded_for = 0;
+  static thread_local std::mt19937_64 engine;
+  if (seeded_for != ::getpid()) {
+    seeded_for = ::getpid();
     std::random_device device;
-    return std::mt19937_64((static_cast<uint64_t>(device()) << 32) ^ device());
-  }();
+    engine.seed((static_cast<uint64_t>(device()) << 32) ^ device() ^
+                static_cast<uint64_t>(seeded_for));
+  }
   return engine();
 }
 

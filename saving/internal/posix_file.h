@@ -84,15 +84,26 @@ bool FileExists(const std::string& path);
 // ResourceExhaustedError when it is larger than `max_size` bytes.
 std::string ReadFileToString(const std::string& path, uint64_t max_size);
 void RenameFile(const std::string& from, const std::string& to);
-// Removes `path` if it exists; never throws (used on error paths).
-void RemoveFileNoThrow(const std::string& path) noexcept;
+// Removes `path` if it exists; never throws (used on error paths). Returns
+// whether a file was removed.
+bool RemoveFileNoThrow(const std::string& path) noexcept;
 // fsync of a directory, so that renames in it survive a crash.
 void SyncDirectory(const std::string& dir);
 // Creates `dir` and its parents if missing.
 void CreateDirectories(const std::string& dir);
 // "a/b" for "a/b/c", "." for "c", "/" for "/c".
 std::string DirName(const std::string& path);
-// A random value for temporary file names.
+// A random value for temporary file names; processes forked from one parent
+// get different sequences.
 uint64_t RandomUint64();
+
+// Test seam for crash tests (tests/saving/kill_test.cc): when set, `hook` is
+// called just before every system call that changes files here: creating a
+// file, each write(2), fsync, close, rename, unlink, a directory's fsync or
+// creation. `step` says which. A test's hook counts the calls and SIGKILLs
+// the process at the Nth, to kill a save at every boundary in turn.
+// nullptr (the default) turns it off. Set it before any thread writes.
+using FileStepHook = void (*)(std::string_view step, const std::string& path);
+void SetFileStepHook(FileStepHook hook);
 
 }  // namespace eager::internal

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "saving/checkpoint_convert.h"
 #include "saving/checkpoint_tools.h"
 #include "saving/inspect_checkpoint.h"
 #include "saving/meta_graph_listing.h"
@@ -42,11 +43,47 @@ ExtraCommands::ExtraCommands(CLI::App& app) {
       "with its op type, inputs and attributes");
   meta_->add_option("FILE", path_a_, ".meta file, checkpoint prefix or saved_model.pb")->required();
   meta_->add_flag("--json", json_, "Print JSON");
+
+  convert_ = app.add_subcommand(
+      "convert",
+      "Convert SRC between name-based and object-based: an object-based SRC is written "
+      "name-based (each variable under its full_name); a name-based SRC object-based, given "
+      "--template (an object-based checkpoint of the model that will restore: variables "
+      "matched by name, name without _N suffixes, slot names, or the only equal dtype and "
+      "shape) or --mapping. Prints the mapping used");
+  convert_->add_option("SRC", path_a_, "Checkpoint prefix or directory")->required();
+  convert_->add_option("DST", path_b_, "Prefix to write (not with --dry-run)");
+  convert_->add_option("--template", template_, "Object-based checkpoint giving the structure");
+  convert_->add_option("--mapping", mapping_,
+                       "File of \"SOURCE TARGET\" lines: a target name, an object path "
+                       "(model/dense/kernel, or VAR/.OPTIMIZER_SLOT/OPTIMIZER/SLOT), or, with "
+                       "--template, a template variable's full_name");
+  convert_->add_flag("--allow-partial", allow_partial_,
+                     "Keep the template's value for variables nothing matches");
+  convert_->add_flag("--dry-run", dry_run_, "Print the mapping, write nothing");
 }
 
 bool ExtraCommands::parsed() const {
   return state_->parsed() || diff_->parsed() || stats_->parsed() || graph_->parsed() ||
-         meta_->parsed();
+         meta_->parsed() || convert_->parsed();
+}
+
+int ExtraCommands::RunConvert(std::ostream& out, std::ostream& err) const {
+  if (!dry_run_ && path_b_.empty()) {
+    err << "eager-ckpt: convert needs DST (or --dry-run)\n";
+    return kExitUsage;
+  }
+  ConvertOptions options;
+  if (!template_.empty()) options.template_prefix = ResolveCheckpointPath(template_);
+  if (!mapping_.empty()) options.mapping = ReadConversionMapping(mapping_);
+  options.allow_partial = allow_partial_;
+  const ConversionPlan plan = PlanConversion(ResolveCheckpointPath(path_a_), options);
+  PrintConversionPlan(plan, out);
+  if (!dry_run_) {
+    WriteConversion(plan, path_b_);
+    out << "wrote " << path_b_ << "\n";
+  }
+  return 0;
 }
 
 int ExtraCommands::Run(std::ostream& out, std::ostream& err) const {
@@ -62,6 +99,7 @@ int ExtraCommands::Run(std::ostream& out, std::ostream& err) const {
       PrintCheckpointDiff(a, b, diff, json_, out);
       return HasDifferences(diff) ? kExitDiffers : 0;
     }
+    if (convert_->parsed()) return RunConvert(out, err);
     if (meta_->parsed()) {
       PrintMetaGraphListing(ReadMetaGraphListing(path_a_), json_, out);
       return 0;

@@ -1,8 +1,8 @@
 #pragma once
 
-// eager-ckpt's `state`, `diff`, `stats`, `graph` and `meta` sub-commands (the command line
-// side; what they compute is saving/checkpoint_tools.h). Part of the eager-ckpt
-// executable only.
+// eager-ckpt's `state`, `diff`, `stats`, `graph`, `meta` and `convert` sub-commands (the command
+// line side; what they compute is saving/checkpoint_tools.h). Part of the eager-ckpt executable
+// only.
 
 #include <ostream>
 #include <string>
@@ -38,9 +38,16 @@ class ExtraCommands {
   CLI::App* stats_;
   CLI::App* graph_;
   CLI::App* meta_;
+  CLI::App* convert_;
   std::string path_a_;
   std::string path_b_;
   bool json_ = false;
+  std::string template_;
+  std::string mapping_;
+  bool allow_partial_ = false;
+  bool dry_run_ = false;
+
+  int RunConvert(std::ostream& out, std::ostream& err) const;
 };
 
 }  // namespace eager::ckpt_tool

@@ -25,7 +25,7 @@ TEST_F(ExponentialMovingAverageTest, GoldenValueFromTensorFlow) {
   Variable v(0.1f, "v");
   ExponentialMovingAverage ema(0.999);
   ema.Apply({&v});
-  Variable* shadow = ema.Average(v);
+  Variable* shadow = ema.AverageVariable(v);
   ASSERT_NE(shadow, nullptr);
   EXPECT_EQ(shadow->name(), "v/ExponentialMovingAverage:0");
   EXPECT_FALSE(shadow->trainable());
@@ -41,12 +41,12 @@ TEST_F(ExponentialMovingAverageTest, CreateAveragesCreatesWithoutUpdating) {
   Variable v(0.5f, "v");
   ExponentialMovingAverage ema(0.9);
   ema.CreateAverages({&v});
-  ASSERT_NE(ema.Average(v), nullptr);
+  ASSERT_NE(ema.AverageVariable(v), nullptr);
   v.Assign(10.0f);
   ema.CreateAverages({&v});  // already there: nothing changes
-  EXPECT_EQ(ema.Average(v)->value().scalar<float>(), 0.5f);
+  EXPECT_EQ(ema.AverageVariable(v)->value().scalar<float>(), 0.5f);
   ema.Apply({&v});  // now it moves
-  EXPECT_GT(ema.Average(v)->value().scalar<float>(), 0.5f);
+  EXPECT_GT(ema.AverageVariable(v)->value().scalar<float>(), 0.5f);
 }
 
 TEST_F(ExponentialMovingAverageTest, Float32OverSeveralStepsWithNumUpdates) {
@@ -64,7 +64,7 @@ TEST_F(ExponentialMovingAverageTest, Float32OverSeveralStepsWithNumUpdates) {
     for (size_t i = 0; i < 2; ++i) {
       shadow[i] = F(shadow[i] - double(F(double(F(double(shadow[i]) - value[i])) * one_minus)));
     }
-    ASSERT_EQ(ema.Average(v)->value().ToVector<float>(), shadow) << "n " << n;
+    ASSERT_EQ(ema.AverageVariable(v)->value().ToVector<float>(), shadow) << "n " << n;
   }
 }
 
@@ -79,7 +79,7 @@ TEST_F(ExponentialMovingAverageTest, Float64UsesTheFloat32OneMinusDecay) {
     v.Assign(Tensor::FromVector<double>({10.0 * step}, Shape{1}));
     ema.Apply();
     shadow = shadow - (shadow - 10.0 * step) * one_minus;
-    ASSERT_EQ(ema.Average(v)->value().scalar<double>(), shadow);
+    ASSERT_EQ(ema.AverageVariable(v)->value().scalar<double>(), shadow);
   }
 }
 
@@ -90,11 +90,11 @@ TEST_F(ExponentialMovingAverageTest, ApplyWithVariablesUpdatesOnlyThose) {
   a.Assign(3.0f);
   b.Assign(5.0f);
   ema.Apply({&a});
-  EXPECT_EQ(ema.Average(a)->value().scalar<float>(), 2.0f);
-  EXPECT_EQ(ema.Average(b)->value().scalar<float>(), 2.0f);
+  EXPECT_EQ(ema.AverageVariable(a)->value().scalar<float>(), 2.0f);
+  EXPECT_EQ(ema.AverageVariable(b)->value().scalar<float>(), 2.0f);
   ema.Apply();
-  EXPECT_EQ(ema.Average(a)->value().scalar<float>(), 2.5f);
-  EXPECT_EQ(ema.Average(b)->value().scalar<float>(), 3.5f);
+  EXPECT_EQ(ema.AverageVariable(a)->value().scalar<float>(), 2.5f);
+  EXPECT_EQ(ema.AverageVariable(b)->value().scalar<float>(), 3.5f);
 }
 
 TEST_F(ExponentialMovingAverageTest, NamesAndVariablesToRestore) {
@@ -103,17 +103,18 @@ TEST_F(ExponentialMovingAverageTest, NamesAndVariablesToRestore) {
   Variable step(int64_t{7}, "global_step", /*trainable=*/false);
   ExponentialMovingAverage ema(0.9);
   EXPECT_EQ(ema.AverageName(w), "layer1/weights/ExponentialMovingAverage");
-  EXPECT_EQ(ema.Average(w), nullptr);
+  EXPECT_EQ(ema.AverageVariable(w), nullptr);
   ema.Apply({&w});
-  EXPECT_EQ(ema.Average(w)->name(), "layer1/weights/ExponentialMovingAverage:0");
-  std::map<std::string, Variable*> restore = ema.VariablesToRestore({&w, &step, ema.Average(w)});
+  EXPECT_EQ(ema.AverageVariable(w)->name(), "layer1/weights/ExponentialMovingAverage:0");
+  std::map<std::string, Variable*> restore =
+      ema.VariablesToRestore({&w, &step, ema.AverageVariable(w)});
   ASSERT_EQ(restore.size(), 2u);
   EXPECT_EQ(restore.at("layer1/weights/ExponentialMovingAverage"), &w);
   EXPECT_EQ(restore.at("layer1/global_step"), &step);
   std::vector<Trackable::Child> children = ema.Children();
   ASSERT_EQ(children.size(), 1u);
   EXPECT_EQ(children[0].name, "layer1/weights/ExponentialMovingAverage");
-  EXPECT_EQ(children[0].object, ema.Average(w));
+  EXPECT_EQ(children[0].object, ema.AverageVariable(w));
 }
 
 TEST_F(ExponentialMovingAverageTest, RejectsNonFloatVariablesNamingThem) {
@@ -127,7 +128,7 @@ TEST_F(ExponentialMovingAverageTest, RejectsNonFloatVariablesNamingThem) {
     EXPECT_NE(std::string(e.what()).find("counter"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("int32"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(ema.Average(f), nullptr);  // nothing created
+  EXPECT_EQ(ema.AverageVariable(f), nullptr);  // nothing created
   EXPECT_THROW(ExponentialMovingAverage(1.5), InvalidArgumentError);
 }
 

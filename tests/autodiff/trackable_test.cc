@@ -114,7 +114,7 @@ TEST_F(TrackableTest, MovingAverageRejectsARestoredShadowOfTheWrongShape) {
         << e.what();
     EXPECT_NE(std::string(e.what()).find("[2]"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(ema.Average(v), nullptr);  // nothing half-created
+  EXPECT_EQ(ema.AverageVariable(v), nullptr);  // nothing half-created
 }
 
 TEST_F(TrackableTest, OptimizerSlotsAreRestoredOnCreation) {

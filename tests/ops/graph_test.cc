@@ -237,8 +237,16 @@ TEST(GraphTest, PlaceholderWithUnknownDimsChecksFeeds) {
                 sess.Run(y, {{x, Tensor::Zeros(Shape{2, 3}, DType::kFloat64)}});
               }),
               HasSubstr("Cannot feed value of dtype float64"));
-  // A shape that cannot work is refused when building, as eagerly.
-  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { Reshape(x, {4, -1}); }), HasSubstr("Reshape: "));
+  // Whether [?,3] fits [4,-1] depends on the feed (TF: a static [4,?]).
+  Tensor four_rows = Reshape(x, {4, -1});
+  EXPECT_EQ(four_rows.shape().ToString(), "[4,?]");
+  EXPECT_EQ(sess.Run(four_rows, {{x, Tensor::Zeros(Shape{4, 3})}}).shape(), (Shape{4, 3}));
+  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] {
+                sess.Run(four_rows, {{x, batch}});
+              }),
+              HasSubstr("[[{{node Reshape_1}}]]"));
+  // A shape that cannot work whatever the feed is refused when building, as eagerly.
+  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { MatMul(x, x); }), HasSubstr("MatMul: "));
   // A kernel error names the node, TF's way, and keeps its kind.
   Tensor ids = Placeholder(DType::kInt32, Shape::Partial({-1}), "ids");
   Tensor rows = Gather(w, ids);
@@ -353,11 +361,14 @@ TEST(GraphTest, OnlyTheFetchedSubgraphRuns) {
 TEST(GraphTest, ImportedNodesRunWithTheSameKernels) {
   // As ImportMetaGraph would add them: TF 1.x's "Add", nodes out of order.
   Graph graph;
+  // Without output specs, as a NodeDef without "_output_shapes" comes.
   Node add{.name = "add", .op = "Add", .inputs = {"a", "b"}};
   add.attrs = {{"T", DType::kFloat32}};
-  add.output_dtypes = {DType::kFloat32};
-  add.output_shapes = {Shape{2}};
   graph.AddNode(add);
+  EXPECT_EQ(graph.TensorByName("add:0").dtype(), DType::kFloat32);
+  EXPECT_TRUE(graph.TensorByName("add:0").shape().unknown_rank());
+  EXPECT_EQ(graph.TensorByName("add:0").DebugString(),
+            "Tensor(\"add:0\", shape=<unknown>, dtype=float32)");
   for (const char* name : {"a", "b"}) {
     Node c{.name = name, .op = "Const"};
     c.attrs = {{"dtype", DType::kFloat32},
@@ -387,6 +398,32 @@ TEST(GraphTest, ImportedNodesRunWithTheSameKernels) {
   sess.Run(graph.OperationByName("v/Assign"));
   EXPECT_EQ(var.stored_value().ToVector<float>(), (std::vector<float>{2, 7}));
   EXPECT_EQ(sess.Run("v:0").ToVector<float>(), (std::vector<float>{2, 7}));
+  // New ops on imported tensors of unknown rank.
+  Graph::AsDefault in(graph);
+  Tensor twice = graph.TensorByName("add:0") * 2.0;
+  EXPECT_TRUE(twice.shape().unknown_rank());
+  EXPECT_EQ(twice.dtype(), DType::kFloat32);
+  EXPECT_EQ(sess.Run(twice).ToVector<float>(), (std::vector<float>{4, 14}));
+  EXPECT_EQ(graph.FindNode("b")->output_shapes[0], Shape{2});  // from the Const's value
+}
+
+TEST(GraphTest, DefaultOutputSpecsFollowNodeDefAttributes) {
+  Node restore{.name = "save/RestoreV2", .op = "RestoreV2"};
+  restore.attrs = {{"dtypes", std::vector<DType>{DType::kFloat32, DType::kInt64}}};
+  SetDefaultOutputSpecs(restore);
+  EXPECT_THAT(restore.output_dtypes, ElementsAre(DType::kFloat32, DType::kInt64));
+  Node eq{.name = "eq", .op = "Equal"};
+  eq.attrs = {{"T", DType::kInt32}, {"_output_shapes", std::vector<Shape>{Shape{3}}}};
+  SetDefaultOutputSpecs(eq);
+  EXPECT_THAT(eq.output_dtypes, ElementsAre(DType::kBool));
+  EXPECT_THAT(eq.output_shapes, ElementsAre(Shape{3}));
+  Node ph{.name = "x", .op = "Placeholder"};
+  ph.attrs = {{"dtype", DType::kFloat32}, {"shape", Shape::Partial({-1, 2})}};
+  SetDefaultOutputSpecs(ph);
+  EXPECT_EQ(ph.output_shapes[0].ToString(), "[?,2]");
+  Node noop{.name = "init", .op = "NoOp", .inputs = {"^a"}};
+  SetDefaultOutputSpecs(noop);
+  EXPECT_TRUE(noop.output_dtypes.empty());
 }
 
 TEST(GraphTest, TensorsFromAnotherGraphAreRefused) {
@@ -417,6 +454,39 @@ TEST(GraphTest, VariablesAndGraphsMayDieInEitherOrder) {
   EXPECT_EQ(w->value().name(), "w/read:0");
   w->Assign(Tensor(3.0f));
   EXPECT_EQ(w->stored_value().scalar<float>(), 3.0f);
+}
+
+}  // namespace
+}  // namespace eager
+
+namespace eager {
+namespace {
+
+TEST(GraphLookupTest, ByNameWithDidYouMean) {
+  Graph graph;
+  Graph::AsDefault in(graph);
+  Variable v1(1.0f, "v1"), v2(2.0f, "v2");
+  Tensor sum = v1 + v2;
+  Tensor sum2 = sum + v2;
+  EXPECT_EQ(graph.TensorByName("add:0").name(), "add:0");
+  EXPECT_EQ(graph.TensorByName("add_1:0").id(), sum2.id());  // the same symbolic tensor
+  EXPECT_EQ(graph.OperationByName("v1/Assign").node().op, "Assign");
+  EXPECT_EQ(graph.OperationOf(sum).name(), "add");
+
+  EXPECT_THAT(ErrorOf<NotFoundError>([&] { graph.TensorByName("add_2:0"); }),
+              HasSubstr("The name 'add_2:0' refers to a Tensor which does not exist. The "
+                        "operation, 'add_2', does not exist in the graph. Did you mean "
+                        "'add_1:0', 'add:0'"));
+  EXPECT_THAT(ErrorOf<NotFoundError>([&] { graph.TensorByName("add:1"); }),
+              HasSubstr("exists but only has 1 outputs"));
+  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { graph.TensorByName("add"); }),
+              HasSubstr("looks like an (invalid) Operation name, not a Tensor"));
+  EXPECT_THAT(ErrorOf<NotFoundError>([&] { graph.OperationByName("v1/asign"); }),
+              HasSubstr("Did you mean 'v1/Assign'"));
+  EXPECT_THAT(ErrorOf<NotFoundError>([] { Graph().OperationByName("x"); }),
+              HasSubstr("The graph is empty"));
+  Session sess(graph);
+  EXPECT_THAT(ErrorOf<NotFoundError>([&] { sess.Run("ad:0"); }), HasSubstr("Did you mean 'add:0'"));
 }
 
 }  // namespace

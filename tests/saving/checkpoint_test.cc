@@ -390,7 +390,7 @@ TEST(CheckpointTest, EmaShadowsSaveAndRestore) {
     ema.Apply({&v});
     v.Assign(Tensor::Vector<float>({3, 4}));
     ema.Apply();
-    shadow = ema.Average(v)->value().ToVector<float>();
+    shadow = ema.AverageVariable(v)->value().ToVector<float>();
     Checkpoint checkpoint({{"v", &v}, {"ema", &ema}});
     path = checkpoint.Save(dir + "/ckpt");
     EXPECT_TRUE(
@@ -404,7 +404,7 @@ TEST(CheckpointTest, EmaShadowsSaveAndRestore) {
   EXPECT_EQ(v.value().ToVector<float>(), (std::vector<float>{3, 4}));
   ema.Apply({&v});  // the shadow is created with its saved value, then updated
   const float expected0 = shadow[0] - (shadow[0] - 3.0f) * (1.0f - 0.9f);
-  EXPECT_FLOAT_EQ(ema.Average(v)->value().ToVector<float>()[0], expected0);
+  EXPECT_FLOAT_EQ(ema.AverageVariable(v)->value().ToVector<float>()[0], expected0);
   status.AssertConsumed();
 }
 

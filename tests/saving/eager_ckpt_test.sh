@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# eager-ckpt end to end: state, diff, stats, graph and meta on every case of the realdata
+# eager-ckpt end to end: state, diff, stats, graph, meta and convert on every case of the realdata
 # folder and on what eager writes; exit codes as --help documents them;
 # errors on stderr only.
 #   eager_ckpt_test.sh EAGER_CKPT QUICKSTART REALDATA_DIR WORK_DIR
@@ -152,6 +152,33 @@ else
   grep -q "eager-ckpt: DataLoss error: .*model.ckpt.index" <<<"$err" || fail "meta of an .index: $err"
   expect 1 "$ckpt" meta "$work/no/such.meta"
   grep -q "eager-ckpt: NotFound error: No meta graph at $work/no/such.meta" <<<"$err" || fail "meta missing: $err"
+
+  # convert: object -> name on real Keras files (each variable under its
+  # full_name, the same values), name -> object with a mapping file.
+  c=$work/convert && mkdir -p "$c"
+  expect 0 "$ckpt" convert "$realdata/tf2_keras_sharded2_iris/model.ckpt" "$c/iris"
+  grep -q '^sequential/dense_1/kernel <- layer-2/kernel/.ATTRIBUTES/VARIABLE_VALUE  (full_name)$' <<<"$out" \
+    || fail "convert iris: $out"
+  expect 0 "$ckpt" verify "$c/iris"
+  a=$("$ckpt" dump "$realdata/tf2_keras_sharded2_iris/model.ckpt" layer-2/kernel/.ATTRIBUTES/VARIABLE_VALUE --limit 0 | cut -d: -f2-)
+  b=$("$ckpt" dump "$c/iris" sequential/dense_1/kernel --limit 0 | cut -d: -f2-)
+  [ -n "$a" ] && [ "$a" = "$b" ] || fail "converted values differ"
+  printf 'v model/v\nv1_1 model/v1\nfoo/bar/v model/foo/bar/v\n' >"$c/map.txt"
+  expect 0 "$ckpt" convert "$realdata/tf1_saver_scopes_tiny/model.ckpt" "$c/scopes" --mapping "$c/map.txt" --dry-run
+  grep -q '^model/v1/.ATTRIBUTES/VARIABLE_VALUE <- v1_1  (mapping)$' <<<"$out" || fail "convert dry run: $out"
+  grep -q '^unused: foo1/v$' <<<"$out" || fail "convert unused: $out"
+  [ ! -e "$c/scopes.index" ] || fail "--dry-run wrote $c/scopes.index"
+  expect 0 "$ckpt" convert "$realdata/tf1_saver_scopes_tiny/model.ckpt" "$c/scopes" --mapping "$c/map.txt"
+  expect 0 "$ckpt" graph "$c/scopes"
+  grep -q '^          .VARIABLE_VALUE = model/foo/bar/v/.ATTRIBUTES/VARIABLE_VALUE  float32\[1\]  (foo/bar/v)$' <<<"$out" \
+    || fail "graph of the converted checkpoint: $out"
+  if [ -f "$tfckpt" ]; then
+    python3 "$tfckpt" verify "$c/iris" >/dev/null 2>&1 || fail "tfckpt.py verify $c/iris"
+    python3 "$tfckpt" verify "$c/scopes" >/dev/null 2>&1 || fail "tfckpt.py verify $c/scopes"
+  fi
+  expect 1 "$ckpt" convert "$realdata/tf1_saver_scopes_tiny/model.ckpt" "$c/none"
+  grep -q 'is name-based: converting it to object-based needs a template' <<<"$err" || fail "convert without mapping: $err"
+  expect 2 "$ckpt" convert "$realdata/tf1_saver_scopes_tiny/model.ckpt"
 
   # The legacy V1 negative case is rejected clearly.
   expect 1 "$ckpt" stats "$realdata/legacy_v1_session_bundle_half_plus_two/00000123/export-00000-of-00001"

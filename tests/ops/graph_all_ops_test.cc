@@ -1,0 +1,196 @@
+// Every op in AllOps(), added to a graph and run by a Session, equals its
+// eager result bit for bit: the node record (TF attributes, input attrs as
+// Const inputs) carries everything the kernel needs. Inputs are fed
+// placeholders of known shape, of unknown dimensions, or Const nodes.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ops/array_ops.h"
+#include "ops/bias_add.h"
+#include "ops/binary_ops.h"
+#include "ops/execute.h"
+#include "ops/graph_ops.h"
+#include "ops/internal/graph_builder.h"
+#include "ops/matmul.h"
+#include "ops/nn_ops.h"
+#include "ops/random_ops.h"
+#include "ops/reduction_ops.h"
+#include "ops/session.h"
+#include "ops/unary_ops.h"
+#include "runtime/graph.h"
+
+namespace eager {
+namespace {
+
+struct OpCase {
+  std::string name;
+  const OpDef* op;
+  std::vector<Tensor> inputs;
+  Attrs attrs;
+};
+
+Tensor Floats(const Shape& shape, uint64_t seed, double lo = -2.0, double hi = 2.0) {
+  return RandomUniform(shape, seed, lo, hi, DType::kFloat32);
+}
+
+std::vector<OpCase> Cases() {
+  const Shape m{2, 3};
+  std::vector<OpCase> c;
+  c.push_back({"AddV2", &kAddOp, {Floats(m, 1), Floats(Shape{3}, 2)}, {}});
+  c.push_back({"Sub", &kSubOp, {Floats(m, 3), Floats(m, 4)}, {}});
+  c.push_back({"Mul", &kMulOp, {Floats(Shape{2, 1}, 5), Floats(m, 6)}, {}});
+  c.push_back({"RealDiv", &kDivOp, {Floats(m, 7), Floats(m, 8, 0.5, 2.0)}, {}});
+  c.push_back({"Pow", &kPowOp, {Floats(m, 9, 0.5, 2.0), Floats(m, 10)}, {}});
+  c.push_back({"Maximum", &kMaximumOp, {Floats(m, 11), Floats(m, 12)}, {}});
+  c.push_back({"Minimum", &kMinimumOp, {Floats(m, 13), Floats(m, 14)}, {}});
+  c.push_back({"Equal",
+               &kEqualOp,
+               {Tensor::Vector<int32_t>({1, 2, 3}), Tensor::Vector<int32_t>({1, 0, 3})},
+               {}});
+  for (const OpDef* op : {&kNegOp, &kExpOp, &kSquareOp, &kReluOp, &kSigmoidOp, &kTanhOp,
+                          &kStopGradientOp, &kIdentityOp, &kSoftmaxOp, &kLogSoftmaxOp}) {
+    c.push_back({std::string(op->type), op, {Floats(m, 15)}, {}});
+  }
+  c.push_back({"Log", &kLogOp, {Floats(m, 16, 0.1, 3.0)}, {}});
+  c.push_back({"Sqrt", &kSqrtOp, {Floats(m, 17, 0.1, 3.0)}, {}});
+  c.push_back({"ReluGrad", &kReluGradOp, {Floats(m, 18), Floats(m, 19)}, {}});
+  c.push_back({"MatMul",
+               &kMatMulOp,
+               {Floats(m, 20), Floats(Shape{4, 3}, 21)},
+               Attrs{{"transpose_a", false}, {"transpose_b", true}}});
+  c.push_back({"Sum",
+               &kSumOp,
+               {Floats(m, 22)},
+               Attrs{{"axis", std::vector<int64_t>{1}}, {"keep_dims", true}}});
+  c.push_back({"Mean",
+               &kMeanOp,
+               {Floats(m, 23)},
+               Attrs{{"axis", std::vector<int64_t>{0}}, {"keep_dims", false}}});
+  c.push_back({"Max",
+               &kMaxOp,
+               {Floats(m, 24)},
+               Attrs{{"axis", std::vector<int64_t>{0, 1}}, {"keep_dims", false}}});
+  c.push_back({"ArgMax",
+               &kArgMaxOp,
+               {Floats(m, 25)},
+               Attrs{{"axis", int64_t{1}}, {"output_type", DType::kInt64}}});
+  c.push_back(
+      {"Reshape", &kReshapeOp, {Floats(m, 26)}, Attrs{{"shape", std::vector<int64_t>{3, -1}}}});
+  c.push_back({"Transpose",
+               &kTransposeOp,
+               {Floats(Shape{2, 3, 4}, 27)},
+               Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}});
+  c.push_back({"ConcatV2",
+               &kConcatOp,
+               {Floats(Shape{2, 1}, 28), Floats(m, 29), Floats(Shape{2, 2}, 30)},
+               Attrs{{"axis", int64_t{1}}}});
+  c.push_back(
+      {"Slice",
+       &kSliceOp,
+       {Floats(Shape{3, 4}, 31)},
+       Attrs{{"begin", std::vector<int64_t>{1, 1}}, {"size", std::vector<int64_t>{2, -1}}}});
+  c.push_back({"GatherV2",
+               &kGatherOp,
+               {Floats(Shape{4, 3}, 32), Tensor::Vector<int32_t>({2, 0, 3})},
+               Attrs{{"axis", int64_t{0}}, {"batch_dims", int64_t{0}}}});
+  c.push_back({"UnsortedSegmentSum",
+               &kUnsortedSegmentSumOp,
+               {Floats(Shape{4, 2}, 33), Tensor::Vector<int64_t>({1, 0, 1, 2})},
+               Attrs{{"num_segments", int64_t{3}}}});
+  c.push_back({"OneHot",
+               &kOneHotOp,
+               {Tensor::Vector<int32_t>({0, 3, 1, 7})},
+               Attrs{{"depth", int64_t{4}},
+                     {"on_value", 2.5},
+                     {"off_value", -1.0},
+                     {"axis", int64_t{-1}},
+                     {"T", DType::kFloat32}}});
+  c.push_back({"Cast",
+               &kCastOp,
+               {Floats(m, 34, -5, 5)},
+               Attrs{{"SrcT", DType::kFloat32}, {"DstT", DType::kInt32}}});
+  c.push_back(
+      {"BroadcastTo", &kBroadcastToOp, {Floats(Shape{3}, 35)}, Attrs{{"shape", Shape{2, 3}}}});
+  c.push_back({"SparseSoftmaxCrossEntropyWithLogits",
+               &kSparseSoftmaxCrossEntropyOp,
+               {Floats(Shape{3, 4}, 36), Tensor::Vector<int32_t>({3, 0, 1})},
+               {}});
+  c.push_back({"BiasAdd", &kBiasAddOp, {Floats(m, 37), Floats(Shape{3}, 38)}, {}});
+  return c;
+}
+
+enum class Feed { kKnownShapes, kUnknownDims, kConstants };
+
+// The op in a fresh graph on inputs fed as `feed` says, run by a Session.
+Tensor RunInGraph(const OpCase& c, Feed feed) {
+  Graph graph;
+  Graph::AsDefault in(graph);
+  std::vector<Tensor> inputs;
+  Feeds feeds;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Tensor& value = c.inputs[i];
+    if (feed == Feed::kConstants) {
+      inputs.push_back(Constant(value));
+      continue;
+    }
+    Shape shape = value.shape();
+    if (feed == Feed::kUnknownDims) {
+      std::vector<int64_t> dims(static_cast<size_t>(shape.rank()), Shape::kUnknownDim);
+      shape = Shape::Partial(dims);
+    }
+    inputs.push_back(Placeholder(value.dtype(), shape, "input"));
+    feeds.emplace_back(inputs.back(), value);
+  }
+  Tensor out = Execute(*c.op, inputs, c.attrs);
+  EXPECT_TRUE(out.is_symbolic());
+  const Node& node = graph.node(graph.OperationOf(out).index());
+  EXPECT_EQ(node.op, c.op->type);
+  // Attributes that TF passes as inputs are inputs, not attributes.
+  for (const InputAttr& a : c.op->input_attrs) EXPECT_EQ(node.FindAttr(a.attr), nullptr) << a.attr;
+  EXPECT_EQ(node.inputs.size(), c.inputs.size() + c.op->input_attrs.size());
+  Session sess(graph);
+  Tensor value = sess.Run(out, feeds);
+  EXPECT_TRUE(out.shape().IsCompatibleWith(value.shape()))
+      << "static " << out.shape() << " vs run " << value.shape();
+  EXPECT_EQ(out.dtype(), value.dtype());
+  return value;
+}
+
+void ExpectSameTensor(const Tensor& got, const Tensor& want) {
+  ASSERT_EQ(got.dtype(), want.dtype());
+  ASSERT_EQ(got.shape(), want.shape());
+  ASSERT_EQ(got.bytes().size(), want.bytes().size());
+  EXPECT_EQ(std::memcmp(got.bytes().data(), want.bytes().data(), got.bytes().size()), 0)
+      << "graph " << got << " vs eager " << want;
+}
+
+class GraphAllOpsTest : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(GraphAllOpsTest, SessionEqualsEager) {
+  const OpCase& c = GetParam();
+  const Tensor eager = Execute(*c.op, c.inputs, c.attrs);
+  for (Feed feed : {Feed::kKnownShapes, Feed::kUnknownDims, Feed::kConstants}) {
+    SCOPED_TRACE(static_cast<int>(feed));
+    ExpectSameTensor(RunInGraph(c, feed), eager);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, GraphAllOpsTest, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// A new op in AllOps() cannot skip the check above.
+TEST(GraphAllOpsCoverageTest, EveryOpHasACase) {
+  std::set<const OpDef*> covered;
+  for (const OpCase& c : Cases()) covered.insert(c.op);
+  for (const OpDef* op : AllOps()) {
+    EXPECT_TRUE(covered.count(op)) << op->type << " has no case in graph_all_ops_test.cc";
+  }
+}
+
+}  // namespace
+}  // namespace eager
