@@ -3,13 +3,10 @@
 #include <algorithm>
 
 #include "autodiff/internal/writable_value.h"
-<<<<<<< HEAD
-#include "runtime/internal/tensor_access.h"
-=======
 #include "ops/array_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/operators.h"
->>>>>>> main
+#include "runtime/internal/tensor_access.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
 
