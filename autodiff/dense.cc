@@ -1,11 +1,13 @@
 #include "autodiff/dense.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "ops/binary_ops.h"
 #include "ops/matmul.h"
 #include "ops/random_ops.h"
+#include "runtime/graph.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -66,6 +68,10 @@ Tensor Dense::Call(const Tensor& x) {
   EAGER_CHECK(x.dtype() == kernel_->dtype() && x.shape().dim(1) == kernel_->shape().dim(0),
               "Dense '", name(), "': built for ", kernel_->dtype(), " inputs of shape [batch,",
               kernel_->shape().dim(0), "], got ", x.dtype(), " of shape ", x.shape());
+  // In a graph the layer's nodes go under its scope, as Keras's __call__
+  // ("dense/MatMul"); eager skips the cost of opening a scope.
+  std::optional<NameScope> scope;
+  if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
   Tensor y = MatMul(x, kernel_->value());
   if (bias_ != nullptr) y = Add(y, bias_->value());
   return activation_ ? activation_(y) : y;

@@ -401,6 +401,12 @@ MetaGraph ReadMetaGraph(const std::string& path) {
   return FromProto(ParseFile<pb::MetaGraphDef>(path, "MetaGraphDef"), path);
 }
 
+MetaGraph ReadGraphDef(const std::string& path) {
+  pb::MetaGraphDef wrapper;
+  *wrapper.mutable_graph_def() = ParseFile<pb::GraphDef>(path, "GraphDef");
+  return FromProto(wrapper, path);
+}
+
 std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path) {
   const pb::SavedModel model = ParseFile<pb::SavedModel>(path, "SavedModel");
   std::vector<MetaGraph> out;

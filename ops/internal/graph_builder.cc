@@ -208,8 +208,26 @@ Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs,
   return graph.Output(graph.AddNode(std::move(node)), 0);
 }
 
+// TF's OpDef defaults for the attributes our kernels read: a NodeDef may
+// omit them (MetaGraphDef.meta_info_def.stripped_default_attrs).
+void SetTfDefaults(const OpDef& op, Attrs& attrs) {
+  const std::string_view t = op.type;
+  if (t == "MatMul") {
+    attrs.Set("transpose_a", false).Set("transpose_b", false);
+  } else if (t == "Sum" || t == "Mean" || t == "Max") {
+    attrs.Set("keep_dims", false);
+  } else if (t == "ArgMax") {
+    attrs.Set("output_type", DType::kInt64);
+  } else if (t == "GatherV2") {
+    attrs.Set("batch_dims", int64_t{0});
+  } else if (t == "OneHot") {
+    attrs.Set("axis", int64_t{-1});
+  }
+}
+
 Attrs KernelAttrs(const Node& node, const OpDef& op, std::span<const Tensor> input_attr_values) {
   Attrs attrs;
+  SetTfDefaults(op, attrs);
   for (const auto& [name, value] : node.attrs) {
     if (std::optional<AttrValue> v = ToAttrValue(value)) attrs.Set(name, std::move(*v));
   }

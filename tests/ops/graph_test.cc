@@ -407,6 +407,26 @@ TEST(GraphTest, ImportedNodesRunWithTheSameKernels) {
   EXPECT_EQ(graph.FindNode("b")->output_shapes[0], Shape{2});  // from the Const's value
 }
 
+TEST(GraphTest, ImportedNodesMayOmitAttributesWithTfDefaults) {
+  Graph graph;
+  for (const char* name : {"a", "b"}) {
+    Node c{.name = name, .op = "Const"};
+    c.attrs = {{"dtype", DType::kFloat32}, {"value", Tensor::Matrix<float>({{1, 2}, {3, 4}})}};
+    graph.AddNode(c);
+  }
+  Node mm{.name = "MatMul", .op = "MatMul", .inputs = {"a", "b"}};
+  mm.attrs = {{"T", DType::kFloat32}};  // no transpose_a / transpose_b: TF's default false
+  graph.AddNode(mm);
+  Node axes{.name = "axes", .op = "Const"};
+  axes.attrs = {{"dtype", DType::kInt32}, {"value", Tensor::Vector<int32_t>({1})}};
+  graph.AddNode(axes);
+  Node sum{.name = "Sum", .op = "Sum", .inputs = {"MatMul", "axes"}};
+  sum.attrs = {{"T", DType::kFloat32}, {"Tidx", DType::kInt32}};  // no keep_dims
+  graph.AddNode(sum);
+  Session sess(graph);
+  EXPECT_EQ(sess.Run("Sum:0").ToVector<float>(), (std::vector<float>{17, 37}));
+}
+
 TEST(GraphTest, DefaultOutputSpecsFollowNodeDefAttributes) {
   Node restore{.name = "save/RestoreV2", .op = "RestoreV2"};
   restore.attrs = {{"dtypes", std::vector<DType>{DType::kFloat32, DType::kInt64}}};
