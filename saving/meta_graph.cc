@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "runtime/errors.h"
+#include "runtime/internal/tensor_access.h"
 #include "saving/internal/directory_lock.h"
 #include "saving/internal/posix_file.h"
 #include "saving/proto/meta_graph.pb.h"
