@@ -49,5 +49,7 @@
 #include "saving/checkpoint.h"
 #include "saving/checkpoint_manager.h"
 #include "saving/checkpoint_state.h"
+#include "saving/graph_meta_graph.h"
+#include "saving/meta_graph.h"
 #include "saving/saver.h"
 #include "saving/summary_writer.h"

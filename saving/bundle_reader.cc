@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "runtime/internal/tensor_access.h"
 #include "saving/bundle_files.h"
 #include "saving/internal/coding.h"
 #include "saving/internal/crc32c.h"
@@ -31,6 +32,40 @@ std::string ShapeText(const std::vector<int64_t>& dims) {
     text += std::to_string(dims[i]);
   }
   return text + "]";
+}
+
+// Bytes per element of TF's fixed-size dtypes (FORMAT.md 2.5); 0 for
+// DT_STRING, DT_RESOURCE, DT_VARIANT and unknown values.
+int TfFixedSizeBytes(int tf_dtype) {
+  switch (tf_dtype) {
+    case 4:
+    case 6:
+    case 10:
+    case 11:
+    case 12:  // uint8 int8 bool qint8 quint8
+      return 1;
+    case 5:
+    case 14:
+    case 15:
+    case 16:
+    case 17:
+    case 19:  // int16 bf16 qint16 quint16 uint16 half
+      return 2;
+    case 1:
+    case 3:
+    case 13:
+    case 22:  // float int32 qint32 uint32
+      return 4;
+    case 2:
+    case 8:
+    case 9:
+    case 23:  // double complex64 int64 uint64
+      return 8;
+    case 18:  // complex128
+      return 16;
+    default:
+      return 0;
+  }
 }
 
 // Whether `path` is a regular file ending in the LevelDB table magic.
@@ -294,6 +329,39 @@ Tensor BundleReader::Read(std::string_view key) const {
   const EntryBytes bytes{key, entry, DataFileOf(key, entry)};
   if (*entry.dtype == DType::kString) return ReadStringTensor(bytes);
   return ReadFixedSizeTensor(bytes);
+}
+
+void BundleReader::VerifyChecksum(std::string_view key) const {
+  const Entry& entry = GetEntry(key);
+  if (entry.dtype && entry.num_slices == 0 &&
+      entry.dims.size() <= static_cast<size_t>(Shape::kMaxRank)) {
+    (void)Read(key);
+    return;
+  }
+  const int width = TfFixedSizeBytes(entry.tf_dtype);
+  if (width == 0 || entry.num_slices > 0) {
+    throw UnimplementedError(StrCat(
+        "Key ", key, " in checkpoint ", prefix_, " has dtype ", TfDataTypeName(entry.tf_dtype),
+        entry.num_slices > 0 ? " and is sliced" : "", ", whose checksum eager cannot check"));
+  }
+  int64_t expected = 1;
+  for (int64_t d : entry.dims) expected *= d;  // validated at load: no overflow
+  if (__builtin_mul_overflow(expected, int64_t{width}, &expected) || expected != entry.size) {
+    throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
+                               entry.size, "; expected size ", expected, " for ",
+                               ShapeText(entry.dims), " ", TfDataTypeName(entry.tf_dtype), " in ",
+                               index_path_));
+  }
+  const EntryBytes bytes{key, entry, DataFileOf(key, entry)};
+  std::string chunk(static_cast<size_t>(std::min<int64_t>(entry.size, kReadChunkSize)), '\0');
+  uint32_t crc = 0;
+  for (int64_t done = 0; done < entry.size;) {
+    const size_t len = static_cast<size_t>(std::min<int64_t>(entry.size - done, kReadChunkSize));
+    bytes.ReadExactly(static_cast<uint64_t>(done), len, chunk.data());
+    crc = crc32c::Extend(crc, chunk.data(), len);
+    done += static_cast<int64_t>(len);
+  }
+  bytes.CheckCrc(crc);
 }
 
 const internal::RandomAccessFile& BundleReader::DataFileOf(std::string_view key,

@@ -92,6 +92,14 @@ class BundleReader {
   // the entry (short file, bad string lengths, checksum mismatch).
   Tensor Read(std::string_view key) const;
 
+  // Checks the stored checksum of `key` whatever its dtype: a dtype eager
+  // reads is Read in full; a fixed-size dtype eager lacks (half, bfloat16,
+  // complex, small ints, ...) is checksummed over its raw bytes, in pieces
+  // (memory stays small). Throws DataLossError on a mismatch, and
+  // UnimplementedError naming the key when its checksum cannot be checked
+  // (DT_VARIANT, DT_RESOURCE, an unknown dtype, a sliced entry).
+  void VerifyChecksum(std::string_view key) const;
+
  private:
   // One entry's bytes in its data file, with the errors that name them.
   struct EntryBytes {

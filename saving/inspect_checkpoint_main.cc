@@ -52,10 +52,14 @@ int main(int argc, char** argv) {
            : eager::DumpTensor(reader, key, limit, std::cout);
     } else {
       const eager::VerifyResult result = eager::VerifyCheckpoint(reader);
+      if (!result.unchecked.empty()) {
+        std::fprintf(stderr, "eager-ckpt: FAILED: %zu entries of %s could not be checked:\n",
+                     result.unchecked.size(), reader.prefix().c_str());
+        for (const std::string& why : result.unchecked) std::fprintf(stderr, "  %s\n", why.c_str());
+        return 1;
+      }
       std::cout << "OK: " << reader.prefix() << ": " << result.tensors << " tensors, "
-                << result.bytes << " bytes verified";
-      if (result.skipped > 0) std::cout << "; " << result.skipped << " not readable by eager";
-      std::cout << "\n";
+                << result.bytes << " bytes verified\n";
     }
   } catch (const eager::Error& e) {
     std::fprintf(stderr, "eager-ckpt: %s error: %s\n",

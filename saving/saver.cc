@@ -7,16 +7,20 @@
 #include <sstream>
 
 #include "runtime/errors.h"
+#include "runtime/graph.h"
 #include "runtime/live_variables.h"
 #include "runtime/variable.h"
 #include "saving/bundle_files.h"
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
 #include "saving/checkpoint_state.h"
+#include "saving/graph_meta_graph.h"
 #include "saving/internal/checkpoint_retention.h"
 #include "saving/internal/closest_keys.h"
 #include "saving/internal/directory_lock.h"
 #include "saving/internal/posix_file.h"
+#include "saving/internal/saver_graph.h"
+#include "saving/internal/tf_op_defs.h"
 
 namespace eager {
 namespace {
@@ -175,28 +179,28 @@ std::string StoredPath(const std::string& path, const std::string& save_dir,
 
 Saver::Saver() : Saver(SaverOptions{}) {}
 
-Saver::Saver(const SaverOptions& options) : Saver(LiveVariables(), options) {
-  EAGER_CHECK(!variables_.empty(),
-              "Saver: there are no variables to save (no live variable in "
-              "the default name registry)");
+Saver::Saver(const SaverOptions& options)
+    : Saver(Graph::Current() != nullptr ? Graph::Current()->GlobalVariables() : LiveVariables(),
+            options) {
+  EAGER_CHECK(!variables_.empty(), "Saver: there are no variables to save (no ",
+              graph_ != nullptr ? "global variable in the default graph"
+                                : "live variable in the default name registry",
+              ")");
 }
 
 Saver::Saver(const std::vector<Variable*>& var_list, SaverOptions options)
-    : variables_(KeyedByName(var_list)),
-      options_(std::move(options)),
-      next_checkpoint_time_(Now() + options_.keep_checkpoint_every_n_hours * 3600.0) {
-  EAGER_CHECK(!options_.max_to_keep || *options_.max_to_keep >= 0,
-              "Saver: max_to_keep must be >= 0 (0 or unset keeps all), got ",
-              *options_.max_to_keep);
-}
+    : Saver(KeyedByName(var_list), std::move(options)) {}
 
 Saver::Saver(const std::map<std::string, Variable*>& var_map, SaverOptions options)
     : variables_(CheckedMap(var_map)),
       options_(std::move(options)),
-      next_checkpoint_time_(Now() + options_.keep_checkpoint_every_n_hours * 3600.0) {
+      next_checkpoint_time_(Now() + options_.keep_checkpoint_every_n_hours * 3600.0),
+      graph_(Graph::Current()) {
   EAGER_CHECK(!options_.max_to_keep || *options_.max_to_keep >= 0,
               "Saver: max_to_keep must be >= 0 (0 or unset keeps all), got ",
               *options_.max_to_keep);
+  // TF's Saver opens the name scope "save" (made unique) for its nodes.
+  if (graph_ != nullptr) scope_ = graph_->UniqueName("save") + "/";
 }
 
 Saver::~Saver() = default;
@@ -207,7 +211,9 @@ std::string Saver::Save(const std::string& save_path, std::optional<int64_t> glo
   // Every value first: an uninitialized variable throws before a file exists.
   std::vector<std::pair<std::string, Tensor>> values;
   values.reserve(variables_.size());
-  for (const auto& [key, v] : variables_) values.emplace_back(key, v->value());
+  for (const auto& [key, v] : variables_) {
+    values.emplace_back(key, v->in_graph() ? v->stored_value() : v->value());
+  }
   // One lock over the bundle, the meta graph, the state file and retention.
   const std::string dir = internal::DirName(prefix);
   internal::CreateDirectories(dir);
@@ -215,12 +221,15 @@ std::string Saver::Save(const std::string& save_path, std::optional<int64_t> glo
   BundleWriter writer(prefix);
   for (const auto& [key, value] : values) writer.Add(key, value);  // sorted, as SaveV2
   writer.Finish();
+  // The meta graph before the state file: the state file names a complete
+  // checkpoint.
+  if (graph_ != nullptr && options_.write_meta_graph) WriteMetaGraphFile(prefix + ".meta");
   RecordAndUpdateState(prefix);
   return prefix;
 }
 
 std::string Saver::Save(const std::string& save_path, const Variable& global_step) {
-  const Tensor step = global_step.value();
+  const Tensor step = global_step.in_graph() ? global_step.stored_value() : global_step.value();
   EAGER_CHECK(
       step.num_elements() == 1 && (step.dtype() == DType::kInt32 || step.dtype() == DType::kInt64),
       "Saver::Save: global_step ", global_step.shared_name(),
@@ -265,6 +274,46 @@ void Saver::RecordAndUpdateState(const std::string& prefix) {
     }
   }
 }
+
+void Saver::CheckSessionGraph(const Graph* graph) const {
+  EAGER_CHECK(graph_ != nullptr,
+              "Saver: this Saver was made in eager mode; call Save(path) / "
+              "Restore(path) without a Session");
+  EAGER_CHECK(graph == graph_,
+              "Saver: the Session runs another graph than the one this Saver "
+              "was made in");
+}
+
+MetaSaverDef Saver::saver_def() const {
+  if (imported_saver_def_) return *imported_saver_def_;
+  std::vector<MetaGraphNode> ignored;
+  return internal::AppendSaverNodes(ignored, scope_, SaverVariables(), MaxToKeepForDef(),
+                                    static_cast<float>(options_.keep_checkpoint_every_n_hours));
+}
+
+void Saver::WriteMetaGraphFile(const std::string& path) const {
+  MetaGraph meta = GraphToMetaGraph(*graph_);
+  if (imported_saver_def_) {
+    meta.saver_def = imported_saver_def_;  // its nodes are in the graph already
+  } else {
+    meta.saver_def =
+        internal::AppendSaverNodes(meta.nodes, scope_, SaverVariables(), MaxToKeepForDef(),
+                                   static_cast<float>(options_.keep_checkpoint_every_n_hours));
+    meta.stripped_op_list = internal::StrippedOpList(meta.nodes);
+  }
+  WriteMetaGraph(path, meta);
+}
+
+std::vector<internal::SaverGraphVariable> Saver::SaverVariables() const {
+  std::vector<internal::SaverGraphVariable> out;
+  for (const auto& [key, v] : variables_) {
+    out.push_back(
+        {key, std::string(v->shared_name()), TfDataType(v->dtype()), v->shape().ToVector()});
+  }
+  return out;
+}
+
+int Saver::MaxToKeepForDef() const { return options_.max_to_keep.value_or(0); }
 
 std::vector<std::string> Saver::last_checkpoints() const {
   std::vector<std::string> out;

@@ -25,20 +25,40 @@
 // then deletes the checkpoint that fell out of the max_to_keep window, so a
 // crash at any point leaves the previous checkpoint restorable.
 //
+// Graph mode (runtime/graph.h): a Saver made while a Graph is the default
+// belongs to that graph. Saver() takes the graph's global variables (its
+// "variables" collection), Save(sess, ...) also writes PREFIX.meta, the
+// graph as a MetaGraphDef with TF1's save/restore subgraph under a unique
+// scope ("save/", "save_1/") and its SaverDef (saving/graph_meta_graph.h),
+// and Restore(sess, ...) assigns the graph's Variables directly (their
+// state lives in the Variable objects); variables a Saver does not cover
+// stay uninitialized, and a Session reading one fails with "Attempting to
+// use uninitialized value v2".
+//
 // Variables given to a Saver (or found live by Saver()) must outlive it.
 // Not thread-safe.
 
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "saving/meta_graph.h"
+
 namespace eager {
 
+class Graph;
+class Saver;
 class Variable;
+
+namespace internal {
+struct SaverGraphVariable;
+std::unique_ptr<Saver> SaverForImportedGraph(const MetaGraph& meta, Graph& graph);
+}  // namespace internal
 
 struct SaverOptions {
   // How many recent checkpoints Save keeps (older ones are deleted); nullopt
@@ -52,12 +72,14 @@ struct SaverOptions {
   bool save_relative_paths = false;
   // The state file's name in the checkpoint directory.
   std::string latest_filename = "checkpoint";
+  // Graph mode: Save also writes PREFIX.meta.
+  bool write_meta_graph = true;
 };
 
 class Saver {
  public:
-  // Every live variable of the default name registry (LiveVariables(), TF's
-  // global variables), each keyed by its own name. Throws
+  // Every live variable of the default name registry (LiveVariables(); in
+  // graph mode the graph's global variables), each keyed by its own name. Throws
   // InvalidArgumentError "At least two variables have the same name: X" when
   // two share a name (possible after ResetDefaultNames), and
   // InvalidArgumentError when there is no variable at all.
@@ -87,6 +109,23 @@ class Saver {
   // As above, with the step read from an integer scalar variable.
   std::string Save(const std::string& save_path, const Variable& global_step);
 
+  // Graph mode, TF1's saver.save(sess, ...) / saver.restore(sess, ...): as
+  // above (plus PREFIX.meta). Throws InvalidArgumentError when `sess` runs
+  // another graph than this Saver's, or this Saver was made in eager mode.
+  template <typename SessionLike>
+  requires requires(SessionLike& s) { s.graph(); }
+  std::string Save(SessionLike& sess, const std::string& save_path,
+                   std::optional<int64_t> global_step = std::nullopt) {
+    CheckSessionGraph(&sess.graph());
+    return Save(save_path, global_step);
+  }
+  template <typename SessionLike>
+  requires requires(SessionLike& s) { s.graph(); }
+  void Restore(SessionLike& sess, const std::string& save_path) {
+    CheckSessionGraph(&sess.graph());
+    Restore(save_path);
+  }
+
   // Assigns every variable its value from checkpoint `save_path`, or none:
   // all keys are checked before anything is assigned. Throws
   //   NotFoundError  "The passed save_path is not a valid checkpoint: P" when
@@ -104,19 +143,33 @@ class Saver {
   // The checkpoints this Saver wrote and still keeps, oldest first.
   std::vector<std::string> last_checkpoints() const;
   const SaverOptions& options() const { return options_; }
+  // The graph this Saver belongs to, or nullptr (eager).
+  Graph* graph() const { return graph_; }
+  // Graph mode: the SaverDef its .meta files carry (for an imported Saver,
+  // the file's).
+  MetaSaverDef saver_def() const;
 
  private:
+  friend std::unique_ptr<Saver> internal::SaverForImportedGraph(const MetaGraph& meta,
+                                                                Graph& graph);
   struct Kept {
     std::string prefix;
     double time;  // seconds since the epoch
   };
   void RecordAndUpdateState(const std::string& prefix);
+  void CheckSessionGraph(const Graph* graph) const;
+  void WriteMetaGraphFile(const std::string& path) const;
+  std::vector<internal::SaverGraphVariable> SaverVariables() const;
+  int MaxToKeepForDef() const;
 
   std::map<std::string, Variable*> variables_;
   SaverOptions options_;
   std::vector<Kept> last_checkpoints_;  // oldest first
   std::vector<Kept> to_be_deleted_;     // left the window, not processed yet
   double next_checkpoint_time_;         // keep_checkpoint_every_n_hours bookkeeping
+  Graph* graph_ = nullptr;              // graph mode
+  std::string scope_;                   // graph mode: "save/", "save_1/", ...
+  std::optional<MetaSaverDef> imported_saver_def_;
 };
 
 }  // namespace eager

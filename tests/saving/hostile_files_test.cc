@@ -119,7 +119,7 @@ const std::string kHeader("\x08\x01\x1a\x02\x08\x01", 6);  // num_shards 1, prod
 
 // The BundleEntryProto of a float tensor of `dims` (FORMAT.md 2.4).
 std::string FloatEntry(const std::vector<int64_t>& dims, int64_t offset, int64_t size,
-                       uint32_t masked_crc) {
+                       uint32_t masked_crc, int dtype = 1) {
   // Built with append: GCC 12 warns (-Wrestrict) on literal + std::string here.
   std::string shape;
   for (int64_t d : dims) {
@@ -128,7 +128,8 @@ std::string FloatEntry(const std::vector<int64_t>& dims, int64_t offset, int64_t
     shape.push_back('\x12');
     shape.append(Varint(dim.size())).append(dim);
   }
-  std::string out("\x08\x01\x12");
+  std::string out(1, '\x08');
+  out.append(Varint(static_cast<uint64_t>(dtype))).push_back('\x12');
   out.append(Varint(shape.size())).append(shape);
   if (offset) out.append(1, '\x20').append(Varint(static_cast<uint64_t>(offset)));
   if (size) out.append(1, '\x28').append(Varint(static_cast<uint64_t>(size)));
@@ -429,6 +430,31 @@ TEST_F(HostileFilesTest, EntryOffsetBeyondTheDataFileIsCheckedBeforeAllocating) 
   WriteFile(DataFilename(prefix_, 0, 1), "abcd");
   BundleReader reader(prefix_);
   ExpectErrorNaming<DataLossError>(DataFilename(prefix_, 0, 1), [&] { reader.Read("t"); });
+}
+
+// verify checks every checksum whatever the dtype, and fails on any it cannot.
+TEST_F(HostileFilesTest, VerifyChecksEveryDtypeAndFailsOnWhatItCannotCheck) {
+  const std::string half("\x00\x3c\x00\xc0", 4);  // float16 [1, -2]
+  const std::string variant("\x01\x02\x03", 3);
+  const std::string data = half + variant;
+  const uint32_t half_crc = crc32c::Mask(crc32c::Value(half));
+  WriteFile(index_, BundleIndex({{"", kHeader},
+                                 {"h", FloatEntry({2}, 0, 4, half_crc, /*DT_HALF*/ 19)},
+                                 {"v", FloatEntry({}, 4, 3, 0, /*DT_VARIANT*/ 21)}}));
+  WriteFile(DataFilename(prefix_, 0, 1), data);
+  {
+    const VerifyResult result = VerifyCheckpoint(BundleReader(prefix_));
+    EXPECT_EQ(result.tensors, 1);
+    EXPECT_EQ(result.bytes, 4);
+    ASSERT_EQ(result.unchecked.size(), 1u);
+    EXPECT_TRUE(result.unchecked[0].starts_with("v: ")) << result.unchecked[0];
+  }
+  // A flipped byte of the half tensor is caught although eager lacks float16.
+  std::string corrupt = data;
+  corrupt[1] = '\x3d';
+  WriteFile(DataFilename(prefix_, 0, 1), corrupt);
+  ExpectErrorNaming<DataLossError>(DataFilename(prefix_, 0, 1),
+                                   [&] { VerifyCheckpoint(BundleReader(prefix_)); });
 }
 
 }  // namespace
