@@ -4,6 +4,7 @@
 #include <string>
 
 #include "autodiff/internal/writable_value.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -6,6 +6,7 @@
 #include "ops/array_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/operators.h"
+#include "runtime/internal/tensor_access.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
 

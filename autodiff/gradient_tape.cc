@@ -437,7 +437,7 @@ std::vector<std::optional<Tensor>> GradientTape::Impl::Differentiate(
 }
 
 std::vector<std::optional<Tensor>> GradientTape::Gradient(
-    const Tensor& target, const std::vector<const Variable*>& sources,
+    const Tensor& target, std::span<const Variable* const> sources,
     UnconnectedGradients unconnected, const std::optional<Tensor>& output_gradient) {
   std::vector<Source> resolved;
   resolved.reserve(sources.size());
@@ -454,7 +454,7 @@ std::vector<std::optional<Tensor>> GradientTape::Gradient(
 }
 
 std::vector<std::optional<Tensor>> GradientTape::Gradient(
-    const Tensor& target, const std::vector<Tensor>& sources, UnconnectedGradients unconnected,
+    const Tensor& target, std::span<const Tensor> sources, UnconnectedGradients unconnected,
     const std::optional<Tensor>& output_gradient) {
   std::vector<Source> resolved;
   resolved.reserve(sources.size());
@@ -478,7 +478,8 @@ std::vector<std::optional<Tensor>> GradientTape::Impl::DifferentiateAndRelease(
 }
 
 std::optional<Tensor> GradientTape::Gradient(const Tensor& target, const Variable& source) {
-  return Gradient(target, std::vector<const Variable*>{&source})[0];
+  const Variable* sources[] = {&source};
+  return Gradient(target, std::span<const Variable* const>(sources))[0];
 }
 
 GradientTape::StopRecording::StopRecording(GradientTape& tape)

@@ -42,6 +42,8 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "ops/op_def.h"
@@ -73,36 +75,27 @@ class GradientTape final : private OpRecorder, private internal::VariableReadObs
   // gradient flowing into `target` (same shape and dtype; default ones).
   // A non-float target or source gets no gradient (nullopt or zeros as
   // `unconnected` says). Throws FailedPreconditionError on a second call to a
-  // non-persistent tape.
+  // non-persistent tape. Any contiguous container of Variable pointers will
+  // do: `tape.Gradient(loss, model.TrainableVariables())`.
   std::vector<std::optional<Tensor>> Gradient(
-      const Tensor& target, const std::vector<const Variable*>& sources,
+      const Tensor& target, std::span<const Variable* const> sources,
       UnconnectedGradients unconnected = UnconnectedGradients::kNone,
       const std::optional<Tensor>& output_gradient = std::nullopt);
-  // The same for a braced list, `tape.Gradient(loss, {&w, &b})`. Without it
-  // that call would be ambiguous: a pointer converts to bool and so to a
-  // scalar Tensor, which also makes `{&w}` a std::vector<Tensor>.
-  std::vector<std::optional<Tensor>> Gradient(
-      const Tensor& target, std::initializer_list<const Variable*> sources,
-      UnconnectedGradients unconnected = UnconnectedGradients::kNone,
-      const std::optional<Tensor>& output_gradient = std::nullopt) {
-    return Gradient(target, std::vector<const Variable*>(sources), unconnected, output_gradient);
-  }
   // The same with respect to tensors: watched ones, tensors computed from
   // them, `target` itself (whose gradient is output_gradient), or, as in
   // TensorFlow's tape, any other input of an op the tape recorded. A tensor
   // that only ops without watched inputs used gets no gradient.
   std::vector<std::optional<Tensor>> Gradient(
-      const Tensor& target, const std::vector<Tensor>& sources,
+      const Tensor& target, std::span<const Tensor> sources,
       UnconnectedGradients unconnected = UnconnectedGradients::kNone,
       const std::optional<Tensor>& output_gradient = std::nullopt);
-  // The same for a braced list, `tape.Gradient(y, {x})` (which would
-  // otherwise also match the one-Variable overload below).
+  // Either of the above for a braced list, `tape.Gradient(loss, {&w, &b})` or
+  // `tape.Gradient(y, {x})`, which C++20's std::span does not take.
+  template <typename Source>
   std::vector<std::optional<Tensor>> Gradient(
-      const Tensor& target, std::initializer_list<Tensor> sources,
+      const Tensor& target, std::initializer_list<Source> sources,
       UnconnectedGradients unconnected = UnconnectedGradients::kNone,
-      const std::optional<Tensor>& output_gradient = std::nullopt) {
-    return Gradient(target, std::vector<Tensor>(sources), unconnected, output_gradient);
-  }
+      const std::optional<Tensor>& output_gradient = std::nullopt);
   // Convenience for one variable.
   std::optional<Tensor> Gradient(const Tensor& target, const Variable& source);
 
@@ -132,5 +125,26 @@ class GradientTape final : private OpRecorder, private internal::VariableReadObs
 
   std::unique_ptr<Impl> impl_;
 };
+
+// ---------------------------------------------------------------------------
+// Implementation details follow.
+
+template <typename Source>
+std::vector<std::optional<Tensor>> GradientTape::Gradient(
+    const Tensor& target, std::initializer_list<Source> sources, UnconnectedGradients unconnected,
+    const std::optional<Tensor>& output_gradient) {
+  if constexpr (std::is_convertible_v<Source, const Variable*>) {
+    return Gradient(target, std::span<const Variable* const>(sources.begin(), sources.size()),
+                    unconnected, output_gradient);
+  } else {
+    // Also catches `{&x, &y}` for tensors, which std::span would otherwise
+    // take as the iterator range [&x, &y).
+    static_assert(std::is_same_v<Source, Tensor>,
+                  "GradientTape::Gradient: sources are Variable pointers ({&w, &b}) or "
+                  "Tensors ({x, y})");
+    return Gradient(target, std::span<const Tensor>(sources.begin(), sources.size()), unconnected,
+                    output_gradient);
+  }
+}
 
 }  // namespace eager

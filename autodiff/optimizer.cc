@@ -112,6 +112,16 @@ void Optimizer::ApplyGradients(const std::vector<GradientAndVariable>& grads_and
   }
 }
 
+void Optimizer::ApplyGradients(std::span<const std::optional<Tensor>> grads,
+                               std::span<Variable* const> vars) {
+  EAGER_CHECK(grads.size() == vars.size(), "Optimizer '", name_, "'.ApplyGradients: got ",
+              grads.size(), " gradients for ", vars.size(), " variables");
+  std::vector<GradientAndVariable> pairs;
+  pairs.reserve(vars.size());
+  for (size_t i = 0; i < vars.size(); ++i) pairs.emplace_back(grads[i], vars[i]);
+  ApplyGradients(pairs);
+}
+
 Tensor Optimizer::Minimize(const std::function<Tensor()>& loss_fn,
                            const std::vector<Variable*>& var_list) {
   GradientTape tape;
@@ -120,12 +130,7 @@ Tensor Optimizer::Minimize(const std::function<Tensor()>& loss_fn,
     tape.Watch(*v);
   }
   Tensor loss = loss_fn();
-  std::vector<const Variable*> sources(var_list.begin(), var_list.end());
-  std::vector<std::optional<Tensor>> grads = tape.Gradient(loss, sources);
-  std::vector<GradientAndVariable> pairs;
-  pairs.reserve(var_list.size());
-  for (size_t i = 0; i < var_list.size(); ++i) pairs.emplace_back(std::move(grads[i]), var_list[i]);
-  ApplyGradients(pairs);
+  ApplyGradients(tape.Gradient(loss, var_list), var_list);
   return loss;
 }
 

@@ -6,7 +6,8 @@
 //   eager::Tensor loss = optimizer.Minimize([&] { return Loss(model(x), y); },
 //                                           model.TrainableVariables());
 //   // or, with a tape of your own:
-//   optimizer.ApplyGradients({{grads[0], &w}, {grads[1], &b}});
+//   std::vector<eager::Variable*> vars = model.TrainableVariables();
+//   optimizer.ApplyGradients(tape.Gradient(loss, vars), vars);
 //
 // An optimizer is a Trackable. Its children are its own variables ("iter",
 // an int64 step count, then the float32 hyper-parameters in sorted name
@@ -24,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -58,6 +60,11 @@ class Optimizer : public Trackable {
   // ("No gradients provided for any variable: ..."). Validation happens
   // before any variable changes.
   void ApplyGradients(const std::vector<GradientAndVariable>& grads_and_vars);
+  // The same for parallel lists, as GradientTape::Gradient returns them:
+  // grads[i] is for vars[i]. Throws InvalidArgumentError, before anything
+  // changes, when the two differ in length.
+  void ApplyGradients(std::span<const std::optional<Tensor>> grads,
+                      std::span<Variable* const> vars);
 
   // Runs loss_fn under a GradientTape watching `var_list`, differentiates
   // the (scalar) loss it returns and applies the gradients; returns the

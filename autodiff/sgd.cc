@@ -3,6 +3,7 @@
 #include <string>
 
 #include "autodiff/internal/writable_value.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -11,6 +11,7 @@
 #include "ops/internal/parallel.h"
 #include "ops/operators.h"
 #include "ops/unary_ops.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -9,6 +9,7 @@
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
 #include "ops/internal/parallel.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -6,6 +6,7 @@
 #include "ops/internal/eigen_view.h"
 #include "ops/internal/parallel.h"
 #include "ops/operators.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {

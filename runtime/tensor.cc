@@ -6,6 +6,7 @@
 
 #include "runtime/graph.h"
 #include "runtime/internal/buffer.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {
@@ -85,7 +86,7 @@ Tensor::Tensor(float value) : Tensor(MakeScalar(value)) {}
 Tensor::Tensor(double value) : Tensor(MakeScalar(value)) {}
 Tensor::Tensor(int32_t value) : Tensor(MakeScalar(value)) {}
 Tensor::Tensor(int64_t value) : Tensor(MakeScalar(value)) {}
-Tensor::Tensor(bool value) : Tensor(MakeScalar(value)) {}
+Tensor Tensor::BoolScalar(bool value) { return MakeScalar(value); }
 Tensor::Tensor(std::string value) : Tensor(MakeScalar(std::move(value))) {}
 
 Tensor::Tensor(std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,
@@ -184,19 +185,18 @@ TensorId NewTensorId() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-Tensor NewTensor(const Shape& shape, DType dtype) {
-  return Tensor(Buffer::Allocate(dtype, shape.num_elements()), shape, dtype, NewTensorId());
-}
-
-void* MutableRawData(Tensor& fresh) { return const_cast<void*>(fresh.raw_data()); }
-
-Tensor WithShape(const Tensor& tensor, const Shape& shape) {
+Tensor TensorAccess::WithShape(const Tensor& tensor, const Shape& shape) {
   (void)tensor.raw_data();  // a symbolic tensor has no buffer to share: throws
   EAGER_CHECK(shape.num_elements() == tensor.num_elements(), "Reshape: cannot reshape a tensor of ",
               tensor.num_elements(), " elements (shape ", tensor.shape(), ") into shape ", shape,
               " (", shape.num_elements(), " elements)");
-  return Tensor(tensor.buffer(), shape, tensor.dtype(), NewTensorId());
+  return Tensor(tensor.buffer_, shape, tensor.dtype(), NewTensorId());
 }
 
 }  // namespace internal
+
+Tensor Tensor::Uninitialized(const Shape& shape, DType dtype) {
+  return Tensor(internal::Buffer::Allocate(dtype, shape.num_elements()), shape, dtype,
+                internal::NewTensorId());
+}
 }  // namespace eager

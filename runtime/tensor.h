@@ -22,6 +22,7 @@
 // has a dtype and a static, possibly partial, shape but no values: reading
 // its elements throws FailedPreconditionError saying to run it in a Session.
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -40,6 +41,7 @@ namespace eager {
 namespace internal {
 class Buffer;
 struct SymbolicOutput;  // runtime/graph.h
+class TensorAccess;     // the write side: runtime/internal/tensor_access.h
 }  // namespace internal
 
 using TensorId = uint64_t;
@@ -54,7 +56,10 @@ class Tensor {
   Tensor(double value);   // NOLINT(google-explicit-constructor)
   Tensor(int32_t value);  // NOLINT(google-explicit-constructor)
   Tensor(int64_t value);  // NOLINT(google-explicit-constructor)
-  Tensor(bool value);     // NOLINT(google-explicit-constructor)
+  // Exactly bool: a template, so a pointer (`Tensor t = &variable;`) or
+  // anything else that converts to bool does not silently become a scalar.
+  template <std::same_as<bool> B>
+  Tensor(B value) : Tensor(BoolScalar(value)) {}  // NOLINT(google-explicit-constructor)
   explicit Tensor(std::string value);
 
   template <typename T>
@@ -124,18 +129,23 @@ class Tensor {
   // The values alone: "[10.0, 0.10989987]", "3.0", "[[1, 2], [3, 4]]".
   std::string ValuesString(int64_t max_elements = 64) const;
 
-  // Internal: used by kernels and readers that create tensors
-  // (see runtime/internal/tensor_access.h).
-  Tensor(std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,
-         TensorId id);
-  const std::shared_ptr<const internal::Buffer>& buffer() const { return buffer_; }
-  const void* raw_data() const;
   // Internal: a symbolic tensor (made by Graph::Output).
   Tensor(std::shared_ptr<const internal::SymbolicOutput> symbolic, const Shape& shape, DType dtype,
          TensorId id);
   const std::shared_ptr<const internal::SymbolicOutput>& symbolic() const { return symbolic_; }
 
  private:
+  // Code that creates tensors (kernels, factories, file readers, optimizers)
+  // fills fresh ones through runtime/internal/tensor_access.h, which is not
+  // installed: nothing here writes to a Tensor.
+  friend class internal::TensorAccess;
+
+  Tensor(std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,
+         TensorId id);
+  // A tensor with uninitialized storage (default strings) and a fresh id.
+  static Tensor Uninitialized(const Shape& shape, DType dtype);
+  static Tensor BoolScalar(bool value);
+  const void* raw_data() const;
   void CheckDType(DType expected, const char* accessor) const {
     if (expected != dtype_ || buffer_ == nullptr) [[unlikely]] {
       ThrowBadAccess(expected, accessor);
@@ -152,22 +162,6 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& out, const Tensor& tensor);
 
-namespace internal {
-// A fresh process-wide tensor id (never 0).
-TensorId NewTensorId();
-// A new tensor with uninitialized storage (default strings) and a fresh id.
-// Its creator fills it through MutableData() before anyone else sees it.
-Tensor NewTensor(const Shape& shape, DType dtype);
-// Writable elements of a tensor made by NewTensor that nobody else has seen.
-template <typename T>
-T* MutableData(Tensor& fresh) {
-  return const_cast<T*>(fresh.data<T>().data());
-}
-void* MutableRawData(Tensor& fresh);
-// The same elements under another shape with the same element count, new id.
-Tensor WithShape(const Tensor& tensor, const Shape& shape);
-}  // namespace internal
-
 // ---------------------------------------------------------------------------
 // Implementation details follow.
 
@@ -178,8 +172,8 @@ Tensor Tensor::FromVector(std::vector<T> values, const Shape& shape) {
                                       " values cannot fill shape ", shape, ", which needs ",
                                       shape.num_elements()));
   }
-  Tensor t = internal::NewTensor(shape, DTypeOf<T>());
-  T* out = internal::MutableData<T>(t);
+  Tensor t = Uninitialized(shape, DTypeOf<T>());
+  T* out = const_cast<T*>(t.data<T>().data());  // nobody else has seen `t` yet
   for (size_t i = 0; i < values.size(); ++i) out[i] = std::move(values[i]);
   return t;
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "runtime/graph.h"
+#include "runtime/internal/tensor_access.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
 

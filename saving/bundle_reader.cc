@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "runtime/internal/tensor_access.h"
 #include "saving/bundle_files.h"
 #include "saving/internal/coding.h"
 #include "saving/internal/crc32c.h"

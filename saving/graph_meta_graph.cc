@@ -282,6 +282,27 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
     record.trainable = v.trainable || trainable.count(v.variable_name) != 0;
     graph.ImportVariable(record);
   }
+  // A bare GraphDef has no collections: every VariableV2 node it has is a
+  // variable then (non-trainable: nothing says otherwise).
+  if (meta.collections.count("variables") == 0) {
+    for (const MetaGraphNode& m : meta.nodes) {
+      if (m.op != "VariableV2" || graph.VariableForNode(m.name) != nullptr) continue;
+      const Node* n = graph.FindNode(m.name);
+      const NodeAttr* shape = n->FindAttr("shape");
+      const NodeAttr* dtype = n->FindAttr("dtype");
+      if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
+          !std::get<Shape>(*shape).IsFullyDefined() || dtype == nullptr ||
+          !std::holds_alternative<DType>(*dtype)) {
+        continue;
+      }
+      GraphVariable record;
+      record.variable_node = m.name;
+      if (graph.FindNode(m.name + "/Assign") != nullptr) record.initializer = m.name + "/Assign";
+      if (graph.FindNode(m.name + "/read") != nullptr) record.snapshot = m.name + "/read:0";
+      record.trainable = false;
+      graph.ImportVariable(record);
+    }
+  }
   for (const auto& [key, c] : meta.collections) {
     if (c.kind != MetaCollection::Kind::kNodeList) continue;
     for (const std::string& name : c.node_list) graph.AddToCollection(key, name);

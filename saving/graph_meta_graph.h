@@ -38,7 +38,9 @@ MetaGraph GraphToMetaGraph(const Graph& graph);
 // Writes GraphToMetaGraph(graph) to `path` (atomically). Errors as WriteMetaGraph.
 void ExportMetaGraph(const std::string& path, const Graph& graph);
 
-// Adds `meta`'s nodes, variables and collections to `graph`. Throws
+// Adds `meta`'s nodes, variables and collections to `graph` (for a meta
+// graph without a "variables" collection, such as ReadGraphDef's, every
+// VariableV2 node gets a Variable). Throws
 // InvalidArgumentError naming the node when a name is already taken in
 // `graph` or the meta graph is malformed.
 void ImportIntoGraph(const MetaGraph& meta, Graph& graph);

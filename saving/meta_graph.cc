@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "runtime/errors.h"
+#include "runtime/internal/tensor_access.h"
 #include "saving/internal/directory_lock.h"
 #include "saving/internal/posix_file.h"
 #include "saving/proto/meta_graph.pb.h"
@@ -398,6 +399,12 @@ Proto ParseFile(const std::string& path, const char* what) {
 
 MetaGraph ReadMetaGraph(const std::string& path) {
   return FromProto(ParseFile<pb::MetaGraphDef>(path, "MetaGraphDef"), path);
+}
+
+MetaGraph ReadGraphDef(const std::string& path) {
+  pb::MetaGraphDef wrapper;
+  *wrapper.mutable_graph_def() = ParseFile<pb::GraphDef>(path, "GraphDef");
+  return FromProto(wrapper, path);
 }
 
 std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path) {

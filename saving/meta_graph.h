@@ -157,6 +157,9 @@ struct MetaGraph {
 // Parses a binary MetaGraphDef file. Throws NotFoundError when `path` does
 // not exist, DataLossError naming the file when it does not parse as one.
 MetaGraph ReadMetaGraph(const std::string& path);
+// A bare binary GraphDef (what tf.io.write_graph(..., as_text=False) and
+// TF's reference-data "expected_graph" files hold): nodes and versions only.
+MetaGraph ReadGraphDef(const std::string& path);
 // The MetaGraphDefs of a SavedModel's saved_model.pb (errors as above).
 std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path);
 

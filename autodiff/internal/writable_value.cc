@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/internal/tensor_access.h"
+
 namespace eager::internal {
 
 Tensor WritableValue(const Variable& variable) {
@@ -9,9 +11,9 @@ Tensor WritableValue(const Variable& variable) {
   // Two owners: the variable's value_ and `value`. A third (a tape record, a
   // tensor the user kept) would see the write, so then copy. Variables are
   // not thread-safe, so the count cannot change under us.
-  if (value.buffer().use_count() == 2) return value;
+  if (BufferOf(value).use_count() == 2) return value;
   Tensor fresh = NewTensor(value.shape(), value.dtype());
-  std::memcpy(MutableRawData(fresh), value.raw_data(), value.bytes().size());
+  std::memcpy(MutableRawData(fresh), RawData(value), value.bytes().size());
   return fresh;
 }
 

@@ -4,7 +4,6 @@
 // header-only, so that the training benchmark uses exactly this code without
 // linking the example library.
 
-#include <optional>
 #include <vector>
 
 #include "autodiff/adam.h"
@@ -39,14 +38,7 @@ inline float TrainStep(Mlp& model, eager::Optimizer& optimizer, const eager::Ten
   const eager::Tensor loss =
       eager::ReduceMean(eager::SparseSoftmaxCrossEntropyWithLogits(labels, model(images)));
   const std::vector<eager::Variable*> variables = model.TrainableVariables();
-  const std::vector<const eager::Variable*> sources(variables.begin(), variables.end());
-  std::vector<std::optional<eager::Tensor>> grads = tape.Gradient(loss, sources);
-  std::vector<eager::Optimizer::GradientAndVariable> pairs;
-  pairs.reserve(variables.size());
-  for (size_t i = 0; i < variables.size(); ++i) {
-    pairs.emplace_back(std::move(grads[i]), variables[i]);
-  }
-  optimizer.ApplyGradients(pairs);
+  optimizer.ApplyGradients(tape.Gradient(loss, variables), variables);
   return loss.scalar<float>();
 }
 

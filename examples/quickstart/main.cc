@@ -29,14 +29,9 @@ int main(int argc, char** argv) {
   eager::GradientTape tape;
   eager::Tensor loss =
       eager::ReduceMean(eager::SparseSoftmaxCrossEntropyWithLogits(labels, model(x)));
-  std::vector<const eager::Variable*> variables;
-  for (eager::Variable* v : model.TrainableVariables()) variables.push_back(v);
+  std::vector<eager::Variable*> variables = model.TrainableVariables();
   std::vector<std::optional<eager::Tensor>> grads = tape.Gradient(loss, variables);
-  std::vector<std::pair<std::optional<eager::Tensor>, eager::Variable*>> pairs;
-  for (size_t i = 0; i < grads.size(); ++i) {
-    pairs.emplace_back(grads[i], model.TrainableVariables()[i]);
-  }
-  optimizer.ApplyGradients(pairs);
+  optimizer.ApplyGradients(grads, variables);
   std::cout << "loss " << loss.scalar<float>() << "; variables:";
   for (const eager::Variable* v : variables) std::cout << " " << v->name() << v->shape();
   std::cout << "\n";

@@ -10,6 +10,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 
+#include "runtime/internal/tensor_access.h"
 #include "runtime/tensor.h"
 
 namespace eager::internal {

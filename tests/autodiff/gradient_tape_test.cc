@@ -15,6 +15,7 @@
 #include "ops/nn_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {
@@ -177,7 +178,7 @@ TEST(GradientTapeTest, NonPersistentTapeFreesItsRecordsAfterGradient) {
   Tensor y;
   {
     Tensor e = Exp(x.value());
-    intermediate = e.buffer();
+    intermediate = internal::BufferOf(e);
     y = ReduceSum(Square(e));
   }
   // Only the tape's record of Square still refers to e.
@@ -193,7 +194,7 @@ TEST(GradientTapeTest, NonPersistentTapeStopsRecordingAfterGradient) {
   std::weak_ptr<const internal::Buffer> later;
   {
     Tensor e = Exp(x.value());
-    later = e.buffer();
+    later = internal::BufferOf(e);
     (void)Square(e);
   }
   // Had the tape recorded Square, its record would still hold e.
@@ -205,7 +206,26 @@ TEST(GradientTapeTest, NullVariableSourceThrows) {
   Variable x(Tensor::Vector<double>({1}), "x");
   GradientTape tape;
   Tensor y = Square(x.value());
-  EXPECT_THROW((void)tape.Gradient(y, {&x, nullptr}), InvalidArgumentError);
+  EXPECT_THROW((void)tape.Gradient(y, std::vector<const Variable*>{&x, nullptr}),
+               InvalidArgumentError);
+}
+
+TEST(GradientTapeTest, ContainerOfVariablePointersIsASourceList) {
+  Variable w(Tensor::Vector<float>({1, 2}), "w");
+  Variable b(Tensor::Vector<float>({3}), "b");
+  GradientTape tape(/*persistent=*/true);
+  Tensor loss = ReduceSum(Mul(Square(w.value()), b.value()));
+  // What Module::TrainableVariables() returns: no copy into const pointers.
+  const std::vector<Variable*> vars = {&w, &b};
+
+  std::vector<std::optional<Tensor>> grads = tape.Gradient(loss, vars);
+
+  ASSERT_EQ(grads.size(), 2u);
+  EXPECT_THAT(FloatValues(grads[0]), ElementsAre(6, 12));  // 2 w b
+  EXPECT_THAT(FloatValues(grads[1]), ElementsAre(5));      // w0^2 + w1^2
+  std::vector<std::optional<Tensor>> braced = tape.Gradient(loss, {&w, &b});
+  EXPECT_EQ(FloatValues(braced[0]), FloatValues(grads[0]));
+  EXPECT_EQ(FloatValues(braced[1]), FloatValues(grads[1]));
 }
 
 TEST(GradientTapeTest, PersistentTapeKeepsRecordsUntilDestroyed) {
@@ -216,7 +236,7 @@ TEST(GradientTapeTest, PersistentTapeKeepsRecordsUntilDestroyed) {
     Tensor y;
     {
       Tensor e = Exp(x.value());
-      intermediate = e.buffer();
+      intermediate = internal::BufferOf(e);
       y = ReduceSum(Square(e));
     }
     (void)tape.Gradient(y, x);

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/names.h"
@@ -81,6 +83,41 @@ TEST_F(SGDTest, Float64) {
     var = var + accum;
     ASSERT_EQ(w.value().scalar<double>(), var);
   }
+}
+
+TEST_F(SGDTest, ParallelGradientAndVariableListsPairByIndex) {
+  SGD sgd(0.5);
+  Variable a(Tensor::FromVector<float>({1, 2}, Shape{2}), "a");
+  Variable b(Tensor::FromVector<float>({10}, Shape{1}), "b");
+  Variable c(Tensor::FromVector<float>({7}, Shape{1}), "c");
+  const std::vector<Variable*> vars = {&a, &b, &c};
+  const std::vector<std::optional<Tensor>> grads = {Tensor::FromVector<float>({2, 4}, Shape{2}),
+                                                    Tensor::FromVector<float>({-2}, Shape{1}),
+                                                    std::nullopt};
+
+  sgd.ApplyGradients(grads, vars);
+
+  EXPECT_EQ(a.value().ToVector<float>(), (std::vector<float>{0, 0}));
+  EXPECT_EQ(b.value().ToVector<float>(), (std::vector<float>{11}));
+  EXPECT_EQ(c.value().ToVector<float>(), (std::vector<float>{7}));  // no gradient: skipped
+  EXPECT_EQ(sgd.iterations(), 1);
+}
+
+TEST_F(SGDTest, ParallelListsOfDifferentLengthsAreRejectedBeforeAnyUpdate) {
+  SGD sgd(0.5);
+  Variable a(Tensor::FromVector<float>({1}, Shape{1}), "a");
+  Variable b(Tensor::FromVector<float>({2}, Shape{1}), "b");
+  const std::vector<Variable*> vars = {&a, &b};
+  const std::vector<std::optional<Tensor>> grads = {Tensor::FromVector<float>({1}, Shape{1})};
+  try {
+    sgd.ApplyGradients(grads, vars);
+    FAIL() << "expected InvalidArgumentError";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 gradients for 2 variables"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(a.value().ToVector<float>(), (std::vector<float>{1}));
+  EXPECT_EQ(sgd.iterations(), 0);
 }
 
 TEST_F(SGDTest, ValidatesOptions) {

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <type_traits>
+
+#include "runtime/internal/tensor_access.h"
+#include "runtime/variable.h"
+
 namespace eager {
 namespace {
 
@@ -19,6 +25,26 @@ TEST(TensorTest, ScalarConstructorsTakeTheDTypeOfTheCppValue) {
   EXPECT_EQ(Tensor(int64_t{3}).dtype(), DType::kInt64);
   EXPECT_EQ(Tensor(true).dtype(), DType::kBool);
   EXPECT_EQ(Tensor(std::string("ab")).scalar<std::string>(), "ab");
+}
+
+// Only bool itself becomes a bool scalar: a pointer (a Variable*, a string
+// literal) or nullptr used to convert silently through bool.
+static_assert(std::is_convertible_v<bool, Tensor>);
+static_assert(!std::is_convertible_v<Variable*, Tensor>);
+static_assert(!std::is_constructible_v<Tensor, const Variable*>);
+static_assert(!std::is_convertible_v<const char*, Tensor>);  // Tensor(std::string) is explicit
+static_assert(!std::is_convertible_v<std::nullptr_t, Tensor>);
+// No public way to build a Tensor around a buffer: writing goes through
+// runtime/internal/tensor_access.h.
+static_assert(!std::is_constructible_v<Tensor, std::shared_ptr<const internal::Buffer>, Shape,
+                                       DType, TensorId>);
+
+TEST(TensorTest, BoolScalarHoldsItsValue) {
+  const bool value = true;
+  Tensor t = value;
+  EXPECT_EQ(t.dtype(), DType::kBool);
+  EXPECT_EQ(t.scalar<bool>(), true);
+  EXPECT_EQ(Tensor(false).scalar<bool>(), false);
 }
 
 TEST(TensorTest, MatrixIsRowMajor) {
@@ -66,7 +92,7 @@ TEST(TensorTest, ZerosOfEveryDType) {
   // Large enough to live on the heap, not inline.
   Tensor big = Tensor::Zeros(Shape{1000}, DType::kFloat64);
   for (double x : big.data<double>()) ASSERT_EQ(x, 0.0);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.raw_data()) % 64, 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(internal::RawData(big)) % 64, 0u);
 }
 
 TEST(TensorTest, BytesAreTheRawElements) {

@@ -264,3 +264,26 @@ TEST(GraphSaverTest, RealUdacityMlpRunsForwardAsEagerComputesIt) {
 
 }  // namespace
 }  // namespace eager
+
+namespace eager {
+namespace {
+
+// tensorflow/models' reference data: the GraphDef TF wrote (expected_graph:
+// input_tensor -> dense (MatMul, BiasAdd) -> dense_1) and its checkpoint;
+// results.json holds TF's output, 0.4701630473136902.
+TEST(GraphSaverTest, GoldenDenseGraphDefRunsToTfsOutput) {
+  EAGER_SKIP_WITHOUT_REALDATA();
+  const std::string dir = RealdataDir() + "/tf1_golden_reference_data/reference_data_test/dense";
+  Graph graph;
+  Graph::AsDefault in(graph);
+  ImportIntoGraph(ReadGraphDef(dir + "/expected_graph"), graph);
+  ASSERT_EQ(graph.GlobalVariables().size(), 5u);
+  Session sess(graph);
+  Saver(graph.GlobalVariables()).Restore(sess, dir + "/model.ckpt");
+  const Tensor y = sess.Run("dense_1/BiasAdd:0");
+  EXPECT_EQ(y.shape(), (Shape{1, 1}));
+  EXPECT_NEAR(y.ToVector<float>()[0], 0.4701630473136902, 1e-6);
+}
+
+}  // namespace
+}  // namespace eager

@@ -23,10 +23,8 @@ int main(int argc, char** argv) {
   const eager::Tensor loss =
       eager::ReduceMean(eager::SparseSoftmaxCrossEntropyWithLogits(labels, dense(x)));
   std::vector<eager::Variable*> variables = dense.TrainableVariables();
-  std::vector<const eager::Variable*> sources(variables.begin(), variables.end());
-  const auto grads = tape.Gradient(loss, sources);
   eager::Adam optimizer;
-  optimizer.ApplyGradients({{grads[0], variables[0]}, {grads[1], variables[1]}});
+  optimizer.ApplyGradients(tape.Gradient(loss, variables), variables);
 
   const std::string prefix = std::string(argv[1]) + "/model.ckpt";
   eager::BundleWriter writer(prefix);

@@ -1,0 +1,63 @@
+#pragma once
+
+// The write side of Tensor. Not part of the public API and not installed.
+//
+// A Tensor is immutable to its users. The code that creates one (an op
+// kernel, Tensor's own factories, a checkpoint reader, an optimizer's
+// in-place update, the main job's batcher) allocates it here, fills it
+// through MutableData() before anyone else sees it, and then hands it out.
+// Only files that include this header can do so; Tensor befriends
+// TensorAccess and nothing else.
+
+#include <memory>
+
+#include "runtime/tensor.h"
+
+namespace eager::internal {
+
+class TensorAccess {
+ public:
+  static Tensor NewTensor(const Shape& shape, DType dtype) {
+    return Tensor::Uninitialized(shape, dtype);
+  }
+  static void* MutableRawData(Tensor& fresh) { return const_cast<void*>(fresh.raw_data()); }
+  static const void* RawData(const Tensor& tensor) { return tensor.raw_data(); }
+  static const std::shared_ptr<const Buffer>& BufferOf(const Tensor& tensor) {
+    return tensor.buffer_;
+  }
+  static Tensor WithShape(const Tensor& tensor, const Shape& shape);
+};
+
+// A fresh process-wide tensor id (never 0).
+TensorId NewTensorId();
+
+// A new tensor with uninitialized storage (default strings) and a fresh id.
+// Its creator fills it through MutableData() before anyone else sees it.
+inline Tensor NewTensor(const Shape& shape, DType dtype) {
+  return TensorAccess::NewTensor(shape, dtype);
+}
+
+// Writable elements of a tensor made by NewTensor that nobody else has seen.
+// Throws InvalidArgumentError unless T matches its dtype.
+template <typename T>
+T* MutableData(Tensor& fresh) {
+  return const_cast<T*>(fresh.data<T>().data());
+}
+inline void* MutableRawData(Tensor& fresh) { return TensorAccess::MutableRawData(fresh); }
+
+// The element storage of any tensor, read-only (string tensors included).
+inline const void* RawData(const Tensor& tensor) { return TensorAccess::RawData(tensor); }
+
+// The buffer behind `tensor`: its use_count() tells whether anyone else
+// holds the elements (see autodiff/internal/writable_value.h).
+inline const std::shared_ptr<const Buffer>& BufferOf(const Tensor& tensor) {
+  return TensorAccess::BufferOf(tensor);
+}
+
+// The same elements under another shape with the same element count, new id.
+// Throws InvalidArgumentError when the element counts differ.
+inline Tensor WithShape(const Tensor& tensor, const Shape& shape) {
+  return TensorAccess::WithShape(tensor, shape);
+}
+
+}  // namespace eager::internal
