@@ -33,6 +33,19 @@ namespace {
   throw InternalError(message);
 }
 
+// eager's kernels compute TF's default layout, NHWC; a node imported with
+// another "data_format" must not run as if it were NHWC.
+void CheckLayoutIsNhwc(const Node& node) {
+  const NodeAttr* format = node.FindAttr("data_format");
+  if (format == nullptr) return;
+  const auto* value = std::get_if<std::string>(format);
+  if (value == nullptr || *value != "NHWC") {
+    throw UnimplementedError(StrCat("Session::Run: node '", node.name, "' (", node.op,
+                                    ") has data_format '", value ? *value : "?",
+                                    "'; eager computes only NHWC"));
+  }
+}
+
 // TF's node context suffix.
 std::string NodeContext(const Node& node) { return StrCat("\n\t [[{{node ", node.name, "}}]]"); }
 
@@ -236,6 +249,7 @@ class RunState {
       throw UnimplementedError(StrCat("Session::Run: node '", node.name, "' has op type '", op,
                                       "', which eager does not implement"));
     }
+    CheckLayoutIsNhwc(node);
     const size_t num_attr_inputs = def->input_attrs.size();
     if (inputs.size() < num_attr_inputs) {
       throw InvalidArgumentError(StrCat("node '", node.name, "' (", op, ") has ", inputs.size(),

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds tests/fuzz/bundle_fuzzer with clang (libFuzzer + ASan + UBSan) in its
+# own build folder and runs it for a bounded time on a seed corpus made from
+# the real TensorFlow checkpoints and the files our own tests wrote.
+#   bash tests/fuzz/run.sh [SECONDS (default 60)] [extra libFuzzer flags...]
+# Environment: FUZZ_BUILD_DIR (default build-fuzz), REALDATA (default
+# ../shared/realdata), JOBS (default 2). Needs clang and libclang-rt-14-dev.
+# Exits non-zero when the fuzzer finds a crash (the input is saved as
+# $FUZZ_BUILD_DIR/crash-*).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+seconds=${1:-60}
+shift || true
+build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+realdata=${REALDATA:-$root/../shared/realdata}
+
+flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DEAGER_BUILD_FUZZERS=ON -DEAGER_BUILD_TESTS=OFF -DEAGER_BUILD_EXAMPLES=OFF \
+  -DEAGER_BUILD_BENCHMARKS=OFF -DEAGER_INSTALL=OFF -DEAGER_WERROR=OFF \
+  ${CCACHE_LAUNCHER:+-DCMAKE_CXX_COMPILER_LAUNCHER=$CCACHE_LAUNCHER} >/dev/null
+cmake --build "$build" -j "${JOBS:-2}" --target bundle_fuzzer
+
+corpus=$build/corpus
+seeds=$build/seeds
+rm -rf "$seeds"
+python3 "$root/tests/fuzz/make_seeds.py" "$seeds" "$realdata" "$root/build/tests/tmp" 2>/dev/null ||
+  python3 "$root/tests/fuzz/make_seeds.py" "$seeds" "$realdata"
+mkdir -p "$corpus"
+cd "$build"
+exec ./tests/fuzz/bundle_fuzzer "$corpus" "$seeds" -max_total_time="$seconds" -timeout=10 \
+  -rss_limit_mb=2048 -max_len=1048576 -print_final_stats=1 "$@"
