@@ -152,6 +152,7 @@ struct GradientTape::Impl {
     std::unordered_map<TensorId, std::optional<Tensor>> loose;
   };
   // Not const: it tells each record's call which inputs need a gradient.
+  struct BackpropPass;
   Gradients Backprop(const Tensor& target, const std::unordered_set<TensorId>& source_ids,
                      const Tensor& output_gradient);
   // Drops every record and stops recording: a non-persistent tape is done.
@@ -275,114 +276,141 @@ void GradientTape::Record(const OpCall& call) {
   s.tensors.Emplace(call.output.id(), index);
 }
 
-GradientTape::Impl::Gradients GradientTape::Impl::Backprop(
-    const Tensor& target, const std::unordered_set<TensorId>& source_ids,
-    const Tensor& output_gradient) {
-  const size_t n = records.size();
-  std::vector<uint8_t> state(n, kUnvisited);
-  // Sources a record produced are marked by index; the others (watched
-  // tensors, variable reads, constant inputs) stay in source_ids.
-  std::vector<uint8_t> is_source(n, 0);
-  for (TensorId id : source_ids) {
-    if (const int64_t p = ProducerOf(id); p >= 0) is_source[p] = 1;
+// One Backprop call's per-record state, shared by its three steps.
+struct GradientTape::Impl::BackpropPass {
+  Impl& tape;
+  const std::unordered_set<TensorId>& source_ids;
+  std::vector<uint8_t> state;      // kUnvisited, kAncestor or kRelevant
+  std::vector<uint8_t> is_source;  // the record produced a source
+  std::vector<int32_t> uses;       // relevant records still to pass a gradient back
+
+  // Whether input i of `rec` derives from a source.
+  bool Derived(const Record& rec, size_t i) const {
+    const int64_t p = tape.input_producers[rec.first_input + i];
+    if (p >= 0) return state[p] == kRelevant || is_source[p] != 0;
+    const Tensor& input = rec.call.inputs[i];
+    return IsFloating(input.dtype()) && source_ids.contains(input.id());
   }
 
   // 1. The records the target depends on, by a depth-first walk from its
-  //    producer along recorded inputs.
-  std::vector<int64_t> stack;
-  const int64_t root = ProducerOf(target.id());
-  if (root >= 0) {
-    state[root] = kAncestor;
-    stack.push_back(root);
-  }
-  while (!stack.empty()) {
-    const Record& rec = records[stack.back()];
-    stack.pop_back();
-    for (size_t i = 0; i < rec.call.inputs.size(); ++i) {
-      const int64_t p = input_producers[rec.first_input + i];
-      if (p >= 0 && state[p] == kUnvisited) {
-        state[p] = kAncestor;
-        stack.push_back(p);
+  //    producer `root` along recorded inputs.
+  void MarkAncestors(int64_t root) {
+    std::vector<int64_t> stack;
+    if (root >= 0) {
+      state[root] = kAncestor;
+      stack.push_back(root);
+    }
+    while (!stack.empty()) {
+      const Record& rec = tape.records[stack.back()];
+      stack.pop_back();
+      for (size_t i = 0; i < rec.call.inputs.size(); ++i) {
+        const int64_t p = tape.input_producers[rec.first_input + i];
+        if (p >= 0 && state[p] == kUnvisited) {
+          state[p] = kAncestor;
+          stack.push_back(p);
+        }
       }
     }
   }
 
   // 2. Forward over those, in execution order (producers first): a record is
-  //    relevant when an input derives from a source. Count the uses of each
+  //    relevant when an input derives from a source. Counts the uses of each
   //    relevant output by relevant records: its producer is ready once all
   //    of them have passed their gradient back.
-  auto derived = [&](const Record& rec, size_t i) {
-    const int64_t p = input_producers[rec.first_input + i];
-    if (p >= 0) return state[p] == kRelevant || is_source[p] != 0;
-    const Tensor& input = rec.call.inputs[i];
-    return IsFloating(input.dtype()) && source_ids.contains(input.id());
-  };
-  std::vector<int32_t> uses(n, 0);
-  for (size_t r = 0; r < n; ++r) {
-    if (state[r] != kAncestor) continue;
-    const Record& rec = records[r];
-    bool relevant = false;
-    for (size_t i = 0; i < rec.call.inputs.size(); ++i) {
-      if (!derived(rec, i)) continue;
-      relevant = true;
-      if (const int64_t p = input_producers[rec.first_input + i]; p >= 0) ++uses[p];
+  void MarkRelevantAndCountUses() {
+    for (size_t r = 0; r < state.size(); ++r) {
+      if (state[r] != kAncestor) continue;
+      const Record& rec = tape.records[r];
+      bool relevant = false;
+      for (size_t i = 0; i < rec.call.inputs.size(); ++i) {
+        if (!Derived(rec, i)) continue;
+        relevant = true;
+        if (const int64_t p = tape.input_producers[rec.first_input + i]; p >= 0) ++uses[p];
+      }
+      if (relevant) state[r] = kRelevant;
     }
-    if (relevant) state[r] = kRelevant;
   }
 
-  // 3. Backwards with a ready stack, accumulating gradients. A record's
-  //    output gradient is dropped once used unless it is a source's.
-  Gradients grads;
-  grads.by_record.resize(n);
-  if (root >= 0) {
-    grads.by_record[root] = output_gradient;
-    if (state[root] == kRelevant) stack.push_back(root);
-  } else {
-    grads.loose[target.id()] = output_gradient;
-  }
-  while (!stack.empty()) {
-    const int64_t r = stack.back();
-    stack.pop_back();
-    Record& rec = records[r];
+  // The gradients of `rec`'s inputs given its output's, skipping (and telling
+  // the gradient function to skip) inputs that do not derive from a source:
+  // the first layer's MatMul needs no dx.
+  std::vector<std::optional<Tensor>> CallGradient(Record& rec, const Tensor& grad) const {
     const OpCall& call = rec.call;
-    std::vector<std::optional<Tensor>> input_grads;
-    if (std::optional<Tensor>& out = grads.by_record[r]; out.has_value()) {
-      const Tensor grad = *out;
-      if (!is_source[r]) out.reset();
-      // Inputs that do not derive from a source get no gradient: the
-      // gradient function may skip them (dx of the first layer's MatMul).
-      uint64_t skip = 0;
-      for (size_t i = 0; i < call.inputs.size() && i < 64; ++i) {
-        if (!derived(rec, i)) skip |= uint64_t{1} << i;
-      }
-      rec.call.skip_gradient = skip;
-      input_grads = call.op->gradient(call, grad);
-      if (input_grads.size() != call.inputs.size()) [[unlikely]] {
-        throw InternalError(StrCat("GradientTape: the gradient of ", call.op->type, " returned ",
-                                   input_grads.size(), " gradients for ", call.inputs.size(),
-                                   " inputs"));
-      }
+    uint64_t skip = 0;
+    for (size_t i = 0; i < call.inputs.size() && i < 64; ++i) {
+      if (!Derived(rec, i)) skip |= uint64_t{1} << i;
     }
-    for (size_t i = 0; i < call.inputs.size(); ++i) {
-      if (!derived(rec, i)) continue;
-      const Tensor& input = call.inputs[i];
-      const int64_t p = input_producers[rec.first_input + i];
-      if (!input_grads.empty() && input_grads[i].has_value()) {
-        const Tensor& g = *input_grads[i];
-        if (g.shape() != input.shape() || g.dtype() != input.dtype()) [[unlikely]] {
-          throw InternalError(StrCat("GradientTape: the gradient of ", call.op->type, " for input ",
-                                     i, " has shape ", g.shape(), " and dtype ", g.dtype(),
-                                     ", expected the input's shape ", input.shape(), " and dtype ",
-                                     input.dtype()));
-        }
-        Accumulate(p >= 0 ? grads.by_record[p] : grads.loose[input.id()], g);
-      }
-      // An input without a gradient still counts as delivered: its producer
-      // must run once every consumer is done, with whatever did arrive.
-      if (p >= 0 && --uses[p] == 0 && state[p] == kRelevant) stack.push_back(p);
+    rec.call.skip_gradient = skip;
+    std::vector<std::optional<Tensor>> input_grads = call.op->gradient(call, grad);
+    if (input_grads.size() != call.inputs.size()) [[unlikely]] {
+      throw InternalError(StrCat("GradientTape: the gradient of ", call.op->type, " returned ",
+                                 input_grads.size(), " gradients for ", call.inputs.size(),
+                                 " inputs"));
     }
+    return input_grads;
   }
-  return grads;
+
+  // 3. Backwards with a ready stack from `root`, accumulating gradients. A
+  //    record's output gradient is dropped once used unless it is a source's.
+  Gradients RunBackward(int64_t root, const Tensor& target, const Tensor& output_gradient) {
+    Gradients grads;
+    grads.by_record.resize(state.size());
+    std::vector<int64_t> stack;
+    if (root >= 0) {
+      grads.by_record[root] = output_gradient;
+      if (state[root] == kRelevant) stack.push_back(root);
+    } else {
+      grads.loose[target.id()] = output_gradient;
+    }
+    while (!stack.empty()) {
+      const int64_t r = stack.back();
+      stack.pop_back();
+      Record& rec = tape.records[r];
+      std::vector<std::optional<Tensor>> input_grads;
+      if (std::optional<Tensor>& out = grads.by_record[r]; out.has_value()) {
+        const Tensor grad = *out;
+        if (!is_source[r]) out.reset();
+        input_grads = CallGradient(rec, grad);
+      }
+      const OpCall& call = rec.call;
+      for (size_t i = 0; i < call.inputs.size(); ++i) {
+        if (!Derived(rec, i)) continue;
+        const Tensor& input = call.inputs[i];
+        const int64_t p = tape.input_producers[rec.first_input + i];
+        if (!input_grads.empty() && input_grads[i].has_value()) {
+          const Tensor& g = *input_grads[i];
+          if (g.shape() != input.shape() || g.dtype() != input.dtype()) [[unlikely]] {
+            throw InternalError(StrCat("GradientTape: the gradient of ", call.op->type,
+                                       " for input ", i, " has shape ", g.shape(), " and dtype ",
+                                       g.dtype(), ", expected the input's shape ", input.shape(),
+                                       " and dtype ", input.dtype()));
+          }
+          Accumulate(p >= 0 ? grads.by_record[p] : grads.loose[input.id()], g);
+        }
+        // An input without a gradient still counts as delivered: its producer
+        // must run once every consumer is done, with whatever did arrive.
+        if (p >= 0 && --uses[p] == 0 && state[p] == kRelevant) stack.push_back(p);
+      }
+    }
+    return grads;
+  }
+};
+
+GradientTape::Impl::Gradients GradientTape::Impl::Backprop(
+    const Tensor& target, const std::unordered_set<TensorId>& source_ids,
+    const Tensor& output_gradient) {
+  const size_t n = records.size();
+  BackpropPass pass{*this, source_ids, std::vector<uint8_t>(n, kUnvisited),
+                    std::vector<uint8_t>(n, 0), std::vector<int32_t>(n, 0)};
+  // Sources a record produced are marked by index; the others (watched
+  // tensors, variable reads, constant inputs) stay in source_ids.
+  for (TensorId id : source_ids) {
+    if (const int64_t p = ProducerOf(id); p >= 0) pass.is_source[p] = 1;
+  }
+  const int64_t root = ProducerOf(target.id());
+  pass.MarkAncestors(root);
+  pass.MarkRelevantAndCountUses();
+  return pass.RunBackward(root, target, output_gradient);
 }
 
 std::vector<std::optional<Tensor>> GradientTape::Impl::Differentiate(

@@ -9,7 +9,7 @@
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
 #include "ops/internal/parallel.h"
-#include "ops/operators.h"
+#include "ops/internal/scalar_like.h"
 #include "ops/unary_ops.h"
 #include "runtime/internal/tensor_access.h"
 

@@ -96,6 +96,4 @@ PauseRecording::~PauseRecording() {
   }
 }
 
-bool IsRecording() { return num_unpaused > 0; }
-
 }  // namespace eager

@@ -6,11 +6,11 @@
 // Each op family's .cc file defines its OpDefs next to each other:
 //
 //   const OpDef kMulOp = {
-//       .type = "Mul",                       // TF's op type; reaches .meta files
+//       .type = "Mul",                        // TF's op type; reaches .meta files
 //       .num_inputs = 2,
-//       .infer = internal::InferBroadcast,   // output shape and dtype, or throws
-//       .compute = MulKernel,                // Eigen, row-major
-//       .gradient = MulGradient,             // written with the public ops
+//       .infer = InferBinary<...>,            // output shape and dtype, or throws
+//       .compute = BinaryKernel<MulFn, ...>,  // Eigen, row-major
+//       .gradient = MulGradient,              // written with the public ops
 //   };
 //
 // and ops/op_list.cc lists every OpDef once (kAllOps), with no static

@@ -1,12 +1,22 @@
 #include "ops/operators.h"
 
-namespace eager::internal {
+#include "ops/internal/scalar_like.h"
 
-Tensor ScalarLike(double value, DType dtype) {
-  return VisitNumericDType(dtype, "ScalarLike", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    return Tensor::Scalar<T>(static_cast<T>(value));
-  });
-}
+namespace eager {
 
-}  // namespace eager::internal
+// A plain number takes the other operand's dtype (`x * 2` for float64 x).
+#define EAGER_DEFINE_SCALAR_OPERATOR(sym, Fn)         \
+  Tensor operator sym(const Tensor& a, double b) {    \
+    return Fn(a, internal::ScalarLike(b, a.dtype())); \
+  }                                                   \
+  Tensor operator sym(double a, const Tensor& b) {    \
+    return Fn(internal::ScalarLike(a, b.dtype()), b); \
+  }
+
+EAGER_DEFINE_SCALAR_OPERATOR(+, Add)
+EAGER_DEFINE_SCALAR_OPERATOR(-, Sub)
+EAGER_DEFINE_SCALAR_OPERATOR(*, Mul)
+EAGER_DEFINE_SCALAR_OPERATOR(/, Div)
+#undef EAGER_DEFINE_SCALAR_OPERATOR
+
+}  // namespace eager

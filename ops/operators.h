@@ -12,25 +12,16 @@
 
 namespace eager {
 
-namespace internal {
-// `value` as a scalar of `dtype` (numeric dtypes only).
-Tensor ScalarLike(double value, DType dtype);
-}  // namespace internal
-
-#define EAGER_DEFINE_BINARY_OPERATOR(sym, Fn)                                                  \
-  inline Tensor operator sym(const Tensor& a, const Tensor& b) { return Fn(a, b); }            \
-  inline Tensor operator sym(const Variable& a, const Tensor& b) { return Fn(a.value(), b); }  \
-  inline Tensor operator sym(const Tensor& a, const Variable& b) { return Fn(a, b.value()); }  \
-  inline Tensor operator sym(const Variable& a, const Variable& b) {                           \
-    return Fn(a.value(), b.value());                                                           \
-  }                                                                                            \
-  inline Tensor operator sym(const Tensor& a, double b) {                                      \
-    return Fn(a, internal::ScalarLike(b, a.dtype()));                                          \
-  }                                                                                            \
-  inline Tensor operator sym(double a, const Tensor& b) {                                      \
-    return Fn(internal::ScalarLike(a, b.dtype()), b);                                          \
-  }                                                                                            \
-  inline Tensor operator sym(const Variable& a, double b) { return a.value() sym b; }          \
+#define EAGER_DEFINE_BINARY_OPERATOR(sym, Fn)                                                 \
+  inline Tensor operator sym(const Tensor& a, const Tensor& b) { return Fn(a, b); }           \
+  inline Tensor operator sym(const Variable& a, const Tensor& b) { return Fn(a.value(), b); } \
+  inline Tensor operator sym(const Tensor& a, const Variable& b) { return Fn(a, b.value()); } \
+  inline Tensor operator sym(const Variable& a, const Variable& b) {                          \
+    return Fn(a.value(), b.value());                                                          \
+  }                                                                                           \
+  Tensor operator sym(const Tensor& a, double b);                                             \
+  Tensor operator sym(double a, const Tensor& b);                                             \
+  inline Tensor operator sym(const Variable& a, double b) { return a.value() sym b; }         \
   inline Tensor operator sym(double a, const Variable& b) { return a sym b.value(); }
 
 EAGER_DEFINE_BINARY_OPERATOR(+, Add)

@@ -50,7 +50,4 @@ class PauseRecording {
   bool was_active_ = false;
 };
 
-// Whether any recorder is active on this thread (cheap).
-bool IsRecording();
-
 }  // namespace eager

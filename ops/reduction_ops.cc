@@ -8,7 +8,7 @@
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
-#include "ops/operators.h"
+#include "ops/internal/scalar_like.h"
 #include "runtime/internal/tensor_access.h"
 
 namespace eager {

@@ -3,9 +3,9 @@
 // DType: the element types a Tensor can hold, with their TensorFlow identities.
 //
 // Per-dtype facts (name, element size, TensorFlow DataType enum value) live in
-// one table in dtype.cc. VisitDType() is the one switch over DType in the
-// library: code that needs the C++ type of a runtime dtype goes through it, so
-// adding a dtype is a compile error everywhere it matters (-Werror=switch).
+// one table in dtype.cc. The Visit*DType() functions below are the only
+// switches over DType: code that needs the C++ type of a runtime dtype goes
+// through one, so a new dtype fails to build where it matters (-Werror=switch).
 
 #include <cstddef>
 #include <cstdint>

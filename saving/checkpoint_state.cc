@@ -170,86 +170,96 @@ class TextParser {
     }
     std::string out;
     while (pos_ < text_.size() && (text_[pos_] == '"' || text_[pos_] == '\'')) {
-      const char quote = text_[pos_++];
-      for (;;) {
-        if (pos_ >= text_.size() || text_[pos_] == '\n') Fail("unterminated string");
-        const char c = text_[pos_++];
-        if (c == quote) break;
-        if (c != '\\') {
-          out += c;
-          continue;
-        }
-        if (pos_ >= text_.size()) Fail("unterminated escape");
-        const char e = text_[pos_++];
-        switch (e) {
-          case 'n':
-            out += '\n';
-            break;
-          case 'r':
-            out += '\r';
-            break;
-          case 't':
-            out += '\t';
-            break;
-          case 'a':
-            out += '\a';
-            break;
-          case 'b':
-            out += '\b';
-            break;
-          case 'f':
-            out += '\f';
-            break;
-          case 'v':
-            out += '\v';
-            break;
-          case '?':
-            out += '?';
-            break;
-          case '\\':
-            out += '\\';
-            break;
-          case '\'':
-            out += '\'';
-            break;
-          case '"':
-            out += '"';
-            break;
-          case 'x': {
-            int value = 0;
-            int digits = 0;
-            while (digits < 2 && pos_ < text_.size() &&
-                   std::isxdigit(static_cast<unsigned char>(text_[pos_]))) {
-              const char h = text_[pos_++];
-              value = value * 16 + (std::isdigit(static_cast<unsigned char>(h))
-                                        ? h - '0'
-                                        : std::tolower(static_cast<unsigned char>(h)) - 'a' + 10);
-              ++digits;
-            }
-            if (digits == 0) Fail("\\x escape without hex digits");
-            out += static_cast<char>(value);
-            break;
-          }
-          default:
-            if (e >= '0' && e <= '7') {
-              int value = e - '0';
-              for (int i = 0;
-                   i < 2 && pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '7'; ++i) {
-                value = value * 8 + (text_[pos_++] - '0');
-              }
-              if (value > 255) Fail("octal escape above \\377");
-              out += static_cast<char>(value);
-            } else {
-              Fail(StrCat("unknown escape '\\", e, "'"));
-            }
-        }
-      }
+      AppendUnquoted(out);
       SkipSpace();
     }
     // Every string here is a file path, and no file name holds a NUL: an
     // escaped one would silently cut the path short at the OS boundary.
     if (out.find('\0') != std::string::npos) Fail("a path containing a NUL byte");
     return out;
+  }
+
+  // One quoted string at pos_ (its quote is ' or "), unescaped onto `out`.
+  void AppendUnquoted(std::string& out) {
+    const char quote = text_[pos_++];
+    for (;;) {
+      if (pos_ >= text_.size() || text_[pos_] == '\n') Fail("unterminated string");
+      const char c = text_[pos_++];
+      if (c == quote) return;
+      if (c == '\\') {
+        AppendEscaped(out);
+      } else {
+        out += c;
+      }
+    }
+  }
+
+  // The escape after a backslash, as text_format's CUnescape: named
+  // characters, \xHH (one or two hex digits) and \OOO (one to three octal).
+  void AppendEscaped(std::string& out) {
+    if (pos_ >= text_.size()) Fail("unterminated escape");
+    const char e = text_[pos_++];
+    switch (e) {
+      case 'n':
+        out += '\n';
+        return;
+      case 'r':
+        out += '\r';
+        return;
+      case 't':
+        out += '\t';
+        return;
+      case 'a':
+        out += '\a';
+        return;
+      case 'b':
+        out += '\b';
+        return;
+      case 'f':
+        out += '\f';
+        return;
+      case 'v':
+        out += '\v';
+        return;
+      case '?':
+      case '\\':
+      case '\'':
+      case '"':
+        out += e;
+        return;
+      case 'x':
+        out += static_cast<char>(HexEscapeValue());
+        return;
+      default:
+        if (e < '0' || e > '7') Fail(StrCat("unknown escape '\\", e, "'"));
+        out += static_cast<char>(OctalEscapeValue(e));
+    }
+  }
+
+  // The one or two hex digits after "\x".
+  int HexEscapeValue() {
+    int value = 0;
+    int digits = 0;
+    while (digits < 2 && pos_ < text_.size() &&
+           std::isxdigit(static_cast<unsigned char>(text_[pos_]))) {
+      const char h = text_[pos_++];
+      value = value * 16 + (std::isdigit(static_cast<unsigned char>(h))
+                                ? h - '0'
+                                : std::tolower(static_cast<unsigned char>(h)) - 'a' + 10);
+      ++digits;
+    }
+    if (digits == 0) Fail("\\x escape without hex digits");
+    return value;
+  }
+
+  // An octal escape whose first digit `first` was just read: up to two more.
+  int OctalEscapeValue(char first) {
+    int value = first - '0';
+    for (int i = 0; i < 2 && pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '7'; ++i) {
+      value = value * 8 + (text_[pos_++] - '0');
+    }
+    if (value > 255) Fail("octal escape above \\377");
+    return value;
   }
 
   double Number() {

@@ -3,6 +3,7 @@
 #include <limits>
 #include <optional>
 
+#include "ops/internal/scalar_like.h"
 #include "ops/operators.h"
 
 namespace eager::internal {

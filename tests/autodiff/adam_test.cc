@@ -272,24 +272,8 @@ TEST_F(AdamTest, Tf1ModeFloat64CastsTheFloat32Constants) {
   }
 }
 
-TEST_F(AdamTest, Tf1ModeReproducesTheLenetCheckpointPowers) {
-  // The real TF1 lenet checkpoint (FORMAT.md 7.2) was written after 4300
-  // steps: beta2_power = 0.013526629... and beta1_power = 5.605193857e-45,
-  // the float32 denormal 4 * 2^-149 where repeated *0.9 stops changing.
-  AdamOptions options;
-  options.tf1_compatible = true;
-  Adam adam(options);
-  Variable w(Tensor::FromVector<float>({1.0f}, Shape{1}), "w");
-  const Tensor g = Tensor::FromVector<float>({0.5f}, Shape{1});
-  for (int step = 0; step < 4300; ++step) adam.ApplyGradients({{g, &w}});
-  const float beta1_power = adam.beta1_power()->value().scalar<float>();
-  EXPECT_EQ(beta1_power, 4.0f * std::numeric_limits<float>::denorm_min());
-  EXPECT_EQ(std::fpclassify(beta1_power), FP_SUBNORMAL);
-  EXPECT_FLOAT_EQ(beta1_power, 5.605193857e-45f);
-  const float beta2_power = adam.beta2_power()->value().scalar<float>();
-  EXPECT_NEAR(beta2_power, 0.013526629, 1e-9);
-  EXPECT_TRUE(std::isfinite(w.value().scalar<float>()));
-}
+// TF1 mode against the real LeNet checkpoint's beta1_power and beta2_power:
+// tests/saving/adam_realdata_test.cc.
 
 TEST_F(AdamTest, ValidatesOptions) {
   EXPECT_THROW(Adam(-1.0), InvalidArgumentError);

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "ops/internal/scalar_like.h"
+
 namespace eager {
 namespace {
 

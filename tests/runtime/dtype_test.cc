@@ -33,14 +33,21 @@ TEST(DTypeTest, NamesAndSizes) {
   EXPECT_EQ(TfDataTypeName(999), "DataType(999)");
 }
 
-TEST(DTypeTest, DTypeOfMapsCppTypes) {
-  static_assert(DTypeOf<float>() == DType::kFloat32);
-  static_assert(DTypeOf<double>() == DType::kFloat64);
-  static_assert(DTypeOf<int32_t>() == DType::kInt32);
-  static_assert(DTypeOf<int64_t>() == DType::kInt64);
-  static_assert(DTypeOf<bool>() == DType::kBool);
-  static_assert(DTypeOf<std::string>() == DType::kString);
-  SUCCEED();
+// DTypeOf is constexpr: checked when this file compiles, not when it runs.
+static_assert(DTypeOf<float>() == DType::kFloat32);
+static_assert(DTypeOf<double>() == DType::kFloat64);
+static_assert(DTypeOf<int32_t>() == DType::kInt32);
+static_assert(DTypeOf<int64_t>() == DType::kInt64);
+static_assert(DTypeOf<bool>() == DType::kBool);
+static_assert(DTypeOf<std::string>() == DType::kString);
+
+TEST(DTypeTest, VisitDTypeAndDTypeOfAgreeForEveryDType) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
+                      DType::kBool, DType::kString}) {
+    const DType round_trip =
+        VisitDType(dtype, [](auto tag) { return DTypeOf<typename decltype(tag)::type>(); });
+    EXPECT_EQ(round_trip, dtype) << DTypeName(dtype);
+  }
 }
 
 TEST(DTypeTest, VisitDTypeDispatchesToTheCppType) {

@@ -1,0 +1,14 @@
+#pragma once
+
+// ScalarLike: a C++ number as a scalar tensor of a given dtype, for kernels,
+// gradients and the operators that mix a Tensor with a plain number.
+
+#include "runtime/tensor.h"
+
+namespace eager::internal {
+
+// `value` as a scalar of `dtype`, converted as static_cast does (2.9 -> 2 for
+// int64). Throws InvalidArgumentError for bool and string.
+Tensor ScalarLike(double value, DType dtype);
+
+}  // namespace eager::internal
