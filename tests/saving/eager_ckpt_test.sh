@@ -2,9 +2,9 @@
 # eager-ckpt end to end: state, diff, stats, graph, meta and convert on every case of the realdata
 # folder and on what eager writes; exit codes as --help documents them;
 # errors on stderr only.
-#   eager_ckpt_test.sh EAGER_CKPT QUICKSTART REALDATA_DIR WORK_DIR
+#   eager_ckpt_test.sh EAGER_CKPT QUICKSTART REALDATA_DIR WORK_DIR [SAVE_RESTORE]
 set -u
-ckpt=$1 quickstart=$2 realdata=$3 work=$4
+ckpt=$1 quickstart=$2 realdata=$3 work=$4 save_restore=${5:-}
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
@@ -47,6 +47,17 @@ grep -q '{"key":"v/ExponentialMovingAverage","dtype":"float32","shape":\[\],"byt
 expect 0 "$ckpt" dump "$work/a" v/ExponentialMovingAverage --json; json_ok dump --json
 grep -q '^{"key":"v/ExponentialMovingAverage","dtype":"float32","shape":\[\],"elements":1,"values":\[0.10989987' <<<"$out" \
   || fail "dump --json: $out"
+
+# meta on the .meta our graph-mode Saver writes (examples/save_restore).
+if [ -n "$save_restore" ]; then
+  expect 0 "$save_restore" "$work/graph"
+  expect 0 "$ckpt" meta "$work/graph/model.ckpt"
+  grep -q '^saver: version V2, filename save/Const:0, save save/control_dependency:0, restore save/restore_all' <<<"$out" \
+    || fail "meta of our .meta: saver: $out"
+  grep -q '^variable v1:0  initializer v1/Assign  snapshot v1/read:0  trainable$' <<<"$out" || fail "meta variable: $out"
+  grep -q '^add  AddV2  <- v1/read, v2/read' <<<"$out" || fail "meta node add: $out"
+  expect 0 "$ckpt" meta "$work/graph/model.ckpt.meta" --json; json_ok meta ours
+fi
 
 # Errors: on stderr, exit 1, nothing on stdout.
 expect 1 "$ckpt" stats "$work/no/such/prefix"

@@ -341,17 +341,43 @@ TEST(KillTest, DiskFullIsAClearErrorWithThePreviousCheckpointIntact) {
   ExpectOldOrNew(prefix);
 }
 
+// Root ignores directory permissions, so as root (CI) the save runs in a
+// forked child that has dropped to the unprivileged uid/gid 65534 (nobody).
+// Exit codes: 0 the expected error naming the directory, 1 the save
+// succeeded, 2 another error, 3 the privileges could not be dropped.
+int SaveAsUnprivileged(const std::string& dir, const std::string& prefix) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+    try {
+      WriteBundle(prefix, kNew);
+      _exit(1);
+    } catch (const FailedPreconditionError& e) {
+      _exit(std::string(e.what()).find(dir) != std::string::npos ? 0 : 2);
+    } catch (...) {
+      _exit(2);
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 TEST(KillTest, ReadOnlyDirectoryIsAClearErrorWithThePreviousCheckpointIntact) {
-  if (geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
   const std::string dir = TempDir();
   const std::string prefix = dir + "/ckpt";
   WriteBundle(prefix, kOld);
-  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec);
-  try {
-    WriteBundle(prefix, kNew);
-    ADD_FAILURE() << "saved into a read-only directory";
-  } catch (const FailedPreconditionError& e) {
-    EXPECT_NE(std::string(e.what()).find(dir), std::string::npos) << e.what();
+  fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                           fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  if (geteuid() == 0) {
+    EXPECT_EQ(SaveAsUnprivileged(dir, prefix), 0) << "0: a FailedPrecondition naming " << dir;
+  } else {
+    try {
+      WriteBundle(prefix, kNew);
+      ADD_FAILURE() << "saved into a read-only directory";
+    } catch (const FailedPreconditionError& e) {
+      EXPECT_NE(std::string(e.what()).find(dir), std::string::npos) << e.what();
+    }
   }
   fs::permissions(dir, fs::perms::owner_all);
   EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"ckpt.data-00000-of-00001", "ckpt.index"}));
