@@ -21,15 +21,6 @@ Shape MakeShape(const Dims& dims, int rank) {
   return Shape(std::span<const int64_t>(dims.data(), static_cast<size_t>(rank)));
 }
 
-std::string IntsToString(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i > 0) s += ',';
-    s += std::to_string(v[i]);
-  }
-  return s + "]";
-}
-
 // out (row-major, shape out_dims) [i...] = in[base + sum_d i_d * in_strides[d]].
 // The one loop behind Transpose and Slice.
 template <typename T>
@@ -84,12 +75,12 @@ OutputSpec InferReshape(std::span<const Tensor> in, const Attrs& attrs) {
     if (dims[i] == -1) {
       if (unknown >= 0) {
         throw InvalidArgumentError(StrCat("only one dimension of the requested shape ",
-                                          IntsToString(dims), " may be -1 (input shape ", x.shape(),
+                                          DimsToString(dims), " may be -1 (input shape ", x.shape(),
                                           ")"));
       }
       unknown = static_cast<int>(i);
     } else if (dims[i] < 0) {
-      throw InvalidArgumentError(StrCat("requested shape ", IntsToString(dims),
+      throw InvalidArgumentError(StrCat("requested shape ", DimsToString(dims),
                                         " has a negative dimension (input shape ", x.shape(), ")"));
     } else {
       known *= dims[i];
@@ -99,7 +90,7 @@ OutputSpec InferReshape(std::span<const Tensor> in, const Attrs& attrs) {
     if (known == 0 || x.num_elements() % known != 0) {
       throw InvalidArgumentError(StrCat("Input to reshape is a tensor with ", x.num_elements(),
                                         " values (shape ", x.shape(), "), which cannot fill the ",
-                                        "requested shape ", IntsToString(dims)));
+                                        "requested shape ", DimsToString(dims)));
     }
     dims[unknown] = x.num_elements() / known;
     known *= dims[unknown];
@@ -107,7 +98,7 @@ OutputSpec InferReshape(std::span<const Tensor> in, const Attrs& attrs) {
   if (known != x.num_elements()) {
     throw InvalidArgumentError(StrCat("Input to reshape is a tensor with ", x.num_elements(),
                                       " values (shape ", x.shape(), "), but the requested shape ",
-                                      IntsToString(dims), " has ", known));
+                                      DimsToString(dims), " has ", known));
   }
   return {Shape(dims), x.dtype()};
 }
@@ -133,7 +124,7 @@ OutputSpec InferTranspose(std::span<const Tensor> in, const Attrs& attrs) {
     if (ok) seen[perm[i]] = true;
   }
   if (!ok) {
-    throw InvalidArgumentError(StrCat("perm ", IntsToString(perm),
+    throw InvalidArgumentError(StrCat("perm ", DimsToString(perm),
                                       " is not a permutation of the dimensions of shape ",
                                       x.shape()));
   }
@@ -250,7 +241,7 @@ void ResolveSlice(const Tensor& x, const Attrs& attrs, Dims& begin, Dims& size) 
   const std::vector<int64_t>& b = attrs.GetInts("begin");
   const std::vector<int64_t>& s = attrs.GetInts("size");
   if (static_cast<int>(b.size()) != x.rank() || static_cast<int>(s.size()) != x.rank()) {
-    throw InvalidArgumentError(StrCat("begin ", IntsToString(b), " and size ", IntsToString(s),
+    throw InvalidArgumentError(StrCat("begin ", DimsToString(b), " and size ", DimsToString(s),
                                       " must both have one entry per dimension of shape ",
                                       x.shape()));
   }
@@ -258,7 +249,7 @@ void ResolveSlice(const Tensor& x, const Attrs& attrs, Dims& begin, Dims& size) 
     const int64_t dim = x.shape().dim(d);
     const int64_t sz = s[d] == -1 ? dim - b[d] : s[d];
     if (b[d] < 0 || b[d] > dim || sz < 0 || b[d] + sz > dim) {
-      throw InvalidArgumentError(StrCat("slice begin ", IntsToString(b), " size ", IntsToString(s),
+      throw InvalidArgumentError(StrCat("slice begin ", DimsToString(b), " size ", DimsToString(s),
                                         " is out of bounds in dimension ", d, " of shape ",
                                         x.shape(),
                                         "; expected 0 <= begin <= ", "begin + size <= dim"));

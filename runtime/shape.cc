@@ -94,6 +94,15 @@ std::vector<int64_t> Shape::Strides() const {
   return strides;
 }
 
+std::string DimsToString(std::span<const int64_t> dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) out += ",";
+    out += std::to_string(dims[i]);
+  }
+  return out + "]";
+}
+
 std::string Shape::ToString() const {
   if (unknown_rank_) return "<unknown>";
   std::string out = "[";

@@ -93,4 +93,9 @@ class Shape {
 
 std::ostream& operator<<(std::ostream& out, const Shape& shape);
 
+// Plain dimensions as "[2,3]" ("[]" for none), as Shape::ToString prints a
+// known shape: the text errors and tools use for dims read from files or
+// attributes (any rank, no unknown dims).
+std::string DimsToString(std::span<const int64_t> dims);
+
 }  // namespace eager

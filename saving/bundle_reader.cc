@@ -25,15 +25,6 @@ constexpr int kMaxShards = 99999;
 // piece is checksummed while it is still in cache.
 constexpr size_t kReadChunkSize = 1024 * 1024;
 
-std::string ShapeText(const std::vector<int64_t>& dims) {
-  std::string text = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) text += ",";
-    text += std::to_string(dims[i]);
-  }
-  return text + "]";
-}
-
 // Bytes per element of TF's fixed-size dtypes (FORMAT.md 2.5); 0 for
 // DT_STRING, DT_RESOURCE, DT_VARIANT and unknown values.
 int TfFixedSizeBytes(int tf_dtype) {
@@ -206,7 +197,7 @@ void CheckEntryLocation(std::string_view key, const BundleReader::Entry& entry,
         expected != entry.size) {
       throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
                                  entry.size, "; expected size ", expected, " for ",
-                                 ShapeText(entry.dims), " ", *entry.dtype, " in ", index_path));
+                                 DimsToString(entry.dims), " ", *entry.dtype, " in ", index_path));
     }
   } else if (entry.dtype == DType::kString && (entry.size < 4 || entry.size - 4 < num_elements)) {
     throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
@@ -236,7 +227,7 @@ BundleReader::Entry ParseEntry(std::string_view key, std::string_view value, int
   if (!ParseDims(proto.shape(), entry.dims, num_elements)) {
     throw DataLossError(
         StrCat("Invalid tensor shape: key '", key, "' has shape ",
-               proto.shape().unknown_rank() ? "<unknown rank>" : ShapeText(entry.dims), " in ",
+               proto.shape().unknown_rank() ? "<unknown rank>" : DimsToString(entry.dims), " in ",
                index_path));
   }
   if (entry.num_slices == 0) CheckEntryLocation(key, entry, num_elements, num_shards, index_path);
@@ -247,7 +238,7 @@ BundleReader::Entry ParseEntry(std::string_view key, std::string_view value, int
 
 Shape BundleReader::Entry::shape() const {
   if (dims.size() > static_cast<size_t>(Shape::kMaxRank)) {
-    throw UnimplementedError(StrCat("Tensor shape ", ShapeText(dims), " has rank ", dims.size(),
+    throw UnimplementedError(StrCat("Tensor shape ", DimsToString(dims), " has rank ", dims.size(),
                                     "; eager supports ranks up to ", Shape::kMaxRank));
   }
   return Shape(std::span<const int64_t>(dims.data(), dims.size()));
@@ -349,7 +340,7 @@ void BundleReader::VerifyChecksum(std::string_view key) const {
   if (__builtin_mul_overflow(expected, int64_t{width}, &expected) || expected != entry.size) {
     throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
                                entry.size, "; expected size ", expected, " for ",
-                               ShapeText(entry.dims), " ", TfDataTypeName(entry.tf_dtype), " in ",
+                               DimsToString(entry.dims), " ", TfDataTypeName(entry.tf_dtype), " in ",
                                index_path_));
   }
   const EntryBytes bytes{key, entry, DataFileOf(key, entry)};

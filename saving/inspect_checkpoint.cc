@@ -13,15 +13,6 @@
 namespace eager {
 namespace {
 
-std::string DimsString(const std::vector<int64_t>& dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) out += ",";
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
-}
-
 }  // namespace
 
 std::string ResolveCheckpointPath(const std::string& path) {
@@ -50,7 +41,7 @@ void ListCheckpoint(const BundleReader& reader, std::ostream& out) {
     const BundleReader::Entry& entry = reader.GetEntry(key);
     out << key << "  "
         << (entry.dtype ? std::string(DTypeName(*entry.dtype)) : TfDataTypeName(entry.tf_dtype))
-        << "  " << DimsString(entry.dims) << "  " << entry.size << " bytes";
+        << "  " << DimsToString(entry.dims) << "  " << entry.size << " bytes";
     if (entry.num_slices > 0) out << "  (partitioned into " << entry.num_slices << " slices)";
     out << "\n";
   }

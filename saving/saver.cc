@@ -63,14 +63,6 @@ std::map<std::string, Variable*> CheckedMap(const std::map<std::string, Variable
   return var_map;
 }
 
-std::string DimsString(const std::vector<int64_t>& dims) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t i = 0; i < dims.size(); ++i) out << (i ? "," : "") << dims[i];
-  out << "]";
-  return out.str();
-}
-
 std::string Describe(const internal::KeySpec& spec) {
   std::ostringstream out;
   if (spec.dtype) {
@@ -78,7 +70,7 @@ std::string Describe(const internal::KeySpec& spec) {
   } else {
     out << "(a dtype eager does not support)";
   }
-  out << " " << DimsString(spec.dims);
+  out << " " << DimsToString(spec.dims);
   return out.str();
 }
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "runtime/shape.h"
+
 namespace eager::internal {
 
 std::string ShortestNumber(double v) {
@@ -67,13 +69,6 @@ std::string JsonStrings(const std::vector<std::string>& items) {
   return out + "]";
 }
 
-std::string JsonDims(std::span<const int64_t> dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) out += ",";
-    out += std::to_string(dims[i]);
-  }
-  return out + "]";
-}
+std::string JsonDims(std::span<const int64_t> dims) { return DimsToString(dims); }
 
 }  // namespace eager::internal
