@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "runtime/errors.h"
+#include "runtime/shape.h"
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
 #include "saving/checkpoint_key.h"
@@ -22,12 +23,8 @@ constexpr std::string_view kSlotMarker = "/.OPTIMIZER_SLOT/";
 const std::string kSaveCounterKey = "save_counter/.ATTRIBUTES/VARIABLE_VALUE";
 
 std::string TypeText(const BundleReader::Entry& e) {
-  std::string out = (e.dtype ? std::string(DTypeName(*e.dtype)) : TfDataTypeName(e.tf_dtype)) + "[";
-  for (size_t i = 0; i < e.dims.size(); ++i) {
-    if (i > 0) out += ',';
-    out += std::to_string(e.dims[i]);
-  }
-  return out + "]";
+  return (e.dtype ? std::string(DTypeName(*e.dtype)) : TfDataTypeName(e.tf_dtype)) +
+         DimsToString(e.dims);
 }
 
 bool SameType(const BundleReader::Entry& a, const BundleReader::Entry& b) {
