@@ -20,7 +20,7 @@ Tensor Pow(const Tensor& x, const Tensor& y);      // "Pow"
 Tensor Maximum(const Tensor& x, const Tensor& y);  // "Maximum"; ties send the gradient to x
 Tensor Minimum(const Tensor& x, const Tensor& y);  // "Minimum"; ties send the gradient to x
 // Elementwise x == y as a bool tensor; not differentiable.
-Tensor Equal(const Tensor& x, const Tensor& y);    // "Equal"
+Tensor Equal(const Tensor& x, const Tensor& y);  // "Equal"
 
 extern const OpDef kAddOp;
 extern const OpDef kSubOp;

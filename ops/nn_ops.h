@@ -13,8 +13,7 @@ Tensor LogSoftmax(const Tensor& logits);  // "LogSoftmax"
 // [0, classes), else InvalidArgumentError naming the bad label), logits float
 // [batch, classes]; returns [batch]. Differentiable with respect to logits:
 // softmax(logits) - one_hot(labels).
-Tensor SparseSoftmaxCrossEntropyWithLogits(const Tensor& labels,
-                                           const Tensor& logits);
+Tensor SparseSoftmaxCrossEntropyWithLogits(const Tensor& labels, const Tensor& logits);
 // "SparseSoftmaxCrossEntropyWithLogits"
 
 extern const OpDef kSoftmaxOp;

@@ -47,10 +47,10 @@ std::optional<DType> DTypeFromTfDataType(int tf_datatype) {
 std::string TfDataTypeName(int tf_datatype) {
   // types.proto, values 0..23; reference types are value + 100.
   static constexpr std::array<std::string_view, 24> kNames = {
-      "DT_INVALID", "DT_FLOAT",   "DT_DOUBLE",  "DT_INT32",    "DT_UINT8",      "DT_INT16",
-      "DT_INT8",    "DT_STRING",  "DT_COMPLEX64", "DT_INT64",  "DT_BOOL",       "DT_QINT8",
-      "DT_QUINT8",  "DT_QINT32",  "DT_BFLOAT16", "DT_QINT16",  "DT_QUINT16",    "DT_UINT16",
-      "DT_COMPLEX128", "DT_HALF", "DT_RESOURCE", "DT_VARIANT", "DT_UINT32",     "DT_UINT64"};
+      "DT_INVALID",    "DT_FLOAT",  "DT_DOUBLE",    "DT_INT32",   "DT_UINT8",   "DT_INT16",
+      "DT_INT8",       "DT_STRING", "DT_COMPLEX64", "DT_INT64",   "DT_BOOL",    "DT_QINT8",
+      "DT_QUINT8",     "DT_QINT32", "DT_BFLOAT16",  "DT_QINT16",  "DT_QUINT16", "DT_UINT16",
+      "DT_COMPLEX128", "DT_HALF",   "DT_RESOURCE",  "DT_VARIANT", "DT_UINT32",  "DT_UINT64"};
   if (tf_datatype >= 0 && tf_datatype < static_cast<int>(kNames.size())) {
     return std::string(kNames[tf_datatype]);
   }

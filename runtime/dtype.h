@@ -49,13 +49,20 @@ std::ostream& operator<<(std::ostream& out, DType dtype);
 // The DType of a C++ element type: DTypeOf<float>() == DType::kFloat32.
 template <typename T>
 constexpr DType DTypeOf() {
-  if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
-  else if constexpr (std::is_same_v<T, double>) return DType::kFloat64;
-  else if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
-  else if constexpr (std::is_same_v<T, bool>) return DType::kBool;
-  else if constexpr (std::is_same_v<T, std::string>) return DType::kString;
-  else static_assert(!sizeof(T), "no eager DType for this C++ type");
+  if constexpr (std::is_same_v<T, float>)
+    return DType::kFloat32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DType::kFloat64;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DType::kInt32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DType::kInt64;
+  else if constexpr (std::is_same_v<T, bool>)
+    return DType::kBool;
+  else if constexpr (std::is_same_v<T, std::string>)
+    return DType::kString;
+  else
+    static_assert(!sizeof(T), "no eager DType for this C++ type");
 }
 
 // A value of this type carries the C++ element type to a generic lambda:
@@ -68,12 +75,18 @@ struct DTypeTag {
 template <typename F>
 decltype(auto) VisitDType(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::kFloat32: return f(DTypeTag<float>{});
-    case DType::kFloat64: return f(DTypeTag<double>{});
-    case DType::kInt32: return f(DTypeTag<int32_t>{});
-    case DType::kInt64: return f(DTypeTag<int64_t>{});
-    case DType::kBool: return f(DTypeTag<bool>{});
-    case DType::kString: return f(DTypeTag<std::string>{});
+    case DType::kFloat32:
+      return f(DTypeTag<float>{});
+    case DType::kFloat64:
+      return f(DTypeTag<double>{});
+    case DType::kInt32:
+      return f(DTypeTag<int32_t>{});
+    case DType::kInt64:
+      return f(DTypeTag<int64_t>{});
+    case DType::kBool:
+      return f(DTypeTag<bool>{});
+    case DType::kString:
+      return f(DTypeTag<std::string>{});
   }
   throw InternalError(StrCat("VisitDType: invalid dtype value ", static_cast<int>(dtype)));
 }
@@ -83,12 +96,17 @@ decltype(auto) VisitDType(DType dtype, F&& f) {
 template <typename F>
 decltype(auto) VisitNumericDType(DType dtype, std::string_view what, F&& f) {
   switch (dtype) {
-    case DType::kFloat32: return f(DTypeTag<float>{});
-    case DType::kFloat64: return f(DTypeTag<double>{});
-    case DType::kInt32: return f(DTypeTag<int32_t>{});
-    case DType::kInt64: return f(DTypeTag<int64_t>{});
+    case DType::kFloat32:
+      return f(DTypeTag<float>{});
+    case DType::kFloat64:
+      return f(DTypeTag<double>{});
+    case DType::kInt32:
+      return f(DTypeTag<int32_t>{});
+    case DType::kInt64:
+      return f(DTypeTag<int64_t>{});
     case DType::kBool:
-    case DType::kString: break;
+    case DType::kString:
+      break;
   }
   throw InvalidArgumentError(
       StrCat(what, ": expected a numeric dtype (float32, float64, int32, int64), got ", dtype));
@@ -98,12 +116,15 @@ decltype(auto) VisitNumericDType(DType dtype, std::string_view what, F&& f) {
 template <typename F>
 decltype(auto) VisitFloatDType(DType dtype, std::string_view what, F&& f) {
   switch (dtype) {
-    case DType::kFloat32: return f(DTypeTag<float>{});
-    case DType::kFloat64: return f(DTypeTag<double>{});
+    case DType::kFloat32:
+      return f(DTypeTag<float>{});
+    case DType::kFloat64:
+      return f(DTypeTag<double>{});
     case DType::kInt32:
     case DType::kInt64:
     case DType::kBool:
-    case DType::kString: break;
+    case DType::kString:
+      break;
   }
   throw InvalidArgumentError(
       StrCat(what, ": expected a floating dtype (float32 or float64), got ", dtype));

@@ -43,19 +43,17 @@ std::string_view ErrorCodeName(ErrorCode code);
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const { return code_; }
 
  private:
   ErrorCode code_;
 };
 
-#define EAGER_DEFINE_ERROR_KIND(Kind)                                         \
-  class Kind##Error : public Error {                                          \
-   public:                                                                    \
-    explicit Kind##Error(const std::string& message)                          \
-        : Error(ErrorCode::k##Kind, message) {}                               \
+#define EAGER_DEFINE_ERROR_KIND(Kind)                                                        \
+  class Kind##Error : public Error {                                                         \
+   public:                                                                                   \
+    explicit Kind##Error(const std::string& message) : Error(ErrorCode::k##Kind, message) {} \
   };
 EAGER_DEFINE_ERROR_KIND(InvalidArgument)
 EAGER_DEFINE_ERROR_KIND(NotFound)
@@ -82,17 +80,17 @@ namespace internal {
 }  // namespace eager
 
 // Throws InvalidArgumentError with the concatenated parts unless `cond` holds.
-#define EAGER_CHECK(cond, ...)                                      \
-  do {                                                              \
-    if (!(cond)) [[unlikely]] {                                     \
+#define EAGER_CHECK(cond, ...)                                           \
+  do {                                                                   \
+    if (!(cond)) [[unlikely]] {                                          \
       throw ::eager::InvalidArgumentError(::eager::StrCat(__VA_ARGS__)); \
-    }                                                               \
+    }                                                                    \
   } while (false)
 
 // Throws InternalError naming the source location: for eager's own invariants.
-#define EAGER_INTERNAL_CHECK(cond)                                         \
-  do {                                                                     \
-    if (!(cond)) [[unlikely]] {                                            \
-      ::eager::internal::ThrowInternal(__FILE__, __LINE__, #cond);         \
-    }                                                                      \
+#define EAGER_INTERNAL_CHECK(cond)                                 \
+  do {                                                             \
+    if (!(cond)) [[unlikely]] {                                    \
+      ::eager::internal::ThrowInternal(__FILE__, __LINE__, #cond); \
+    }                                                              \
   } while (false)

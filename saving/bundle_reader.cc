@@ -340,8 +340,8 @@ void BundleReader::VerifyChecksum(std::string_view key) const {
   if (__builtin_mul_overflow(expected, int64_t{width}, &expected) || expected != entry.size) {
     throw DataLossError(StrCat("Invalid size in bundle entry: key '", key, "'; stored size ",
                                entry.size, "; expected size ", expected, " for ",
-                               DimsToString(entry.dims), " ", TfDataTypeName(entry.tf_dtype), " in ",
-                               index_path_));
+                               DimsToString(entry.dims), " ", TfDataTypeName(entry.tf_dtype),
+                               " in ", index_path_));
   }
   const EntryBytes bytes{key, entry, DataFileOf(key, entry)};
   std::string chunk(static_cast<size_t>(std::min<int64_t>(entry.size, kReadChunkSize)), '\0');

@@ -11,9 +11,7 @@
 #include "saving/internal/posix_file.h"
 
 namespace eager {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::string ResolveCheckpointPath(const std::string& path) {
   namespace fs = std::filesystem;

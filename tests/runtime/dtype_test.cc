@@ -42,8 +42,8 @@ static_assert(DTypeOf<bool>() == DType::kBool);
 static_assert(DTypeOf<std::string>() == DType::kString);
 
 TEST(DTypeTest, VisitDTypeAndDTypeOfAgreeForEveryDType) {
-  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64,
-                      DType::kBool, DType::kString}) {
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool,
+                      DType::kString}) {
     const DType round_trip =
         VisitDType(dtype, [](auto tag) { return DTypeOf<typename decltype(tag)::type>(); });
     EXPECT_EQ(round_trip, dtype) << DTypeName(dtype);
@@ -51,9 +51,8 @@ TEST(DTypeTest, VisitDTypeAndDTypeOfAgreeForEveryDType) {
 }
 
 TEST(DTypeTest, VisitDTypeDispatchesToTheCppType) {
-  size_t size = VisitDType(DType::kInt64, [](auto tag) {
-    return sizeof(typename decltype(tag)::type);
-  });
+  size_t size =
+      VisitDType(DType::kInt64, [](auto tag) { return sizeof(typename decltype(tag)::type); });
   EXPECT_EQ(size, 8u);
 }
 

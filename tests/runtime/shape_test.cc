@@ -22,13 +22,9 @@ TEST(ShapeTest, CountsElementsAndPrintsLikeTensorFlow) {
   EXPECT_EQ(s.Strides(), (std::vector<int64_t>{12, 4, 1}));
 }
 
-TEST(ShapeTest, ZeroSizedDimensionMeansNoElements) {
-  EXPECT_EQ((Shape{3, 0}).num_elements(), 0);
-}
+TEST(ShapeTest, ZeroSizedDimensionMeansNoElements) { EXPECT_EQ((Shape{3, 0}).num_elements(), 0); }
 
-TEST(ShapeTest, RejectsNegativeDimensions) {
-  EXPECT_THROW((Shape{2, -1}), InvalidArgumentError);
-}
+TEST(ShapeTest, RejectsNegativeDimensions) { EXPECT_THROW((Shape{2, -1}), InvalidArgumentError); }
 
 TEST(ShapeTest, RejectsElementCountOverflow) {
   EXPECT_THROW((Shape{int64_t{1} << 40, int64_t{1} << 40}), InvalidArgumentError);
