@@ -136,6 +136,14 @@ std::string Graph::UniqueName(std::string_view base) {
   return names_.UniqueName(NameScope::Current() + std::string(base));
 }
 
+std::string Graph::UniqueObjectName(std::string_view base) {
+  EAGER_CHECK(!base.empty(), "UniqueObjectName: a name must not be empty");
+  auto it = object_name_uses_.find(base);
+  if (it == object_name_uses_.end()) it = object_name_uses_.emplace(std::string(base), 0).first;
+  const int n = it->second++;
+  return n == 0 ? std::string(base) : StrCat(base, "_", n);
+}
+
 Graph::ControlDependencies::ControlDependencies(Graph& graph, const std::vector<Operation>& ops)
     : graph_(graph), previous_size_(graph.control_inputs_.size()) {
   for (const Operation& op : ops) {

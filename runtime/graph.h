@@ -179,6 +179,11 @@ class Graph {
   // The current NameScope prefix + `base`, made unique in this graph
   // ("add", "add_1", "dense/MatMul").
   std::string UniqueName(std::string_view base);
+  // Keras's layer names in this graph (backend.unique_object_name counts per
+  // graph): "dense", then "dense_1"; a new graph starts again at "dense".
+  // UniqueObjectName() (runtime/names.h) uses this while the graph is the
+  // default.
+  std::string UniqueObjectName(std::string_view base);
 
   // ---- Nodes ---------------------------------------------------------------
 
@@ -275,6 +280,7 @@ class Graph {
 
   uint64_t id_;
   NameRegistry names_;
+  std::map<std::string, int, std::less<>> object_name_uses_;  // Keras names per base
   std::vector<std::unique_ptr<Node>> nodes_;
   std::map<std::string, int, std::less<>> index_;
   // One symbolic output per node output, made on first use and then shared.

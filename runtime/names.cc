@@ -82,6 +82,7 @@ void ResetDefaultNames() {
 }
 
 std::string UniqueObjectName(std::string_view base) {
+  if (Graph* graph = Graph::Current()) return graph->UniqueObjectName(base);
   EAGER_CHECK(!base.empty(), "UniqueObjectName: a name must not be empty");
   ObjectNames& names = DefaultObjectNames();
   std::lock_guard<std::mutex> lock(names.mu);

@@ -54,7 +54,8 @@ void ResetDefaultNames();
 
 // Keras's per-class object names, zero-based: the first Dense is "dense", the
 // next "dense_1" (backend.unique_object_name). Counts per base name, apart from
-// the graph's names.
+// the graph's names, and per graph as Keras does: while a Graph is the default
+// its own counters (Graph::UniqueObjectName), else the process's.
 std::string UniqueObjectName(std::string_view base);
 
 // `with tf.name_scope(name):` for this thread while the object lives.

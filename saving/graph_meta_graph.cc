@@ -210,6 +210,10 @@ Node ToNode(const MetaGraphNode& m, const std::map<std::string, const MetaOpDef*
 MetaGraph GraphToMetaGraph(const Graph& graph) {
   MetaGraph meta;
   meta.producer = kProducer;
+  // The TF release whose GraphDef version (kProducer) and OpDefs
+  // (saving/internal/tf_op_defs.cc) the file follows; the git version says
+  // who wrote it.
+  meta.tensorflow_version = "1.14.0";
   meta.tensorflow_git_version = "eager";
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& n = graph.node(i);

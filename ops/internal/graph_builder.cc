@@ -5,6 +5,7 @@
 
 #include "ops/internal/scalar_like.h"
 #include "ops/operators.h"
+#include "runtime/names.h"
 
 namespace eager::internal {
 namespace {
@@ -109,6 +110,39 @@ std::optional<OutputSpec> TryInfer(const OpDef& op, std::span<const Tensor> inpu
   }
 }
 
+// TF's names of the inputs a plain value may be given for (convert_to_tensor
+// in the op's name scope: `v + 1.0` makes "add/y").
+std::string_view TfInputName(std::string_view type, size_t i) {
+  static constexpr std::string_view kXY[] = {"x", "y"};
+  static constexpr std::string_view kMatMul[] = {"a", "b"};
+  static constexpr std::string_view kBiasAdd[] = {"value", "bias"};
+  static constexpr std::string_view kConv2D[] = {"input", "filter"};
+  std::span<const std::string_view> names;
+  if (type == "AddV2" || type == "Sub" || type == "Mul" || type == "RealDiv" || type == "Pow" ||
+      type == "Maximum" || type == "Minimum" || type == "Equal") {
+    names = kXY;
+  } else if (type == "MatMul") {
+    names = kMatMul;
+  } else if (type == "BiasAdd") {
+    names = kBiasAdd;
+  } else if (type == "Conv2D") {
+    names = kConv2D;
+  }
+  return i < names.size() ? names[i] : std::string_view();
+}
+
+// The name for a Const made from a plain value given as input `i` of node
+// `node_name`: "<node>/<TF input name>" (relative to the current name scope,
+// which the node's name starts with), else TF's default "Const".
+std::string ConstInputName(const OpDef& op, size_t i, const std::string& node_name) {
+  const std::string_view input = TfInputName(op.type, i);
+  if (input.empty()) return "Const";
+  std::string_view relative = node_name;
+  const std::string& scope = NameScope::Current();
+  if (relative.starts_with(scope)) relative.remove_prefix(scope.size());
+  return StrCat(relative, "/", input);
+}
+
 }  // namespace
 
 OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
@@ -166,8 +200,8 @@ int AddConstNode(Graph& graph, const Tensor& value, std::string_view name) {
   return graph.AddNode(std::move(node));
 }
 
-std::string GraphInput(Graph& graph, const Tensor& tensor) {
-  if (!tensor.is_symbolic()) return graph.node(AddConstNode(graph, tensor, "Const")).name;
+std::string GraphInput(Graph& graph, const Tensor& tensor, std::string_view const_name) {
+  if (!tensor.is_symbolic()) return graph.node(AddConstNode(graph, tensor, const_name)).name;
   const Operation producer = graph.OperationOf(tensor);  // throws for another graph's tensor
   return NodeInputName(producer.name(), tensor.symbolic()->index);
 }
@@ -184,7 +218,9 @@ Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs,
   const OutputSpec spec = InferGraphOutput(op, inputs, attrs);
   Node node{.name = graph.UniqueName(op.node_name.empty() ? op.type : op.node_name),
             .op = std::string(op.type)};
-  for (const Tensor& t : inputs) node.inputs.push_back(GraphInput(graph, t));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    node.inputs.push_back(GraphInput(graph, inputs[i], ConstInputName(op, i, node.name)));
+  }
   for (const InputAttr& a : op.input_attrs) {
     const Tensor value = InputAttrValue(op, a, attrs, spec);
     node.inputs.push_back(

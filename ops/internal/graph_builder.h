@@ -27,9 +27,9 @@ Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs, 
 OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs);
 
 // The node input string for `tensor`: its own for a tensor of `graph`, a new
-// Const node's for an eager tensor. InvalidArgumentError for a tensor of
-// another graph.
-std::string GraphInput(Graph& graph, const Tensor& tensor);
+// Const node's (named const_name, made unique in the current name scope) for
+// an eager tensor. InvalidArgumentError for a tensor of another graph.
+std::string GraphInput(Graph& graph, const Tensor& tensor, std::string_view const_name = "Const");
 
 // Adds a Const node holding `value`, named graph.UniqueName(name); returns its index.
 int AddConstNode(Graph& graph, const Tensor& value, std::string_view name);

@@ -159,7 +159,7 @@ TEST(GraphTest, OpAttributesAndInputAttrsFollowTfNodeDefs) {
   Tensor y = MatMul(x, Tensor::Zeros(Shape{2, 3}), false, true);
   const Node& mm = *graph.FindNode("MatMul");
   EXPECT_EQ(mm.op, "MatMul");
-  EXPECT_THAT(mm.inputs, ElementsAre("x", "Const"));
+  EXPECT_THAT(mm.inputs, ElementsAre("x", "MatMul/b"));  // TF's input name
   EXPECT_FALSE(mm.Attr<bool>("transpose_a"));
   EXPECT_TRUE(mm.Attr<bool>("transpose_b"));
   EXPECT_EQ(mm.Attr<DType>("T"), DType::kFloat32);
@@ -507,6 +507,50 @@ TEST(GraphLookupTest, ByNameWithDidYouMean) {
               HasSubstr("The graph is empty"));
   Session sess(graph);
   EXPECT_THAT(ErrorOf<NotFoundError>([&] { sess.Run("ad:0"); }), HasSubstr("Did you mean 'add:0'"));
+}
+
+// A plain number in an operator becomes a Const named as TF's
+// convert_to_tensor names it in the op's scope: "add/y", "sub/x".
+TEST(GraphTest, PlainNumbersAreNamedByTheirInput) {
+  Graph graph;
+  Graph::AsDefault in(graph);
+  Variable v(1.0f, "v");
+  const Tensor sum = v.value() + 1.0;
+  EXPECT_THAT(graph.FindNode("add")->inputs, ElementsAre("v/read", "add/y"));
+  EXPECT_EQ(graph.FindNode("add/y")->op, "Const");
+  const Tensor diff = 1.0 - v.value();
+  EXPECT_THAT(graph.FindNode("sub")->inputs, ElementsAre("sub/x", "v/read"));
+  {
+    NameScope scope("outer");
+    const Tensor twice = v.value() * 2.0;
+    EXPECT_EQ(twice.name(), "outer/mul:0");
+    EXPECT_THAT(graph.FindNode("outer/mul")->inputs, ElementsAre("v/read", "outer/mul/y"));
+  }
+  const Tensor again = v.value() + 1.0;
+  EXPECT_THAT(graph.FindNode("add_1")->inputs, ElementsAre("v/read", "add_1/y"));
+  Session sess(graph);
+  sess.Run(GlobalVariablesInitializer());
+  EXPECT_EQ(sess.Run(sum).scalar<float>(), 2.0f);
+  EXPECT_EQ(sess.Run(diff).scalar<float>(), 0.0f);
+}
+
+// Keras counts layer names per graph: each graph starts again at "dense".
+TEST(GraphTest, KerasObjectNamesCountPerGraph) {
+  ResetDefaultNames();
+  EXPECT_EQ(UniqueObjectName("graph_test_layer"), "graph_test_layer");
+  {
+    Graph a;
+    Graph::AsDefault in(a);
+    EXPECT_EQ(UniqueObjectName("graph_test_layer"), "graph_test_layer");
+    EXPECT_EQ(UniqueObjectName("graph_test_layer"), "graph_test_layer_1");
+  }
+  {
+    Graph b;
+    Graph::AsDefault in(b);
+    EXPECT_EQ(UniqueObjectName("graph_test_layer"), "graph_test_layer");
+  }
+  // The process's (eager) counter went on by itself.
+  EXPECT_EQ(UniqueObjectName("graph_test_layer"), "graph_test_layer_1");
 }
 
 }  // namespace

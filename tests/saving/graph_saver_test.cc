@@ -57,6 +57,8 @@ TEST(GraphSaverTest, SaveWritesTheBundleTheMetaGraphAndTheStateFile) {
   EXPECT_EQ(reader.Keys(), (std::vector<std::string>{"v1", "v2"}));
 
   const MetaGraph meta = ReadMetaGraph(prefix + ".meta");
+  EXPECT_EQ(meta.tensorflow_version, "1.14.0");  // the GraphDef version and OpDefs we follow
+  EXPECT_EQ(meta.tensorflow_git_version, "eager");
   ASSERT_TRUE(meta.saver_def);
   EXPECT_EQ(meta.saver_def->filename_tensor_name, "save/Const:0");
   EXPECT_EQ(meta.saver_def->save_tensor_name, "save/control_dependency:0");
