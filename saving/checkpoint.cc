@@ -160,19 +160,14 @@ CheckpointLoadStatus Checkpoint::Read(const std::string& save_path) {
                                "missing the checkpoint suffix (e.g. the '-1' in "
                                "'path/to/ckpt-1')."));
   }
-  if (!reader->Contains(kObjectGraphKey)) {
+  std::optional<internal::SavedObjectGraph> graph = internal::ReadObjectGraph(*reader);
+  if (!graph) {
     auto restore = std::make_shared<internal::NameBasedRestore>(path, reader);
     restore->Start(root());
     return CheckpointLoadStatus(root(), std::move(restore));
   }
-  const Tensor graph_tensor = reader->Read(kObjectGraphKey);
-  if (graph_tensor.dtype() != DType::kString || graph_tensor.num_elements() != 1) {
-    throw DataLossError(StrCat("Checkpoint ", path, ": ", kObjectGraphKey, " is ",
-                               graph_tensor.dtype(), " of shape ", graph_tensor.shape(),
-                               ", expected a scalar string"));
-  }
-  auto coordinator = std::make_shared<internal::RestoreCoordinator>(
-      path, reader, internal::ParseObjectGraph(graph_tensor.scalar<std::string>(), path));
+  auto coordinator =
+      std::make_shared<internal::RestoreCoordinator>(path, reader, std::move(*graph));
   coordinator->Start(root());
   return CheckpointLoadStatus(root(), std::move(coordinator));
 }

@@ -377,17 +377,13 @@ void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorS
 // ---- graph -----------------------------------------------------------------
 
 std::vector<ObjectGraphNode> DescribeObjectGraph(const BundleReader& reader) {
-  if (!reader.Contains(kObjectGraphKey)) {
+  const std::optional<internal::SavedObjectGraph> read = internal::ReadObjectGraph(reader);
+  if (!read) {
     throw NotFoundError(StrCat("Checkpoint ", reader.prefix(), " has no ", kObjectGraphKey,
                                ": it is name-based (tf.compat.v1.train.Saver), not "
                                "object-based, so it has no object graph"));
   }
-  const Tensor serialized = reader.Read(kObjectGraphKey);
-  EAGER_CHECK(serialized.dtype() == DType::kString && serialized.num_elements() == 1, "Checkpoint ",
-              reader.prefix(), ": ", kObjectGraphKey, " is not a scalar string but ",
-              DTypeName(serialized.dtype()), serialized.shape());
-  const internal::SavedObjectGraph graph = internal::ParseObjectGraph(
-      serialized.data<std::string>()[0], StrCat(reader.prefix(), " ", kObjectGraphKey));
+  const internal::SavedObjectGraph& graph = *read;
 
   std::vector<ObjectGraphNode> nodes(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
