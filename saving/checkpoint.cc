@@ -123,7 +123,8 @@ std::string Checkpoint::Save(const std::string& file_prefix, const CheckpointOpt
   if (!options.async) lock.emplace(dir);
   Variable& counter = save_counter();
   counter.AssignAdd(Tensor(int64_t{1}));
-  const std::string path = StrCat(file_prefix, "-", counter.value().scalar<int64_t>());
+  std::string path =
+      StrCat(file_prefix, "-", counter.value().scalar<int64_t>());  // returned by move
   WriteThen(path, options, [path] {
     // As tf.train.Checkpoint.save: the state file lists only this
     // checkpoint, relative to the directory.
