@@ -96,7 +96,6 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
       for (const auto& [key, tensor] : tensors) writer.Add(key, tensor);
       writer.Finish();
     }
-    tensors.clear();
     if (then) then();
   };
   if (!options.async) {
