@@ -83,6 +83,10 @@ void BundleWriter::Abort() noexcept {
   internal::RemoveFileNoThrow(temp_data_path_);
   if (!temp_empty_shard_path_.empty()) internal::RemoveFileNoThrow(temp_empty_shard_path_);
   internal::RemoveFileNoThrow(temp_index_path_);
+  if (data_moved_ && !index_moved_) {  // the index rename failed
+    internal::RemoveFileNoThrow(data_path_);
+    if (num_shards_ == 2) internal::RemoveFileNoThrow(DataFilename(prefix_, 1, 2));
+  }
   lock_.reset();
 }
 
@@ -190,9 +194,11 @@ void BundleWriter::WriteIndex() {
 // could otherwise be left pointing at them after a power loss) the index.
 void BundleWriter::MoveIntoPlace() {
   internal::RenameFile(temp_data_path_, data_path_);
+  data_moved_ = true;
   if (num_shards_ == 2) internal::RenameFile(temp_empty_shard_path_, DataFilename(prefix_, 1, 2));
   if (overwriting_) internal::SyncDirectory(dir_);
   internal::RenameFile(temp_index_path_, index_path_);
+  index_moved_ = true;
   internal::SyncDirectory(dir_);
 }
 

@@ -108,6 +108,10 @@ class BundleWriter {
   std::map<std::string, EntryInfo, std::less<>> entries_;
   bool finished_ = false;
   bool aborted_ = false;
+  // MoveIntoPlace progress: data files under their final names, but no index
+  // names them yet (an Abort then removes them; no existing index uses them).
+  bool data_moved_ = false;
+  bool index_moved_ = false;
 };
 
 }  // namespace eager

@@ -43,8 +43,9 @@ using ::eager::testing::TempDir;
 // The child's hook: SIGKILL just before file step number g_kill_at.
 int g_kill_at = 0;
 int g_steps = 0;
-void KillAtStep(std::string_view, const std::string&) {
+int KillAtStep(std::string_view, const std::string&) {
   if (++g_steps == g_kill_at) raise(SIGKILL);
+  return 0;
 }
 
 // Runs `save` in a child killed before its kill_at-th file step. Returns
