@@ -123,7 +123,9 @@ void ExponentialMovingAverage::Update(const Entry& entry, float one_minus_decay)
   VisitFloatDType(shadow.dtype(), "ExponentialMovingAverage", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T c = static_cast<T>(one_minus_decay);  // the float32 1 - d, cast
-    // In place when the shadow alone holds its buffer (WritableValue).
+    // In place when the shadow alone holds its buffer (WritableValue),
+    // locked until the Assign, for a save on another thread.
+    const auto hold_shadow = internal::LockVariable(shadow);
     Tensor out = internal::WritableValue(shadow);
     T* __restrict sp = internal::MutableData<T>(out);
     const T* __restrict xp = value.data<T>().data();
