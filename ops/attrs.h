@@ -5,9 +5,11 @@
 // that a recorded call can be exported to a GraphDef unchanged.
 //
 // Small and cheap: most calls carry none, and then nothing is allocated.
-// Names must be string literals (they are stored as string_views).
+// Names must be string literals (they are stored as string_views); string
+// values (Conv2D's padding "SAME") are owned.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <variant>
@@ -19,7 +21,8 @@
 
 namespace eager {
 
-using AttrValue = std::variant<bool, int64_t, double, std::vector<int64_t>, DType, Shape>;
+using AttrValue =
+    std::variant<bool, int64_t, double, std::vector<int64_t>, DType, Shape, std::string>;
 
 class Attrs {
  public:
@@ -58,6 +61,7 @@ class Attrs {
   }
   DType GetType(std::string_view name) const { return Get<DType>(name); }
   const Shape& GetShape(std::string_view name) const { return Get<Shape>(name); }
+  const std::string& GetString(std::string_view name) const { return Get<std::string>(name); }
 
   const std::vector<std::pair<std::string_view, AttrValue>>& items() const { return attrs_; }
 

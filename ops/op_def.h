@@ -105,6 +105,11 @@ struct OpDef {
   std::string_view node_name = {};
   std::span<const InputAttr> input_attrs = {};
   std::span<const TypeAttr> type_attrs = {};
+  // The shape rule on partially known shapes (graph mode, inputs of known
+  // rank with some unknown dimensions). nullptr: `infer` runs on stand-in
+  // sizes, which cannot tell when an output dimension depends on the
+  // difference of two unknown ones (Conv2D's in - k + 1).
+  ShapeFn infer_partial = nullptr;
 
   static constexpr int kVariadic = -1;
 };

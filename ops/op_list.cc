@@ -4,6 +4,7 @@
 #include "ops/array_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
+#include "ops/conv_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -65,6 +66,12 @@ const OpDef* const kAllOps[] = {
     &kIdentityOp,
     // bias_add.cc
     &kBiasAddOp,
+    // conv_ops.cc
+    &kConv2DOp,
+    &kConv2DBackpropInputOp,
+    &kConv2DBackpropFilterOp,
+    &kMaxPoolOp,
+    &kMaxPoolGradOp,
 };
 
 }  // namespace

@@ -26,6 +26,16 @@
 // old index uses, the single index rename switches old to new, and the old
 // data files are removed after it. A fresh prefix gets exactly TF's layout.
 //
+// Sharded (BundleWriterOptions::num_shards = N > 1): the bytes are spread
+// over N data files, PREFIX.data-0000k-of-0000N, and one index lists every
+// key with its shard_id (TF's layout after MergeBundles, FORMAT.md 2.1;
+// TF's reader and ours read it like any bundle). Add() then only keeps the
+// tensor; Finish() deals them out by size (largest first, each to the
+// shard with the fewest bytes so far, ties to the lower shard; in a shard
+// they keep the order added) and writes and fsyncs the N files on N
+// threads at once. An overwrite keeps the alternation above: over an
+// N-shard bundle it writes N + 1 files, the last one empty.
+//
 // The writer holds the directory's lock (internal/directory_lock.h) from
 // construction to Finish() or abort: a second writer on the directory, in
 // another thread or process, is refused with FailedPreconditionError, and
@@ -35,13 +45,16 @@
 // file (small tensors gathered in a 256 KiB buffer, big ones written from their
 // own memory in 1 MiB checksummed pieces); for a string tensor only its length
 // header is built in memory. Only the per-tensor metadata (~100 bytes each) is
-// kept until Finish(). Not thread-safe.
+// kept until Finish() (sharded: the Tensors themselves, which share their
+// buffers with their owners). Not thread-safe.
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "runtime/tensor.h"
 
@@ -52,12 +65,19 @@ class WritableFile;
 class DirectoryLock;
 }  // namespace internal
 
+struct BundleWriterOptions {
+  // Data files to spread the tensor bytes over (see above); 1 <= num_shards
+  // <= 1024.
+  int num_shards = 1;
+};
+
 class BundleWriter {
  public:
   // Creates the parent directory of `prefix` if missing and opens the
-  // temporary data file. Throws the OS error kind (internal/posix_file.h)
-  // naming the file when it cannot be created.
-  explicit BundleWriter(std::string prefix);
+  // temporary data files. Throws the OS error kind (internal/posix_file.h)
+  // naming the file when one cannot be created, InvalidArgumentError for a
+  // num_shards out of range.
+  explicit BundleWriter(std::string prefix, BundleWriterOptions options = {});
   // Without a successful Finish(): removes the temporary files.
   ~BundleWriter();
   BundleWriter(const BundleWriter&) = delete;
@@ -82,13 +102,14 @@ class BundleWriter {
   struct EntryInfo {
     int tf_dtype;
     Shape shape;
+    int shard_id;
     int64_t offset;
     int64_t size;
     uint32_t masked_crc32c;
   };
 
   void CheckUsable(const char* method) const;
-  void AppendData(const void* data, size_t n, uint32_t& crc);
+  void WriteShards();
   void WriteIndex();
   void MoveIntoPlace();
   void RemoveDataFilesOfOtherLayouts() const noexcept;
@@ -97,15 +118,17 @@ class BundleWriter {
   std::string prefix_;
   std::string dir_;
   std::unique_ptr<internal::DirectoryLock> lock_;
-  bool overwriting_ = false;  // PREFIX.index existed when the writer started
-  int num_shards_ = 1;        // 2 when overwriting a 1-shard bundle (see above)
-  std::string data_path_;     // final names
+  bool overwriting_ = false;             // PREFIX.index existed when the writer started
+  int data_shards_ = 1;                  // files that get bytes: options.num_shards
+  int num_shards_ = 1;                   // files in all: data_shards_, or one more when
+                                         // overwriting a bundle of data_shards_ (see above)
+  std::vector<std::string> data_paths_;  // final names, num_shards_ of them
   std::string index_path_;
-  std::string temp_data_path_;         // where the bytes go until Finish()
-  std::string temp_empty_shard_path_;  // num_shards_ == 2: the empty shard 1
+  std::vector<std::string> temp_data_paths_;  // where the bytes go until Finish()
   std::string temp_index_path_;
-  std::unique_ptr<internal::WritableFile> data_;
+  std::vector<std::unique_ptr<internal::WritableFile>> data_;  // data_shards_ of them
   std::map<std::string, EntryInfo, std::less<>> entries_;
+  std::vector<std::pair<std::string, Tensor>> pending_;  // sharded: Add()ed, not written
   bool finished_ = false;
   bool aborted_ = false;
   // MoveIntoPlace progress: data files under their final names, but no index

@@ -8,6 +8,7 @@
 #include "saving/bundle_writer.h"
 #include "saving/checkpoint_key.h"
 #include "saving/checkpoint_state.h"
+#include "saving/internal/background_save.h"
 #include "saving/internal/directory_lock.h"
 #include "saving/internal/name_based_restore.h"
 #include "saving/internal/object_graph.h"
@@ -31,7 +32,8 @@ std::string ResolveSavePath(const std::string& save_path) {
 
 }  // namespace
 
-Checkpoint::Checkpoint(std::vector<std::pair<std::string, Trackable*>> children) {
+Checkpoint::Checkpoint(std::vector<std::pair<std::string, Trackable*>> children)
+    : background_(std::make_unique<internal::BackgroundSave>()) {
   std::sort(children.begin(), children.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 0; i < children.size(); ++i) {
@@ -46,7 +48,8 @@ Checkpoint::Checkpoint(std::vector<std::pair<std::string, Trackable*>> children)
   }
 }
 
-Checkpoint::Checkpoint(Trackable& root) : root_(&root) {}
+Checkpoint::Checkpoint(Trackable& root)
+    : root_(&root), background_(std::make_unique<internal::BackgroundSave>()) {}
 
 Checkpoint::~Checkpoint() = default;
 
@@ -71,46 +74,83 @@ std::vector<Trackable::Child> Checkpoint::Children() {
   return children;
 }
 
-std::string Checkpoint::Write(const std::string& file_prefix) {
+void Checkpoint::Sync() { background_->Sync(); }
+
+void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptions& options,
+                           std::function<void()> then) {
+  EAGER_CHECK(options.num_shards >= 1 && options.num_shards <= 1024, "Checkpoint: writing ",
+              file_prefix, ": CheckpointOptions.num_shards must be in [1, 1024], got ",
+              options.num_shards);
+  // The snapshot: Tensors are immutable, and an optimizer that finds a value
+  // held here copies it instead of updating it in place, so holding them is
+  // the whole copy-on-write.
   const internal::LiveObjectGraph live = internal::WalkObjectGraph(root());
   std::vector<std::pair<std::string, Tensor>> tensors;
   const internal::SavedObjectGraph saved = internal::SerializeLiveGraph(live, &tensors);
-  BundleWriter writer(file_prefix);
-  writer.Add(kObjectGraphKey, Tensor(internal::SerializeObjectGraph(saved)));
-  for (const auto& [key, tensor] : tensors) writer.Add(key, tensor);
-  writer.Finish();
+  tensors.emplace(tensors.begin(), kObjectGraphKey, Tensor(internal::SerializeObjectGraph(saved)));
+  auto write = [file_prefix, num_shards = options.num_shards, tensors = std::move(tensors),
+                then = std::move(then)]() mutable {
+    const std::string dir = internal::DirName(file_prefix);
+    internal::CreateDirectories(dir);
+    const internal::DirectoryLock lock(dir);  // reentrant: a synchronous Save holds it
+    {
+      BundleWriter writer(file_prefix, BundleWriterOptions{.num_shards = num_shards});
+      for (const auto& [key, tensor] : tensors) writer.Add(key, tensor);
+      writer.Finish();
+    }
+    tensors.clear();
+    if (then) then();
+  };
+  if (!options.async) {
+    write();
+    return;
+  }
+  background_->Start(file_prefix, std::move(write));
+}
+
+std::string Checkpoint::Write(const std::string& file_prefix, const CheckpointOptions& options) {
+  Sync();
+  WriteThen(file_prefix, options, nullptr);
   return file_prefix;
 }
 
-std::string Checkpoint::Save(const std::string& file_prefix) {
+std::string Checkpoint::Save(const std::string& file_prefix, const CheckpointOptions& options) {
+  Sync();
   // One lock over the bundle and the state file (internal/directory_lock.h).
+  // An asynchronous save takes it on its own thread instead: the lock
+  // belongs to one thread.
   const std::string dir = internal::DirName(file_prefix);
   internal::CreateDirectories(dir);
-  const internal::DirectoryLock lock(dir);
+  std::optional<internal::DirectoryLock> lock;
+  if (!options.async) lock.emplace(dir);
   Variable& counter = save_counter();
   counter.AssignAdd(Tensor(int64_t{1}));
   const std::string path = StrCat(file_prefix, "-", counter.value().scalar<int64_t>());
-  Write(path);
-  // As tf.train.Checkpoint.save: the state file lists only this checkpoint,
-  // relative to the directory.
-  CheckpointState state;
-  state.model_checkpoint_path = std::filesystem::path(path).filename().string();
-  state.all_model_checkpoint_paths = {state.model_checkpoint_path};
-  WriteCheckpointState(internal::DirName(path), state);
+  WriteThen(path, options, [path] {
+    // As tf.train.Checkpoint.save: the state file lists only this
+    // checkpoint, relative to the directory.
+    CheckpointState state;
+    state.model_checkpoint_path = std::filesystem::path(path).filename().string();
+    state.all_model_checkpoint_paths = {state.model_checkpoint_path};
+    WriteCheckpointState(internal::DirName(path), state);
+  });
   return path;
 }
 
 CheckpointLoadStatus Checkpoint::Restore(const std::string& save_path) {
+  Sync();
   if (root_ == nullptr) save_counter();  // so that it is matched, as TF
   return Read(save_path);
 }
 
 CheckpointLoadStatus Checkpoint::Restore(std::nullopt_t) {
+  Sync();
   if (root_ == nullptr) save_counter();
   return CheckpointLoadStatus(root());
 }
 
 CheckpointLoadStatus Checkpoint::Read(const std::string& save_path) {
+  Sync();
   const std::string path = ResolveSavePath(save_path);
   std::shared_ptr<const BundleReader> reader;
   try {

@@ -21,7 +21,15 @@
 //
 // The objects given must outlive the Checkpoint (and any restore still
 // waiting for objects to be created). Not thread-safe.
+//
+// Asynchronous saves (CheckpointOptions{.async = true}, checkpoint_options.h):
+// Save/Write capture the values and return; the files are written on a
+// background thread. Every later Save, Write, Restore, Read, Sync() and the
+// destructor waits for that save first, and the next of them (Sync()
+// included) throws its error, if it failed.
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,9 +38,14 @@
 
 #include "runtime/trackable.h"
 #include "runtime/variable.h"
+#include "saving/checkpoint_options.h"
 #include "saving/checkpoint_status.h"
 
 namespace eager {
+
+namespace internal {
+class BackgroundSave;
+}  // namespace internal
 
 class Checkpoint final : public Trackable {
  public:
@@ -49,10 +62,17 @@ class Checkpoint final : public Trackable {
   // Increments save_counter, writes "<file_prefix>-<save_counter>" and
   // records it in the directory's `checkpoint` state file (as TF: only
   // this path listed, relative). Returns the path written.
-  std::string Save(const std::string& file_prefix);
+  // With options.async, the state file is written by the background save
+  // too, after the bundle.
+  std::string Save(const std::string& file_prefix, const CheckpointOptions& options = {});
   // Writes exactly `file_prefix` (.index + .data-00000-of-00001); no
   // counter, no state file. Returns file_prefix.
-  std::string Write(const std::string& file_prefix);
+  std::string Write(const std::string& file_prefix, const CheckpointOptions& options = {});
+
+  // Waits for an asynchronous save still running; throws its error (see
+  // above), or that of one that failed since the last call. tf.train.
+  // Checkpoint.sync().
+  void Sync();
 
   // Restores by structure (FORMAT.md 4.5); see CheckpointLoadStatus. A
   // bundle without an object graph is restored by variable names. A
@@ -76,11 +96,19 @@ class Checkpoint final : public Trackable {
   std::vector<Child> Children() override;
 
  private:
+  friend class CheckpointManager;
+
   Trackable& root() { return root_ != nullptr ? *root_ : *this; }
+  // Captures the values now, then writes the bundle (and runs `then`, e.g.
+  // the state file update) under the directory's lock: here, or on the
+  // background thread with options.async.
+  void WriteThen(const std::string& file_prefix, const CheckpointOptions& options,
+                 std::function<void()> then);
 
   std::vector<Child> children_;  // sorted by name
   Trackable* root_ = nullptr;    // root mode
   std::unique_ptr<Variable> save_counter_;
+  std::unique_ptr<internal::BackgroundSave> background_;
 };
 
 }  // namespace eager

@@ -4,6 +4,7 @@
 
 #include "runtime/errors.h"
 #include "runtime/variable.h"
+#include "saving/internal/background_save.h"
 #include "saving/internal/checkpoint_retention.h"
 #include "saving/internal/directory_lock.h"
 #include "saving/internal/posix_file.h"
@@ -50,20 +51,25 @@ CheckpointManager::CheckpointManager(Checkpoint& checkpoint, std::string directo
   EAGER_CHECK(!checkpoint_name.empty(), "CheckpointManager: checkpoint_name must not be empty");
 }
 
-CheckpointManager::~CheckpointManager() = default;
+// A background save of ours uses retention_: it must end first.
+CheckpointManager::~CheckpointManager() { checkpoint_.background_->Wait(); }
 
 const std::optional<std::string>& CheckpointManager::latest_checkpoint() const {
+  checkpoint_.background_->Wait();
   return retention_->latest_checkpoint();
 }
 
 std::vector<std::string> CheckpointManager::checkpoints() const {
+  checkpoint_.background_->Wait();
   return retention_->checkpoints();
 }
 
 const std::string& CheckpointManager::directory() const { return retention_->directory(); }
 
 std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_number,
-                                                   bool check_interval) {
+                                                   bool check_interval,
+                                                   const CheckpointOptions& options) {
+  checkpoint_.Sync();
   if (checkpoint_interval_) {
     const int64_t step = StepOf(*step_counter_);
     if (last_checkpoint_step_) {
@@ -74,15 +80,18 @@ std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkp
     }
     last_checkpoint_step_ = step;
   }
-  // One lock over the bundle, the state file and the retention deletions.
+  // One lock over the bundle, the state file and the retention deletions;
+  // taken by the background thread for an asynchronous save.
   internal::CreateDirectories(directory());
-  const internal::DirectoryLock lock(directory());
+  std::optional<internal::DirectoryLock> lock;
+  if (!options.async) lock.emplace(directory());
   Variable& counter = checkpoint_.save_counter();
   counter.AssignAdd(Tensor(int64_t{1}));
   const int64_t number = checkpoint_number ? *checkpoint_number : counter.value().scalar<int64_t>();
   const std::string path = StrCat(prefix_, "-", number);
-  checkpoint_.Write(path);  // durable before the state file names it
-  retention_->Record(path);
+  // The bundle is durable before the state file names it.
+  checkpoint_.WriteThen(path, options,
+                        [retention = retention_.get(), path] { retention->Record(path); });
   return path;
 }
 

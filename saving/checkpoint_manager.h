@@ -14,6 +14,11 @@
 // timestamps), and only then deletes what falls out of the list. A manager
 // made on a directory that has a state file resumes its list; it deletes
 // only checkpoints it saved or found listed there, nothing else.
+//
+// With CheckpointOptions{.async = true} the write, the state file and the
+// deletions run on the Checkpoint's background thread (checkpoint.h); the
+// accessors below wait for it first, and the next Save (or the Checkpoint's
+// Sync/Restore) throws its error.
 
 #include <cstdint>
 #include <memory>
@@ -51,10 +56,12 @@ class CheckpointManager {
 
   // Saves and returns the path, or nullopt when the interval says not yet.
   std::optional<std::string> Save(std::optional<int64_t> checkpoint_number = std::nullopt,
-                                  bool check_interval = true);
+                                  bool check_interval = true,
+                                  const CheckpointOptions& options = {});
 
   // The newest checkpoint (saved by this manager or found in the state
-  // file), or nullopt.
+  // file), or nullopt. These three wait for an asynchronous save (they never
+  // throw its error).
   const std::optional<std::string>& latest_checkpoint() const;
   // The managed checkpoints, oldest first.
   std::vector<std::string> checkpoints() const;

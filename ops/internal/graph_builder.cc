@@ -74,10 +74,11 @@ std::optional<AttrValue> ToAttrValue(const NodeAttr& value) {
           return static_cast<double>(v);
         } else if constexpr (std::is_same_v<V, bool> || std::is_same_v<V, int64_t> ||
                              std::is_same_v<V, DType> || std::is_same_v<V, Shape> ||
-                             std::is_same_v<V, std::vector<int64_t>>) {
+                             std::is_same_v<V, std::vector<int64_t>> ||
+                             std::is_same_v<V, std::string>) {
           return v;
         } else {
-          return std::nullopt;  // strings, tensors, lists of them: no kernel reads these
+          return std::nullopt;  // tensors, lists of strings/types/shapes: no kernel reads these
         }
       },
       value);
@@ -125,6 +126,7 @@ OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, con
   }
   try {
     if (fully_defined) return op.infer(inputs, attrs);
+    if (op.infer_partial != nullptr) return op.infer_partial(inputs, attrs);
   } catch (const InvalidArgumentError& e) {
     throw InvalidArgumentError(StrCat(op.type, ": ", e.what()));
   }
@@ -223,6 +225,11 @@ void SetTfDefaults(const OpDef& op, Attrs& attrs) {
     attrs.Set("batch_dims", int64_t{0});
   } else if (t == "OneHot") {
     attrs.Set("axis", int64_t{-1});
+  } else if (t.starts_with("Conv2D")) {  // dilations: TF >= 1.5
+    attrs.Set("dilations", std::vector<int64_t>{1, 1, 1, 1});
+    attrs.Set("data_format", std::string("NHWC"));
+  } else if (t.starts_with("MaxPool")) {
+    attrs.Set("data_format", std::string("NHWC"));
   }
 }
 

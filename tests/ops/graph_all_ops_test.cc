@@ -13,6 +13,7 @@
 #include "ops/array_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
+#include "ops/conv_ops.h"
 #include "ops/execute.h"
 #include "ops/graph_ops.h"
 #include "ops/internal/graph_builder.h"
@@ -121,6 +122,32 @@ std::vector<OpCase> Cases() {
                {Floats(Shape{3, 4}, 36), Tensor::Vector<int32_t>({3, 0, 1})},
                {}});
   c.push_back({"BiasAdd", &kBiasAddOp, {Floats(m, 37), Floats(Shape{3}, 38)}, {}});
+  const Attrs conv{{"strides", std::vector<int64_t>{1, 2, 1, 1}},
+                   {"use_cudnn_on_gpu", true},
+                   {"padding", std::string("SAME")},
+                   {"data_format", std::string("NHWC")},
+                   {"dilations", std::vector<int64_t>{1, 1, 1, 1}}};
+  const Tensor images = Floats(Shape{2, 5, 4, 3}, 39);
+  const Tensor filter = Floats(Shape{3, 2, 3, 4}, 40);
+  const Tensor conv_grad = Floats(Shape{2, 3, 4, 4}, 41);
+  c.push_back({"Conv2D", &kConv2DOp, {images, filter}, conv});
+  c.push_back({"Conv2DBackpropInput",
+               &kConv2DBackpropInputOp,
+               {Tensor::Vector<int32_t>({2, 5, 4, 3}), filter, conv_grad},
+               conv});
+  c.push_back({"Conv2DBackpropFilter",
+               &kConv2DBackpropFilterOp,
+               {images, Tensor::Vector<int32_t>({3, 2, 3, 4}), conv_grad},
+               conv});
+  const Attrs pool{{"ksize", std::vector<int64_t>{1, 2, 2, 1}},
+                   {"strides", std::vector<int64_t>{1, 2, 2, 1}},
+                   {"padding", std::string("VALID")},
+                   {"data_format", std::string("NHWC")}};
+  c.push_back({"MaxPool", &kMaxPoolOp, {images}, pool});
+  c.push_back({"MaxPoolGrad",
+               &kMaxPoolGradOp,
+               {images, Execute(kMaxPoolOp, {images}, pool), Floats(Shape{2, 2, 2, 3}, 42)},
+               pool});
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include "ops/array_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
+#include "ops/conv_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -163,6 +164,39 @@ std::vector<GradientCase> Cases() {
                &kSparseSoftmaxCrossEntropyOp,
                {Uniform(Shape{3, 4}, 70), Tensor::Vector<int32_t>({3, 0, 1})},
                {}});
+  // Convolution and pooling (NHWC): VALID and SAME, strides, dilations.
+  const auto conv = [](std::vector<int64_t> strides, const char* padding,
+                       std::vector<int64_t> dilations = {1, 1, 1, 1}) {
+    return Attrs{{"strides", std::move(strides)},
+                 {"padding", std::string(padding)},
+                 {"dilations", std::move(dilations)}};
+  };
+  c.push_back({"Conv2DValid",
+               &kConv2DOp,
+               {Uniform(Shape{2, 4, 5, 2}, 94), Uniform(Shape{2, 3, 2, 3}, 95)},
+               conv({1, 1, 1, 1}, "VALID")});
+  c.push_back({"Conv2DSameStride2",
+               &kConv2DOp,
+               {Uniform(Shape{1, 5, 4, 2}, 96), Uniform(Shape{3, 2, 2, 2}, 97)},
+               conv({1, 2, 2, 1}, "SAME")});
+  c.push_back({"Conv2DDilated",
+               &kConv2DOp,
+               {Uniform(Shape{1, 5, 5, 1}, 98), Uniform(Shape{2, 2, 1, 2}, 99)},
+               conv({1, 1, 1, 1}, "SAME", {1, 2, 2, 1})});
+  const auto pool = [](std::vector<int64_t> ksize, std::vector<int64_t> strides,
+                       const char* padding) {
+    return Attrs{{"ksize", std::move(ksize)},
+                 {"strides", std::move(strides)},
+                 {"padding", std::string(padding)}};
+  };
+  c.push_back({"MaxPoolValid",
+               &kMaxPoolOp,
+               {Distinct(Shape{2, 4, 4, 2}, 100)},
+               pool({1, 2, 2, 1}, {1, 2, 2, 1}, "VALID")});
+  c.push_back({"MaxPoolSameOverlapping",
+               &kMaxPoolOp,
+               {Distinct(Shape{1, 5, 4, 2}, 101)},
+               pool({1, 3, 2, 1}, {1, 2, 1, 1}, "SAME")});
   // Graph ops that also run eagerly.
   c.push_back({"Identity", &kIdentityOp, {Uniform(m, 72)}, {}});
   return c;

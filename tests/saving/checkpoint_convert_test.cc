@@ -9,41 +9,22 @@
 #include "autodiff/adam.h"
 #include "autodiff/dense.h"
 #include "autodiff/module.h"
-#include "ops/random_ops.h"
-#include "ops/reduction_ops.h"
-#include "ops/unary_ops.h"
 #include "runtime/errors.h"
 #include "saving/bundle_reader.h"
 #include "saving/checkpoint.h"
 #include "saving/saver.h"
+#include "tests/saving/checkpoint_test_model.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
 namespace {
 
+using ::eager::testing::ExpectSameValue;
+using ::eager::testing::Input;
+using ::eager::testing::MyModel;
 using ::eager::testing::TempDir;
+using ::eager::testing::TrainStep;
 using ::testing::HasSubstr;
-
-struct MyModel : Module {
-  Dense dense{3};
-  MyModel() { Track("dense", dense); }
-  Tensor operator()(const Tensor& x) { return dense(x); }
-};
-
-Tensor Input() { return RandomNormal(Shape{2, 4}, 7); }
-
-void TrainStep(MyModel& model, Adam& optimizer, const Tensor& x) {
-  model(x);  // builds
-  optimizer.Minimize([&] { return ReduceMean(Square(model(x))); }, model.TrainableVariables());
-}
-
-void ExpectSameValue(const Variable& a, const Variable& b) {
-  ASSERT_EQ(a.dtype(), b.dtype());
-  ASSERT_EQ(a.shape(), b.shape());
-  const auto x = a.value().bytes();
-  const auto y = b.value().bytes();
-  EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end())) << a.name() << " vs " << b.name();
-}
 
 // Every variable the model and Adam hold, for a name-based save.
 std::vector<Variable*> ModelAndOptimizerVariables(MyModel& model, Adam& optimizer) {

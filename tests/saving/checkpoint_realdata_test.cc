@@ -13,6 +13,7 @@
 #include "autodiff/sequential.h"
 #include "ops/array_ops.h"
 #include "ops/operators.h"
+#include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/errors.h"
 #include "runtime/names.h"
@@ -30,13 +31,16 @@ using ::eager::testing::TempDir;
 using ::testing::HasSubstr;
 
 // Keras's Normalization layer, as far as its checkpoint goes: mean and
-// variance [features] float32, count int64, all non-trainable.
+// variance [features] float32 (each also under its "adapt_" alias edge),
+// count int64, all non-trainable.
 class Normalization : public Layer {
  public:
   explicit Normalization(int64_t features) : Layer(UniqueObjectName("normalization")) {
     NameScope scope(name());
     mean_ = &AddVariable("mean", Tensor::Zeros(Shape{features}), /*trainable=*/false);
+    Track("adapt_mean", *mean_);  // Keras's second edge to the same variable
     variance_ = &AddVariable("variance", Ones(Shape{features}), false);
+    Track("adapt_variance", *variance_);
     count_ = &AddVariable("count", Tensor(int64_t{0}), false);
   }
   Tensor Call(const Tensor& x) override { return (x - mean_->value()) / Sqrt(variance_->value()); }
@@ -74,6 +78,64 @@ std::vector<std::string> SlotKeysInOrder(const std::string& prefix) {
     }
   }
   return out;
+}
+
+// The object graph's tree shape, one line per fact, in breadth-first order
+// of the nodes that hold checkpoint values: each edge between two of them
+// (local name -> the target's path), each attribute with its key, and each
+// slot variable (slot name, original variable's path). Nodes without values
+// (Keras's train_function, a Normalization's _adapt_function, ...) and
+// Keras's edge from the model to itself ("root") carry nothing to restore
+// and are left out; ids are not compared, as those extra nodes shift them.
+std::vector<std::string> TreeShape(const internal::SavedObjectGraph& graph) {
+  const size_t n = graph.nodes.size();
+  std::vector<bool> has_values(n);
+  for (bool changed = true; changed;) {  // a node has values if a descendant has
+    changed = false;
+    for (size_t i = 0; i < n; ++i) {
+      const auto& node = graph.nodes[i];
+      bool values = !node.attributes.empty() || !node.slot_variables.empty();
+      for (const auto& child : node.children) values = values || has_values[child.node_id];
+      if (values && !has_values[i]) has_values[i] = changed = true;
+    }
+  }
+  std::vector<std::string> path(n);
+  std::vector<size_t> order = {0};
+  path[0] = "(root)";
+  for (size_t k = 0; k < order.size(); ++k) {
+    for (const auto& child : graph.nodes[order[k]].children) {
+      const auto id = static_cast<size_t>(child.node_id);
+      if (id != 0 && path[id].empty()) {
+        path[id] = path[order[k]] + "." + child.local_name;
+        order.push_back(id);
+      }
+    }
+  }
+  std::vector<std::string> lines;
+  for (size_t i : order) {
+    if (!has_values[i]) continue;
+    const auto& node = graph.nodes[i];
+    for (const auto& child : node.children) {
+      if (child.node_id != 0 && has_values[child.node_id]) {
+        lines.push_back(path[i] + " child " + child.local_name + " -> " + path[child.node_id]);
+      }
+    }
+    for (const auto& attribute : node.attributes) {
+      lines.push_back(path[i] + " attribute " + attribute.name + " " + attribute.checkpoint_key);
+    }
+    for (const auto& slot : node.slot_variables) {
+      const auto& slot_node = graph.nodes[static_cast<size_t>(slot.slot_variable_node_id)];
+      lines.push_back(
+          path[i] + " slot " + slot.slot_name + " of " + path[slot.original_variable_node_id] +
+          " at " + (slot_node.attributes.empty() ? "?" : slot_node.attributes[0].checkpoint_key));
+    }
+  }
+  return lines;
+}
+
+internal::SavedObjectGraph ObjectGraphOf(const std::string& prefix) {
+  const BundleReader reader(prefix);
+  return internal::ParseObjectGraph(reader.Read(kObjectGraphKey).scalar<std::string>(), prefix);
 }
 
 // Keras save_weights of Sequential([Normalization, Dense x4]) compiled with
@@ -128,6 +190,35 @@ TEST(CheckpointRealdataTest, KerasSaveWeightsWithAdamSlots) {
   EAGER_SKIP_WITHOUT_TFCKPT();
   std::string output;
   EXPECT_EQ(::eager::testing::TfckptVerify(ours, &output), 0) << output;
+}
+
+// Our Sequential([Normalization, Dense x4]) trained with Adam from scratch,
+// saved as model.save_weights saves: the same object-graph tree as Keras's
+// file (Keras's edges, Adam's children, slots m then v of each variable).
+TEST(CheckpointRealdataTest, SequentialWithAdamHasKerasSaveWeightsTreeShape) {
+  EAGER_SKIP_WITHOUT_REALDATA();
+  const std::string keras = RealdataDir() + "/tf2_keras_save_weights_adam/training_1/cp.ckpt";
+  ResetDefaultNames();
+  Sequential model;
+  model.Add(std::make_unique<Normalization>(79));
+  model.Add(std::make_unique<Dense>(128, Relu));
+  model.Add(std::make_unique<Dense>(128, Relu));
+  model.Add(std::make_unique<Dense>(128, Relu));
+  model.Add(std::make_unique<Dense>(40));
+  Adam optimizer;
+  model.Track("optimizer", optimizer);
+  const Tensor x = Ones(Shape{2, 79});
+  model(x);
+  optimizer.Minimize([&] { return ReduceMean(Square(model(x))); }, model.TrainableVariables());
+  const std::string ours = TempDir() + "/ours";
+  Checkpoint(model).Write(ours);
+
+  const std::vector<std::string> expected = TreeShape(ObjectGraphOf(keras));
+  // Edges: root 11 (10 layer edges, optimizer), Normalization 5, Dense 4 x 2,
+  // Adam 5; attributes: 3 + 8 + 5; Adam's slots: 8 m, then 8 v.
+  ASSERT_EQ(expected.size(), 11u + 5 + 8 + 5 + 16 + 16) << ::testing::PrintToString(expected);
+  EXPECT_EQ(expected[0], "(root) child layer_with_weights-0 -> (root).layer_with_weights-0");
+  EXPECT_THAT(TreeShape(ObjectGraphOf(ours)), ::testing::ElementsAreArray(expected));
 }
 
 // TF 2.x functional model (InputLayer, Dense 128, Dense 3) + Adam in two shards.

@@ -9,50 +9,28 @@
 #include "autodiff/dense.h"
 #include "autodiff/exponential_moving_average.h"
 #include "autodiff/module.h"
-#include "ops/random_ops.h"
-#include "ops/reduction_ops.h"
-#include "ops/unary_ops.h"
 #include "runtime/errors.h"
 #include "runtime/names.h"
 #include "saving/bundle_reader.h"
 #include "saving/checkpoint_key.h"
 #include "saving/checkpoint_state.h"
 #include "saving/internal/object_graph.h"
+#include "tests/saving/checkpoint_test_model.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
 namespace {
 
+using ::eager::testing::ExpectSameValue;
+using ::eager::testing::Input;
+using ::eager::testing::MyModel;
 using ::eager::testing::ReadFile;
 using ::eager::testing::RunTfckpt;
 using ::eager::testing::TempDir;
 using ::eager::testing::TfckptVerify;
+using ::eager::testing::TrainStep;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-struct MyModel : Module {
-  Dense dense{3};
-  MyModel() { Track("dense", dense); }
-  Tensor operator()(const Tensor& x) { return dense(x); }
-};
-
-Tensor Input(int64_t dim = 4, uint64_t seed = 7) { return RandomNormal(Shape{2, dim}, seed); }
-
-// One Adam step on mean(model(x)^2).
-void TrainStep(MyModel& model, Adam& optimizer, const Tensor& x) {
-  model(x);  // builds
-  optimizer.Minimize([&] { return ReduceMean(Square(model(x))); }, model.TrainableVariables());
-}
-
-void ExpectSameValue(const Variable& a, const Variable& b) {
-  ASSERT_EQ(a.dtype(), b.dtype());
-  ASSERT_EQ(a.shape(), b.shape());
-  const auto x = a.value().bytes();
-  const auto y = b.value().bytes();
-  EXPECT_TRUE(std::equal(x.begin(), x.end(), y.begin(), y.end()))
-      << a.name() << " " << a.value().DebugString() << " vs " << b.name() << " "
-      << b.value().DebugString();
-}
 
 internal::SavedObjectGraph GraphOf(const std::string& prefix) {
   BundleReader reader(prefix);

@@ -10,6 +10,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/conv_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -205,10 +206,11 @@ TEST(GraphSaverTest, UnknownOpsFailOnlyWhenRun) {
   Session sess(graph);
   saver->Restore(sess, RealdataDir() + "/tf1_saver_lenet_adam/lenet");
   try {
-    sess.Run("Conv2D:0", {{"Placeholder:0", Tensor::Zeros(Shape{1, 32, 32, 1})}});
+    sess.Run("truncated_normal/TruncatedNormal:0");
     FAIL() << "expected UnimplementedError";
   } catch (const UnimplementedError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("node 'Conv2D' has op type 'Conv2D'"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("node 'truncated_normal/TruncatedNormal' has op type 'TruncatedNormal'"));
   }
 }
 
@@ -260,6 +262,43 @@ TEST(GraphSaverTest, RealUdacityMlpRunsForwardAsEagerComputesIt) {
   const Tensor expected = Softmax(Add(MatMul(hidden, r.Read("Variable_1")), r.Read("Variable_3")));
   EXPECT_EQ(probabilities.shape(), (Shape{2, 10}));
   ExpectNear(Floats(probabilities), Floats(expected), 1e-6f);
+}
+
+// LeNet (TF 1.0.1, the trained second copy Variable_10..19): Placeholder
+// [?,32,32,1] -> Conv2D 5x5 VALID + bias, Relu, MaxPool 2x2 -> Conv2D 5x5 +
+// bias, Relu, MaxPool -> Reshape [-1,400] -> 120 ReLU -> 84 ReLU -> logits add_9.
+TEST(GraphSaverTest, RealLenetRunsForwardAsEagerComputesIt) {
+  EAGER_SKIP_WITHOUT_REALDATA();
+  const std::string prefix = RealdataDir() + "/tf1_saver_lenet_adam/lenet";
+  const Tensor x = RandomUniform(Shape{3, 32, 32, 1}, /*seed=*/7, 0.0, 1.0, DType::kFloat32);
+  Graph graph;
+  Tensor logits;
+  {
+    Graph::AsDefault in(graph);
+    std::unique_ptr<Saver> saver = ImportMetaGraph(prefix + ".meta");
+    Session sess(graph);
+    saver->Restore(sess, prefix);
+    logits = sess.Run("add_9:0", {{"Placeholder:0", x}});
+  }
+  const BundleReader r(prefix);
+  const auto conv_block = [&](const Tensor& in, const char* w, const char* b) {
+    return MaxPool(Relu(Add(Conv2D(in, r.Read(w)), r.Read(b))));
+  };
+  const Tensor features =
+      Reshape(conv_block(conv_block(x, "Variable_10", "Variable_11"), "Variable_12", "Variable_13"),
+              {-1, 400});
+  const auto dense = [&](const Tensor& in, const char* w, const char* b) {
+    return Add(MatMul(in, r.Read(w)), r.Read(b));
+  };
+  const Tensor expected = dense(Relu(dense(Relu(dense(features, "Variable_14", "Variable_15")),
+                                           "Variable_16", "Variable_17")),
+                                "Variable_18", "Variable_19");
+  EXPECT_EQ(logits.shape(), (Shape{3, 10}));
+  // The Session runs the kernels eager runs, in the same order: same bits.
+  EXPECT_EQ(Floats(logits), Floats(expected));
+  float max_abs = 0;
+  for (float v : Floats(expected)) max_abs = std::max(max_abs, std::abs(v));
+  EXPECT_GT(max_abs, 0.1f);  // real logits, not an all-zero network
 }
 
 }  // namespace

@@ -1,0 +1,81 @@
+#include "saving/internal/background_save.h"
+
+#include <cstdio>
+#include <new>
+
+namespace eager::internal {
+namespace {
+
+[[noreturn]] void ThrowError(ErrorCode code, const std::string& message) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      throw InvalidArgumentError(message);
+    case ErrorCode::kNotFound:
+      throw NotFoundError(message);
+    case ErrorCode::kResourceExhausted:
+      throw ResourceExhaustedError(message);
+    case ErrorCode::kFailedPrecondition:
+      throw FailedPreconditionError(message);
+    case ErrorCode::kOutOfRange:
+      throw OutOfRangeError(message);
+    case ErrorCode::kUnimplemented:
+      throw UnimplementedError(message);
+    case ErrorCode::kInternal:
+      throw InternalError(message);
+    case ErrorCode::kDataLoss:
+      throw DataLossError(message);
+  }
+  throw InternalError(message);
+}
+
+}  // namespace
+
+BackgroundSave::~BackgroundSave() {
+  Wait();
+  if (failure_) std::fprintf(stderr, "eager: %s\n", failure_->second.c_str());
+}
+
+void BackgroundSave::Start(std::string prefix, std::function<void()> save) {
+  EAGER_INTERNAL_CHECK(!thread_.joinable());
+  prefix_ = std::move(prefix);
+  error_ = nullptr;
+  thread_ = std::thread([this, save = std::move(save)]() mutable {
+    try {
+      save();
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    // The snapshot's tensors are released here, not at the next Wait(), so
+    // an optimizer stops copying values as soon as the bytes are written.
+    save = nullptr;
+  });
+}
+
+void BackgroundSave::Wait() noexcept {
+  if (!thread_.joinable()) return;
+  thread_.join();
+  if (error_ == nullptr) return;
+  const std::string head = "Asynchronous save of " + prefix_ + " failed: ";
+  try {
+    std::rethrow_exception(error_);
+  } catch (const Error& e) {
+    failure_.emplace(e.code(), head + e.what());
+  } catch (const std::bad_alloc&) {
+    failure_.emplace(ErrorCode::kResourceExhausted, head + "out of memory");
+  } catch (const std::exception& e) {
+    failure_.emplace(ErrorCode::kInternal, head + e.what());
+  } catch (...) {
+    failure_.emplace(ErrorCode::kInternal, head + "unknown exception");
+  }
+  error_ = nullptr;
+}
+
+void BackgroundSave::Sync() {
+  Wait();
+  if (!failure_) return;
+  const auto [code, message] = std::move(*failure_);
+  failure_.reset();
+  ThrowError(code, message);
+}
+
+}  // namespace eager::internal

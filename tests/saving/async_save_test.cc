@@ -1,0 +1,247 @@
+// CheckpointOptions{.async = true}: values captured at Save(), files written
+// on a background thread, errors surfacing on the next call.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "autodiff/adam.h"
+#include "runtime/errors.h"
+#include "saving/bundle_reader.h"
+#include "saving/checkpoint.h"
+#include "saving/checkpoint_manager.h"
+#include "saving/checkpoint_state.h"
+#include "saving/internal/directory_lock.h"
+#include "saving/internal/posix_file.h"
+#include "tests/saving/saving_test_util.h"
+
+namespace eager {
+namespace {
+
+namespace fs = std::filesystem;
+using ::eager::testing::RunTfckpt;
+using ::eager::testing::TempDir;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr CheckpointOptions kAsync{.async = true};
+
+// Holds every file step of other threads until released, so a test can act
+// while a background save is certainly still running (before its first file
+// is created).
+std::atomic<bool> hold_saves{false};
+std::atomic<int> held_steps{0};
+std::thread::id test_thread;
+void HoldingHook(std::string_view, const std::string&) {
+  if (std::this_thread::get_id() == test_thread) return;
+  held_steps.fetch_add(1);
+  while (hold_saves.load()) std::this_thread::yield();
+}
+
+class HeldSaves {
+ public:
+  HeldSaves() {
+    test_thread = std::this_thread::get_id();
+    held_steps = 0;
+    hold_saves = true;
+    internal::SetFileStepHook(&HoldingHook);
+  }
+  // Waits until the background thread is blocked in its first file step.
+  void WaitUntilHeld() const {
+    while (held_steps.load() == 0) std::this_thread::yield();
+  }
+  void Release() { hold_saves = false; }
+  ~HeldSaves() {
+    hold_saves = false;
+    internal::SetFileStepHook(nullptr);
+  }
+};
+
+std::vector<float> Values(const Tensor& t) {
+  const auto span = t.data<float>();
+  return {span.begin(), span.end()};
+}
+
+void ExpectVerifies(const std::string& prefix) {
+  if (!::eager::testing::HaveTfckpt()) {
+    std::printf("[ SKIPPED  ] tfckpt.py verify of %s: %s or python3 missing\n", prefix.c_str(),
+                EAGER_TFCKPT);
+    return;
+  }
+  std::string output;
+  EXPECT_EQ(RunTfckpt("verify '" + prefix + "'", prefix + ".verify.log", &output), 0) << output;
+}
+
+TEST(AsyncSaveTest, ValuesChangedAfterSaveAreNotInTheFile) {
+  const std::string dir = TempDir();
+  Variable v(Tensor::FromVector<float>({1, 2, 3, 4}), "v");
+  Variable w(Tensor::FromVector<float>({10, 20}), "w");
+  // Named apart: other tests of this binary expect the first "Adam".
+  AdamOptions options;
+  options.learning_rate = 0.5;
+  options.name = "AsyncSaveAdam";
+  Adam optimizer(options);
+  Checkpoint checkpoint({{"v", &v}, {"w", &w}, {"optimizer", &optimizer}});
+  optimizer.ApplyGradients({{Tensor::FromVector<float>({1, 1, 1, 1}), &v}});  // slots exist
+  const std::vector<float> v_saved = Values(v.value());
+  const std::vector<float> m_saved = Values(optimizer.GetSlot(v, "m")->value());
+  std::string path;
+  {
+    HeldSaves held;
+    path = checkpoint.Save(dir + "/ckpt", kAsync);
+    held.WaitUntilHeld();  // nothing written yet
+    // Adam updates v, m and v-hat in place when nobody else holds them
+    // (autodiff/internal/writable_value.h); the save holds them.
+    optimizer.ApplyGradients({{Tensor::FromVector<float>({1, -1, 1, -1}), &v}});
+    w.Assign(Tensor::FromVector<float>({-1, -2}));
+    ASSERT_NE(Values(v.value()), v_saved);
+    held.Release();
+    checkpoint.Sync();
+  }
+  EXPECT_EQ(path, dir + "/ckpt-1");
+  const BundleReader reader(path);
+  EXPECT_EQ(Values(reader.Read("v/.ATTRIBUTES/VARIABLE_VALUE")), v_saved);
+  EXPECT_THAT(Values(reader.Read("w/.ATTRIBUTES/VARIABLE_VALUE")), ElementsAre(10.0f, 20.0f));
+  EXPECT_EQ(Values(reader.Read("v/.OPTIMIZER_SLOT/optimizer/m/.ATTRIBUTES/VARIABLE_VALUE")),
+            m_saved);
+  EXPECT_EQ(reader.Read("optimizer/iter/.ATTRIBUTES/VARIABLE_VALUE").scalar<int64_t>(), 1);
+  EXPECT_EQ(reader.Read("save_counter/.ATTRIBUTES/VARIABLE_VALUE").scalar<int64_t>(), 1);
+  EXPECT_EQ(ReadCheckpointState(dir)->model_checkpoint_path, "ckpt-1");
+  ExpectVerifies(path);
+
+  // And a restore gets the values of the save, not the later ones.
+  Variable v2(Tensor::FromVector<float>({0, 0, 0, 0}), "v");
+  Variable w2(Tensor::FromVector<float>({0, 0}), "w");
+  Checkpoint restored({{"v", &v2}, {"w", &w2}});
+  restored.Restore(path).ExpectPartial();
+  EXPECT_EQ(Values(v2.value()), v_saved);
+  EXPECT_THAT(Values(w2.value()), ElementsAre(10.0f, 20.0f));
+}
+
+TEST(AsyncSaveTest, SaveReturnsBeforeTheFilesExist) {
+  const std::string dir = TempDir();
+  Variable v(Tensor(1.0f), "v");
+  Checkpoint checkpoint({{"v", &v}});
+  HeldSaves held;
+  const std::string path = checkpoint.Save(dir + "/ckpt", kAsync);
+  held.WaitUntilHeld();
+  EXPECT_FALSE(fs::exists(path + ".index"));
+  EXPECT_FALSE(fs::exists(dir + "/checkpoint"));
+  held.Release();
+  checkpoint.Sync();
+  EXPECT_TRUE(fs::exists(path + ".index"));
+  EXPECT_EQ(ReadCheckpointState(dir)->model_checkpoint_path, "ckpt-1");
+}
+
+TEST(AsyncSaveTest, NextSaveAndDestructorWaitForThePendingOne) {
+  const std::string dir = TempDir();
+  Variable v(Tensor::Zeros(Shape{1 << 18}), "v");  // 1 MiB, so a save takes a while
+  {
+    Checkpoint checkpoint({{"v", &v}});
+    for (int i = 1; i <= 3; ++i) {
+      v.Assign(Tensor::FromVector<float>(std::vector<float>(1 << 18, static_cast<float>(i))));
+      EXPECT_EQ(checkpoint.Save(dir + "/ckpt", kAsync), dir + "/ckpt-" + std::to_string(i));
+    }
+    checkpoint.Write(dir + "/written", kAsync);
+  }  // the destructor waits for the last one
+  for (int i = 1; i <= 3; ++i) {
+    const std::string path = dir + "/ckpt-" + std::to_string(i);
+    const Tensor t = BundleReader(path).Read("v/.ATTRIBUTES/VARIABLE_VALUE");
+    EXPECT_EQ(t.data<float>()[12345], static_cast<float>(i)) << path;
+  }
+  ExpectVerifies(dir + "/ckpt-3");
+  EXPECT_EQ(BundleReader(dir + "/written").Read("v/.ATTRIBUTES/VARIABLE_VALUE").data<float>()[0],
+            3.0f);
+  EXPECT_EQ(ReadCheckpointState(dir)->model_checkpoint_path, "ckpt-3");
+}
+
+TEST(AsyncSaveTest, ErrorSurfacesOnSyncOnceWithTheSaveNamed) {
+  const std::string dir = TempDir();
+  Variable v(Tensor(1.0f), "v");
+  Checkpoint checkpoint({{"v", &v}});
+  std::string path;
+  {
+    // Another thread holding the directory's lock refuses the background
+    // save (FailedPreconditionError), after Save() has returned.
+    std::atomic<bool> locked{false}, release{false};
+    std::jthread holder([&] {
+      internal::DirectoryLock lock(dir);
+      locked = true;
+      while (!release) std::this_thread::yield();
+    });
+    while (!locked) std::this_thread::yield();
+    path = checkpoint.Save(dir + "/ckpt", kAsync);
+    // Wait for the save to fail, still under the lock.
+    try {
+      checkpoint.Sync();
+      ADD_FAILURE() << "the background save should have failed";
+    } catch (const FailedPreconditionError& e) {
+      EXPECT_THAT(e.what(), StartsWith("Asynchronous save of " + path + " failed: "));
+      EXPECT_THAT(e.what(), HasSubstr(dir));
+    }
+    release = true;
+  }
+  EXPECT_NO_THROW(checkpoint.Sync());  // thrown once
+  EXPECT_FALSE(fs::exists(path + ".index"));
+  EXPECT_FALSE(fs::exists(dir + "/checkpoint"));
+  // The next save works.
+  EXPECT_EQ(checkpoint.Save(dir + "/ckpt", kAsync), dir + "/ckpt-2");
+  checkpoint.Sync();
+  EXPECT_EQ(ReadCheckpointState(dir)->model_checkpoint_path, "ckpt-2");
+}
+
+TEST(AsyncSaveTest, ErrorSurfacesOnTheNextSaveOrRestore) {
+  const std::string dir = TempDir();
+  testing::WriteFile(dir + "/file", "not a directory");
+  Variable v(Tensor(1.0f), "v");
+  Checkpoint checkpoint({{"v", &v}});
+  checkpoint.Write(dir + "/file/sub/ckpt", kAsync);  // its directory cannot be created
+  try {
+    checkpoint.Save(dir + "/ckpt");
+    ADD_FAILURE() << "Save should throw the background error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), StartsWith("Asynchronous save of " + dir + "/file/sub/ckpt failed: "));
+  }
+  EXPECT_FALSE(fs::exists(dir + "/ckpt-1.index"));  // the failed call saved nothing
+  checkpoint.Write(dir + "/file/sub/ckpt", kAsync);
+  try {
+    checkpoint.Restore(dir + "/ckpt-1");
+    ADD_FAILURE() << "Restore should throw the background error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), StartsWith("Asynchronous save of " + dir + "/file/sub/ckpt failed: "));
+  }
+  EXPECT_EQ(checkpoint.Save(dir + "/ckpt"), dir + "/ckpt-1");
+}
+
+TEST(AsyncSaveTest, ManagerSavesInTheBackgroundWithRetention) {
+  const std::string dir = TempDir();
+  Variable v(Tensor(0.0f), "v");
+  Checkpoint checkpoint({{"v", &v}});
+  {
+    CheckpointManager manager(checkpoint, dir, 2);
+    for (int i = 1; i <= 4; ++i) {
+      v.Assign(Tensor(static_cast<float>(i)));
+      EXPECT_EQ(manager.Save(std::nullopt, true, kAsync), dir + "/ckpt-" + std::to_string(i));
+      v.Assign(Tensor(-1.0f));  // after the capture: never saved
+    }
+    EXPECT_THAT(manager.checkpoints(), ElementsAre(dir + "/ckpt-3", dir + "/ckpt-4"));
+    EXPECT_EQ(manager.latest_checkpoint(), dir + "/ckpt-4");
+    EXPECT_EQ(manager.Save(std::nullopt, true, kAsync), dir + "/ckpt-5");
+  }  // the manager's destructor waits for its save
+  EXPECT_FALSE(fs::exists(dir + "/ckpt-3.index"));
+  EXPECT_THAT(ReadCheckpointState(dir)->all_model_checkpoint_paths,
+              ElementsAre("ckpt-4", "ckpt-5"));
+  EXPECT_EQ(BundleReader(dir + "/ckpt-4").Read("v/.ATTRIBUTES/VARIABLE_VALUE").scalar<float>(),
+            4.0f);
+  EXPECT_EQ(BundleReader(dir + "/ckpt-5").Read("v/.ATTRIBUTES/VARIABLE_VALUE").scalar<float>(),
+            -1.0f);
+  ExpectVerifies(dir + "/ckpt-4");
+  ExpectVerifies(dir + "/ckpt-5");
+}
+
+}  // namespace
+}  // namespace eager
