@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -24,13 +25,15 @@ void CheckPathHasNoNul(const std::string& path) {
   }
 }
 
-FileStepHook file_step_hook = nullptr;
+// Atomic: set by a test's thread, read by background save threads.
+std::atomic<FileStepHook> file_step_hook = nullptr;
 
 // Runs the test hook before a file-changing call: false, with errno set to
 // the injected error, when the call must fail instead of running.
 bool Step(std::string_view step, const std::string& path) {
-  if (file_step_hook == nullptr) return true;
-  const int err = file_step_hook(step, path);
+  const FileStepHook hook = file_step_hook.load();
+  if (hook == nullptr) return true;
+  const int err = hook(step, path);
   if (err == 0) return true;
   errno = err;
   return false;
