@@ -31,6 +31,7 @@
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/session.h"
+#include "ops/training_ops.h"
 #include "ops/unary_ops.h"
 
 // autodiff: the tape, layers, optimizers, moving averages.
@@ -38,6 +39,7 @@
 #include "autodiff/dense.h"
 #include "autodiff/exponential_moving_average.h"
 #include "autodiff/gradient_tape.h"
+#include "autodiff/graph_gradients.h"
 #include "autodiff/layer.h"
 #include "autodiff/module.h"
 #include "autodiff/optimizer.h"

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "autodiff/internal/writable_value.h"
+#include "ops/internal/apply_adam.h"
 #include "runtime/internal/tensor_access.h"
 
 namespace eager {
@@ -16,28 +17,6 @@ AdamOptions MakeOptions(double learning_rate, double beta_1, double beta_2, doub
   o.beta_2 = beta_2;
   o.epsilon = epsilon;
   return o;
-}
-
-// The ApplyAdam kernel (FORMAT.md 7.1), one fused in-place pass. Operation
-// order and association are TensorFlow's; the file is compiled with
-// -ffp-contract=off so no multiply-add is fused, which would change the
-// rounding. The four buffers are distinct (WritableValue guarantees it), which
-// __restrict tells the vectorizer.
-template <typename T>
-void ApplyAdamKernel(size_t n, const T* __restrict grad, T* __restrict var, T* __restrict m,
-                     T* __restrict v, T lr, T beta1, T beta2, T beta1_power, T beta2_power,
-                     T epsilon) {
-  const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
-  const T one_minus_beta1 = T(1) - beta1;
-  const T one_minus_beta2 = T(1) - beta2;
-  for (size_t i = 0; i < n; ++i) {
-    const T g = grad[i];
-    const T new_m = m[i] + (g - m[i]) * one_minus_beta1;
-    const T new_v = v[i] + (g * g - v[i]) * one_minus_beta2;
-    m[i] = new_m;
-    v[i] = new_v;
-    var[i] = var[i] - (new_m * alpha) / (std::sqrt(new_v) + epsilon);
-  }
 }
 
 }  // namespace
@@ -100,16 +79,19 @@ void Adam::CreateSlots(const Variable& variable) {
   }
 }
 
+void Adam::CreatePowers() {
+  if (beta1_power_ != nullptr) return;
+  // Created on the first step in the caller's current name scope, as TF1's
+  // _create_non_slot_variable.
+  beta1_power_ =
+      &AddOwnedVariable("beta1_power", Tensor(static_cast<float>(beta_1_value_)), "beta1_power");
+  beta2_power_ =
+      &AddOwnedVariable("beta2_power", Tensor(static_cast<float>(beta_2_value_)), "beta2_power");
+}
+
 void Adam::PrepareStep() {
   if (tf1_) {
-    if (beta1_power_ == nullptr) {
-      // Created on the first step in the caller's current name scope, as
-      // TF1's _create_non_slot_variable.
-      beta1_power_ = &AddOwnedVariable("beta1_power", Tensor(static_cast<float>(beta_1_value_)),
-                                       "beta1_power");
-      beta2_power_ = &AddOwnedVariable("beta2_power", Tensor(static_cast<float>(beta_2_value_)),
-                                       "beta2_power");
-    }
+    CreatePowers();
     // TF1 converts the Python floats to float32 tensors once (_prepare).
     lr32_ = static_cast<float>(lr_value_);
     beta1_32_ = static_cast<float>(beta_1_value_);
@@ -156,10 +138,10 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
     Tensor new_value = internal::WritableValue(variable);
     Tensor new_m = internal::WritableValue(m_slot);
     Tensor new_v = internal::WritableValue(v_slot);
-    ApplyAdamKernel<T>(static_cast<size_t>(new_value.num_elements()), grad.data<T>().data(),
-                       internal::MutableData<T>(new_value), internal::MutableData<T>(new_m),
-                       internal::MutableData<T>(new_v), lr, beta1, beta2, beta1_power, beta2_power,
-                       epsilon);
+    internal::ApplyAdamKernel<T>(static_cast<size_t>(new_value.num_elements()),
+                                 grad.data<T>().data(), internal::MutableData<T>(new_value),
+                                 internal::MutableData<T>(new_m), internal::MutableData<T>(new_v),
+                                 lr, beta1, beta2, beta1_power, beta2_power, epsilon);
     m_slot.Assign(new_m);
     v_slot.Assign(new_v);
     variable.Assign(new_value);

@@ -33,6 +33,7 @@
 #include <string_view>
 
 #include "autodiff/optimizer.h"
+#include "runtime/graph.h"
 
 namespace eager {
 
@@ -56,6 +57,28 @@ class Adam final : public Optimizer {
   explicit Adam(const AdamOptions& options);
   ~Adam() override;
 
+  // The eager step: Optimizer::Minimize(loss_fn, var_list).
+  using Optimizer::Minimize;
+
+  // TF1 graph mode, tf.compat.v1.train.AdamOptimizer(...).minimize(loss):
+  // adds to the default graph the gradients of `loss` with respect to
+  // `var_list` (default: the graph's trainable variables; graph gradients
+  // under "gradients/", autodiff/graph_gradients.h), then what TF1's
+  // apply_gradients adds: on the first call "beta1_power" and "beta2_power"
+  // (global, not trainable, in the name scope current then), the slots
+  // "<v>/Adam" and "<v>/Adam_1" of each variable with a gradient, and in a
+  // unique name scope "Adam": Consts learning_rate, beta1, beta2, epsilon
+  // (float32), one "update_<v>/ApplyAdam" per variable (ops/training_ops.h),
+  // then "mul"/"Assign" and "mul_1"/"Assign_1" advancing the powers after
+  // every update, and the group "Adam" that it returns. Each Session::Run of
+  // it is one step with the same bits as an eager TF1 Adam step. Unlike
+  // TF1's default, the updates also wait for every gradient (TF's
+  // GATE_GRAPH), as a Session runs one node at a time and an update must not
+  // run before another gradient has read the variable. REQUIRES:
+  // tf1_compatible() (else FailedPreconditionError) and a default graph.
+  // Throws InvalidArgumentError when no variable gets a gradient.
+  Operation Minimize(const Tensor& loss, std::vector<Variable*> var_list = {});
+
   bool tf1_compatible() const { return tf1_; }
   double epsilon() const { return epsilon_; }
 
@@ -76,6 +99,7 @@ class Adam final : public Optimizer {
   void PrepareStep() override;
   void ApplyDense(const Tensor& grad, Variable& variable) override;
   void FinishStep() override;
+  void CreatePowers();  // TF1 mode: beta1_power, beta2_power, once
   Variable& Hyper(Variable* hyper, const char* what) const;
 
   bool tf1_;

@@ -73,10 +73,10 @@ void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_
     if (index_.contains(v)) continue;
     // slot_creator: scope "<var op name>/", the shadow named after the EMA
     // and made unique ("v/ExponentialMovingAverage_1" if taken).
-    std::optional<Tensor> restored = DeferredInitialValue(AverageName(*v), v->dtype(), v->shape());
     NameScope scope(std::string(v->shared_name()) + "/");
-    std::unique_ptr<Variable> shadow;
-    if (Graph* graph = Graph::Current(); graph != nullptr && !restored) {
+    auto initial_value = [&] {
+      Graph* graph = Graph::Current();
+      if (graph == nullptr) return v->value();
       // TF's initialized_value(): the variable's initial value, which is its
       // value once the initializer has run.
       const GraphVariable* record = graph->FindVariable(v);
@@ -84,15 +84,14 @@ void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_
                   v->shared_name(), "' does not belong to the default graph");
       const Tensor initial =
           record->initial_value.empty() ? v->value() : graph->TensorByName(record->initial_value);
-      shadow = std::make_unique<Variable>(initial, name_, /*trainable=*/false);
       graph->AddToCollection(Graph::kMovingAverageVariables, v);
-    } else {
-      shadow = std::make_unique<Variable>(restored ? *restored : v->value(), name_,
-                                          /*trainable=*/false);
-    }
-    index_[v] = entries_.size();
-    entries_.push_back({v, std::move(shadow)});
-    NotifyChildAdded(AverageName(*v), *entries_.back().shadow);
+      return initial;
+    };
+    CreateVariable(AverageName(*v), v->dtype(), v->shape(), initial_value, name_,
+                   /*trainable=*/false, [&](std::unique_ptr<Variable> shadow) {
+                     index_[v] = entries_.size();
+                     entries_.push_back({v, std::move(shadow)});
+                   });
   }
 }
 

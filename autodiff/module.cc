@@ -28,27 +28,30 @@ Module::Module(std::string_view name) : name_(name) {}
 
 Module::~Module() = default;
 
-void Module::Track(std::string_view local_name, Trackable& child) {
+void Module::CheckNewLocalName(std::string_view local_name) const {
   EAGER_CHECK(!local_name.empty(), "Module::Track in module '", name_,
               "': a local name must not be empty");
   for (const Child& c : children_) {
     EAGER_CHECK(c.name != local_name, "Module::Track in module '", name_, "': local name '",
                 local_name, "' is already tracked; each edge needs its own name");
   }
+}
+
+void Module::Track(std::string_view local_name, Trackable& child) {
+  CheckNewLocalName(local_name);
   children_.push_back({std::string(local_name), &child});
   NotifyChildAdded(local_name, child);
 }
 
 Variable& Module::AddVariable(std::string_view local_name, const Tensor& initial_value,
                               bool trainable, std::string_view variable_name) {
+  CheckNewLocalName(local_name);
   if (variable_name.empty()) variable_name = local_name;
-  std::optional<Tensor> restored =
-      DeferredInitialValue(local_name, initial_value.dtype(), initial_value.shape());
-  owned_.push_back(
-      std::make_unique<Variable>(restored ? *restored : initial_value, variable_name, trainable));
-  Variable& variable = *owned_.back();
-  Track(local_name, variable);
-  return variable;
+  return CreateVariable(local_name, initial_value, variable_name, trainable,
+                        [&](std::unique_ptr<Variable> variable) {
+                          children_.push_back({std::string(local_name), variable.get()});
+                          owned_.push_back(std::move(variable));
+                        });
 }
 
 std::vector<Trackable::Child> Module::Children() { return children_; }

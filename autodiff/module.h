@@ -68,6 +68,9 @@ class Module : public Trackable {
                         bool trainable = true, std::string_view variable_name = "");
 
  private:
+  // Throws InvalidArgumentError for an empty or already tracked local name.
+  void CheckNewLocalName(std::string_view local_name) const;
+
   std::string name_;
   std::vector<Child> children_;
   std::vector<std::unique_ptr<Variable>> owned_;

@@ -35,14 +35,11 @@ Variable& Optimizer::AddOwnedVariable(std::string_view local_name, const Tensor&
   for (const Child& c : children_) {
     EAGER_INTERNAL_CHECK(c.name != local_name);
   }
-  std::optional<Tensor> restored =
-      DeferredInitialValue(local_name, initial_value.dtype(), initial_value.shape());
-  owned_.push_back(
-      std::make_unique<Variable>(restored ? *restored : initial_value, variable_name, trainable));
-  Variable& variable = *owned_.back();
-  children_.push_back({std::string(local_name), &variable});
-  NotifyChildAdded(local_name, variable);
-  return variable;
+  return CreateVariable(local_name, initial_value, variable_name, trainable,
+                        [&](std::unique_ptr<Variable> variable) {
+                          children_.push_back({std::string(local_name), variable.get()});
+                          owned_.push_back(std::move(variable));
+                        });
 }
 
 Variable& Optimizer::AddSlot(const Variable& variable, std::string_view slot_name,
@@ -53,17 +50,12 @@ Variable& Optimizer::AddSlot(const Variable& variable, std::string_view slot_nam
   std::vector<Variable*>& slots = slot_of_[&variable];
   EAGER_INTERNAL_CHECK(slots.size() == index);  // created in slot_names_ order
 
-  std::optional<Tensor> restored =
-      DeferredInitialSlotValue(variable, slot_name, variable.dtype(), variable.shape());
   NameScope scope(scope_prefix);
-  owned_.push_back(std::make_unique<Variable>(
-      restored ? *restored : Tensor::Zeros(variable.shape(), variable.dtype()), variable_name,
-      /*trainable=*/false));
-  Variable& slot = *owned_.back();
-  slots_[index].push_back({&variable, &slot});
-  slots.push_back(&slot);
-  NotifySlotAdded({&variable, std::string(slot_name), &slot});
-  return slot;
+  return CreateSlot(variable, slot_name, variable_name, [&](std::unique_ptr<Variable> slot) {
+    slots_[index].push_back({&variable, slot.get()});
+    slots.push_back(slot.get());
+    owned_.push_back(std::move(slot));
+  });
 }
 
 void Optimizer::CheckDType(const Variable& variable) const {

@@ -2,6 +2,27 @@
 // cases are in ops_cases.h; ops_torch_benchmark runs them beside libtorch).
 
 #include "benchmarks/ops_cases.h"
+#include "ops/reduction_ops.h"
+#include "ops/threads.h"
+
+namespace {
+
+// ReduceSum of n float32 elements at T threads: to one value (columns:0) or
+// over the rows of an [n/256, 256] matrix (columns:1, a bias gradient).
+// Below 2^17 elements reductions stay on the calling thread.
+void BM_ReduceSum(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const bool columns = state.range(1) != 0;
+  const int saved = eager::GetNumThreads();
+  eager::SetNumThreads(static_cast<int>(state.range(2)));
+  const eager::Tensor x = eager::RandomUniform(
+      columns ? eager::Shape{n / 256, 256} : eager::Shape{n}, 1, -1.0, 1.0, eager::DType::kFloat32);
+  for (auto _ : state) benchmark::DoNotOptimize(eager::ReduceSum(x, {0}));
+  state.SetBytesProcessed(state.iterations() * n * 4);
+  eager::SetNumThreads(saved);
+}
+
+}  // namespace
 
 BENCHMARK(eager_bench::EagerAdd)->Name("BM_Add")->Arg(1)->Arg(100);
 BENCHMARK(eager_bench::EagerAddBias)->Name("BM_AddBias");
@@ -11,5 +32,9 @@ BENCHMARK(eager_bench::EagerMatMul)
     ->Arg(256)
     ->Arg(1024)
     ->Unit(benchmark::kMicrosecond);
+
+BENCHMARK(BM_ReduceSum)
+    ->ArgNames({"n", "columns", "threads"})
+    ->ArgsProduct({{1 << 10, 1 << 22}, {0, 1}, {1, 2}});
 
 BENCHMARK_MAIN();

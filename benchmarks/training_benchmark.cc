@@ -3,13 +3,28 @@
 // training_torch_benchmark.cc runs the same eager cases beside libtorch.
 //
 //   build/benchmarks/training_benchmark --benchmark_min_time=2
+//
+// BM_EagerTrainStepAsyncSave/batch:B/threads:T/save:S is one step at a time
+// with the same pauses around it; with S = 1 an asynchronous Checkpoint save
+// of the model and optimizer (CheckpointOptions{.async = true}) starts just
+// before the step, so the step runs while the save writes (and pays the
+// copies Adam makes of the values the save still holds). The save:1 / save:0
+// time ratio is the cost of saving in the background (issue 11: <= 1.1).
+// Checkpoints go to EAGER_BENCH_TMPDIR (default /tmp).
 
 #include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
 
 #include "autodiff/adam.h"
 #include "autodiff/exponential_moving_average.h"
 #include "examples/fashion_mnist/mlp.h"
 #include "ops/random_ops.h"
+#include "ops/threads.h"
+#include "saving/checkpoint.h"
 
 namespace {
 
@@ -53,6 +68,51 @@ void BM_EagerTrainStepWithEma(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * batch);
 }
 BENCHMARK(BM_EagerTrainStepWithEma)->Arg(64)->Unit(benchmark::kMicrosecond);
+
+void BM_EagerTrainStepAsyncSave(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  const int threads = static_cast<int>(state.range(1));
+  const bool save = state.range(2) != 0;
+  const int saved_threads = eager::GetNumThreads();
+  eager::SetNumThreads(threads);
+  FakeBatch data(batch);
+  fashion_mnist::Mlp model(1);
+  eager::Adam optimizer;
+  fashion_mnist::TrainStep(model, optimizer, data.images, data.labels);  // build + slots
+  eager::Checkpoint checkpoint({{"model", &model}, {"optimizer", &optimizer}});
+  const char* env = std::getenv("EAGER_BENCH_TMPDIR");
+  const std::filesystem::path dir = std::filesystem::path(env ? env : "/tmp") /
+                                    ("eager_async_save_bench_" + std::to_string(getpid()));
+  const std::string prefix = (dir / "ckpt").string();
+  using Clock = std::chrono::steady_clock;
+  double save_call_seconds = 0;
+  double wait_seconds = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto start = Clock::now();
+    checkpoint.Sync();  // the previous save (it outlived the step)
+    wait_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    if (save) {
+      start = Clock::now();
+      checkpoint.Write(prefix, eager::CheckpointOptions{.async = true});
+      save_call_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+    }
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(fashion_mnist::TrainStep(model, optimizer, data.images, data.labels));
+  }
+  checkpoint.Sync();
+  const double n = static_cast<double>(state.iterations());
+  state.counters["save_call_us"] = save_call_seconds / n * 1e6;
+  state.counters["wait_after_step_us"] = wait_seconds / n * 1e6;
+  state.SetItemsProcessed(state.iterations() * batch);
+  std::filesystem::remove_all(dir);
+  eager::SetNumThreads(saved_threads);
+}
+BENCHMARK(BM_EagerTrainStepAsyncSave)
+    ->ArgNames({"batch", "threads", "save"})
+    ->ArgsProduct({{64, 256}, {1, 2}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // Adam alone on the model's 203,530 parameters: the optimizer's share.
 void BM_EagerAdamApply(benchmark::State& state) {

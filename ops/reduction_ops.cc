@@ -1,13 +1,16 @@
 #include "ops/reduction_ops.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
+#include <vector>
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/internal/parallel.h"
 #include "ops/internal/scalar_like.h"
 #include "runtime/internal/tensor_access.h"
 
@@ -132,6 +135,99 @@ void Reduce(const T* in, int64_t in_size, T* out, int64_t out_size, const Reduce
   }
 }
 
+// Large reductions run over the pool (ops/threads.h) in an order fixed by
+// the shape alone, so results are bit-identical for any thread count:
+//  - outputs in independent blocks (rows of an outer kept dimension, or
+//    column ranges of a [reduced, kept] sum such as a bias gradient): each
+//    output element is accumulated exactly as on one thread, input by input;
+//  - a whole contiguous input to one value: the input is cut into blocks of
+//    kReduceBlock elements, each block reduced alone (Eigen's vectorized
+//    sum/max), then the block results combined left to right from the
+//    identity: ((0 + s0) + s1) + ... Below kParallelElementwiseMin elements
+//    (and for the other plans) one thread reduces as before.
+inline constexpr int64_t kReduceBlock = int64_t{1} << 15;
+
+template <typename T, Reducer kReducer>
+T Identity() {
+  if constexpr (kReducer == Reducer::kMax) {
+    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
+  } else {
+    return T(0);
+  }
+}
+
+template <typename T, Reducer kReducer>
+T Combine(T a, T b) {
+  if constexpr (kReducer == Reducer::kSum) {
+    return a + b;
+  } else {
+    return std::max(a, b);
+  }
+}
+
+template <typename T, Reducer kReducer>
+void ReduceLarge(const T* in, int64_t in_size, T* out, int64_t out_size, const ReducePlan& plan) {
+  using internal::ParallelFor;
+  constexpr int64_t kMin = internal::kParallelElementwiseMin;
+  if (in_size < kMin || out_size == 0) {
+    Reduce<T, kReducer>(in, in_size, out, out_size, plan);
+    return;
+  }
+  if (plan.rank == 1 && plan.reduced[0]) {  // everything to one value
+    const int64_t blocks = (in_size + kReduceBlock - 1) / kReduceBlock;
+    std::vector<T> partial(static_cast<size_t>(blocks));
+    ParallelFor(blocks, 1, 2, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t begin = b * kReduceBlock;
+        const int64_t n = std::min(kReduceBlock, in_size - begin);
+        internal::ConstArrayMap<T> run(in + begin, n);
+        if constexpr (kReducer == Reducer::kSum) {
+          partial[static_cast<size_t>(b)] = run.sum();
+        } else {
+          partial[static_cast<size_t>(b)] = run.maxCoeff();
+        }
+      }
+    });
+    T acc = Identity<T, kReducer>();
+    for (const T& p : partial) acc = Combine<T, kReducer>(acc, p);
+    out[0] = acc;
+    return;
+  }
+  if (!plan.reduced[0]) {  // outer kept dimension: blocks of whole rows
+    const int64_t rows = plan.dims[0];
+    const int64_t in_row = in_size / rows;
+    const int64_t out_row = out_size / rows;
+    const int64_t rows_per_block = std::max<int64_t>(1, kReduceBlock / in_row);
+    ParallelFor(rows, rows_per_block, 0, [&](int64_t r0, int64_t r1) {
+      ReducePlan block = plan;
+      block.dims[0] = r1 - r0;
+      Reduce<T, kReducer>(in + r0 * in_row, (r1 - r0) * in_row, out + r0 * out_row,
+                          (r1 - r0) * out_row, block);
+    });
+    return;
+  }
+  if (plan.rank == 2) {  // [reduced R, kept C]: column ranges, rows in order
+    const int64_t rows = plan.dims[0];
+    const int64_t cols = plan.dims[1];
+    const int64_t width = (std::max<int64_t>(1, kReduceBlock / rows) + 15) / 16 * 16;
+    ParallelFor(cols, width, 0, [&](int64_t c0, int64_t c1) {
+      internal::ArrayMap<T> acc(out + c0, c1 - c0);
+      acc.setConstant(Identity<T, kReducer>());
+      for (int64_t r = 0; r < rows; ++r) {
+        internal::ConstArrayMap<T> run(in + r * cols + c0, c1 - c0);
+        if constexpr (kReducer == Reducer::kSum) {
+          acc += run;
+        } else {
+          acc = acc.max(run);
+        }
+      }
+    });
+    return;
+  }
+  Reduce<T, kReducer>(in, in_size, out, out_size, plan);
+}
+
 template <Reducer kReducer, bool kMean>
 Tensor ReduceKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
   const Tensor& x = in[0];
@@ -140,7 +236,7 @@ Tensor ReduceKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
   internal::Dispatch<DTypeSet::kNumeric>(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = internal::MutableData<T>(out);
-    Reduce<T, kReducer>(x.data<T>().data(), x.num_elements(), o, out.num_elements(), plan);
+    ReduceLarge<T, kReducer>(x.data<T>().data(), x.num_elements(), o, out.num_elements(), plan);
     if constexpr (kMean) {
       const int64_t count = out.num_elements() == 0 ? 0 : x.num_elements() / out.num_elements();
       // Integer means divide (truncating) as TensorFlow's do; 0/0 stays NaN for floats.

@@ -5,6 +5,7 @@
 #include "ops/execute.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/op_def.h"
+#include "ops/training_ops.h"
 #include "runtime/variable.h"
 
 namespace eager {
@@ -53,8 +54,11 @@ bool IsAssign(std::string_view op) {
   return op == "Assign" || op == "AssignAdd" || op == "AssignSub";
 }
 
-// Input 0 of an Assign* is the variable itself (a ref), not its value.
-bool IsRefInput(const Node& node, size_t input) { return input == 0 && IsAssign(node.op); }
+// Input 0 of an Assign* is the variable itself (a ref), not its value; so
+// are ApplyAdam's inputs var, m and v.
+bool IsRefInput(const Node& node, size_t input) {
+  return (input == 0 && IsAssign(node.op)) || (input < 3 && node.op == "ApplyAdam");
+}
 
 using Endpoint = std::pair<int, int>;  // node index, output index
 
@@ -243,6 +247,14 @@ class RunState {
         v.AssignSub(inputs[1]);
       }
       return {v.stored_value()};
+    }
+    if (op == "ApplyAdam") {
+      EAGER_CHECK(inputs.size() == 10, "node '", node.name, "' (", op, ") needs 10 inputs, has ",
+                  inputs.size());
+      const auto ref = [&](size_t i) -> Variable& {
+        return VariableOf(graph_.FindNodeIndex(ParseNodeInput(node.inputs[i]).node));
+      };
+      return {internal::RunApplyAdam(ref(0), ref(1), ref(2), std::span(inputs).subspan(3))};
     }
     const OpDef* def = FindOp(op);
     if (def == nullptr) {

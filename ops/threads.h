@@ -13,8 +13,10 @@
 // by the shapes alone (never by the number of threads), and each block is
 // computed the same way whichever thread takes it. MatMul cuts the larger
 // output dimension (never the inner sum) into at most four blocks, each a
-// single-threaded OpenBLAS GEMM; reductions run on one thread in a fixed
-// order.
+// single-threaded OpenBLAS GEMM. Reductions of at least 2^17 elements split
+// their outputs into blocks (each output summed in the same order as on one
+// thread), or, when everything reduces to one value, sum blocks of 2^15
+// elements alone and add the block sums left to right (ops/reduction_ops.cc).
 
 namespace eager {
 

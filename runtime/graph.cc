@@ -136,6 +136,20 @@ std::string Graph::UniqueName(std::string_view base) {
   return names_.UniqueName(NameScope::Current() + std::string(base));
 }
 
+Graph::ControlDependencies::ControlDependencies(Graph& graph, const std::vector<Operation>& ops)
+    : graph_(graph), previous_size_(graph.control_inputs_.size()) {
+  for (const Operation& op : ops) {
+    if (op.is_none()) continue;
+    EAGER_CHECK(op.graph() == &graph, "ControlDependencies: operation '", op.name(),
+                "' belongs to another graph");
+    graph.control_inputs_.push_back("^" + op.name());
+  }
+}
+
+Graph::ControlDependencies::~ControlDependencies() {
+  graph_.control_inputs_.resize(previous_size_);
+}
+
 int Graph::AddNode(Node node) {
   EAGER_CHECK(!node.name.empty(), "Graph::AddNode: a node of type '", node.op,
               "' has an empty name");
@@ -145,6 +159,11 @@ int Graph::AddNode(Node node) {
               node.name, "' has ", node.output_dtypes.size(), " output dtypes but ",
               node.output_shapes.size(), " output shapes");
   if (node.output_dtypes.empty() && node.output_shapes.empty()) SetDefaultOutputSpecs(node);
+  for (const std::string& control : control_inputs_) {
+    if (std::find(node.inputs.begin(), node.inputs.end(), control) == node.inputs.end()) {
+      node.inputs.push_back(control);
+    }
+  }
   if (!names_.IsUsed(node.name)) names_.UniqueName(node.name);
   const int index = num_nodes();
   index_.emplace(node.name, index);

@@ -182,7 +182,24 @@ class Graph {
 
   // ---- Nodes ---------------------------------------------------------------
 
-  // Adds `node` as is (its name is marked used) and returns its index.
+  // `with graph.control_dependencies(ops):` while the object lives: every
+  // node added to `graph` meanwhile gets control inputs "^op" on each of
+  // `ops` (none ones skipped) after its own inputs. Scopes nest; an inner one
+  // adds to the outer ones. REQUIRES: the graph outlives the object.
+  class ControlDependencies {
+   public:
+    ControlDependencies(Graph& graph, const std::vector<Operation>& ops);
+    ~ControlDependencies();
+    ControlDependencies(const ControlDependencies&) = delete;
+    ControlDependencies& operator=(const ControlDependencies&) = delete;
+
+   private:
+    Graph& graph_;
+    size_t previous_size_;
+  };
+
+  // Adds `node` as is (its name is marked used), plus the control inputs of
+  // any open ControlDependencies scope, and returns its index.
   // Inputs are not resolved here (an imported GraphDef may list a node before
   // its inputs); a Session resolves them when it runs. A node given without
   // output specs (an imported NodeDef) gets DefaultOutputSpecs. Throws
@@ -265,6 +282,7 @@ class Graph {
   std::map<std::string, Collection, std::less<>> collections_;
   std::vector<GraphVariable> variables_;
   std::vector<std::unique_ptr<Variable>> owned_variables_;
+  std::vector<std::string> control_inputs_;  // "^op" of open ControlDependencies scopes
 };
 
 // The default graph's GlobalVariables() / TrainableVariables(); empty in

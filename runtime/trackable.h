@@ -22,10 +22,13 @@
 //      assignment), and
 //   2. reports every child or slot it adds with NotifyChildAdded() /
 //      NotifySlotAdded(), so the restoration can match deeper objects.
-// Trackables that never add children later need not do anything. The
-// mechanism is std-only and knows nothing about file formats.
+// Trackables that never add children later need not do anything; those that
+// do create their variables with CreateVariable() / CreateSlot(), which do
+// both steps, so no creator can forget one. The mechanism is std-only and
+// knows nothing about file formats.
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,11 +114,37 @@ class Trackable {
   bool has_deferred_restorations() const { return !deferred_.empty(); }
 
  protected:
-  // For subclasses that create children or slots after construction: call
-  // the first two right before creating a variable (the first non-empty
-  // answer wins) and the last two right after adding the object. The first
-  // two throw InvalidArgumentError when a restoration offers a value of
-  // another dtype or shape than the variable being created.
+  // Receives a variable created by CreateVariable or CreateSlot and makes it
+  // this object's: reachable through Children() (or Slots()) from now on.
+  using StoreVariable = std::function<void(std::unique_ptr<Variable>)>;
+
+  // Restore-on-create, the way to add a variable child after construction (a
+  // layer's kernel when it builds, an optimizer's iter, an EMA's shadow): a
+  // Variable named `variable_name` in the current name scope holding the
+  // checkpointed value for `local_name` when a deferred restoration has one,
+  // else `initial_value()` (called only then); handed to `store`, which must
+  // make it the child `local_name`; then the restorations are told of the
+  // new child. Throws InvalidArgumentError when the checkpointed value is
+  // not `dtype` of `shape`.
+  Variable& CreateVariable(std::string_view local_name, DType dtype, const Shape& shape,
+                           const std::function<Tensor()>& initial_value,
+                           std::string_view variable_name, bool trainable,
+                           const StoreVariable& store);
+  // The same with the initial value at hand (its dtype and shape).
+  Variable& CreateVariable(std::string_view local_name, const Tensor& initial_value,
+                           std::string_view variable_name, bool trainable,
+                           const StoreVariable& store);
+  // The same for an optimizer's slot `slot_name` of `original`: zeros like
+  // `original` unless restored, not trainable; `store` must make it one of
+  // Slots(); then the restorations are told of the new slot.
+  Variable& CreateSlot(const Variable& original, std::string_view slot_name,
+                       std::string_view variable_name, const StoreVariable& store);
+
+  // The steps CreateVariable and CreateSlot take, for a child that is not a
+  // variable: call the first two right before creating a variable (the
+  // first non-empty answer wins) and the last two right after adding the
+  // object. The first two throw InvalidArgumentError when a restoration
+  // offers a value of another dtype or shape than the variable being created.
   std::optional<Tensor> DeferredInitialValue(std::string_view name, DType dtype,
                                              const Shape& shape) const {
     for (const auto& r : Snapshot()) {

@@ -60,10 +60,8 @@ Variable& Checkpoint::save_counter() {
         "save_counter; use Write(path) instead of Save(prefix)");
   }
   if (save_counter_ == nullptr) {
-    std::optional<Tensor> restored = DeferredInitialValue(kSaveCounter, DType::kInt64, Shape{});
-    save_counter_ = std::make_unique<Variable>(restored ? *restored : Tensor(int64_t{0}),
-                                               kSaveCounter, /*trainable=*/false);
-    NotifyChildAdded(kSaveCounter, *save_counter_);
+    CreateVariable(kSaveCounter, Tensor(int64_t{0}), kSaveCounter, /*trainable=*/false,
+                   [&](std::unique_ptr<Variable> counter) { save_counter_ = std::move(counter); });
   }
   return *save_counter_;
 }

@@ -284,4 +284,46 @@ Attrs KernelAttrs(const Node& node, const OpDef& op, std::span<const Tensor> inp
   return attrs;
 }
 
+OpCall NodeCall(const Graph& graph, int index) {
+  const Node& node = graph.node(index);
+  const OpDef* op = FindOp(node.op);
+  if (op == nullptr) {
+    throw UnimplementedError(StrCat("node '", node.name, "' has op type '", node.op,
+                                    "', which eager does not implement"));
+  }
+  std::vector<Tensor> inputs;
+  for (const std::string& input : node.inputs) {
+    const NodeInput in = ParseNodeInput(input);
+    if (in.control) continue;
+    const int producer = graph.FindNodeIndex(in.node);
+    if (producer < 0) {
+      throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, ") has input '", input,
+                                        "', but there is no node '", in.node, "'"));
+    }
+    inputs.push_back(graph.Output(producer, in.index));
+  }
+  const size_t num_attr_inputs = op->input_attrs.size();
+  if (inputs.size() < num_attr_inputs) {
+    throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, ") has ", inputs.size(),
+                                      " inputs; expected at least ", num_attr_inputs));
+  }
+  const size_t num_tensors = inputs.size() - num_attr_inputs;
+  std::vector<Tensor> attr_values;
+  for (size_t i = num_tensors; i < inputs.size(); ++i) {
+    const Node& producer = graph.node(inputs[i].symbolic()->node);
+    if (producer.op != "Const") {
+      throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, "): input '",
+                                        op->input_attrs[i - num_tensors].input,
+                                        "' must come from a Const node to differentiate it, not '",
+                                        producer.name, "' (", producer.op, ")"));
+    }
+    attr_values.push_back(producer.Attr<Tensor>("value"));
+  }
+  OpCall call{.op = op,
+              .inputs = std::vector<Tensor>(inputs.begin(), inputs.begin() + num_tensors),
+              .output = graph.Output(index, 0),
+              .attrs = KernelAttrs(node, *op, attr_values)};
+  return call;
+}
+
 }  // namespace eager::internal

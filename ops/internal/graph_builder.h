@@ -40,4 +40,12 @@ int AddConstNode(Graph& graph, const Tensor& value, std::string_view name);
 // InvalidArgumentError naming the node for a value of the wrong kind.
 Attrs KernelAttrs(const Node& node, const OpDef& op, std::span<const Tensor> input_attr_values);
 
+// The OpCall a GradientTape would have recorded for node `index`: the OpDef
+// of its type, its data inputs as the graph's symbolic tensors (control
+// inputs dropped; input attrs turned back into Attrs from the values of
+// their Const producers), its output 0. Throws UnimplementedError naming
+// the node when eager has no op of its type, InvalidArgumentError when an
+// input attr does not come from a Const node.
+OpCall NodeCall(const Graph& graph, int index);
+
 }  // namespace eager::internal

@@ -132,6 +132,44 @@ TEST_F(TrackableTest, OptimizerSlotsAreRestoredOnCreation) {
   EXPECT_FLOAT_EQ(m[1], 0.225f);
 }
 
+// Trackable's own helper, as any creator uses it: the initializer runs only
+// when nothing is restored (the EMA's graph-mode initializer has side
+// effects), the variable is stored before the restorations hear of it.
+TEST_F(TrackableTest, CreateVariableRunsTheInitializerOnlyWhenNothingIsRestored) {
+  struct Owner : Trackable {
+    std::vector<std::unique_ptr<Variable>> owned;
+    std::vector<Child> children;
+    int initializer_calls = 0;
+    Variable& Make(const std::string& name) {
+      return CreateVariable(
+          name, DType::kFloat32, Shape{2},
+          [&] {
+            ++initializer_calls;
+            return Tensor::FromVector<float>({1, 2}, Shape{2});
+          },
+          name, /*trainable=*/true,
+          [&](std::unique_ptr<Variable> v) {
+            children.push_back({name, v.get()});
+            owned.push_back(std::move(v));
+          });
+    }
+    std::vector<Child> Children() override { return children; }
+  } owner;
+  auto restoration = std::make_shared<FakeRestoration>();
+  restoration->values.emplace("restored", Tensor::FromVector<float>({7, 8}, Shape{2}));
+  owner.AddDeferredRestoration(restoration);
+
+  Variable& restored = owner.Make("restored");
+  EXPECT_EQ(owner.initializer_calls, 0);
+  EXPECT_EQ(restored.value().ToVector<float>(), (std::vector<float>{7, 8}));
+  Variable& fresh = owner.Make("fresh");
+  EXPECT_EQ(owner.initializer_calls, 1);
+  EXPECT_EQ(fresh.value().ToVector<float>(), (std::vector<float>{1, 2}));
+  EXPECT_EQ(restoration->added, (std::vector<std::string>{"restored", "fresh"}));
+  ASSERT_EQ(owner.children.size(), 2u);
+  EXPECT_EQ(owner.children[0].object, &restored);
+}
+
 TEST_F(TrackableTest, ModuleTracksChildrenInOrderAndVariablesDepthFirst) {
   struct Model : Module {
     LazyModule first, second;

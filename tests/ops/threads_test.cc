@@ -12,6 +12,7 @@
 #include "ops/binary_ops.h"
 #include "ops/matmul.h"
 #include "ops/random_ops.h"
+#include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
 
 namespace eager {
@@ -108,6 +109,64 @@ TEST_F(ThreadsTest, LargeElementwiseOpsAreIdenticalForAnyThreadCount) {
     EXPECT_NEAR(two[3][i], std::exp(xv[i]), 1e-6 * std::exp(xv[i]));
     EXPECT_EQ(two[4][i], xv[i] > 0 ? xv[i] : 0.0f);
     EXPECT_EQ(two[5][i], xv[i] > 0 ? yv[i] : 0.0f);
+  }
+}
+
+// Large reductions go over the pool in an order fixed by the shape: the same
+// bits for 1, 2 and 3 threads, and close to a double-precision sum. Shapes
+// cover the three parallel plans (all to one value, an outer kept dimension,
+// [reduced, kept] columns) and a serial one ([kept, reduced, kept] reduced
+// over the middle goes by outer rows; [reduced, kept, reduced] stays serial).
+TEST_F(ThreadsTest, LargeReductionsAreIdenticalForAnyThreadCount) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes;
+  };
+  const std::vector<Case> cases = {
+      {Shape{(int64_t{1} << 18) + 77}, {0}},  // one value, 9 blocks, ragged tail
+      {Shape{1000, 300}, {0}},                // column sums (a bias gradient)
+      {Shape{1000, 300}, {1}},                // row sums
+      {Shape{64, 3000, 2}, {1}},              // outer kept, inner kept
+      {Shape{40, 3000, 3}, {0, 2}},           // serial
+      {Shape{700, 400}, {0, 1}},              // all axes of a matrix: one value
+  };
+  for (const Case& c : cases) {
+    const Tensor x = RandomUniform(c.shape, 7, -1.0, 1.0, DType::kFloat32);
+    const std::vector<float> xv = x.ToVector<float>();
+    std::vector<std::vector<std::vector<float>>> runs;
+    for (int threads : {1, 2, 3}) {
+      SetNumThreads(threads);
+      runs.push_back({ReduceSum(x, c.axes).ToVector<float>(),
+                      ReduceMean(x, c.axes).ToVector<float>(),
+                      ReduceMax(x, c.axes).ToVector<float>()});
+    }
+    EXPECT_EQ(runs[0], runs[1]) << c.shape;
+    EXPECT_EQ(runs[0], runs[2]) << c.shape;
+    // Against a double-precision reference computed by index.
+    const Tensor want_sum = ReduceSum(Cast(x, DType::kFloat64), c.axes);
+    const Tensor want_max = ReduceMax(Cast(x, DType::kFloat64), c.axes);
+    const std::vector<double> ws = want_sum.ToVector<double>();
+    const std::vector<double> wm = want_max.ToVector<double>();
+    ASSERT_EQ(runs[0][0].size(), ws.size());
+    const double count = static_cast<double>(xv.size()) / static_cast<double>(ws.size());
+    for (size_t i = 0; i < ws.size(); ++i) {
+      EXPECT_NEAR(runs[0][0][i], ws[i], 1e-6 * count + 1e-4) << c.shape << " sum " << i;
+      EXPECT_NEAR(runs[0][1][i], ws[i] / count, 1e-5) << c.shape << " mean " << i;
+      EXPECT_EQ(runs[0][2][i], static_cast<float>(wm[i])) << c.shape << " max " << i;
+    }
+  }
+  // The whole-input sum is the documented blocked order: each block of 2^15
+  // elements summed alone, then the block sums added left to right.
+  const int64_t n = (int64_t{1} << 17) + 5;
+  const Tensor x = RandomUniform(Shape{n}, 8, 0.0, 1.0, DType::kFloat32);
+  float want = 0.0f;
+  for (int64_t b = 0; b < n; b += int64_t{1} << 15) {
+    const int64_t len = std::min(int64_t{1} << 15, n - b);
+    want += ReduceSum(Slice(x, {b}, {len}), {0}).scalar<float>();
+  }
+  for (int threads : {1, 2, 3}) {
+    SetNumThreads(threads);
+    EXPECT_EQ(ReduceSum(x, {0}).scalar<float>(), want) << threads << " threads";
   }
 }
 

@@ -1,0 +1,86 @@
+// Adam::Minimize in graph mode: TF1's AdamOptimizer.minimize, node for node
+// (names in autodiff/adam.h). The arithmetic is the ApplyAdam kernel the
+// eager step runs and float32 products for the powers, as eager's FinishStep.
+
+#include <string>
+#include <utility>
+
+#include "autodiff/adam.h"
+#include "autodiff/graph_gradients.h"
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "ops/graph_ops.h"
+#include "ops/training_ops.h"
+#include "runtime/names.h"
+
+namespace eager {
+
+Operation Adam::Minimize(const Tensor& loss, std::vector<Variable*> var_list) {
+  Graph* graph = Graph::Current();
+  if (!tf1_) {
+    throw FailedPreconditionError(StrCat("Adam '", name(),
+                                         "': Minimize(loss tensor) builds TF1's AdamOptimizer in "
+                                         "a graph; construct it with tf1_compatible = true"));
+  }
+  if (graph == nullptr) {
+    throw FailedPreconditionError(StrCat("Adam '", name(),
+                                         "': Minimize(loss tensor) needs a default graph; "
+                                         "eagerly, pass a loss function"));
+  }
+  if (var_list.empty()) var_list = graph->TrainableVariables();
+  const std::vector<std::optional<Tensor>> grads = Gradients(loss, var_list);
+  std::vector<std::pair<Tensor, Variable*>> pairs;
+  std::string names;
+  for (size_t i = 0; i < var_list.size(); ++i) {
+    names += StrCat(i ? ", " : "", var_list[i]->shared_name());
+    if (grads[i].has_value()) pairs.emplace_back(*grads[i], var_list[i]);
+  }
+  if (pairs.empty()) {
+    throw InvalidArgumentError(
+        StrCat("No gradients provided for any variable, check your graph "
+               "for ops that do not support gradients, between variables [",
+               names, "] and loss ", loss.name(), "."));
+  }
+  for (const auto& [grad, var] : pairs) CheckDType(*var);
+
+  // _create_slots: the powers (first call only), then each variable's slots.
+  CreatePowers();
+  for (const auto& [grad, var] : pairs) {
+    if (GetSlot(*var, "m") == nullptr) CreateSlots(*var);
+  }
+
+  NameScope scope(name());
+  // _prepare: Python floats become float32 tensors once.
+  const Tensor lr = Constant(Tensor(static_cast<float>(lr_value_)), "learning_rate");
+  const Tensor beta1 = Constant(Tensor(static_cast<float>(beta_1_value_)), "beta1");
+  const Tensor beta2 = Constant(Tensor(static_cast<float>(beta_2_value_)), "beta2");
+  const Tensor epsilon = Constant(Tensor(static_cast<float>(epsilon_)), "epsilon");
+
+  std::vector<Operation> updates;
+  {
+    std::vector<Operation> gradient_ops;
+    for (const auto& [grad, var] : pairs) gradient_ops.push_back(graph->OperationOf(grad));
+    Graph::ControlDependencies after_gradients(*graph, gradient_ops);
+    for (const auto& [grad, var] : pairs) {
+      NameScope update("update_" + graph->FindVariable(var)->variable_node);
+      // _apply_dense casts the float32 scalars to the variable's dtype.
+      const auto cast = [&](const Tensor& t) {
+        return var->dtype() == DType::kFloat32 ? t : Cast(t, var->dtype());
+      };
+      const Tensor updated = ApplyAdam(*var, *GetSlot(*var, "m"), *GetSlot(*var, "v"),
+                                       cast(beta1_power_->value()), cast(beta2_power_->value()),
+                                       cast(lr), cast(beta1), cast(beta2), cast(epsilon), grad);
+      updates.push_back(graph->OperationOf(updated));
+    }
+  }
+  // _finish: the powers advance once every update has run.
+  std::vector<Operation> all = updates;
+  {
+    Graph::ControlDependencies after_updates(*graph, updates);
+    all.push_back(graph->OperationOf(Assign(*beta1_power_, Mul(beta1_power_->value(), beta1))));
+    all.push_back(graph->OperationOf(Assign(*beta2_power_, Mul(beta2_power_->value(), beta2))));
+  }
+  return Group(all, scope.prefix());
+}
+
+}  // namespace eager

@@ -1,0 +1,52 @@
+#pragma once
+
+// Gradients in graph mode (tf.compat.v1.gradients): adds the backward pass
+// of `target` to its graph and returns symbolic gradients.
+//
+//   eager::Graph graph;
+//   eager::Graph::AsDefault in(graph);
+//   ... loss built from variables w, b ...
+//   std::vector<std::optional<eager::Tensor>> g = eager::Gradients(loss, {&w, &b});
+//   // g[0] is "gradients/MatMul_grad/MatMul_1:0"; run it in a Session.
+//
+// No gradient is written twice: each node on the way back is turned into the
+// OpCall a GradientTape would have recorded (ops/internal/graph_builder.h),
+// and its OpDef's own gradient function runs while the graph is the default,
+// so the ops it calls become nodes. As TF, the backward nodes live in a name
+// scope "gradients" (made unique: "gradients_1" for a second call) with one
+// sub-scope per forward node ("gradients/MatMul_grad/MatMul"); the seed is a
+// Const "gradients/grad_ys_0" of ones, and two gradients reaching one tensor
+// are summed with Add, in the order a GradientTape sums them, so graph and
+// eager gradients are the same bits.
+//
+// A variable's gradient is the one reaching its VariableV2 node (through its
+// "/read" Identity). Only nodes between the target and the variables are
+// differentiated; inputs that do not lead to a variable are skipped (the
+// first layer's input gradient is never built).
+
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "runtime/tensor.h"
+#include "runtime/variable.h"
+
+namespace eager {
+
+// d(target)/d(variable) for each variable, nullopt where the target does not
+// depend on it. REQUIRES: a default graph holding `target` and the
+// variables. Throws FailedPreconditionError without a default graph,
+// InvalidArgumentError for an eager target or a variable of another graph,
+// UnimplementedError naming the node for an op on the way back that eager
+// does not implement or that has no gradient, and for a target whose shape
+// is not fully known.
+std::vector<std::optional<Tensor>> Gradients(const Tensor& target,
+                                             std::span<Variable* const> variables);
+// The same for a braced list: Gradients(loss, {&w, &b}).
+inline std::vector<std::optional<Tensor>> Gradients(const Tensor& target,
+                                                    std::initializer_list<Variable*> variables) {
+  return Gradients(target, std::span<Variable* const>(variables.begin(), variables.size()));
+}
+
+}  // namespace eager

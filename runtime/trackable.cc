@@ -1,0 +1,41 @@
+#include "runtime/trackable.h"
+
+#include "runtime/variable.h"
+
+namespace eager {
+
+Variable& Trackable::CreateVariable(std::string_view local_name, DType dtype, const Shape& shape,
+                                    const std::function<Tensor()>& initial_value,
+                                    std::string_view variable_name, bool trainable,
+                                    const StoreVariable& store) {
+  std::optional<Tensor> restored = DeferredInitialValue(local_name, dtype, shape);
+  auto variable = std::make_unique<Variable>(restored ? std::move(*restored) : initial_value(),
+                                             variable_name, trainable);
+  Variable& created = *variable;
+  store(std::move(variable));
+  NotifyChildAdded(local_name, created);
+  return created;
+}
+
+Variable& Trackable::CreateVariable(std::string_view local_name, const Tensor& initial_value,
+                                    std::string_view variable_name, bool trainable,
+                                    const StoreVariable& store) {
+  return CreateVariable(
+      local_name, initial_value.dtype(), initial_value.shape(), [&] { return initial_value; },
+      variable_name, trainable, store);
+}
+
+Variable& Trackable::CreateSlot(const Variable& original, std::string_view slot_name,
+                                std::string_view variable_name, const StoreVariable& store) {
+  std::optional<Tensor> restored =
+      DeferredInitialSlotValue(original, slot_name, original.dtype(), original.shape());
+  auto slot = std::make_unique<Variable>(
+      restored ? std::move(*restored) : Tensor::Zeros(original.shape(), original.dtype()),
+      variable_name, /*trainable=*/false);
+  Variable& created = *slot;
+  store(std::move(slot));
+  NotifySlotAdded({&original, std::string(slot_name), &created});
+  return created;
+}
+
+}  // namespace eager
