@@ -4,6 +4,8 @@
 // ops in index_ops.cc.
 
 #include <algorithm>
+#include <complex>
+#include <type_traits>
 
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
@@ -18,21 +20,71 @@ using Grads = std::vector<std::optional<Tensor>>;
 
 // ---- Cast ------------------------------------------------------------------
 
+// Cast takes every dtype but string: the compute dtypes through Eigen, the
+// storage dtypes (float16, bfloat16, complex, small and unsigned ints) one
+// element at a time, as TF's Cast kernels convert.
 OutputSpec InferCast(std::span<const Tensor> in, const Attrs& attrs) {
-  internal::CheckDTypeIn(in[0], "x", DTypeSet::kNumericOrBool);
   const DType dst = attrs.GetType("DstT");
-  if (!internal::DTypeIn(dst, DTypeSet::kNumericOrBool)) {
+  if (in[0].dtype() == DType::kString || dst == DType::kString) {
     throw InvalidArgumentError(StrCat("cannot cast ", in[0].dtype(), " ", in[0].shape(), " to ",
-                                      dst, "; expected ",
-                                      internal::DTypeSetName(DTypeSet::kNumericOrBool)));
+                                      dst, "; Cast takes every dtype except string"));
   }
   return {in[0].shape(), dst};
+}
+
+template <typename T>
+constexpr bool kIsComplex = false;
+template <typename T>
+constexpr bool kIsComplex<std::complex<T>> = true;
+template <typename T>
+constexpr bool kIs16BitFloat = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// One element as TF's Cast converts it: 16-bit floats through float32
+// (rounded to nearest even on the way back), complex to real keeps the real
+// part, real to complex has a zero imaginary part, to bool is "nonzero".
+template <typename To, typename From>
+To CastElement(const From& v) {
+  if constexpr (kIs16BitFloat<From>) {
+    return CastElement<To>(static_cast<float>(v));
+  } else if constexpr (kIs16BitFloat<To>) {
+    return To(CastElement<float>(v));
+  } else if constexpr (kIsComplex<From> && kIsComplex<To>) {
+    return To(static_cast<typename To::value_type>(v.real()),
+              static_cast<typename To::value_type>(v.imag()));
+  } else if constexpr (kIsComplex<From>) {
+    return CastElement<To>(v.real());
+  } else if constexpr (kIsComplex<To>) {
+    return To(static_cast<typename To::value_type>(v), 0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+void CastElementwise(const Tensor& x, Tensor& out) {
+  VisitDType(x.dtype(), [&](auto from) {
+    using F = typename decltype(from)::type;
+    VisitDType(out.dtype(), [&](auto to) {
+      using T = typename decltype(to)::type;
+      if constexpr (!std::is_same_v<F, std::string> && !std::is_same_v<T, std::string>) {
+        const auto src = x.data<F>();
+        T* dst = internal::MutableData<T>(out);
+        for (size_t i = 0; i < src.size(); ++i) dst[i] = CastElement<T>(src[i]);
+      } else {
+        throw InternalError("Cast reached with a string dtype; InferCast rejects it");
+      }
+    });
+  });
 }
 
 Tensor CastKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
   const Tensor& x = in[0];
   if (x.dtype() == spec.dtype) return internal::WithShape(x, x.shape());
   Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  if (!internal::DTypeIn(x.dtype(), DTypeSet::kNumericOrBool) ||
+      !internal::DTypeIn(spec.dtype, DTypeSet::kNumericOrBool)) {
+    CastElementwise(x, out);
+    return out;
+  }
   internal::Dispatch<DTypeSet::kNumericOrBool>(x.dtype(), [&](auto from) {
     using F = typename decltype(from)::type;
     internal::Dispatch<DTypeSet::kNumericOrBool>(spec.dtype, [&](auto to) {

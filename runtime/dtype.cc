@@ -13,15 +13,35 @@ struct DTypeInfo {
 };
 
 // Indexed by the enum value; the static_assert below keeps it in step.
-constexpr std::array<DTypeInfo, 6> kDTypeInfo = {{
+constexpr std::array<DTypeInfo, kNumDTypes> kDTypeInfo = {{
     {DType::kFloat32, "float32", sizeof(float), 1},
     {DType::kFloat64, "float64", sizeof(double), 2},
     {DType::kInt32, "int32", sizeof(int32_t), 3},
     {DType::kInt64, "int64", sizeof(int64_t), 9},
     {DType::kBool, "bool", sizeof(bool), 10},
     {DType::kString, "string", sizeof(std::string), 7},
+    {DType::kHalf, "float16", sizeof(Half), 19},
+    {DType::kBFloat16, "bfloat16", sizeof(BFloat16), 14},
+    {DType::kComplex64, "complex64", sizeof(std::complex<float>), 8},
+    {DType::kComplex128, "complex128", sizeof(std::complex<double>), 18},
+    {DType::kInt8, "int8", sizeof(int8_t), 6},
+    {DType::kInt16, "int16", sizeof(int16_t), 5},
+    {DType::kUInt8, "uint8", sizeof(uint8_t), 4},
+    {DType::kUInt16, "uint16", sizeof(uint16_t), 17},
+    {DType::kUInt32, "uint32", sizeof(uint32_t), 22},
+    {DType::kUInt64, "uint64", sizeof(uint64_t), 23},
 }};
-static_assert(kDTypeInfo.size() == static_cast<size_t>(DType::kString) + 1);
+
+constexpr bool TableIsIndexedByDType() {
+  for (size_t i = 0; i < kDTypeInfo.size(); ++i) {
+    if (static_cast<size_t>(kDTypeInfo[i].dtype) != i) return false;
+  }
+  return true;
+}
+static_assert(TableIsIndexedByDType());
+// The bytes a checkpoint stores per element (FORMAT.md 2.5), and so a
+// tensor's in-memory layout: std::complex is (real, imag) by the standard.
+static_assert(sizeof(std::complex<float>) == 8 && sizeof(std::complex<double>) == 16);
 
 const DTypeInfo& Info(DType dtype) {
   const auto index = static_cast<size_t>(dtype);

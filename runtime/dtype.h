@@ -7,6 +7,7 @@
 // switches over DType: code that needs the C++ type of a runtime dtype goes
 // through one, so a new dtype fails to build where it matters (-Werror=switch).
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -16,6 +17,7 @@
 #include <type_traits>
 
 #include "runtime/errors.h"
+#include "runtime/half.h"
 
 namespace eager {
 
@@ -26,20 +28,39 @@ enum class DType : uint8_t {
   kInt64,
   kBool,
   kString,  // elements are std::string
+  // Storage dtypes: every other element type TensorFlow writes to checkpoints.
+  // Tensors of these are stored, read, written, printed, reshaped, sliced,
+  // gathered and Cast; eager's arithmetic kernels take the four above.
+  kHalf,        // eager::Half (runtime/half.h), DT_HALF
+  kBFloat16,    // eager::BFloat16, DT_BFLOAT16
+  kComplex64,   // std::complex<float>, (real, imag)
+  kComplex128,  // std::complex<double>
+  kInt8,
+  kInt16,
+  kUInt8,
+  kUInt16,
+  kUInt32,
+  kUInt64,
 };
+inline constexpr int kNumDTypes = static_cast<int>(DType::kUInt64) + 1;
 
-// "float32", "float64", "int32", "int64", "bool", "string" (tf.DType.name).
+// tf.DType.name: "float32", "float64", "int32", "int64", "bool", "string",
+// "float16", "bfloat16", "complex64", "complex128", "int8", "int16", "uint8",
+// "uint16", "uint32", "uint64".
 std::string_view DTypeName(DType dtype);
 // Bytes per element; for kString this is sizeof(std::string) (in memory only).
 size_t DTypeSize(DType dtype);
-// TensorFlow's DataType enum value (types.proto): DT_FLOAT = 1, DT_DOUBLE = 2,
-// DT_INT32 = 3, DT_STRING = 7, DT_INT64 = 9, DT_BOOL = 10.
+// TensorFlow's DataType enum value (types.proto, FORMAT.md 2.5): DT_FLOAT = 1,
+// DT_DOUBLE = 2, DT_INT32 = 3, DT_STRING = 7, DT_INT64 = 9, DT_BOOL = 10,
+// DT_HALF = 19, DT_BFLOAT16 = 14, DT_COMPLEX64 = 8, ...
 int TfDataType(DType dtype);
 // The DType for a TensorFlow DataType value, or nullopt when eager has none.
 std::optional<DType> DTypeFromTfDataType(int tf_datatype);
 // TensorFlow's name of a DataType value ("DT_HALF"), also for ones we lack.
 std::string TfDataTypeName(int tf_datatype);
 
+// The dtypes eager computes in: IsFloating is float32/float64 only (what
+// gradients, optimizers and the float kernels take), not float16/bfloat16.
 inline bool IsFloating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
 inline bool IsInteger(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
 inline bool IsNumeric(DType d) { return IsFloating(d) || IsInteger(d); }
@@ -61,6 +82,26 @@ constexpr DType DTypeOf() {
     return DType::kBool;
   else if constexpr (std::is_same_v<T, std::string>)
     return DType::kString;
+  else if constexpr (std::is_same_v<T, Half>)
+    return DType::kHalf;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return DType::kBFloat16;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return DType::kComplex64;
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return DType::kComplex128;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return DType::kInt8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return DType::kInt16;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return DType::kUInt8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return DType::kUInt16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return DType::kUInt32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return DType::kUInt64;
   else
     static_assert(!sizeof(T), "no eager DType for this C++ type");
 }
@@ -87,6 +128,26 @@ decltype(auto) VisitDType(DType dtype, F&& f) {
       return f(DTypeTag<bool>{});
     case DType::kString:
       return f(DTypeTag<std::string>{});
+    case DType::kHalf:
+      return f(DTypeTag<Half>{});
+    case DType::kBFloat16:
+      return f(DTypeTag<BFloat16>{});
+    case DType::kComplex64:
+      return f(DTypeTag<std::complex<float>>{});
+    case DType::kComplex128:
+      return f(DTypeTag<std::complex<double>>{});
+    case DType::kInt8:
+      return f(DTypeTag<int8_t>{});
+    case DType::kInt16:
+      return f(DTypeTag<int16_t>{});
+    case DType::kUInt8:
+      return f(DTypeTag<uint8_t>{});
+    case DType::kUInt16:
+      return f(DTypeTag<uint16_t>{});
+    case DType::kUInt32:
+      return f(DTypeTag<uint32_t>{});
+    case DType::kUInt64:
+      return f(DTypeTag<uint64_t>{});
   }
   throw InternalError(StrCat("VisitDType: invalid dtype value ", static_cast<int>(dtype)));
 }
@@ -106,6 +167,16 @@ decltype(auto) VisitNumericDType(DType dtype, std::string_view what, F&& f) {
       return f(DTypeTag<int64_t>{});
     case DType::kBool:
     case DType::kString:
+    case DType::kHalf:
+    case DType::kBFloat16:
+    case DType::kComplex64:
+    case DType::kComplex128:
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64:
       break;
   }
   throw InvalidArgumentError(
@@ -124,6 +195,16 @@ decltype(auto) VisitFloatDType(DType dtype, std::string_view what, F&& f) {
     case DType::kInt64:
     case DType::kBool:
     case DType::kString:
+    case DType::kHalf:
+    case DType::kBFloat16:
+    case DType::kComplex64:
+    case DType::kComplex128:
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64:
       break;
   }
   throw InvalidArgumentError(

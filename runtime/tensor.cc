@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <charconv>
+#include <cmath>
+#include <complex>
+#include <cstdio>
 #include <cstring>
 
 #include "runtime/graph.h"
@@ -29,10 +32,75 @@ void AppendFloat(std::string& out, T value) {
   if (text.find_first_of(".eEn") == std::string_view::npos) out += ".0";
 }
 
+// numpy prints float16 as the shortest decimal that reads back to the same
+// float16 (np.float16(0.1) is "0.1", 65504 is "65500.0").
+void AppendHalf(std::string& out, Half value) {
+  const float f = float(value);
+  if (std::isfinite(f)) {
+    char buf[32];
+    for (int digits = 1; digits <= 9; ++digits) {
+      const auto [end, ec] =
+          std::to_chars(buf, buf + sizeof(buf), f, std::chars_format::scientific, digits - 1);
+      double decimal = 0;
+      std::from_chars(buf, end, decimal);
+      if (Half(static_cast<float>(decimal)).bits == value.bits) {
+        AppendFloat(out, decimal);  // a short decimal: its shortest double text
+        return;
+      }
+    }
+  }
+  AppendFloat(out, f);
+}
+
+// TF's numpy bfloat16 (ml_dtypes) prints a C++ stream's "%g", six significant
+// digits: 0.333984, 1, 9.98378e-07.
+void AppendBFloat16(std::string& out, BFloat16 value) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", static_cast<double>(float(value)));
+  out += buf;
+}
+
+// A complex part as Python prints one: shortest text, no ".0" on integers.
+template <typename T>
+void AppendComplexPart(std::string& out, T value) {
+  if (std::isnan(value)) {
+    out += "nan";
+    return;
+  }
+  if (std::isinf(value)) {
+    out += value < 0 ? "-inf" : "inf";
+    return;
+  }
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  out.append(buf, end);
+}
+
+// numpy's complex scalar text: "(1+2j)", "(0.5-0.25j)", "2j" for a zero real part.
+template <typename T>
+void AppendComplex(std::string& out, std::complex<T> value) {
+  const bool pure_imaginary = value.real() == 0 && !std::signbit(value.real());
+  if (!pure_imaginary) {
+    out += "(";
+    AppendComplexPart(out, value.real());
+    if (!std::signbit(value.imag()) || std::isnan(value.imag())) out += "+";
+  }
+  AppendComplexPart(out, value.imag());
+  out += "j";
+  if (!pure_imaginary) out += ")";
+}
+
 template <typename T>
 void AppendElement(std::string& out, const T& value) {
   if constexpr (std::is_floating_point_v<T>) {
     AppendFloat(out, value);
+  } else if constexpr (std::is_same_v<T, Half>) {
+    AppendHalf(out, value);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    AppendBFloat16(out, value);
+  } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                       std::is_same_v<T, std::complex<double>>) {
+    AppendComplex(out, value);
   } else if constexpr (std::is_same_v<T, bool>) {
     out += value ? "True" : "False";
   } else if constexpr (std::is_same_v<T, std::string>) {
@@ -52,7 +120,7 @@ void AppendElement(std::string& out, const T& value) {
     }
     out += "'";
   } else {
-    out += std::to_string(value);
+    out += std::to_string(value);  // int8 prints as a number, not a character
   }
 }
 

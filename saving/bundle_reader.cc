@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include "runtime/internal/tensor_access.h"
 #include "saving/bundle_files.h"
 #include "saving/internal/coding.h"
 #include "saving/internal/crc32c.h"
 #include "saving/internal/posix_file.h"
+#include "saving/internal/slices.h"
 #include "saving/internal/string_tensor_crc.h"
 #include "saving/internal/table_reader.h"
 #include "saving/proto/tensor_bundle.pb.h"
@@ -19,6 +21,8 @@ namespace {
 namespace crc32c = internal::crc32c;
 
 constexpr int kTensorBundleVersion = 1;  // the consumer version we implement
+constexpr int kTfResource = 20;          // DT_RESOURCE (types.proto)
+constexpr int kTfVariant = 21;           // DT_VARIANT
 // Data files are named PREFIX.data-SSSSS-of-NNNNN (bundle_files.h).
 constexpr int kMaxShards = 99999;
 // Tensor bytes are read and checksummed in pieces of this size, so that each
@@ -223,6 +227,17 @@ BundleReader::Entry ParseEntry(std::string_view key, std::string_view value, int
   entry.size = proto.size();
   entry.masked_crc32c = proto.crc32c();
   entry.num_slices = proto.slices_size();
+  for (const auto& slice : proto.slices()) {
+    TensorSlice extents;
+    for (const auto& e : slice.extent()) {
+      extents.push_back(
+          {.start = e.start(),
+           .length = e.has_length_case() == eager::tfproto::TensorSliceProto::Extent::kLength
+                         ? e.length()
+                         : SliceExtent::kWhole});
+    }
+    entry.slices.push_back(std::move(extents));
+  }
   int64_t num_elements = 0;
   if (!ParseDims(proto.shape(), entry.dims, num_elements)) {
     throw DataLossError(
@@ -264,7 +279,11 @@ BundleReader::BundleReader(std::string prefix)
       throw DataLossError(StrCat("Checkpoint index ", index_path_,
                                  " has no header entry (the empty key) before key '", key, "'"));
     }
-    entries_.emplace(std::string(key), ParseEntry(key, value, header->num_shards, index_path_));
+    auto [it, inserted] =
+        entries_.emplace(std::string(key), ParseEntry(key, value, header->num_shards, index_path_));
+    for (const TensorSlice& slice : it->second.slices) {
+      slice_keys_.insert(internal::EncodeTensorNameSlice(key, slice));
+    }
   });
   if (!header) {
     throw DataLossError(
@@ -305,13 +324,13 @@ const internal::RandomAccessFile& BundleReader::DataFile(int shard) const {
   return *file;
 }
 
+bool BundleReader::IsSliceOfPartitionedVariable(std::string_view key) const {
+  return slice_keys_.contains(key);
+}
+
 Tensor BundleReader::Read(std::string_view key) const {
   const Entry& entry = GetEntry(key);
-  if (entry.num_slices > 0) {
-    throw UnimplementedError(StrCat("Key ", key, " in checkpoint ", prefix_,
-                                    " is a partitioned variable saved as ", entry.num_slices,
-                                    " slices; reading sliced tensors is not supported"));
-  }
+  if (entry.num_slices > 0 && entry.dtype) return ReadPartitioned(key, entry);
   if (!entry.dtype) {
     throw UnimplementedError(StrCat("Key ", key, " in checkpoint ", prefix_, " has dtype ",
                                     TfDataTypeName(entry.tf_dtype),
@@ -322,11 +341,62 @@ Tensor BundleReader::Read(std::string_view key) const {
   return ReadFixedSizeTensor(bytes);
 }
 
+Tensor BundleReader::ReadPartitioned(std::string_view key, const Entry& entry) const {
+  std::vector<internal::StoredSlice> stored;
+  std::vector<std::string> slice_keys;
+  struct Range {
+    int shard;
+    int64_t offset, size;
+    size_t slice;
+  };
+  std::vector<Range> ranges;
+  for (const TensorSlice& slice : entry.slices) {
+    std::string slice_key = internal::EncodeTensorNameSlice(key, slice);
+    const auto it = entries_.find(slice_key);
+    if (it == entries_.end() || it->second.num_slices > 0) {
+      throw DataLossError(StrCat("Partitioned variable ", key, " in checkpoint ", prefix_,
+                                 ": slice \"", SliceToString(slice), "\" ",
+                                 it == entries_.end() ? "has no entry in " : "is itself sliced in ",
+                                 index_path_, " (expected an entry under the slice's key)"));
+    }
+    (void)DataFileOf(key, it->second);  // inside its data file, before anything is allocated
+    ranges.push_back({it->second.shard_id, it->second.offset, it->second.size, stored.size()});
+    stored.push_back({slice, it->second.tf_dtype, it->second.dims});
+    slice_keys.push_back(std::move(slice_key));
+  }
+  // Slices never share data-file bytes (TF writes each once), so the full
+  // tensor is no larger than the data files: check it before allocating.
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
+    return std::tie(a.shard, a.offset) < std::tie(b.shard, b.offset);
+  });
+  for (size_t i = 1; i < ranges.size(); ++i) {
+    const Range& a = ranges[i - 1];
+    const Range& b = ranges[i];
+    if (a.shard == b.shard && a.size > 0 && b.size > 0 && b.offset < a.offset + a.size) {
+      throw DataLossError(StrCat("Partitioned variable ", key, " in checkpoint ", prefix_,
+                                 ": slices \"", SliceToString(entry.slices[a.slice]), "\" and \"",
+                                 SliceToString(entry.slices[b.slice]), "\" share bytes of ",
+                                 DataFilename(prefix_, a.shard, num_shards_)));
+    }
+  }
+  return internal::AssembleSlices(key, prefix_, *entry.dtype, entry.shape(), stored,
+                                  [&](size_t i) { return Read(slice_keys[i]); });
+}
+
 void BundleReader::VerifyChecksum(std::string_view key) const {
   const Entry& entry = GetEntry(key);
-  if (entry.dtype && entry.num_slices == 0 &&
-      entry.dims.size() <= static_cast<size_t>(Shape::kMaxRank)) {
+  if (entry.dtype && entry.dims.size() <= static_cast<size_t>(Shape::kMaxRank)) {
     (void)Read(key);
+    return;
+  }
+  if (entry.num_slices == 0 && entry.tf_dtype == kTfVariant) {
+    CheckVariantBytes(EntryBytes{key, entry, DataFileOf(key, entry)});
+    return;
+  }
+  if (entry.num_slices == 0 && entry.tf_dtype == kTfResource) {
+    // TF's writer stores a resource tensor's raw in-memory bytes (never
+    // restorable) and their CRC; the size is the writer's, not ours to check.
+    CheckRawBytes(EntryBytes{key, entry, DataFileOf(key, entry)});
     return;
   }
   const int width = TfFixedSizeBytes(entry.tf_dtype);
@@ -343,16 +413,66 @@ void BundleReader::VerifyChecksum(std::string_view key) const {
                                DimsToString(entry.dims), " ", TfDataTypeName(entry.tf_dtype),
                                " in ", index_path_));
   }
-  const EntryBytes bytes{key, entry, DataFileOf(key, entry)};
-  std::string chunk(static_cast<size_t>(std::min<int64_t>(entry.size, kReadChunkSize)), '\0');
+  CheckRawBytes(EntryBytes{key, entry, DataFileOf(key, entry)});
+}
+
+void BundleReader::CheckRawBytes(const EntryBytes& in) {
+  const int64_t size = in.entry.size;
+  std::string chunk(static_cast<size_t>(std::min<int64_t>(size, kReadChunkSize)), '\0');
   uint32_t crc = 0;
-  for (int64_t done = 0; done < entry.size;) {
-    const size_t len = static_cast<size_t>(std::min<int64_t>(entry.size - done, kReadChunkSize));
-    bytes.ReadExactly(static_cast<uint64_t>(done), len, chunk.data());
+  for (int64_t done = 0; done < size;) {
+    const size_t len = static_cast<size_t>(std::min<int64_t>(size - done, kReadChunkSize));
+    in.ReadExactly(static_cast<uint64_t>(done), len, chunk.data());
     crc = crc32c::Extend(crc, chunk.data(), len);
     done += static_cast<int64_t>(len);
   }
-  bytes.CheckCrc(crc);
+  in.CheckCrc(crc);
+}
+
+// DT_VARIANT (TF's WriteVariantTensor): per element a varint64 length, the
+// serialized VariantTensorDataProto, then the masked running CRC so far; the
+// running CRC covers each length as a little-endian uint64, the bytes, and
+// each stored 4-byte checksum. Memory: the entry's bytes (at most the file's).
+void BundleReader::CheckVariantBytes(const EntryBytes& in) {
+  const std::string_view key = in.key;
+  const std::string& path = in.file.path();
+  std::string raw(static_cast<size_t>(in.entry.size), '\0');
+  in.ReadExactly(0, raw.size(), raw.data());
+  std::string_view rest(raw);
+  const int64_t n = in.entry.num_elements();
+  uint32_t crc = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t len = 0;
+    if (!internal::GetVarint64(rest, len)) {
+      throw DataLossError(StrCat("Key ", key, " in ", path,
+                                 ": cannot decode the length of DT_VARIANT element ", i, " of ",
+                                 n));
+    }
+    if (len > rest.size() || rest.size() - len < 4) {
+      throw DataLossError(StrCat("Key ", key, " in ", path, ": DT_VARIANT element ", i,
+                                 " has length ", len, " but only ", rest.size(),
+                                 " bytes of the entry remain (with its 4-byte checksum)"));
+    }
+    std::string len_bytes;
+    internal::PutFixed64(len_bytes, len);
+    crc = crc32c::Extend(crc, len_bytes.data(), len_bytes.size());
+    crc = crc32c::Extend(crc, rest.data(), static_cast<size_t>(len));
+    rest.remove_prefix(static_cast<size_t>(len));
+    const char* stored_bytes = rest.data();
+    uint32_t stored = 0;
+    internal::GetFixed32(rest, stored);
+    if (crc32c::Unmask(stored) != crc) {
+      throw DataLossError(StrCat("Checksum does not match for key ", key, " in ", path,
+                                 ": DT_VARIANT element ", i, " stores ", crc32c::Unmask(stored),
+                                 " vs. calculated on the restored bytes ", crc));
+    }
+    crc = crc32c::Extend(crc, stored_bytes, 4);
+  }
+  if (!rest.empty()) {
+    throw DataLossError(StrCat("Key ", key, " in ", path, ": its ", n, " DT_VARIANT elements end ",
+                               rest.size(), " bytes before the entry's size ", in.entry.size));
+  }
+  in.CheckCrc(crc);
 }
 
 const internal::RandomAccessFile& BundleReader::DataFileOf(std::string_view key,

@@ -31,6 +31,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,7 @@
 #include "runtime/dtype.h"
 #include "runtime/shape.h"
 #include "runtime/tensor.h"
+#include "saving/tensor_slice.h"
 
 namespace eager {
 
@@ -49,14 +51,15 @@ class BundleReader {
  public:
   // One tensor's metadata, as the index records it (BundleEntryProto).
   struct Entry {
-    int tf_dtype = 0;            // TensorFlow's DataType value (DT_FLOAT = 1, ...)
-    std::optional<DType> dtype;  // nullopt for a dtype eager does not support
-    std::vector<int64_t> dims;   // validated: every dim >= 0, element count fits int64
-    int shard_id = 0;            // validated: 0 <= shard_id < num_shards()
-    int64_t offset = 0;          // in the shard's data file
-    int64_t size = 0;            // bytes in the data file
-    uint32_t masked_crc32c = 0;  // as stored (masked)
-    int num_slices = 0;          // > 0: a partitioned variable's full-tensor entry
+    int tf_dtype = 0;                 // TensorFlow's DataType value (DT_FLOAT = 1, ...)
+    std::optional<DType> dtype;       // nullopt for a dtype eager does not support
+    std::vector<int64_t> dims;        // validated: every dim >= 0, element count fits int64
+    int shard_id = 0;                 // validated: 0 <= shard_id < num_shards()
+    int64_t offset = 0;               // in the shard's data file
+    int64_t size = 0;                 // bytes in the data file
+    uint32_t masked_crc32c = 0;       // as stored (masked)
+    int num_slices = 0;               // > 0: a partitioned variable's full-tensor entry
+    std::vector<TensorSlice> slices;  // its slices (num_slices of them)
 
     // The dims as a Shape. Throws UnimplementedError for rank > Shape::kMaxRank.
     Shape shape() const;
@@ -87,18 +90,31 @@ class BundleReader {
 
   // The tensor stored under `key`. Throws NotFoundError for a missing key or a
   // missing data file; UnimplementedError naming the key and TF dtype name
-  // for a dtype eager lacks, or for a partitioned (sliced) entry;
+  // for a dtype eager lacks (DT_VARIANT, DT_RESOURCE, quantized types);
   // DataLossError naming the file and key when the stored bytes do not match
   // the entry (short file, bad string lengths, checksum mismatch).
+  //
+  // A partitioned variable's key (FORMAT.md 2.8) reads as the full tensor
+  // assembled from its slices' entries, each checksummed. A slice without an
+  // entry, outside the full shape, of another dtype or shape than its
+  // extent, overlapping another slice (in the tensor or in the data file), or
+  // elements no slice covers: DataLossError naming the key and the slice
+  // (internal/slices.h).
   Tensor Read(std::string_view key) const;
 
   // Checks the stored checksum of `key` whatever its dtype: a dtype eager
-  // reads is Read in full; a fixed-size dtype eager lacks (half, bfloat16,
-  // complex, small ints, ...) is checksummed over its raw bytes, in pieces
-  // (memory stays small). Throws DataLossError on a mismatch, and
-  // UnimplementedError naming the key when its checksum cannot be checked
-  // (DT_VARIANT, DT_RESOURCE, an unknown dtype, a sliced entry).
+  // reads is Read in full; a fixed-size dtype eager lacks (qint8, ...) and
+  // DT_RESOURCE are checksummed over their raw bytes, in pieces (memory
+  // stays small); DT_VARIANT entries are walked element by element (each
+  // element's own stored checksum too). Throws DataLossError on a mismatch,
+  // and UnimplementedError naming the key when its checksum cannot be
+  // checked (an unknown dtype, a sliced entry of a dtype eager lacks). A
+  // partitioned variable is read whole: its slices' checksums and layout.
   void VerifyChecksum(std::string_view key) const;
+
+  // Whether `key` is the entry of one slice of a partitioned variable listed
+  // in this bundle (tf.train.list_variables shows only the variable).
+  bool IsSliceOfPartitionedVariable(std::string_view key) const;
 
  private:
   // One entry's bytes in its data file, with the errors that name them.
@@ -115,14 +131,20 @@ class BundleReader {
   const internal::RandomAccessFile& DataFile(int shard) const;
   // The entry's data file, checked to hold [offset, offset + size).
   const internal::RandomAccessFile& DataFileOf(std::string_view key, const Entry& entry) const;
+  Tensor ReadPartitioned(std::string_view key, const Entry& entry) const;
   static Tensor ReadFixedSizeTensor(const EntryBytes& in);
+  // Checksum checks without a Tensor: raw bytes (fixed-size dtypes eager
+  // lacks, DT_RESOURCE) and DT_VARIANT's per-element layout.
+  static void CheckRawBytes(const EntryBytes& in);
+  static void CheckVariantBytes(const EntryBytes& in);
   static Tensor ReadStringTensor(const EntryBytes& in);
 
   std::string prefix_;
   std::string index_path_;
   int num_shards_ = 0;
   std::map<std::string, Entry, std::less<>> entries_;
-  mutable std::mutex data_mu_;  // guards data_files_ (opened lazily)
+  std::set<std::string, std::less<>> slice_keys_;  // entries of listed slices
+  mutable std::mutex data_mu_;                     // guards data_files_ (opened lazily)
   mutable std::vector<std::unique_ptr<internal::RandomAccessFile>> data_files_;
 };
 

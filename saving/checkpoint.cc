@@ -96,7 +96,6 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
       for (const auto& [key, tensor] : tensors) writer.Add(key, tensor);
       writer.Finish();
     }
-    tensors.clear();
     if (then) then();
   };
   if (!options.async) {
@@ -123,7 +122,8 @@ std::string Checkpoint::Save(const std::string& file_prefix, const CheckpointOpt
   if (!options.async) lock.emplace(dir);
   Variable& counter = save_counter();
   counter.AssignAdd(Tensor(int64_t{1}));
-  const std::string path = StrCat(file_prefix, "-", counter.value().scalar<int64_t>());
+  std::string path =
+      StrCat(file_prefix, "-", counter.value().scalar<int64_t>());  // returned by move
   WriteThen(path, options, [path] {
     // As tf.train.Checkpoint.save: the state file lists only this
     // checkpoint, relative to the directory.
@@ -160,19 +160,14 @@ CheckpointLoadStatus Checkpoint::Read(const std::string& save_path) {
                                "missing the checkpoint suffix (e.g. the '-1' in "
                                "'path/to/ckpt-1')."));
   }
-  if (!reader->Contains(kObjectGraphKey)) {
+  std::optional<internal::SavedObjectGraph> graph = internal::ReadObjectGraph(*reader);
+  if (!graph) {
     auto restore = std::make_shared<internal::NameBasedRestore>(path, reader);
     restore->Start(root());
     return CheckpointLoadStatus(root(), std::move(restore));
   }
-  const Tensor graph_tensor = reader->Read(kObjectGraphKey);
-  if (graph_tensor.dtype() != DType::kString || graph_tensor.num_elements() != 1) {
-    throw DataLossError(StrCat("Checkpoint ", path, ": ", kObjectGraphKey, " is ",
-                               graph_tensor.dtype(), " of shape ", graph_tensor.shape(),
-                               ", expected a scalar string"));
-  }
-  auto coordinator = std::make_shared<internal::RestoreCoordinator>(
-      path, reader, internal::ParseObjectGraph(graph_tensor.scalar<std::string>(), path));
+  auto coordinator =
+      std::make_shared<internal::RestoreCoordinator>(path, reader, std::move(*graph));
   coordinator->Start(root());
   return CheckpointLoadStatus(root(), std::move(coordinator));
 }

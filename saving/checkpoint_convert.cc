@@ -16,6 +16,7 @@
 namespace eager {
 namespace {
 
+using internal::ReadObjectGraph;
 using internal::SavedObjectGraph;
 
 constexpr std::string_view kVariableValue = "VARIABLE_VALUE";
@@ -29,17 +30,6 @@ std::string TypeText(const BundleReader::Entry& e) {
 
 bool SameType(const BundleReader::Entry& a, const BundleReader::Entry& b) {
   return a.tf_dtype == b.tf_dtype && a.dims == b.dims;
-}
-
-// The object graph of an object-based checkpoint; nullopt for a name-based one.
-std::optional<SavedObjectGraph> ReadObjectGraph(const BundleReader& reader) {
-  if (!reader.Contains(kObjectGraphKey)) return std::nullopt;
-  const Tensor t = reader.Read(kObjectGraphKey);
-  if (t.dtype() != DType::kString || t.num_elements() != 1) {
-    throw DataLossError(StrCat("Checkpoint ", reader.prefix(), ": ", kObjectGraphKey, " is ",
-                               t.dtype(), " of shape ", t.shape(), ", expected a scalar string"));
-  }
-  return internal::ParseObjectGraph(t.data<std::string>()[0], reader.prefix());
 }
 
 // Splits a scope part into its name and TF's "_N" uniquification number

@@ -13,12 +13,16 @@
 // async: the values are captured when Save() returns (Tensors are immutable
 // and optimizers copy a value instead of updating it in place while a save
 // holds it, autodiff/internal/writable_value.h), and the files are written
-// on a background thread. Only one save per Checkpoint is in flight: the next
-// Save/Write/Restore/Read, Sync() or the destructor first waits for it. An
-// error of a background save is thrown by the next of those calls (or by
-// Sync()), as the error kind the save raised, its message starting with
-// "Asynchronous save of <prefix> failed: ". A destructor cannot throw: it
-// prints such an error to stderr.
+// on a background thread. The captured values stay held until the next call
+// that waits for the save (below): meanwhile the old value of every variable
+// that changed is one extra copy in memory (TF's async checkpointing also
+// keeps its copies), and its buffer then returns to the caller's thread's
+// buffer cache, where the next save's copies find it. Only one save per
+// Checkpoint is in flight: the next Save/Write/Restore/Read, Sync() or the
+// destructor first waits for it. An error of a background save is thrown by
+// the next of those calls (or by Sync()), as the error kind the save raised,
+// its message starting with "Asynchronous save of <prefix> failed: ". A
+// destructor cannot throw: it prints such an error to stderr.
 //
 // num_shards: the tensor bytes are spread over this many data files
 // (PREFIX.data-0000k-of-0000N, one merged PREFIX.index, FORMAT.md 2.1), each

@@ -65,8 +65,6 @@ bool Exists(const std::string& path) {
 // when it can be attempted.
 std::string UnreadableReason(const BundleReader& reader, const BundleReader::Entry& entry) {
   if (!entry.dtype) return "dtype " + TfDataTypeName(entry.tf_dtype) + " is not supported by eager";
-  if (entry.num_slices > 0)
-    return "partitioned into " + std::to_string(entry.num_slices) + " slices";
   if (entry.dims.size() > static_cast<size_t>(Shape::kMaxRank)) return "rank above eager's maximum";
   if (entry.size > 0 &&
       !Exists(DataFilename(reader.prefix(), entry.shard_id, reader.num_shards()))) {
@@ -228,9 +226,12 @@ std::vector<TensorDifference> DiffCheckpoints(const BundleReader& a, const Bundl
                                         : std::numeric_limits<double>::infinity();
       }
       d.max_abs_diff = max_diff;
-    } else {  // strings
-      const auto sa = ta.data<std::string>(), sb = tb.data<std::string>();
-      for (size_t i = 0; i < sa.size(); ++i) d.elements_differing += sa[i] != sb[i];
+    } else {  // strings and complex numbers: element by element
+      VisitDType(ta.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const auto sa = ta.data<T>(), sb = tb.data<T>();
+        for (size_t i = 0; i < sa.size(); ++i) d.elements_differing += !(sa[i] == sb[i]);
+      });
     }
     if (d.elements_differing == 0) {  // e.g. -0.0 vs 0.0: bytes differ, values equal
       d.kind = TensorDifference::Kind::kSame;
@@ -377,17 +378,13 @@ void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorS
 // ---- graph -----------------------------------------------------------------
 
 std::vector<ObjectGraphNode> DescribeObjectGraph(const BundleReader& reader) {
-  if (!reader.Contains(kObjectGraphKey)) {
+  const std::optional<internal::SavedObjectGraph> read = internal::ReadObjectGraph(reader);
+  if (!read) {
     throw NotFoundError(StrCat("Checkpoint ", reader.prefix(), " has no ", kObjectGraphKey,
                                ": it is name-based (tf.compat.v1.train.Saver), not "
                                "object-based, so it has no object graph"));
   }
-  const Tensor serialized = reader.Read(kObjectGraphKey);
-  EAGER_CHECK(serialized.dtype() == DType::kString && serialized.num_elements() == 1, "Checkpoint ",
-              reader.prefix(), ": ", kObjectGraphKey, " is not a scalar string but ",
-              DTypeName(serialized.dtype()), serialized.shape());
-  const internal::SavedObjectGraph graph = internal::ParseObjectGraph(
-      serialized.data<std::string>()[0], StrCat(reader.prefix(), " ", kObjectGraphKey));
+  const internal::SavedObjectGraph& graph = *read;
 
   std::vector<ObjectGraphNode> nodes(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {

@@ -8,7 +8,7 @@
 //   eager-ckpt stats PATH       per tensor: min, max, mean, NaN and Inf counts
 //   eager-ckpt graph PATH       an object-based checkpoint's object graph
 //
-// Tensors eager cannot read (a dtype it lacks, a partitioned entry, a data
+// Tensors eager cannot read (a dtype it lacks, a data
 // file that is absent) are reported as such, not as errors; a damaged file is
 // an error (DataLossError naming file and key), as in BundleReader.
 

@@ -89,8 +89,42 @@ MetaTensor FromProto(const pb::TensorProto& p, const std::string& where) {
     } else if constexpr (std::is_same_v<T, bool>) {
       const std::vector<uint8_t> bits = Filled<uint8_t>(p.bool_val(), n, where);
       t.value = Tensor::FromVector<bool>(std::vector<bool>(bits.begin(), bits.end()), s);
-    } else {
+    } else if constexpr (std::is_same_v<T, std::string>) {
       t.value = Tensor::FromVector<std::string>(Filled<std::string>(p.string_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      std::vector<T> values;  // half_val holds the 16 bits of each value
+      for (const uint16_t bits : Filled<uint16_t>(p.half_val(), n, where)) {
+        values.push_back(T::FromBits(bits));
+      }
+      t.value = Tensor::FromVector<T>(std::move(values), s);
+    } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t> ||
+                         std::is_same_v<T, uint8_t> || std::is_same_v<T, uint16_t>) {
+      t.value = Tensor::FromVector<T>(Filled<T>(p.int_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, uint32_t>) {
+      t.value = Tensor::FromVector<T>(Filled<T>(p.uint32_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+      t.value = Tensor::FromVector<T>(Filled<T>(p.uint64_val(), n, where), s);
+    } else {  // complex: (real, imag) pairs in scomplex_val / dcomplex_val
+      using Part = typename T::value_type;
+      const auto& parts = [&]() -> const auto& {
+        if constexpr (std::is_same_v<Part, float>) {
+          return p.scomplex_val();
+        } else {
+          return p.dcomplex_val();
+        }
+      }
+      ();
+      if (parts.size() % 2 != 0 || parts.size() / 2 > n) {
+        throw DataLossError(StrCat(where, ": a complex tensor of ", n, " elements holds ",
+                                   parts.size(), " parts (expected an even count up to ", 2 * n,
+                                   ")"));
+      }
+      std::vector<T> values(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n && !parts.empty(); ++i) {
+        const int k = static_cast<int>(std::min<int64_t>(i, parts.size() / 2 - 1));
+        values[static_cast<size_t>(i)] = T(parts[2 * k], parts[2 * k + 1]);
+      }
+      t.value = Tensor::FromVector<T>(std::move(values), s);
     }
   });
   return t;
@@ -254,6 +288,9 @@ void ToProto(const MetaTensor& t, pb::TensorProto* p, const std::string& where) 
       p->add_int64_val(data[0]);
     } else if constexpr (std::is_same_v<T, bool>) {
       p->add_bool_val(data[0]);
+    } else {  // the storage dtypes: raw bytes always
+      const auto bytes = v.bytes();
+      p->set_tensor_content(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     }
   });
 }

@@ -1,5 +1,6 @@
 #include "saving/meta_graph_listing.h"
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <type_traits>
@@ -50,6 +51,10 @@ std::string TensorText(const MetaTensor& tensor) {
       return out + (t.data<T>()[0] ? "{true}" : "{false}");
     } else if constexpr (std::is_same_v<T, float>) {
       return out + "{" + internal::ShortestNumber(t.data<T>()[0]) + "}";
+    } else if constexpr (requires(const T& v) { v.imag(); }) {
+      return out + "{" + internal::ShortestNumber(static_cast<double>(t.data<T>()[0].real())) +
+             (std::signbit(t.data<T>()[0].imag()) ? "" : "+") +
+             internal::ShortestNumber(static_cast<double>(t.data<T>()[0].imag())) + "j}";
     } else {
       return out + "{" + internal::ShortestNumber(static_cast<double>(t.data<T>()[0])) + "}";
     }

@@ -39,21 +39,24 @@ void BackgroundSave::Start(std::string prefix, std::function<void()> save) {
   EAGER_INTERNAL_CHECK(!thread_.joinable());
   prefix_ = std::move(prefix);
   error_ = nullptr;
-  thread_ = std::thread([this, save = std::move(save)]() mutable {
+  save_ = std::move(save);
+  thread_ = std::thread([this] {
     try {
-      save();
+      save_();
     } catch (...) {
       error_ = std::current_exception();
     }
-    // The snapshot's tensors are released here, not at the next Wait(), so
-    // an optimizer stops copying values as soon as the bytes are written.
-    save = nullptr;
   });
 }
 
 void BackgroundSave::Wait() noexcept {
   if (!thread_.joinable()) return;
   thread_.join();
+  // The snapshot's tensors are released on this thread, so their buffers go
+  // back to this thread's buffer cache (runtime/internal/buffer_cache.h),
+  // where the optimizer's next copy-on-write finds them, instead of to a
+  // thread about to exit.
+  save_ = nullptr;
   if (error_ == nullptr) return;
   const std::string head = "Asynchronous save of " + prefix_ + " failed: ";
   try {

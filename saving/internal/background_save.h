@@ -40,6 +40,7 @@ class BackgroundSave {
 
  private:
   std::thread thread_;
+  std::function<void()> save_;  // holds the snapshot until Wait()
   std::string prefix_;
   std::exception_ptr error_;  // set by the thread, read after the join
   // The failure to throw from Sync(): kind and full message.

@@ -4,6 +4,7 @@
 
 #include "runtime/errors.h"
 #include "runtime/variable.h"
+#include "saving/bundle_reader.h"
 #include "saving/checkpoint_key.h"
 #include "saving/proto/trackable_object_graph.pb.h"
 
@@ -77,6 +78,16 @@ SavedObjectGraph ParseObjectGraph(const std::string& bytes, const std::string& w
     }
   }
   return graph;
+}
+
+std::optional<SavedObjectGraph> ReadObjectGraph(const BundleReader& reader) {
+  if (!reader.Contains(kObjectGraphKey)) return std::nullopt;
+  const Tensor t = reader.Read(kObjectGraphKey);
+  if (t.dtype() != DType::kString || t.num_elements() != 1) {
+    throw DataLossError(StrCat("Checkpoint ", reader.prefix(), ": ", kObjectGraphKey, " is ",
+                               t.dtype(), " of shape ", t.shape(), ", expected a scalar string"));
+  }
+  return ParseObjectGraph(t.data<std::string>()[0], reader.prefix());
 }
 
 LiveObjectGraph WalkObjectGraph(Trackable& root) {

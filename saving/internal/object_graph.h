@@ -17,6 +17,10 @@
 #include "runtime/tensor.h"
 #include "runtime/trackable.h"
 
+namespace eager {
+class BundleReader;
+}  // namespace eager
+
 namespace eager::internal {
 
 struct SavedObjectGraph {
@@ -47,6 +51,12 @@ std::string SerializeObjectGraph(const SavedObjectGraph& graph);
 // Throws DataLossError naming `where` when `bytes` is not a valid
 // TrackableObjectGraph, has no nodes, or refers to a node id out of range.
 SavedObjectGraph ParseObjectGraph(const std::string& bytes, const std::string& where);
+// The object graph of the checkpoint `reader` reads (its
+// _CHECKPOINTABLE_OBJECT_GRAPH entry, parsed); nullopt when it has none, a
+// name-based checkpoint: each caller says what that means for it. Throws
+// DataLossError naming the checkpoint when the entry is not a scalar string
+// or not a valid graph (as ParseObjectGraph).
+std::optional<SavedObjectGraph> ReadObjectGraph(const BundleReader& reader);
 
 struct LiveObjectGraph {
   struct Node {

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <complex>
+#include <string>
+#include <vector>
+
 namespace eager {
 namespace {
 
@@ -12,15 +17,58 @@ TEST(DTypeTest, TensorFlowEnumValuesMatchTypesProto) {
   EXPECT_EQ(TfDataType(DType::kString), 7);
   EXPECT_EQ(TfDataType(DType::kInt64), 9);
   EXPECT_EQ(TfDataType(DType::kBool), 10);
+  // types.proto: DT_UINT8 = 4, DT_INT16 = 5, DT_INT8 = 6, DT_COMPLEX64 = 8,
+  // DT_BFLOAT16 = 14, DT_UINT16 = 17, DT_COMPLEX128 = 18, DT_HALF = 19,
+  // DT_UINT32 = 22, DT_UINT64 = 23.
+  EXPECT_EQ(TfDataType(DType::kUInt8), 4);
+  EXPECT_EQ(TfDataType(DType::kInt16), 5);
+  EXPECT_EQ(TfDataType(DType::kInt8), 6);
+  EXPECT_EQ(TfDataType(DType::kComplex64), 8);
+  EXPECT_EQ(TfDataType(DType::kBFloat16), 14);
+  EXPECT_EQ(TfDataType(DType::kUInt16), 17);
+  EXPECT_EQ(TfDataType(DType::kComplex128), 18);
+  EXPECT_EQ(TfDataType(DType::kHalf), 19);
+  EXPECT_EQ(TfDataType(DType::kUInt32), 22);
+  EXPECT_EQ(TfDataType(DType::kUInt64), 23);
+}
+
+// Every dtype, from the enum's range (so a new one cannot be forgotten here).
+std::vector<DType> AllDTypes() {
+  std::vector<DType> all;
+  for (int i = 0; i < kNumDTypes; ++i) all.push_back(static_cast<DType>(i));
+  return all;
+}
+
+TEST(DTypeTest, EveryDTypeHasItsTensorFlowNameAndElementSize) {
+  for (DType d : AllDTypes()) {
+    // TF's DataType name is DT_ + the tf.DType name, upper-cased, except the
+    // historical DT_FLOAT, DT_DOUBLE and DT_HALF.
+    std::string expected = "DT_";
+    for (char c : DTypeName(d)) expected += static_cast<char>(std::toupper(c));
+    if (d == DType::kFloat32) expected = "DT_FLOAT";
+    if (d == DType::kFloat64) expected = "DT_DOUBLE";
+    if (d == DType::kHalf) expected = "DT_HALF";
+    EXPECT_EQ(TfDataTypeName(TfDataType(d)), expected) << d;
+  }
+  EXPECT_EQ(DTypeSize(DType::kHalf), 2u);
+  EXPECT_EQ(DTypeSize(DType::kBFloat16), 2u);
+  EXPECT_EQ(DTypeSize(DType::kComplex64), 8u);
+  EXPECT_EQ(DTypeSize(DType::kComplex128), 16u);
+  EXPECT_EQ(DTypeSize(DType::kInt8), 1u);
+  EXPECT_EQ(DTypeSize(DType::kUInt16), 2u);
+  EXPECT_EQ(DTypeSize(DType::kUInt32), 4u);
+  EXPECT_EQ(DTypeSize(DType::kUInt64), 8u);
 }
 
 TEST(DTypeTest, RoundTripsThroughTensorFlowValues) {
-  for (DType d : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool,
-                  DType::kString}) {
+  for (DType d : AllDTypes()) {
     EXPECT_EQ(DTypeFromTfDataType(TfDataType(d)), d) << d;
   }
-  EXPECT_EQ(DTypeFromTfDataType(19), std::nullopt);  // DT_HALF: not supported
+  EXPECT_EQ(DTypeFromTfDataType(19), DType::kHalf);
   EXPECT_EQ(DTypeFromTfDataType(0), std::nullopt);
+  EXPECT_EQ(DTypeFromTfDataType(21), std::nullopt);  // DT_VARIANT: opaque bytes only
+  EXPECT_EQ(DTypeFromTfDataType(20), std::nullopt);  // DT_RESOURCE
+  EXPECT_EQ(DTypeFromTfDataType(11), std::nullopt);  // DT_QINT8
 }
 
 TEST(DTypeTest, NamesAndSizes) {
@@ -40,13 +88,22 @@ static_assert(DTypeOf<int32_t>() == DType::kInt32);
 static_assert(DTypeOf<int64_t>() == DType::kInt64);
 static_assert(DTypeOf<bool>() == DType::kBool);
 static_assert(DTypeOf<std::string>() == DType::kString);
+static_assert(DTypeOf<Half>() == DType::kHalf);
+static_assert(DTypeOf<BFloat16>() == DType::kBFloat16);
+static_assert(DTypeOf<std::complex<float>>() == DType::kComplex64);
+static_assert(DTypeOf<std::complex<double>>() == DType::kComplex128);
+static_assert(DTypeOf<int8_t>() == DType::kInt8);
+static_assert(DTypeOf<uint8_t>() == DType::kUInt8);
+static_assert(DTypeOf<uint64_t>() == DType::kUInt64);
 
 TEST(DTypeTest, VisitDTypeAndDTypeOfAgreeForEveryDType) {
-  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kInt32, DType::kInt64, DType::kBool,
-                      DType::kString}) {
+  for (DType dtype : AllDTypes()) {
     const DType round_trip =
         VisitDType(dtype, [](auto tag) { return DTypeOf<typename decltype(tag)::type>(); });
     EXPECT_EQ(round_trip, dtype) << DTypeName(dtype);
+    const size_t size =
+        VisitDType(dtype, [](auto tag) { return sizeof(typename decltype(tag)::type); });
+    EXPECT_EQ(size, DTypeSize(dtype)) << DTypeName(dtype);
   }
 }
 

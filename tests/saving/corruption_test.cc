@@ -290,16 +290,16 @@ TEST_F(CraftedIndexTest, TheHandMadeFormatIsRight) {
 }
 
 TEST_F(CraftedIndexTest, UnsupportedDtypeIsListedButNotReadable) {
-  const std::string data("\x00\x3c", 2);  // float16 1.0
+  const std::string data("\x00\x3c", 2);  // two quantized int8 values
   WriteRaw(prefix_, &header_,
-           {{"half", {.dtype = 19, .dims = {1}, .size = 2, .masked_crc = MaskedCrc(data)}}}, data);
+           {{"q", {.dtype = 11, .dims = {2}, .size = 2, .masked_crc = MaskedCrc(data)}}}, data);
   BundleReader reader(prefix_);
-  EXPECT_EQ(reader.Keys(), std::vector<std::string>{"half"});
-  EXPECT_EQ(reader.GetEntry("half").tf_dtype, 19);
-  EXPECT_FALSE(reader.GetEntry("half").dtype.has_value());
-  const std::string what = ExpectThrows<UnimplementedError>([&] { reader.Read("half"); });
-  EXPECT_NE(what.find("half"), std::string::npos) << what;
-  EXPECT_NE(what.find("DT_HALF"), std::string::npos) << what;
+  EXPECT_EQ(reader.Keys(), std::vector<std::string>{"q"});
+  EXPECT_EQ(reader.GetEntry("q").tf_dtype, 11);
+  EXPECT_FALSE(reader.GetEntry("q").dtype.has_value());
+  const std::string what = ExpectThrows<UnimplementedError>([&] { reader.Read("q"); });
+  EXPECT_NE(what.find("q"), std::string::npos) << what;
+  EXPECT_NE(what.find("DT_QINT8"), std::string::npos) << what;
 }
 
 TEST_F(CraftedIndexTest, BigEndianBundleIsUnimplemented) {
@@ -400,11 +400,13 @@ TEST_F(CraftedIndexTest, BoolByteOtherThanZeroOrOneIsDataLoss) {
   ExpectThrows<DataLossError>([&] { BundleReader(prefix_).Read("b"); });
 }
 
-TEST_F(CraftedIndexTest, PartitionedEntryIsUnimplemented) {
+TEST_F(CraftedIndexTest, PartitionedEntryWithoutItsSliceEntryIsDataLoss) {
   WriteRaw(prefix_, &header_, {{"w", {.dims = {4}, .sliced = true}}}, "");
   BundleReader reader(prefix_);
   EXPECT_EQ(reader.GetEntry("w").num_slices, 1);
-  ExpectThrows<UnimplementedError>([&] { reader.Read("w"); });
+  const std::string what = ExpectThrows<DataLossError>([&] { reader.Read("w"); });
+  EXPECT_NE(what.find("Partitioned variable w"), std::string::npos) << what;
+  EXPECT_NE(what.find("slice \"-\" has no entry"), std::string::npos) << what;
 }
 
 TEST_F(CraftedIndexTest, RankAboveEightIsListedButUnimplemented) {

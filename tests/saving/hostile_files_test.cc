@@ -435,12 +435,12 @@ TEST_F(HostileFilesTest, EntryOffsetBeyondTheDataFileIsCheckedBeforeAllocating) 
 // verify checks every checksum whatever the dtype, and fails on any it cannot.
 TEST_F(HostileFilesTest, VerifyChecksEveryDtypeAndFailsOnWhatItCannotCheck) {
   const std::string half("\x00\x3c\x00\xc0", 4);  // float16 [1, -2]
-  const std::string variant("\x01\x02\x03", 3);
-  const std::string data = half + variant;
+  const std::string unknown("\x01\x02\x03", 3);
+  const std::string data = half + unknown;
   const uint32_t half_crc = crc32c::Mask(crc32c::Value(half));
   WriteFile(index_, BundleIndex({{"", kHeader},
                                  {"h", FloatEntry({2}, 0, 4, half_crc, /*DT_HALF*/ 19)},
-                                 {"v", FloatEntry({}, 4, 3, 0, /*DT_VARIANT*/ 21)}}));
+                                 {"v", FloatEntry({}, 4, 3, 0, /*no such DataType*/ 99)}}));
   WriteFile(DataFilename(prefix_, 0, 1), data);
   {
     const VerifyResult result = VerifyCheckpoint(BundleReader(prefix_));
@@ -449,7 +449,7 @@ TEST_F(HostileFilesTest, VerifyChecksEveryDtypeAndFailsOnWhatItCannotCheck) {
     ASSERT_EQ(result.unchecked.size(), 1u);
     EXPECT_TRUE(result.unchecked[0].starts_with("v: ")) << result.unchecked[0];
   }
-  // A flipped byte of the half tensor is caught although eager lacks float16.
+  // A flipped byte of the half tensor is caught.
   std::string corrupt = data;
   corrupt[1] = '\x3d';
   WriteFile(DataFilename(prefix_, 0, 1), corrupt);

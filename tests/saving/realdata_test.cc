@@ -124,7 +124,7 @@ std::vector<double> AsDoubles(const Tensor& t) {
   std::vector<double> out;
   VisitDType(t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, std::string>) {
+    if constexpr (requires(const T& v) { static_cast<double>(v); }) {  // real numbers
       for (const T& v : t.data<T>()) out.push_back(static_cast<double>(v));
     }
   });
