@@ -30,6 +30,7 @@ Operation ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list
   CreateAverages(var_list);
   if (Graph* graph = Graph::Current()) {
     std::vector<size_t> entries;
+    entries.reserve(var_list.size());
     for (Variable* v : var_list) entries.push_back(index_.at(v));
     return UpdateOp(*graph, entries);
   }
@@ -82,7 +83,7 @@ void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_
       const GraphVariable* record = graph->FindVariable(v);
       EAGER_CHECK(record != nullptr, "ExponentialMovingAverage '", name_, "'.Apply: variable '",
                   v->shared_name(), "' does not belong to the default graph");
-      const Tensor initial =
+      Tensor initial =
           record->initial_value.empty() ? v->value() : graph->TensorByName(record->initial_value);
       graph->AddToCollection(Graph::kMovingAverageVariables, v);
       return initial;

@@ -265,7 +265,7 @@ TEST(KillTest, CheckpointManagerRetentionLeavesALatestCheckpointThatRestores) {
         const std::optional<CheckpointState> state = ReadCheckpointState(dir);
         ASSERT_TRUE(state.has_value());
         for (const std::string& path : state->all_model_checkpoint_paths) {
-          const std::string prefix = dir + "/" + path;
+          const std::string prefix = (dir + "/").append(path);
           if (fs::exists(IndexFilename(prefix))) {
             EXPECT_NO_THROW(ReadAll(prefix)) << prefix;
           }
