@@ -130,6 +130,11 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
     }
     Variable& m_slot = *GetSlot(variable, "m");
     Variable& v_slot = *GetSlot(variable, "v");
+    // Held until the three Assigns: a save on another thread sees each of
+    // them before or after this step, never half-written (WritableValue).
+    const auto hold_value = internal::LockVariable(variable);
+    const auto hold_m = internal::LockVariable(m_slot);
+    const auto hold_v = internal::LockVariable(v_slot);
     Tensor new_value = internal::WritableValue(variable);
     Tensor new_m = internal::WritableValue(m_slot);
     Tensor new_v = internal::WritableValue(v_slot);

@@ -30,6 +30,7 @@ Operation ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list
   CreateAverages(var_list);
   if (Graph* graph = Graph::Current()) {
     std::vector<size_t> entries;
+    entries.reserve(var_list.size());
     for (Variable* v : var_list) entries.push_back(index_.at(v));
     return UpdateOp(*graph, entries);
   }
@@ -82,7 +83,7 @@ void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_
       const GraphVariable* record = graph->FindVariable(v);
       EAGER_CHECK(record != nullptr, "ExponentialMovingAverage '", name_, "'.Apply: variable '",
                   v->shared_name(), "' does not belong to the default graph");
-      const Tensor initial =
+      Tensor initial =
           record->initial_value.empty() ? v->value() : graph->TensorByName(record->initial_value);
       graph->AddToCollection(Graph::kMovingAverageVariables, v);
       return initial;
@@ -122,7 +123,9 @@ void ExponentialMovingAverage::Update(const Entry& entry, float one_minus_decay)
   VisitFloatDType(shadow.dtype(), "ExponentialMovingAverage", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T c = static_cast<T>(one_minus_decay);  // the float32 1 - d, cast
-    // In place when the shadow alone holds its buffer (WritableValue).
+    // In place when the shadow alone holds its buffer (WritableValue),
+    // locked until the Assign, for a save on another thread.
+    const auto hold_shadow = internal::LockVariable(shadow);
     Tensor out = internal::WritableValue(shadow);
     T* __restrict sp = internal::MutableData<T>(out);
     const T* __restrict xp = value.data<T>().data();

@@ -55,7 +55,9 @@ void SGD::ApplyDense(const Tensor& grad, Variable& variable) {
       lr = lr / (T(1) + decay * static_cast<T>(iterations()));
     }
     // In place when the variable alone holds its buffer (WritableValue);
-    // the buffers are then distinct from the gradient's.
+    // the buffers are then distinct from the gradient's. Locked until the
+    // Assigns, for a save on another thread.
+    const auto hold_value = internal::LockVariable(variable);
     Tensor new_value = internal::WritableValue(variable);
     const T* __restrict g = grad.data<T>().data();
     T* __restrict x = internal::MutableData<T>(new_value);
@@ -67,6 +69,7 @@ void SGD::ApplyDense(const Tensor& grad, Variable& variable) {
     }
     const T momentum = static_cast<T>(momentum_->value().scalar<float>());
     Variable& accum_variable = *GetSlot(variable, "momentum");
+    const auto hold_accum = internal::LockVariable(accum_variable);
     Tensor new_accum = internal::WritableValue(accum_variable);
     T* __restrict a = internal::MutableData<T>(new_accum);
     for (size_t i = 0; i < n; ++i) {

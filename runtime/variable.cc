@@ -33,6 +33,9 @@ Tensor Elementwise(const Tensor& a, const Tensor& b, std::string_view what, Op o
 
 }  // namespace
 
+// By value as declared in variable.h (a const& there is the better signature,
+// left for a change that can afford rebuilding every user of the header).
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 Variable::Variable(Tensor initial_value, std::string_view name, bool trainable)
     : name_(MakeVariableName(name)),
       dtype_(initial_value.dtype()),
@@ -147,17 +150,23 @@ void Variable::RequireInitialized(const char* op) const {
   }
 }
 
+bool Variable::is_initialized() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  return initialized_;
+}
+
 Tensor Variable::value() const {
   if (in_graph_) [[unlikely]]
     return read_;
-  RequireInitialized("value");
+  Tensor value = stored_value();
   for (internal::VariableReadObserver* observer : read_observers) {
-    observer->OnVariableRead(*this, value_);
+    observer->OnVariableRead(*this, value);
   }
-  return value_;
+  return value;
 }
 
 Tensor Variable::stored_value() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   RequireInitialized("stored_value");
   return value_;
 }
@@ -180,23 +189,28 @@ void Variable::Assign(const Tensor& value) {
   CheckCompatible(value, "Assign");
   // A fresh id, so that no two variables (or a variable and an unrelated
   // tensor) ever share one in a GradientTape; the buffer is shared.
-  value_ = internal::WithShape(value, shape_);
+  Tensor fresh = internal::WithShape(value, shape_);
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  value_ = std::move(fresh);
   initialized_ = true;
 }
 
 void Variable::AssignAdd(const Tensor& delta) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);  // a read-modify-write
   RequireInitialized("AssignAdd");
   CheckCompatible(delta, "AssignAdd");
   value_ = Elementwise(value_, delta, "Variable::AssignAdd", [](auto x, auto y) { return x + y; });
 }
 
 void Variable::AssignSub(const Tensor& delta) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   RequireInitialized("AssignSub");
   CheckCompatible(delta, "AssignSub");
   value_ = Elementwise(value_, delta, "Variable::AssignSub", [](auto x, auto y) { return x - y; });
 }
 
 std::map<std::string, Tensor> Variable::SerializeToTensors() const {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
   RequireInitialized("SerializeToTensors");
   return {{kValueAttribute, value_}};
 }
@@ -212,6 +226,10 @@ void Variable::RestoreFromTensors(const std::map<std::string, Tensor>& tensors) 
 }
 
 namespace internal {
+
+std::unique_lock<std::recursive_mutex> LockVariable(const Variable& variable) {
+  return std::unique_lock<std::recursive_mutex>(variable.mu_);
+}
 
 void AddVariableReadObserver(VariableReadObserver* observer) { read_observers.push_back(observer); }
 

@@ -23,8 +23,20 @@
 //
 // Variables are non-copyable and non-movable: layers and optimizers own them by
 // value and everyone else refers to them by pointer, which stays valid for the
-// owner's lifetime. Not thread-safe for concurrent Assign and read.
+// owner's lifetime.
+//
+// Thread safety: the value is guarded by a per-variable lock. value(),
+// stored_value(), Assign*(), SerializeToTensors() and RestoreFromTensors()
+// may run on several threads at once; each reads or replaces the whole value
+// at one moment, never a mix of two values. Optimizers hold the lock across
+// their in-place updates (internal::LockVariable below), so a Checkpoint or
+// Saver saving on one thread while another trains writes every variable as
+// of one moment: a per-variable snapshot, TensorFlow's own guarantee (its
+// save reads each variable once; different variables may come from different
+// steps). Creating variables (a layer's first call, an optimizer's first
+// step creating slots) is not synchronized with a save.
 
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -36,6 +48,16 @@ namespace eager {
 
 class Graph;
 struct GraphVariable;
+class Variable;
+
+namespace internal {
+// Holds `variable`'s lock until the result is destroyed: other threads can
+// neither read nor assign it meanwhile; this thread still can. An in-place
+// update (autodiff/internal/writable_value.h) holds it from reading the value
+// to Assign()ing the result, so a save never sees a half-written buffer.
+// Lock several variables in one fixed order (a variable, then its slots).
+std::unique_lock<std::recursive_mutex> LockVariable(const Variable& variable);
+}  // namespace internal
 
 class Variable final : public Trackable {
  public:
@@ -60,7 +82,7 @@ class Variable final : public Trackable {
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   bool trainable() const { return trainable_; }
-  bool is_initialized() const { return initialized_; }
+  bool is_initialized() const;
 
   // The current value. Throws FailedPreconditionError when uninitialized.
   // Reads are reported to any GradientTape recording on this thread.
@@ -95,7 +117,13 @@ class Variable final : public Trackable {
   // Adds this variable's nodes to `graph` (initial_value may be null).
   void AddToGraph(Graph& graph, const Tensor* initial_value);
   void CheckCompatible(const Tensor& value, const char* op) const;
+  // REQUIRES: mu_ held.
   void RequireInitialized(const char* op) const;
+  friend std::unique_lock<std::recursive_mutex> internal::LockVariable(const Variable&);
+
+  // Guards initialized_ and value_ (the rest is fixed at construction).
+  // Recursive: the holder of LockVariable may read and Assign.
+  mutable std::recursive_mutex mu_;
 
   std::string name_;
   DType dtype_;

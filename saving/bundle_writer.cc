@@ -165,6 +165,9 @@ void BundleWriter::Abort() noexcept {
   pending_.clear();
   for (const std::string& path : temp_data_paths_) internal::RemoveFileNoThrow(path);
   internal::RemoveFileNoThrow(temp_index_path_);
+  if (data_moved_ && !index_moved_) {  // a data or the index rename failed
+    for (const std::string& path : data_paths_) internal::RemoveFileNoThrow(path);
+  }
   lock_.reset();
 }
 
@@ -290,9 +293,11 @@ void BundleWriter::WriteIndex() {
 void BundleWriter::MoveIntoPlace() {
   for (size_t shard = 0; shard < data_paths_.size(); ++shard) {
     internal::RenameFile(temp_data_paths_[shard], data_paths_[shard]);
+    data_moved_ = true;
   }
   if (overwriting_) internal::SyncDirectory(dir_);
   internal::RenameFile(temp_index_path_, index_path_);
+  index_moved_ = true;
   internal::SyncDirectory(dir_);
 }
 

@@ -131,6 +131,10 @@ class BundleWriter {
   std::vector<std::pair<std::string, Tensor>> pending_;  // sharded: Add()ed, not written
   bool finished_ = false;
   bool aborted_ = false;
+  // MoveIntoPlace progress: data files under their final names, but no index
+  // names them yet (an Abort then removes them; no existing index uses them).
+  bool data_moved_ = false;
+  bool index_moved_ = false;
 };
 
 }  // namespace eager

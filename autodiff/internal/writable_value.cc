@@ -9,8 +9,9 @@ namespace eager::internal {
 Tensor WritableValue(const Variable& variable) {
   Tensor value = variable.value();
   // Two owners: the variable's value_ and `value`. A third (a tape record, a
-  // tensor the user kept) would see the write, so then copy. Variables are
-  // not thread-safe, so the count cannot change under us.
+  // tensor the user kept, a save in progress) would see the write, so then
+  // copy. The caller holds the variable's lock, so no other thread can take
+  // a new reference until the result is assigned.
   if (BufferOf(value).use_count() == 2) return value;
   Tensor fresh = NewTensor(value.shape(), value.dtype());
   std::memcpy(MutableRawData(fresh), RawData(value), value.bytes().size());

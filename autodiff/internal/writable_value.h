@@ -19,7 +19,10 @@ namespace eager::internal {
 // through MutableData<T>() and then Assign() back to `variable`: the
 // variable's own buffer when nobody else holds it, else a fresh copy.
 // The result never shares its buffer with anything but `variable`.
-// REQUIRES: variable is initialized, numeric.
+// REQUIRES: variable is initialized, numeric, and the caller holds
+// internal::LockVariable(variable) from this call until it has Assign()ed
+// the result: otherwise a reader on another thread (a save) could take the
+// buffer between the check and the write and see it half updated.
 Tensor WritableValue(const Variable& variable);
 
 }  // namespace eager::internal

@@ -5,8 +5,41 @@
 #include <new>
 #include <vector>
 
+// Under AddressSanitizer (EAGER_SANITIZE, the fuzzer), blocks waiting in the
+// cache and the slack past a block's requested bytes are poisoned, so a use
+// after free or an overflow into the slack is reported as it would be with
+// plain malloc. Without ASan these are no-ops.
+#if defined(__SANITIZE_ADDRESS__)
+#define EAGER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EAGER_ASAN 1
+#endif
+#endif
+#ifdef EAGER_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace eager::internal {
 namespace {
+
+void Poison([[maybe_unused]] void* p, [[maybe_unused]] size_t n) {
+#ifdef EAGER_ASAN
+  ASAN_POISON_MEMORY_REGION(p, n);
+#endif
+}
+void Unpoison([[maybe_unused]] void* p, [[maybe_unused]] size_t n) {
+#ifdef EAGER_ASAN
+  ASAN_UNPOISON_MEMORY_REGION(p, n);
+#endif
+}
+
+// A block of `size` bytes handed out for `bytes`: only those are usable.
+void* HandOut(void* block, size_t bytes, size_t size) {
+  Unpoison(block, bytes);
+  Poison(static_cast<char*>(block) + bytes, size - bytes);
+  return block;
+}
 
 constexpr size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -34,7 +67,8 @@ size_t ClassSize(int c) {
 void* SystemAllocate(size_t bytes) {
   return ::operator new(bytes, std::align_val_t(kBufferCacheAlignment));
 }
-void SystemFree(void* block) noexcept {
+void SystemFree(void* block, size_t size) noexcept {
+  Unpoison(block, size);  // as it was allocated; ASan poisons it again as freed
   ::operator delete(block, std::align_val_t(kBufferCacheAlignment));
 }
 
@@ -46,7 +80,7 @@ struct ThreadCache {
 
   void ReleaseAll() noexcept {
     for (int c = 0; c < kNumClasses; ++c) {
-      for (void* block : free[c]) SystemFree(block);
+      for (void* block : free[c]) SystemFree(block, ClassSize(c));
       free[c].clear();
       free[c].shrink_to_fit();
     }
@@ -74,7 +108,10 @@ size_t BufferSizeClass(size_t bytes) {
 }
 
 void* AllocateBufferBlock(size_t bytes) {
-  if (bytes > kMaxCachedBlock || cache_gone) return SystemAllocate(BufferSizeClass(bytes));
+  if (bytes > kMaxCachedBlock || cache_gone) {
+    const size_t size = BufferSizeClass(bytes);
+    return HandOut(SystemAllocate(size), bytes, size);
+  }
   const int c = ClassOf(bytes);
   ThreadCache& tc = cache;
   if (std::vector<void*>& list = tc.free[c]; !list.empty()) {
@@ -82,32 +119,33 @@ void* AllocateBufferBlock(size_t bytes) {
     list.pop_back();
     tc.cached_bytes -= ClassSize(c);
     ++tc.hits;
-    return block;
+    return HandOut(block, bytes, ClassSize(c));
   }
   ++tc.misses;
-  return SystemAllocate(ClassSize(c));
+  return HandOut(SystemAllocate(ClassSize(c)), bytes, ClassSize(c));
 }
 
 void FreeBufferBlock(void* block, size_t bytes) noexcept {
   if (block == nullptr) return;
   if (bytes > kMaxCachedBlock || cache_gone) {
-    SystemFree(block);
+    SystemFree(block, BufferSizeClass(bytes));
     return;
   }
   const int c = ClassOf(bytes);
   ThreadCache& tc = cache;
   const size_t size = ClassSize(c);
   if (tc.cached_bytes + size > kMaxCachedBytes) {
-    SystemFree(block);
+    SystemFree(block, size);
     return;
   }
   try {
     tc.free[c].push_back(block);
   } catch (...) {  // no memory for the list itself: just free the block
-    SystemFree(block);
+    SystemFree(block, size);
     return;
   }
   tc.cached_bytes += size;
+  Poison(block, size);
 }
 
 BufferCacheStats GetBufferCacheStats() {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -24,10 +25,18 @@ void CheckPathHasNoNul(const std::string& path) {
   }
 }
 
-FileStepHook file_step_hook = nullptr;
+// Atomic: set by a test's thread, read by background save threads.
+std::atomic<FileStepHook> file_step_hook = nullptr;
 
-void Step(std::string_view step, const std::string& path) {
-  if (file_step_hook != nullptr) file_step_hook(step, path);
+// Runs the test hook before a file-changing call: false, with errno set to
+// the injected error, when the call must fail instead of running.
+bool Step(std::string_view step, const std::string& path) {
+  const FileStepHook hook = file_step_hook.load();
+  if (hook == nullptr) return true;
+  const int err = hook(step, path);
+  if (err == 0) return true;
+  errno = err;
+  return false;
 }
 
 }  // namespace
@@ -42,6 +51,9 @@ void ThrowOsError(int err, std::string_view what, const std::string& path) {
       throw NotFoundError(message);
     case EFBIG:
       throw OutOfRangeError(message);
+    case ENOSPC:  // a full disk or quota: TensorFlow's RESOURCE_EXHAUSTED too
+    case EDQUOT:
+      throw ResourceExhaustedError(message);
     case ELOOP:         // a symlink loop
     case ENAMETOOLONG:  // a path or component beyond PATH_MAX / NAME_MAX
       throw InvalidArgumentError(message);
@@ -55,8 +67,9 @@ WritableFile::WritableFile(std::string path, int fd, size_t buffer_size)
 
 std::unique_ptr<WritableFile> WritableFile::Create(const std::string& path, size_t buffer_size) {
   CheckPathHasNoNul(path);
-  Step("create", path);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = Step("create", path)
+                     ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)
+                     : -1;
   if (fd < 0) ThrowOsError(errno, "Cannot create file", path);
   return std::unique_ptr<WritableFile>(
       new WritableFile(path, fd, buffer_size == 0 ? 1 : buffer_size));
@@ -70,8 +83,7 @@ void WritableFile::WriteAll(const char* data, size_t n) {
   written_ += n;
   while (n > 0) {
     // Linux writes at most ~2 GiB per call; larger tensors take several.
-    Step("write", path_);
-    const ssize_t written = ::write(fd_, data, n);
+    const ssize_t written = Step("write", path_) ? ::write(fd_, data, n) : -1;
     if (written < 0) {
       if (errno == EINTR) continue;
       ThrowOsError(errno, "Cannot write to", path_);
@@ -115,8 +127,7 @@ void WritableFile::Flush() {
 
 void WritableFile::Sync() {
   Flush();
-  Step("fsync", path_);
-  if (::fsync(fd_) != 0) ThrowOsError(errno, "Cannot fsync", path_);
+  if (!Step("fsync", path_) || ::fsync(fd_) != 0) ThrowOsError(errno, "Cannot fsync", path_);
 }
 
 void WritableFile::Close() {
@@ -124,8 +135,10 @@ void WritableFile::Close() {
   Flush();
   const int fd = fd_;
   fd_ = -1;
-  Step("close", path_);
-  if (::close(fd) != 0) ThrowOsError(errno, "Cannot close", path_);
+  const bool run = Step("close", path_);
+  const int err = errno;
+  if (::close(fd) != 0) ThrowOsError(errno, "Cannot close", path_);  // closed either way
+  if (!run) ThrowOsError(err, "Cannot close", path_);
 }
 
 RandomAccessFile::RandomAccessFile(std::string path, int fd, uint64_t size)
@@ -191,29 +204,26 @@ std::string ReadFileToString(const std::string& path, uint64_t max_size) {
 }
 
 void RenameFile(const std::string& from, const std::string& to) {
-  Step("rename", to);
-  if (::rename(from.c_str(), to.c_str()) != 0) {
+  if (!Step("rename", to) || ::rename(from.c_str(), to.c_str()) != 0) {
     ThrowOsError(errno, StrCat("Cannot rename ", from, " to"), to);
   }
 }
 
 bool RemoveFileNoThrow(const std::string& path) noexcept {
-  Step("unlink", path);
-  return ::unlink(path.c_str()) == 0;
+  return Step("unlink", path) && ::unlink(path.c_str()) == 0;
 }
 
 void SyncDirectory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) ThrowOsError(errno, "Cannot open directory", dir);
-  Step("fsync directory", dir);
-  const int rc = ::fsync(fd);
+  const int rc = Step("fsync directory", dir) ? ::fsync(fd) : -1;
   const int err = errno;
   ::close(fd);
   if (rc != 0) ThrowOsError(err, "Cannot fsync directory", dir);
 }
 
 void CreateDirectories(const std::string& dir) {
-  Step("create directories", dir);
+  if (!Step("create directories", dir)) ThrowOsError(errno, "Cannot create directory", dir);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) ThrowOsError(ec.value(), "Cannot create directory", dir);

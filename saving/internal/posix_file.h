@@ -3,6 +3,7 @@
 // The few POSIX file operations saving/ needs, throwing eager's error kinds.
 // Every message names the path and the OS error. Error kinds: a missing file
 // or directory is NotFoundError, a file-size limit (EFBIG) OutOfRangeError, a
+// full disk or quota (ENOSPC, EDQUOT) ResourceExhaustedError, a
 // symlink loop or over-long path (ELOOP, ENAMETOOLONG) or a path containing a
 // NUL byte InvalidArgumentError, anything else the OS refuses
 // FailedPreconditionError. Nothing here throws std::filesystem_error.
@@ -97,13 +98,16 @@ std::string DirName(const std::string& path);
 // get different sequences.
 uint64_t RandomUint64();
 
-// Test seam for crash tests (tests/saving/kill_test.cc): when set, `hook` is
-// called just before every system call that changes files here: creating a
-// file, each write(2), fsync, close, rename, unlink, a directory's fsync or
-// creation. `step` says which. A test's hook counts the calls and SIGKILLs
-// the process at the Nth, to kill a save at every boundary in turn.
-// nullptr (the default) turns it off. Set it before any thread writes.
-using FileStepHook = void (*)(std::string_view step, const std::string& path);
+// Test seam for crash and I/O-error tests (tests/saving/kill_test.cc,
+// io_error_test.cc): when set, `hook` is called just before every system call
+// that changes files here: creating a file, each write(2), fsync, close,
+// rename, unlink, a directory's fsync or creation. `step` says which. It
+// returns 0 to let the call run, or an errno value (EIO, ENOSPC) to make the
+// call fail with that error without running it, as if the OS had refused.
+// A kill test's hook counts the calls and SIGKILLs the process at the Nth;
+// an I/O-error test's returns EIO at the Nth. nullptr (the default) turns it
+// off. Set it before any thread writes.
+using FileStepHook = int (*)(std::string_view step, const std::string& path);
 void SetFileStepHook(FileStepHook hook);
 
 }  // namespace eager::internal

@@ -36,10 +36,11 @@ constexpr CheckpointOptions kAsync{.async = true};
 std::atomic<bool> hold_saves{false};
 std::atomic<int> held_steps{0};
 std::thread::id test_thread;
-void HoldingHook(std::string_view, const std::string&) {
-  if (std::this_thread::get_id() == test_thread) return;
+int HoldingHook(std::string_view, const std::string&) {
+  if (std::this_thread::get_id() == test_thread) return 0;
   held_steps.fetch_add(1);
   while (hold_saves.load()) std::this_thread::yield();
+  return 0;
 }
 
 class HeldSaves {

@@ -190,8 +190,10 @@ TEST(GraphSaverTest, ImportsEveryRealMetaFileAndRestoresItsCheckpoint) {
       saver->Restore(sess, RealdataDir() + "/" + c.checkpoint);
       const BundleReader reader(RealdataDir() + "/" + c.checkpoint);
       for (const auto& [key, v] : saver->variables()) {
-        const auto a = v->stored_value().bytes();
-        const auto b = reader.Read(key).bytes();
+        const Tensor stored = v->stored_value();
+        const Tensor read = reader.Read(key);  // held: bytes() views its buffer
+        const auto a = stored.bytes();
+        const auto b = read.bytes();
         EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << key;
       }
     }

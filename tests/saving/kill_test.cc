@@ -43,8 +43,9 @@ using ::eager::testing::TempDir;
 // The child's hook: SIGKILL just before file step number g_kill_at.
 int g_kill_at = 0;
 int g_steps = 0;
-void KillAtStep(std::string_view, const std::string&) {
+int KillAtStep(std::string_view, const std::string&) {
   if (++g_steps == g_kill_at) raise(SIGKILL);
+  return 0;
 }
 
 // Runs `save` in a child killed before its kill_at-th file step. Returns
@@ -264,7 +265,7 @@ TEST(KillTest, CheckpointManagerRetentionLeavesALatestCheckpointThatRestores) {
         const std::optional<CheckpointState> state = ReadCheckpointState(dir);
         ASSERT_TRUE(state.has_value());
         for (const std::string& path : state->all_model_checkpoint_paths) {
-          const std::string prefix = dir + "/" + path;
+          const std::string prefix = (dir + "/").append(path);
           if (fs::exists(IndexFilename(prefix))) {
             EXPECT_NO_THROW(ReadAll(prefix)) << prefix;
           }

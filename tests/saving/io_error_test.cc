@@ -1,0 +1,215 @@
+// I/O errors during a save (issue 10): each file-changing system call of a
+// save fails in turn with EIO (or ENOSPC, a full disk), injected through
+// internal::SetFileStepHook. Every time: the save throws an error naming the
+// file (or directory) the failed call was on and the OS's reason, the
+// previous checkpoint still reads (or, when the failure came after the new
+// one was in place, the new one does, never a mix), and no temporary file is
+// left behind.
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/errors.h"
+#include "runtime/variable.h"
+#include "saving/bundle_reader.h"
+#include "saving/bundle_writer.h"
+#include "saving/checkpoint.h"
+#include "saving/checkpoint_state.h"
+#include "saving/inspect_checkpoint.h"
+#include "saving/internal/directory_lock.h"
+#include "saving/internal/posix_file.h"
+#include "tests/saving/saving_test_util.h"
+
+namespace eager {
+namespace {
+
+namespace fs = std::filesystem;
+using ::eager::testing::ListDir;
+using ::eager::testing::TempDir;
+
+// The hook: the g_fail_at-th file step fails with g_errno. Unlinks are not
+// counted: they are the cleanup of a failed save, which is best effort.
+int g_fail_at = 0;
+int g_errno = 0;
+int g_steps = 0;
+std::string g_failed_step;
+std::string g_failed_path;
+int FailAtStep(std::string_view step, const std::string& path) {
+  if (step == "unlink" || ++g_steps != g_fail_at) return 0;
+  g_failed_step = step;
+  g_failed_path = path;
+  return g_errno;
+}
+
+// Runs `save` with its fail_at-th file step failing with `err`. Returns the
+// error's message, or nullopt when the save had fewer steps and succeeded.
+std::optional<std::string> SaveFailingAt(int fail_at, int err, const std::function<void()>& save) {
+  g_fail_at = fail_at;
+  g_errno = err;
+  g_steps = 0;
+  g_failed_path.clear();
+  internal::SetFileStepHook(FailAtStep);
+  std::optional<std::string> error;
+  try {
+    save();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  internal::SetFileStepHook(nullptr);
+  if (!error) {
+    EXPECT_TRUE(g_failed_path.empty()) << "a failed " << g_failed_step << " went unseen";
+  }
+  return error;
+}
+
+std::vector<std::string> Temporaries(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const std::string& name : ListDir(dir)) {
+    if (internal::IsTemporaryFileName(name)) found.push_back(name);
+  }
+  return found;
+}
+
+// Fails every step of `save` in turn (after setup() each time), then calls
+// check(failed) on the directory. Returns how many steps the save has.
+int FailEveryStep(const std::string& dir, int err, const std::function<void()>& setup,
+                  const std::function<void()>& save, const std::function<void()>& check) {
+  for (int k = 1;; ++k) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    setup();
+    const std::optional<std::string> error = SaveFailingAt(k, err, save);
+    if (!error) return k - 1;
+    SCOPED_TRACE(::testing::Message() << "file step " << k << " (" << g_failed_step << " of "
+                                      << g_failed_path << ") failed: " << *error);
+    EXPECT_NE(error->find(g_failed_path), std::string::npos) << "the error names the file";
+    EXPECT_NE(error->find(std::strerror(err)), std::string::npos) << "and the OS's reason";
+    EXPECT_EQ(Temporaries(dir), std::vector<std::string>{}) << "temporary files left";
+    check();
+    if (::testing::Test::HasFailure()) return k;
+  }
+}
+
+const std::map<std::string, std::vector<float>> kOld = {{"a", {1, 2, 3}}, {"b", {4}}};
+const std::map<std::string, std::vector<float>> kNew = {{"a", {5, 6, 7}}, {"c", {8, 9}}};
+
+void WriteBundle(const std::string& prefix, const std::map<std::string, std::vector<float>>& t) {
+  BundleWriter writer(prefix);
+  for (const auto& [key, values] : t) {
+    writer.Add(key, Tensor::FromVector<float>(values, Shape{static_cast<int64_t>(values.size())}));
+  }
+  writer.Finish();
+}
+
+std::map<std::string, std::vector<float>> ReadAll(const std::string& prefix) {
+  BundleReader reader(prefix);
+  std::map<std::string, std::vector<float>> out;
+  for (const std::string& key : reader.Keys()) out.emplace(key, reader.Read(key).ToVector<float>());
+  return out;
+}
+
+// The old bundle with exactly its own files, or the new one complete.
+void ExpectOldOrNew(const std::string& dir, const std::string& prefix) {
+  std::map<std::string, std::vector<float>> got;
+  try {
+    got = ReadAll(prefix);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "the prefix does not read: " << e.what();
+    return;
+  }
+  if (got == kOld) {
+    EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"ckpt.data-00000-of-00001", "ckpt.index"}))
+        << "a failed overwrite left files behind";
+  } else {
+    EXPECT_EQ(got, kNew) << "neither the old nor the new content";
+  }
+}
+
+TEST(IoErrorTest, BundleOverwriteFailingAtEveryStepWithEioKeepsTheOldBundle) {
+  const std::string dir = TempDir() + "/d";
+  const std::string prefix = dir + "/ckpt";
+  const int steps = FailEveryStep(
+      dir, EIO, [&] { WriteBundle(prefix, kOld); }, [&] { WriteBundle(prefix, kNew); },
+      [&] { ExpectOldOrNew(dir, prefix); });
+  EXPECT_GE(steps, 8) << "create/write/fsync/close of data and index, renames, directory fsync";
+}
+
+TEST(IoErrorTest, NewBundleFailingAtEveryStepWithEioLeavesNoFile) {
+  const std::string dir = TempDir() + "/d";
+  const std::string prefix = dir + "/ckpt";
+  FailEveryStep(
+      dir, EIO, [] {}, [&] { WriteBundle(prefix, kOld); },
+      [&] {
+        // Only a failure after the index rename leaves a (complete) bundle.
+        if (!ListDir(dir).empty()) {
+          EXPECT_EQ(ReadAll(prefix), kOld);
+        }
+      });
+}
+
+// A full disk: write(2) or fsync fails with ENOSPC. TensorFlow reports it as
+// RESOURCE_EXHAUSTED; so do we.
+TEST(IoErrorTest, DiskFullIsResourceExhaustedNamingTheFileAndKeepsTheOldBundle) {
+  const std::string dir = TempDir() + "/d";
+  const std::string prefix = dir + "/ckpt";
+  FailEveryStep(
+      dir, ENOSPC, [&] { WriteBundle(prefix, kOld); },
+      [&] {
+        try {
+          WriteBundle(prefix, kNew);
+        } catch (const ResourceExhaustedError&) {
+          throw;
+        } catch (const Error& e) {
+          ADD_FAILURE() << "not ResourceExhaustedError: " << e.what();
+          throw;
+        }
+      },
+      [&] { ExpectOldOrNew(dir, prefix); });
+}
+
+// Checkpoint::Save: bundle, then the `checkpoint` state file. After any
+// failure the latest checkpoint restores (the old value, or the new one when
+// only the last directory fsync failed).
+TEST(IoErrorTest, CheckpointSaveFailingAtEveryStepWithEioLeavesALatestCheckpointThatRestores) {
+  const std::string dir = TempDir() + "/d";
+  Variable v(Tensor(1.0f), "v");
+  std::unique_ptr<Checkpoint> checkpoint;
+  const int steps = FailEveryStep(
+      dir, EIO,
+      [&] {
+        v.Assign(Tensor(1.0f));
+        checkpoint = std::make_unique<Checkpoint>(
+            std::vector<std::pair<std::string, Trackable*>>{{"v", &v}});
+        checkpoint->Save(dir + "/ckpt");  // ckpt-1 holds 1
+      },
+      [&] {
+        v.Assign(Tensor(2.0f));
+        checkpoint->Save(dir + "/ckpt");  // ckpt-2 holds 2
+      },
+      [&] {
+        const std::optional<std::string> latest = LatestCheckpoint(dir);
+        ASSERT_TRUE(latest.has_value());
+        EXPECT_GT(VerifyCheckpoint(BundleReader(*latest)).tensors, 0);
+        Variable restored(Tensor(0.0f), "v");
+        Checkpoint({{"v", &restored}}).Restore(*latest).AssertExistingObjectsMatched();
+        const float value = restored.value().scalar<float>();
+        if (*latest == dir + "/ckpt-1") {
+          EXPECT_EQ(value, 1.0f);
+        } else {
+          EXPECT_EQ(value, 2.0f);
+        }
+      });
+  EXPECT_GE(steps, 12) << "the bundle's steps and the state file's";
+}
+
+}  // namespace
+}  // namespace eager
