@@ -58,7 +58,9 @@ fi
 echo "clang-tidy: checking ${#files[@]} sources: ${files[*]}"
 status=0
 for f in "${files[@]}"; do
-  clang-tidy -p "$build" --quiet "$f" 2>/dev/null || status=1
+  # GCC-only flags in compile_commands.json (-Wno-maybe-uninitialized on
+  # eager_ops) are unknown to clang: not a finding.
+  clang-tidy -p "$build" --quiet --extra-arg=-Wno-unknown-warning-option "$f" 2>/dev/null || status=1
 done
 if [ $status -ne 0 ]; then
   echo "clang-tidy: findings above (see .clang-tidy for the checks)" >&2

@@ -34,6 +34,7 @@ std::string ErrorOf(Fn&& fn) {
 
 std::vector<std::string> NodeNames(const Graph& g) {
   std::vector<std::string> out;
+  out.reserve(g.num_nodes());
   for (int i = 0; i < g.num_nodes(); ++i) out.push_back(g.node(i).name);
   return out;
 }
