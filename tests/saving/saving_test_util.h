@@ -83,4 +83,16 @@ inline int TfckptVerify(const std::string& prefix, std::string* output) {
   return RunTfckpt("verify -q '" + prefix + "'", prefix + ".verify.log", output);
 }
 
+// Expects `tfckpt.py verify -q PREFIX` to accept the checkpoint. Without the
+// verifier only this check is skipped, with a note; the test goes on.
+inline void ExpectVerifies(const std::string& prefix) {
+  if (!HaveTfckpt()) {
+    std::printf("[ SKIPPED  ] tfckpt.py verify of %s: %s or python3 missing\n", prefix.c_str(),
+                EAGER_TFCKPT);
+    return;
+  }
+  std::string output;
+  EXPECT_EQ(TfckptVerify(prefix, &output), 0) << output;
+}
+
 }  // namespace eager::testing
