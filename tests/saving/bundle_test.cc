@@ -18,6 +18,7 @@ namespace eager {
 namespace {
 
 using ::eager::testing::ExpectVerifies;
+using ::eager::testing::Hex;
 using ::eager::testing::ListDir;
 using ::eager::testing::ReadFile;
 using ::eager::testing::TempDir;
@@ -27,17 +28,6 @@ void ExpectTensorEq(const Tensor& actual, const Tensor& expected) {
   ASSERT_EQ(actual.dtype(), expected.dtype());
   ASSERT_EQ(actual.shape(), expected.shape());
   EXPECT_EQ(actual.ToVector<T>(), expected.ToVector<T>());
-}
-
-std::string Hex(const std::string& bytes) {
-  std::string out;
-  char buf[4];
-  for (unsigned char c : bytes) {
-    std::snprintf(buf, sizeof(buf), "%02x ", c);
-    out += buf;
-  }
-  if (!out.empty()) out.pop_back();
-  return out;
 }
 
 TEST(BundleTest, RoundTripsEveryDtypeAndShapeKind) {

@@ -47,6 +47,18 @@ inline void WriteFile(const std::string& path, const std::string& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+// Bytes as lower-case hex pairs separated by spaces: "00 7f ff".
+inline std::string Hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (!out.empty()) out += ' ';
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
 // Sorted file names in `dir`.
 inline std::vector<std::string> ListDir(const std::string& dir) {
   std::vector<std::string> names;
