@@ -107,6 +107,7 @@ std::string Table(
     index_block = index(handles);
   } else {
     std::vector<std::string> entries;
+    entries.reserve(handles.size());
     for (const std::string& h : handles) entries.push_back(Entry(0, "\xff", h));
     index_block = Block(entries);
   }
@@ -141,6 +142,7 @@ std::string FloatEntry(const std::vector<int64_t>& dims, int64_t offset, int64_t
 // A well-formed one-block bundle index holding `entries` (key, value).
 std::string BundleIndex(const std::vector<std::pair<std::string, std::string>>& entries) {
   std::vector<std::string> raw;
+  raw.reserve(entries.size());
   for (const auto& [key, value] : entries) raw.push_back(Entry(0, key, value));
   return Table({{Block(raw)}});
 }
