@@ -234,12 +234,13 @@ TEST_F(HostileFilesTest, BlockLargerThanTheBoundIsResourceExhaustedWithoutAlloca
 
 TEST_F(HostileFilesTest, SnappyHeaderClaimingGigabytes) {
   std::string snappy = Varint(uint64_t{1} << 30);  // Snappy's length is a varint32
-  snappy += "\x00\x00";
+  snappy += std::string("\0\0", 2);
   ExpectIndexRejected<ResourceExhaustedError>(Table({{snappy, 1}}));
 }
 
 TEST_F(HostileFilesTest, CorruptSnappyData) {
-  std::string snappy = Varint(100) + "\x00" + "x";  // promises 100 bytes, holds 1
+  // Tag byte 00: a literal of 1 byte, then that byte, "x".
+  std::string snappy = Varint(100) + std::string(1, '\0') + "x";  // promises 100 bytes, holds 1
   ExpectIndexRejected<DataLossError>(Table({{snappy, 1}}));
 }
 
