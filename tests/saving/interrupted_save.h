@@ -43,9 +43,13 @@ inline int FileStepTrapHook(std::string_view step, const std::string& path) {
   return trap.error;
 }
 
-// Sets `trap` (steps counted from 0) and installs its hook.
-inline void SetFileStepTrap(const FileStepTrap& trap) {
-  g_file_step_trap = trap;
+// Sets the trap at step `at` (counted from 1) and installs its hook: the
+// step fails with `error`, or with 0 the process is SIGKILLed there.
+inline void SetFileStepTrap(int at, int error = 0, bool count_unlinks = true) {
+  g_file_step_trap = FileStepTrap{};
+  g_file_step_trap.at = at;
+  g_file_step_trap.error = error;
+  g_file_step_trap.count_unlinks = count_unlinks;
   internal::SetFileStepHook(FileStepTrapHook);
 }
 

@@ -51,7 +51,7 @@ using ::eager::testing::WriteBundle;
 // Returns the error's message, or nullopt when the save had fewer steps and
 // succeeded.
 std::optional<std::string> SaveFailingAt(int fail_at, int err, const std::function<void()>& save) {
-  SetFileStepTrap({.at = fail_at, .error = err, .count_unlinks = false});
+  SetFileStepTrap(fail_at, err, /*count_unlinks=*/false);
   std::optional<std::string> error;
   try {
     save();

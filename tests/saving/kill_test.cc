@@ -53,7 +53,7 @@ bool RunKilledAt(int kill_at, const std::function<void()>& save) {
   const pid_t pid = fork();
   EXPECT_GE(pid, 0);
   if (pid == 0) {
-    SetFileStepTrap({.at = kill_at});  // SIGKILL
+    SetFileStepTrap(kill_at);  // SIGKILL there
     try {
       save();
     } catch (const std::exception& e) {
