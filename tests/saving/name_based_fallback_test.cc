@@ -46,8 +46,7 @@ class NameBasedFallbackTest : public ::testing::Test {
 std::string SaveTrainedNameBased(MyModel& model, Adam& optimizer, const std::string& dir) {
   TrainStep(model, optimizer, Input());
   EXPECT_EQ(model.dense.kernel().shared_name(), "dense/kernel");
-  const std::string prefix =
-      Saver(ModelAndAdamVariables(model, optimizer)).Save(dir + "/model.ckpt");
+  std::string prefix = Saver(ModelAndAdamVariables(model, optimizer)).Save(dir + "/model.ckpt");
   ResetDefaultNames();
   return prefix;
 }

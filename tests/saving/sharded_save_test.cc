@@ -178,7 +178,7 @@ TEST(ShardedSaveTest, FailedShardRemovesEveryTemporaryFile) {
   // A shard's temporary file vanishes under the writer: its fsync still
   // works on the open descriptor, but the rename into place fails.
   for (const std::string& name : ListDir(dir)) {
-    if (name.starts_with("ckpt.data-00001-of-00003")) fs::remove(dir + "/" + name);
+    if (name.starts_with("ckpt.data-00001-of-00003")) fs::remove(fs::path(dir) / name);
   }
   EXPECT_THROW(writer.Finish(), Error);
   // No temporary file is left and no index names the incomplete data.
