@@ -403,7 +403,7 @@ TEST_P(ShardedOverwriteKillTest, ReadsOldOrNewAndVerifies) {
         const std::string copy = base + "/s" + std::to_string(snapshots.size());
         fs::create_directories(copy);
         for (const std::string& name : ListDir(dir)) {
-          if (name.starts_with("ckpt.")) fs::copy_file(dir + "/" + name, copy + "/" + name);
+          if (name.starts_with("ckpt.")) fs::copy_file(fs::path(dir) / name, fs::path(copy) / name);
         }
         snapshots.push_back(copy + "/ckpt");
       },
