@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <string_view>
@@ -27,8 +28,10 @@ struct FileStepTrap {
   int error = 0;              // the errno it fails with; 0: SIGKILL instead
   bool count_unlinks = true;  // false: unlinks (a failed save's best-effort
                               // cleanup) pass uncounted
-  int steps = 0;              // counted so far
-  std::string sprung_step;    // the step acted at and its file, "" until then
+  // Counted so far. A sharded save's shard threads step at once, so every
+  // step gets its own number, though which call is the Nth varies by run.
+  std::atomic<int> steps{0};
+  std::string sprung_step;  // the step acted at and its file, "" until then
   std::string sprung_path;
 };
 inline FileStepTrap g_file_step_trap;
@@ -36,7 +39,7 @@ inline FileStepTrap g_file_step_trap;
 inline int FileStepTrapHook(std::string_view step, const std::string& path) {
   FileStepTrap& trap = g_file_step_trap;
   if (!trap.count_unlinks && step == "unlink") return 0;
-  if (++trap.steps != trap.at) return 0;
+  if (trap.steps.fetch_add(1) + 1 != trap.at) return 0;
   trap.sprung_step = step;
   trap.sprung_path = path;
   if (trap.error == 0) raise(SIGKILL);
@@ -46,10 +49,13 @@ inline int FileStepTrapHook(std::string_view step, const std::string& path) {
 // Sets the trap at step `at` (counted from 1) and installs its hook: the
 // step fails with `error`, or with 0 the process is SIGKILLed there.
 inline void SetFileStepTrap(int at, int error = 0, bool count_unlinks = true) {
-  g_file_step_trap = FileStepTrap{};
-  g_file_step_trap.at = at;
-  g_file_step_trap.error = error;
-  g_file_step_trap.count_unlinks = count_unlinks;
+  FileStepTrap& trap = g_file_step_trap;
+  trap.at = at;
+  trap.error = error;
+  trap.count_unlinks = count_unlinks;
+  trap.steps = 0;
+  trap.sprung_step.clear();
+  trap.sprung_path.clear();
   internal::SetFileStepHook(FileStepTrapHook);
 }
 
