@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "ops/internal/blas_core.h"
 #include "ops/internal/parallel.h"
 #include "runtime/errors.h"
 
@@ -143,6 +144,7 @@ void KeepBlasSingleThreaded() {
   // OpenBLAS's OpenMP build follows the calling thread's OpenMP limit.
   thread_local bool done = false;
   if (done) return;
+  EnsureBlasCore();  // the process's first call repairs OpenBLAS's core
   omp_set_num_threads(1);
   openblas_set_num_threads(1);
   done = true;

@@ -45,6 +45,8 @@ void ParallelFor(int64_t n, int64_t grain, int64_t min_parallel, F&& fn) {
 
 // OpenBLAS must never start threads of its own (eager splits GEMMs itself,
 // so that results do not depend on the thread count): call before a BLAS call.
+// The first call in the process also repairs OpenBLAS's core type
+// (ops/internal/blas_core.h).
 void KeepBlasSingleThreaded();
 
 }  // namespace eager::internal
