@@ -38,6 +38,13 @@ constexpr unsigned kStateful = 1, kCommutative = 2, kAggregate = 4, kUninitializ
       "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []",           \
       "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"
 
+// Attributes whose text is joined from pieces (named, so that the lists
+// below hold one literal per element).
+constexpr const char* kMaxPoolT =
+    "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8} = "
+    "DT_FLOAT";
+constexpr const char* kMaxPoolGradT = "T: " REAL_NUMBER_TYPES " = DT_FLOAT";
+
 const std::vector<OpSpec>& Specs() {
   static const std::vector<OpSpec> specs = {
       {"Add",
@@ -133,15 +140,13 @@ const std::vector<OpSpec>& Specs() {
       {"MaxPool",
        {"input: T"},
        {"output: T"},
-       {"T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8} = "
-        "DT_FLOAT",
-        "ksize: list(int) >= 4", "strides: list(int) >= 4", "padding: {'SAME', 'VALID'}",
+       {kMaxPoolT, "ksize: list(int) >= 4", "strides: list(int) >= 4", "padding: {'SAME', 'VALID'}",
         "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'"}},
       {"MaxPoolGrad",
        {"orig_input: T", "orig_output: T", "grad: T"},
        {"output: T"},
        {"ksize: list(int) >= 4", "strides: list(int) >= 4", "padding: {'SAME', 'VALID'}",
-        "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "T: " REAL_NUMBER_TYPES " = DT_FLOAT"}},
+        "data_format: {'NHWC', 'NCHW'} = 'NHWC'", kMaxPoolGradT}},
       {"Maximum", {"x: T", "y: T"}, {"z: T"}, {"T: {bfloat16, half, float, double, int32, int64}"}},
       {"Mean",
        {"input: T", "reduction_indices: Tidx"},
