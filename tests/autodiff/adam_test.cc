@@ -3,7 +3,11 @@
 // rounded to float after every operation (exact for +, -, *, /, sqrt, since
 // double has more than 2 * 24 + 2 bits), float64 steps in plain double with
 // contraction off, so neither side fuses multiply-adds.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "autodiff/adam.h"
 
@@ -197,6 +201,7 @@ TEST_F(AdamTest, KerasFloat32StepsIntoNewBuffersWhenValuesAreHeld) {
       held = {adam.GetSlot(w, "v")->value()};
     }
     std::vector<std::vector<float>> held_values;
+    held_values.reserve(held.size());
     for (const Tensor& t : held) held_values.push_back(t.ToVector<float>());
     adam.ApplyGradients({{Tensor::FromVector<float>(g, Shape{kSize}), &w}});
     const float t = static_cast<float>(step + 1);

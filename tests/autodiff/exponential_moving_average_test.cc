@@ -1,6 +1,10 @@
 // ExponentialMovingAverage against TensorFlow (FORMAT.md 5.4 and the seed's
 // golden number, printed by TensorFlow itself).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "autodiff/exponential_moving_average.h"
 
