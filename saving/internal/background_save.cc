@@ -4,34 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <new>
-#include <string>
 
 namespace eager::internal {
 namespace {
-
-[[noreturn]] void ThrowError(ErrorCode code, const std::string& message) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument:
-      throw InvalidArgumentError(message);
-    case ErrorCode::kNotFound:
-      throw NotFoundError(message);
-    case ErrorCode::kResourceExhausted:
-      throw ResourceExhaustedError(message);
-    case ErrorCode::kFailedPrecondition:
-      throw FailedPreconditionError(message);
-    case ErrorCode::kOutOfRange:
-      throw OutOfRangeError(message);
-    case ErrorCode::kUnimplemented:
-      throw UnimplementedError(message);
-    case ErrorCode::kInternal:
-      throw InternalError(message);
-    case ErrorCode::kDataLoss:
-      throw DataLossError(message);
-  }
-  throw InternalError(message);
-}
 
 // The writer yields the CPU to the training threads and the intra-op pool
 // (nice 19: a share of ~1.5% against each busy thread of normal priority, a
