@@ -21,6 +21,7 @@ Graph& GraphFor(const char* op) {
 Shape CommonShape(const Shape& a, const Shape& b) {
   if (a.unknown_rank() || b.unknown_rank() || a.rank() != b.rank()) return Shape::UnknownRank();
   std::vector<int64_t> dims;
+  dims.reserve(static_cast<size_t>(a.rank()));
   for (int i = 0; i < a.rank(); ++i) {
     dims.push_back(a.dim(i) == b.dim(i) ? a.dim(i) : Shape::kUnknownDim);
   }

@@ -76,6 +76,7 @@ class RunState {
   // Runs what `fetches` need and returns their values.
   std::vector<std::optional<Tensor>> Run(const std::vector<Fetch>& fetches) {
     std::vector<Endpoint> endpoints;
+    endpoints.reserve(fetches.size());
     for (const Fetch& f : fetches) endpoints.push_back(Resolve(f));
     std::vector<char> state(static_cast<size_t>(graph_.num_nodes()), 0);
     std::vector<int> order;

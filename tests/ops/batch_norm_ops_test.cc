@@ -27,6 +27,7 @@ void ExpectNear(const Tensor& t, const std::vector<double>& expected, double tol
 
 TEST(EluTest, IsXAboveZeroAndExpMinusOneBelow) {
   std::vector<double> want;
+  want.reserve(kInputs.size());
   for (double v : kInputs) want.push_back(v > 0 ? v : std::expm1(v));
   ExpectNear(Elu(Tensor::FromVector<double>(kInputs, Shape{5})), want);
   EXPECT_EQ(Elu(Tensor::Vector<float>({0.0f, -1.0f})).ToVector<float>(),
