@@ -11,29 +11,6 @@
 namespace eager {
 namespace {
 
-// An error of the same kind with `message`.
-[[noreturn]] void ThrowLike(const Error& e, const std::string& message) {
-  switch (e.code()) {
-    case ErrorCode::kInvalidArgument:
-      throw InvalidArgumentError(message);
-    case ErrorCode::kNotFound:
-      throw NotFoundError(message);
-    case ErrorCode::kResourceExhausted:
-      throw ResourceExhaustedError(message);
-    case ErrorCode::kFailedPrecondition:
-      throw FailedPreconditionError(message);
-    case ErrorCode::kOutOfRange:
-      throw OutOfRangeError(message);
-    case ErrorCode::kUnimplemented:
-      throw UnimplementedError(message);
-    case ErrorCode::kDataLoss:
-      throw DataLossError(message);
-    case ErrorCode::kInternal:
-      break;
-  }
-  throw InternalError(message);
-}
-
 // eager's kernels compute TF's default layout, NHWC; a node imported with
 // another "data_format" must not run as if it were NHWC.
 void CheckLayoutIsNhwc(const Node& node) {
@@ -292,7 +269,7 @@ class RunState {
     } catch (const Error& e) {
       const std::string message = e.what();
       if (message.find("[[{{node ") != std::string::npos) throw;  // context already there
-      ThrowLike(e, message + NodeContext(node));
+      ThrowError(e.code(), message + NodeContext(node));
     }
   }
 

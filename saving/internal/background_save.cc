@@ -4,31 +4,6 @@
 #include <new>
 
 namespace eager::internal {
-namespace {
-
-[[noreturn]] void ThrowError(ErrorCode code, const std::string& message) {
-  switch (code) {
-    case ErrorCode::kInvalidArgument:
-      throw InvalidArgumentError(message);
-    case ErrorCode::kNotFound:
-      throw NotFoundError(message);
-    case ErrorCode::kResourceExhausted:
-      throw ResourceExhaustedError(message);
-    case ErrorCode::kFailedPrecondition:
-      throw FailedPreconditionError(message);
-    case ErrorCode::kOutOfRange:
-      throw OutOfRangeError(message);
-    case ErrorCode::kUnimplemented:
-      throw UnimplementedError(message);
-    case ErrorCode::kInternal:
-      throw InternalError(message);
-    case ErrorCode::kDataLoss:
-      throw DataLossError(message);
-  }
-  throw InternalError(message);
-}
-
-}  // namespace
 
 BackgroundSave::~BackgroundSave() {
   Wait();

@@ -22,7 +22,7 @@ namespace eager {
 namespace {
 
 namespace fs = std::filesystem;
-using ::eager::testing::RunTfckpt;
+using ::eager::testing::ExpectVerifies;
 using ::eager::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -65,16 +65,6 @@ class HeldSaves {
 std::vector<float> Values(const Tensor& t) {
   const auto span = t.data<float>();
   return {span.begin(), span.end()};
-}
-
-void ExpectVerifies(const std::string& prefix) {
-  if (!::eager::testing::HaveTfckpt()) {
-    std::printf("[ SKIPPED  ] tfckpt.py verify of %s: %s or python3 missing\n", prefix.c_str(),
-                EAGER_TFCKPT);
-    return;
-  }
-  std::string output;
-  EXPECT_EQ(RunTfckpt("verify '" + prefix + "'", prefix + ".verify.log", &output), 0) << output;
 }
 
 TEST(AsyncSaveTest, ValuesChangedAfterSaveAreNotInTheFile) {

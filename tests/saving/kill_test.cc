@@ -14,7 +14,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -33,25 +32,21 @@
 #include "saving/internal/directory_lock.h"
 #include "saving/internal/posix_file.h"
 #include "saving/saver.h"
+#include "tests/saving/interrupted_save.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
 namespace {
 
 namespace fs = std::filesystem;
+using ::eager::testing::FloatTensors;
+using ::eager::testing::kNew;
+using ::eager::testing::kOld;
 using ::eager::testing::ListDir;
+using ::eager::testing::SetFileStepTrap;
 using ::eager::testing::TempDir;
-
-// The child's hook: SIGKILL just before file step number g_kill_at. A
-// sharded save calls it from one thread per shard at once, so the count is
-// atomic: every step gets its own number, though which call is the Nth then
-// varies from run to run.
-int g_kill_at = 0;
-std::atomic<int> g_steps{0};
-int KillAtStep(std::string_view, const std::string&) {
-  if (g_steps.fetch_add(1) + 1 == g_kill_at) raise(SIGKILL);
-  return 0;
-}
+using ::eager::testing::TemporaryFiles;
+using ::eager::testing::WriteBundle;
 
 // Runs `save` in a child killed before its kill_at-th file step. Returns
 // true if the child was killed, false if the save completed first.
@@ -59,9 +54,7 @@ bool RunKilledAt(int kill_at, const std::function<void()>& save) {
   const pid_t pid = fork();
   EXPECT_GE(pid, 0);
   if (pid == 0) {
-    g_kill_at = kill_at;
-    g_steps = 0;
-    internal::SetFileStepHook(KillAtStep);
+    SetFileStepTrap(kill_at);  // SIGKILL there
     try {
       save();
     } catch (const std::exception& e) {
@@ -98,13 +91,6 @@ void RunKilledAfter(std::chrono::microseconds delay, const std::function<void()>
   EXPECT_TRUE(WIFSIGNALED(status)) << "the saving child exited on its own: status " << status;
 }
 
-bool HasTemporaries(const std::string& dir) {
-  for (const std::string& name : ListDir(dir)) {
-    if (internal::IsTemporaryFileName(name)) return true;
-  }
-  return false;
-}
-
 void ResetDir(const std::string& dir, const std::function<void()>& setup) {
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -130,7 +116,7 @@ void KillEverywhere(const std::string& dir, const std::function<void()>& setup,
     }
     if (k % 3 == 0) {
       save();
-      EXPECT_FALSE(HasTemporaries(dir)) << "after the next save";
+      EXPECT_EQ(TemporaryFiles(dir), std::vector<std::string>{}) << "after the next save";
       check();
     }
   }
@@ -153,24 +139,12 @@ std::map<std::string, Tensor> ReadAll(const std::string& prefix) {
   return out;
 }
 
-void ExpectSameTensors(const std::map<std::string, Tensor>& a,
-                       const std::map<std::string, std::vector<float>>& b, bool* same) {
+void ExpectSameTensors(const std::map<std::string, Tensor>& a, const FloatTensors& b, bool* same) {
   *same = a.size() == b.size();
   for (const auto& [key, values] : b) {
     const auto it = a.find(key);
     *same = *same && it != a.end() && it->second.ToVector<float>() == values;
   }
-}
-
-const std::map<std::string, std::vector<float>> kOld = {{"a", {1, 2, 3}}, {"b", {4}}};
-const std::map<std::string, std::vector<float>> kNew = {{"a", {5, 6, 7}}, {"c", {8, 9}}};
-
-void WriteBundle(const std::string& prefix, const std::map<std::string, std::vector<float>>& t) {
-  BundleWriter writer(prefix);
-  for (const auto& [key, values] : t) {
-    writer.Add(key, Tensor::FromVector<float>(values, Shape{static_cast<int64_t>(values.size())}));
-  }
-  writer.Finish();
 }
 
 // Old or new, never a mix, never unreadable.
