@@ -14,9 +14,11 @@
 
 #include "autodiff/adam.h"
 #include "ops/array_ops.h"
+#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/elu.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -153,6 +155,8 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
       ReduceSum(UnsortedSegmentSum(logits, Constant(Tensor::Vector<int32_t>({0, 1, 0, 1})), 2)),
       ReduceSum(Mul(BroadcastTo(b.value(), Shape{4, 3}), StopGradient(Identity(logits)))),
       ReduceSum(Cast(Cast(logits, DType::kFloat64), DType::kFloat32)),
+      ReduceSum(Mul(Squeeze(Elu(ReduceMean(logits, {0}, true))),
+                    Rsqrt(Add(SquaredDifference(logits, b.value()), one)))),
   };
   Tensor loss = terms[0];
   for (size_t i = 1; i < terms.size(); ++i) loss = Sub(loss, terms[i]);
