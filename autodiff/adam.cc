@@ -1,6 +1,8 @@
 #include "autodiff/adam.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "autodiff/internal/writable_value.h"
@@ -135,16 +137,30 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
     const auto hold_value = internal::LockVariable(variable);
     const auto hold_m = internal::LockVariable(m_slot);
     const auto hold_v = internal::LockVariable(v_slot);
-    Tensor new_value = internal::WritableValue(variable);
-    Tensor new_m = internal::WritableValue(m_slot);
-    Tensor new_v = internal::WritableValue(v_slot);
-    internal::ApplyAdamKernel<T>(static_cast<size_t>(new_value.num_elements()),
-                                 grad.data<T>().data(), internal::MutableData<T>(new_value),
-                                 internal::MutableData<T>(new_m), internal::MutableData<T>(new_v),
-                                 lr, beta1, beta2, beta1_power, beta2_power, epsilon);
-    m_slot.Assign(new_m);
-    v_slot.Assign(new_v);
-    variable.Assign(new_value);
+    internal::UpdateTarget value = internal::UpdateTargetOf(variable);
+    internal::UpdateTarget m = internal::UpdateTargetOf(m_slot);
+    internal::UpdateTarget v = internal::UpdateTargetOf(v_slot);
+    const auto n = static_cast<size_t>(value.in.num_elements());
+    if (value.in_place() && m.in_place() && v.in_place()) {
+      internal::ApplyAdamKernel<T>(n, grad.data<T>().data(), internal::MutableData<T>(value.out),
+                                   internal::MutableData<T>(m.out), internal::MutableData<T>(v.out),
+                                   lr, beta1, beta2, beta1_power, beta2_power, epsilon);
+    } else {
+      // Someone (a save in progress) still holds a value: write all three
+      // into new buffers in one pass (fresh ones for any that were not).
+      for (internal::UpdateTarget* target : {&value, &m, &v}) {
+        if (target->in_place())
+          target->out = internal::NewTensor(target->in.shape(), target->in.dtype());
+      }
+      internal::ApplyAdamKernelTo<T>(
+          n, grad.data<T>().data(), value.in.data<T>().data(), m.in.data<T>().data(),
+          v.in.data<T>().data(), internal::MutableData<T>(value.out),
+          internal::MutableData<T>(m.out), internal::MutableData<T>(v.out), lr, beta1, beta2,
+          beta1_power, beta2_power, epsilon);
+    }
+    m_slot.Assign(m.out);
+    v_slot.Assign(v.out);
+    variable.Assign(value.out);
   });
 }
 

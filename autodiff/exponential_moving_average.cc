@@ -123,15 +123,26 @@ void ExponentialMovingAverage::Update(const Entry& entry, float one_minus_decay)
   VisitFloatDType(shadow.dtype(), "ExponentialMovingAverage", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T c = static_cast<T>(one_minus_decay);  // the float32 1 - d, cast
-    // In place when the shadow alone holds its buffer (WritableValue),
-    // locked until the Assign, for a save on another thread.
+    // In place when the shadow alone holds its buffer, else from the held
+    // value into a new one (UpdateTargetOf); locked until the Assign, for a
+    // save on another thread.
     const auto hold_shadow = internal::LockVariable(shadow);
-    Tensor out = internal::WritableValue(shadow);
-    T* __restrict sp = internal::MutableData<T>(out);
-    const T* __restrict xp = value.data<T>().data();
-    const size_t n = static_cast<size_t>(out.num_elements());
-    for (size_t i = 0; i < n; ++i) sp[i] = sp[i] - (sp[i] - xp[i]) * c;
-    shadow.Assign(out);
+    internal::UpdateTarget target = internal::UpdateTargetOf(shadow);
+    const T* xp = value.data<T>().data();
+    const size_t n = static_cast<size_t>(target.out.num_elements());
+    T* sp = internal::MutableData<T>(target.out);
+    if (target.in_place()) {
+      T* __restrict shadow_values = sp;
+      const T* __restrict x = xp;
+      for (size_t i = 0; i < n; ++i) {
+        shadow_values[i] = shadow_values[i] - (shadow_values[i] - x[i]) * c;
+      }
+    } else {
+      const T* __restrict in = target.in.data<T>().data();
+      T* __restrict out = sp;
+      for (size_t i = 0; i < n; ++i) out[i] = in[i] - (in[i] - xp[i]) * c;
+    }
+    shadow.Assign(target.out);
   });
 }
 

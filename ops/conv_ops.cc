@@ -44,12 +44,10 @@ struct Geometry {
 std::vector<int64_t> SpatialList(const Attrs& attrs, std::string_view name) {
   const std::vector<int64_t>& v = attrs.GetInts(name);
   if (v.size() != 4 || v[0] != 1 || v[3] != 1 || v[1] < 1 || v[2] < 1) {
-    std::string got = "[";
-    for (size_t i = 0; i < v.size(); ++i) got += StrCat(i ? "," : "", v[i]);
     throw InvalidArgumentError(StrCat("'", name,
                                       "' must be 4 values [1, h, w, 1] with h, w >= 1 (NHWC; "
                                       "batch and channel entries must be 1), got ",
-                                      got, "]"));
+                                      DimsToString(v)));
   }
   return v;
 }

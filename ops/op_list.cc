@@ -2,9 +2,11 @@
 #include <iterator>
 
 #include "ops/array_ops.h"
+#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/elu.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -72,6 +74,14 @@ const OpDef* const kAllOps[] = {
     &kConv2DBackpropFilterOp,
     &kMaxPoolOp,
     &kMaxPoolGradOp,
+    // elu.cc
+    &kEluOp,
+    &kEluGradOp,
+    // batch_norm_ops.cc
+    &kRsqrtOp,
+    &kRsqrtGradOp,
+    &kSquaredDifferenceOp,
+    &kSqueezeOp,
 };
 
 }  // namespace

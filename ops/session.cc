@@ -11,29 +11,6 @@
 namespace eager {
 namespace {
 
-// An error of the same kind with `message`.
-[[noreturn]] void ThrowLike(const Error& e, const std::string& message) {
-  switch (e.code()) {
-    case ErrorCode::kInvalidArgument:
-      throw InvalidArgumentError(message);
-    case ErrorCode::kNotFound:
-      throw NotFoundError(message);
-    case ErrorCode::kResourceExhausted:
-      throw ResourceExhaustedError(message);
-    case ErrorCode::kFailedPrecondition:
-      throw FailedPreconditionError(message);
-    case ErrorCode::kOutOfRange:
-      throw OutOfRangeError(message);
-    case ErrorCode::kUnimplemented:
-      throw UnimplementedError(message);
-    case ErrorCode::kDataLoss:
-      throw DataLossError(message);
-    case ErrorCode::kInternal:
-      break;
-  }
-  throw InternalError(message);
-}
-
 // eager's kernels compute TF's default layout, NHWC; a node imported with
 // another "data_format" must not run as if it were NHWC.
 void CheckLayoutIsNhwc(const Node& node) {
@@ -60,6 +37,8 @@ bool IsRefInput(const Node& node, size_t input) {
   return (input == 0 && IsAssign(node.op)) || (input < 3 && node.op == "ApplyAdam");
 }
 
+bool IsSwitch(std::string_view op) { return op == "Switch" || op == "RefSwitch"; }
+
 using Endpoint = std::pair<int, int>;  // node index, output index
 
 // One Session::Run call: which nodes to run, their outputs.
@@ -67,12 +46,14 @@ class RunState {
  public:
   RunState(Graph& graph, const Feeds& feeds) : graph_(graph) {
     outputs_.resize(static_cast<size_t>(graph.num_nodes()));
+    dead_.resize(static_cast<size_t>(graph.num_nodes()), 0);
     for (const auto& [key, value] : feeds) AddFeed(key, value);
   }
 
   // Runs what `fetches` need and returns their values.
   std::vector<std::optional<Tensor>> Run(const std::vector<Fetch>& fetches) {
     std::vector<Endpoint> endpoints;
+    endpoints.reserve(fetches.size());
     for (const Fetch& f : fetches) endpoints.push_back(Resolve(f));
     std::vector<char> state(static_cast<size_t>(graph_.num_nodes()), 0);
     std::vector<int> order;
@@ -85,9 +66,15 @@ class RunState {
     for (const Endpoint& e : endpoints) {
       if (e.second < 0) {
         out.emplace_back(std::nullopt);
-      } else {
-        out.emplace_back(Value(e.first, e.second, graph_.node(e.first)));
+        continue;
       }
+      const Node& node = graph_.node(e.first);
+      if (IsDead(e.first, e.second)) {
+        throw InvalidArgumentError(
+            StrCat("Session::Run: the fetched tensor '", node.name, ":", e.second,
+                   "' has no value: it is dead, on the untaken branch of a Switch (tf.cond)"));
+      }
+      out.emplace_back(Value(e.first, e.second, node));
     }
     return out;
   }
@@ -153,7 +140,6 @@ class RunState {
         continue;
       }
       const size_t i = next++;
-      if (IsRefInput(node, i)) continue;
       const NodeInput in = ParseNodeInput(node.inputs[i]);
       const int m = graph_.FindNodeIndex(in.node);
       if (m < 0) {
@@ -170,6 +156,16 @@ class RunState {
       state[static_cast<size_t>(m)] = 1;
       stack.emplace_back(m, 0);
     }
+  }
+
+  // The Variable a ref input reaches: its VariableV2 node, through any
+  // RefSwitch (tf.cond's switch of a variable reference) on the way.
+  Variable& RefVariable(const Node& node, size_t input) const {
+    int n = graph_.FindNodeIndex(ParseNodeInput(node.inputs[input]).node);
+    while (n >= 0 && graph_.node(n).op == "RefSwitch") {
+      n = graph_.FindNodeIndex(ParseNodeInput(graph_.node(n).inputs[0]).node);
+    }
+    return VariableOf(n);
   }
 
   Variable& VariableOf(int n) const {
@@ -204,14 +200,76 @@ class RunState {
     return outs[static_cast<size_t>(index)];
   }
 
+  // Whether output `index` of node `n` is dead in this run (TF's executor:
+  // see ops/control_flow_ops.h). Fed tensors and variables never are.
+  bool IsDead(int n, int index) const {
+    if (feeds_.contains({n, index})) return false;
+    const uint64_t mask = dead_[static_cast<size_t>(n)];
+    return index >= 64 ? mask != 0 : ((mask >> index) & 1u) != 0;
+  }
+
+  // A node other than Merge with a dead input, data or control, is dead.
+  bool HasDeadInput(const Node& node) const {
+    for (const std::string& input : node.inputs) {
+      const NodeInput in = ParseNodeInput(input);
+      if (IsDead(graph_.FindNodeIndex(in.node), in.index)) return true;
+    }
+    return false;
+  }
+
+  // Merge: its first live input and that input's index; dead when none is.
+  void RunMerge(int n, const Node& node) {
+    int live = 0;
+    for (const std::string& input : node.inputs) {
+      const NodeInput in = ParseNodeInput(input);
+      if (in.control) continue;
+      const int m = graph_.FindNodeIndex(in.node);
+      if (!IsDead(m, in.index)) {
+        outputs_[static_cast<size_t>(n)] = {Value(m, in.index, node),
+                                            Tensor(static_cast<int32_t>(live))};
+        return;
+      }
+      ++live;
+    }
+    dead_[static_cast<size_t>(n)] = ~uint64_t{0};
+  }
+
+  // Switch: `data` on the branch `pred` selects; the other output is dead.
+  void RunSwitch(int n, const Node& node) {
+    std::vector<Tensor> inputs;
+    for (const std::string& input : node.inputs) {
+      const NodeInput in = ParseNodeInput(input);
+      if (!in.control) inputs.push_back(Value(graph_.FindNodeIndex(in.node), in.index, node));
+    }
+    if (inputs.size() != 2) {
+      throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op,
+                                        ") needs 2 inputs (data, pred), has ", inputs.size()));
+    }
+    const Tensor& pred = inputs[1];
+    if (pred.dtype() != DType::kBool || pred.num_elements() != 1) {
+      throw InvalidArgumentError(StrCat("The second input must be a scalar, but it has shape ",
+                                        pred.shape(), " and dtype ", pred.dtype()));
+    }
+    const bool taken = pred.data<bool>()[0];
+    outputs_[static_cast<size_t>(n)] = {inputs[0], inputs[0]};
+    dead_[static_cast<size_t>(n)] = taken ? 1u : 2u;  // output_false is 0, output_true 1
+    any_dead_ = true;
+  }
+
   void RunNode(int n) {
     const Node& node = graph_.node(n);
     try {
+      if (node.op == "Merge") return RunMerge(n, node);
+      if (any_dead_ && HasDeadInput(node)) {
+        dead_[static_cast<size_t>(n)] = ~uint64_t{0};
+        return;
+      }
+      if (IsSwitch(node.op)) return RunSwitch(n, node);
       outputs_[static_cast<size_t>(n)] = Compute(node);
     } catch (const Error& e) {
       const std::string message = e.what();
       if (message.find("[[{{node ") != std::string::npos) throw;  // context already there
-      ThrowLike(e, message + NodeContext(node));
+      ThrowError(e.code(), message + NodeContext(node));
     }
   }
 
@@ -238,7 +296,7 @@ class RunState {
     if (IsAssign(op)) {
       EAGER_CHECK(inputs.size() == 2, "node '", node.name, "' (", op, ") needs 2 inputs, has ",
                   inputs.size());
-      Variable& v = VariableOf(graph_.FindNodeIndex(ParseNodeInput(node.inputs[0]).node));
+      Variable& v = RefVariable(node, 0);
       if (op == "Assign") {
         v.Assign(inputs[1]);
       } else if (op == "AssignAdd") {
@@ -251,9 +309,7 @@ class RunState {
     if (op == "ApplyAdam") {
       EAGER_CHECK(inputs.size() == 10, "node '", node.name, "' (", op, ") needs 10 inputs, has ",
                   inputs.size());
-      const auto ref = [&](size_t i) -> Variable& {
-        return VariableOf(graph_.FindNodeIndex(ParseNodeInput(node.inputs[i]).node));
-      };
+      const auto ref = [&](size_t i) -> Variable& { return RefVariable(node, i); };
       return {internal::RunApplyAdam(ref(0), ref(1), ref(2), std::span(inputs).subspan(3))};
     }
     const OpDef* def = FindOp(op);
@@ -276,6 +332,8 @@ class RunState {
   Graph& graph_;
   std::map<Endpoint, Tensor> feeds_;
   std::vector<std::vector<Tensor>> outputs_;
+  std::vector<uint64_t> dead_;  // per node: bit i set when output i is dead
+  bool any_dead_ = false;       // whether a Switch ran (else nothing is dead)
 };
 
 }  // namespace

@@ -15,7 +15,11 @@
 // older graph runs AddV2's). Graph-only nodes: Const, Placeholder (must be
 // fed), VariableV2 (reads the Variable object; uninitialized throws
 // FailedPreconditionError "Attempting to use uninitialized value v2"),
-// Assign/AssignAdd/AssignSub (write the Variable object), NoOp.
+// Assign/AssignAdd/AssignSub (write the Variable object; their variable
+// may come through a RefSwitch), NoOp, PlaceholderWithDefault (its input
+// unless fed), and tf.cond's Switch/RefSwitch and Merge with TF's dead
+// tensors (ops/control_flow_ops.h): a node on an untaken branch does not
+// run, and fetching its output throws InvalidArgumentError.
 //
 // Errors name the node: a missing feed ("You must feed a value for
 // placeholder tensor 'x' ..."), a feed of the wrong dtype or shape, an op

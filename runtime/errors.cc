@@ -24,6 +24,28 @@ std::string_view ErrorCodeName(ErrorCode code) {
   return "Unknown";
 }
 
+void ThrowError(ErrorCode code, const std::string& message) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      throw InvalidArgumentError(message);
+    case ErrorCode::kNotFound:
+      throw NotFoundError(message);
+    case ErrorCode::kResourceExhausted:
+      throw ResourceExhaustedError(message);
+    case ErrorCode::kFailedPrecondition:
+      throw FailedPreconditionError(message);
+    case ErrorCode::kOutOfRange:
+      throw OutOfRangeError(message);
+    case ErrorCode::kUnimplemented:
+      throw UnimplementedError(message);
+    case ErrorCode::kInternal:
+      throw InternalError(message);
+    case ErrorCode::kDataLoss:
+      throw DataLossError(message);
+  }
+  throw InternalError(message);
+}
+
 namespace internal {
 void ThrowInternal(const char* file, int line, const char* condition) {
   throw InternalError(StrCat("Internal error in eager at ", file, ":", line, ": check failed: ",

@@ -65,6 +65,11 @@ EAGER_DEFINE_ERROR_KIND(Internal)
 EAGER_DEFINE_ERROR_KIND(DataLoss)
 #undef EAGER_DEFINE_ERROR_KIND
 
+// Throws the error kind `code` names, with `message`: how an error caught on
+// one thread or in one layer is raised again, with more context, as the same
+// kind (an asynchronous save's writer, a Session node's kernel).
+[[noreturn]] void ThrowError(ErrorCode code, const std::string& message);
+
 // Concatenates anything that has an operator<< (Shape and DType do).
 template <typename... Parts>
 std::string StrCat(const Parts&... parts) {

@@ -82,6 +82,15 @@ void SetDefaultOutputSpecs(Node& node) {
   }
   node.output_dtypes.push_back(*dtype);
   node.output_shapes.push_back(shape);
+  // tf.cond's nodes have two outputs: Switch's (false, true) branches,
+  // Merge's value and the index of the input it came from.
+  if (node.op == "Switch" || node.op == "RefSwitch") {
+    node.output_dtypes.push_back(*dtype);
+    node.output_shapes.push_back(known_shapes != nullptr ? shape_of(1) : shape);
+  } else if (node.op == "Merge" || node.op == "RefMerge") {
+    node.output_dtypes.push_back(DType::kInt32);
+    node.output_shapes.push_back(Shape{});
+  }
 }
 
 NodeInput ParseNodeInput(std::string_view input) {

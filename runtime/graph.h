@@ -91,7 +91,8 @@ struct Node {
 // "dtype", "DstT", "output_type", "out_type", "T", "Tparams" (bool for TF's
 // comparison ops), shaped by "_output_shapes", by "shape" (Placeholder,
 // VariableV2), by a Const's "value", else of unknown rank; no outputs when
-// none of those attributes is present (NoOp, SaveV2).
+// none of those attributes is present (NoOp, SaveV2). Switch and RefSwitch
+// have a second output like the first; Merge a second, int32 scalar one.
 void SetDefaultOutputSpecs(Node& node);
 
 // A node input string taken apart: "x" -> {x, 0}, "x:1" -> {x, 1},

@@ -33,10 +33,7 @@ Tensor Elementwise(const Tensor& a, const Tensor& b, std::string_view what, Op o
 
 }  // namespace
 
-// By value as declared in variable.h (a const& there is the better signature,
-// left for a change that can afford rebuilding every user of the header).
-// NOLINTNEXTLINE(performance-unnecessary-value-param)
-Variable::Variable(Tensor initial_value, std::string_view name, bool trainable)
+Variable::Variable(const Tensor& initial_value, std::string_view name, bool trainable)
     : name_(MakeVariableName(name)),
       dtype_(initial_value.dtype()),
       shape_(initial_value.shape()),

@@ -66,7 +66,7 @@ class Variable final : public Trackable {
 
   // Initialized with `initial_value` (its dtype and shape become the
   // variable's). `name` is made unique in the current scope.
-  explicit Variable(Tensor initial_value, std::string_view name = "Variable",
+  explicit Variable(const Tensor& initial_value, std::string_view name = "Variable",
                     bool trainable = true);
   // Uninitialized, with a fixed dtype and shape.
   Variable(DType dtype, const Shape& shape, std::string_view name = "Variable",

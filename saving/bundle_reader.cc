@@ -436,18 +436,12 @@ void BundleReader::CheckRawBytes(const EntryBytes& in) {
 void BundleReader::CheckVariantBytes(const EntryBytes& in) {
   const std::string_view key = in.key;
   const std::string& path = in.file.path();
-  std::string raw(static_cast<size_t>(in.entry.size), '\0');
-  in.ReadExactly(0, raw.size(), raw.data());
+  const std::string raw = in.ReadAll();
   std::string_view rest(raw);
   const int64_t n = in.entry.num_elements();
   uint32_t crc = 0;
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t len = 0;
-    if (!internal::GetVarint64(rest, len)) {
-      throw DataLossError(StrCat("Key ", key, " in ", path,
-                                 ": cannot decode the length of DT_VARIANT element ", i, " of ",
-                                 n));
-    }
+    const uint64_t len = in.ConsumeLength(rest, "DT_VARIANT", i);
     if (len > rest.size() || rest.size() - len < 4) {
       throw DataLossError(StrCat("Key ", key, " in ", path, ": DT_VARIANT element ", i,
                                  " has length ", len, " but only ", rest.size(),
@@ -508,6 +502,22 @@ void BundleReader::EntryBytes::CheckCrc(uint32_t actual) const {
   }
 }
 
+std::string BundleReader::EntryBytes::ReadAll() const {
+  std::string raw(static_cast<size_t>(entry.size), '\0');
+  ReadExactly(0, raw.size(), raw.data());
+  return raw;
+}
+
+uint64_t BundleReader::EntryBytes::ConsumeLength(std::string_view& rest, std::string_view kind,
+                                                 int64_t i) const {
+  uint64_t len = 0;
+  if (!internal::GetVarint64(rest, len)) {
+    throw DataLossError(StrCat("Key ", key, " in ", file.path(), ": cannot decode the length of ",
+                               kind, " element ", i, " of ", entry.num_elements()));
+  }
+  return len;
+}
+
 // Memory: the tensor itself; the bytes are read into it in chunks, each
 // checksummed while still in cache.
 Tensor BundleReader::ReadFixedSizeTensor(const EntryBytes& in) {
@@ -542,18 +552,13 @@ Tensor BundleReader::ReadFixedSizeTensor(const EntryBytes& in) {
 Tensor BundleReader::ReadStringTensor(const EntryBytes& in) {
   const std::string_view key = in.key;
   const std::string& path = in.file.path();
-  std::string raw(static_cast<size_t>(in.entry.size), '\0');
-  in.ReadExactly(0, raw.size(), raw.data());
+  const std::string raw = in.ReadAll();
   std::string_view rest(raw);
   const int64_t n = in.entry.num_elements();
   std::vector<uint64_t> lengths(static_cast<size_t>(n));  // n <= size - 4 (checked at load)
   uint32_t crc = 0;
   for (int64_t i = 0; i < n; ++i) {
-    uint64_t len = 0;
-    if (!internal::GetVarint64(rest, len)) {
-      throw DataLossError(
-          StrCat("Key ", key, " in ", path, ": cannot decode the length of string element ", i));
-    }
+    const uint64_t len = in.ConsumeLength(rest, "string", i);
     lengths[static_cast<size_t>(i)] = len;
     crc = internal::ExtendCrcWithStringLength(crc, len);
   }

@@ -126,6 +126,11 @@ class BundleReader {
     void ReadExactly(uint64_t at, size_t n, void* dst) const;
     // DataLossError unless Mask(actual) is the entry's stored CRC.
     void CheckCrc(uint32_t actual) const;
+    // All of the entry's bytes (at most the file's: DataFileOf checked).
+    std::string ReadAll() const;
+    // Consumes the varint64 length of `kind` element i ("string",
+    // "DT_VARIANT") from the front of `rest`; DataLossError if it cannot.
+    uint64_t ConsumeLength(std::string_view& rest, std::string_view kind, int64_t i) const;
   };
 
   const internal::RandomAccessFile& DataFile(int shard) const;

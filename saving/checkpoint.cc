@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "runtime/errors.h"
+#include "runtime/internal/tensor_access.h"
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
 #include "saving/checkpoint_key.h"
@@ -86,14 +87,22 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
   std::vector<std::pair<std::string, Tensor>> tensors;
   const internal::SavedObjectGraph saved = internal::SerializeLiveGraph(live, &tensors);
   tensors.emplace(tensors.begin(), kObjectGraphKey, Tensor(internal::SerializeObjectGraph(saved)));
-  auto write = [file_prefix, num_shards = options.num_shards, tensors = std::move(tensors),
-                then = std::move(then)]() mutable {
+  auto write = [file_prefix, num_shards = options.num_shards, async = options.async,
+                tensors = std::move(tensors), then = std::move(then)]() mutable {
     const std::string dir = internal::DirName(file_prefix);
     internal::CreateDirectories(dir);
     const internal::DirectoryLock lock(dir);  // reentrant: a synchronous Save holds it
     {
       BundleWriter writer(file_prefix, BundleWriterOptions{.num_shards = num_shards});
-      for (const auto& [key, tensor] : tensors) writer.Add(key, tensor);
+      for (auto& [key, tensor] : tensors) {
+        writer.Add(key, tensor);
+        // Written (unsharded; sharded writers keep their own reference until
+        // Finish): let go of a value its variable still holds, so that an
+        // optimizer step from now on updates it in place instead of into a
+        // new buffer. A value only we hold stays, to be freed by the
+        // owner's thread (internal/background_save.h).
+        if (async && internal::BufferOf(tensor).use_count() > 1) tensor = Tensor();
+      }
       writer.Finish();
     }
     if (then) then();

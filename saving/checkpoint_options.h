@@ -11,13 +11,15 @@
 //   checkpoint.Sync();   // the last save is on disk (or its error is thrown)
 //
 // async: the values are captured when Save() returns (Tensors are immutable
-// and optimizers copy a value instead of updating it in place while a save
-// holds it, autodiff/internal/writable_value.h), and the files are written
-// on a background thread. The captured values stay held until the next call
-// that waits for the save (below): meanwhile the old value of every variable
-// that changed is one extra copy in memory (TF's async checkpointing also
-// keeps its copies), and its buffer then returns to the caller's thread's
-// buffer cache, where the next save's copies find it. Only one save per
+// and optimizers write a step into a new buffer instead of updating in place
+// while a save holds the value, autodiff/internal/writable_value.h), and the
+// files are written on a background thread running at nice 19. Unsharded,
+// the writer lets go of each value its variable still holds as soon as its
+// bytes are written, so later steps update it in place again. A captured
+// value that changed meanwhile stays held until the next call that waits
+// for the save (below): one extra copy in memory (TF's async checkpointing
+// also keeps its copies), whose buffer then returns to the caller's thread's
+// buffer cache, where the optimizer's next new buffers come from. Only one save per
 // Checkpoint is in flight: the next Save/Write/Restore/Read, Sync() or the
 // destructor first waits for it. An error of a background save is thrown by
 // the next of those calls (or by Sync()), as the error kind the save raised,

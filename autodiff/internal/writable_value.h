@@ -25,4 +25,19 @@ namespace eager::internal {
 // buffer between the check and the write and see it half updated.
 Tensor WritableValue(const Variable& variable);
 
+// Where an update of `variable` reads from and writes to, without the copy
+// WritableValue makes when the value is shared: `in` is the current value;
+// `out` is that same tensor when nobody else holds its buffer (update in
+// place), else a fresh uninitialized one that the update fills from `in`
+// (one pass that reads the old buffer and writes the new, instead of a copy
+// followed by the update: what an asynchronous save that still holds the
+// value costs the training step). Either way the caller Assign()s `out`.
+// REQUIRES: as WritableValue.
+struct UpdateTarget {
+  Tensor in;
+  Tensor out;
+  bool in_place() const;
+};
+UpdateTarget UpdateTargetOf(const Variable& variable);
+
 }  // namespace eager::internal

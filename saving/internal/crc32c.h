@@ -3,7 +3,9 @@
 // CRC-32C (Castagnoli), as TensorFlow and LevelDB compute and store it
 // (FORMAT.md 1.2): reflected polynomial 0x82F63B78, initial value and final
 // XOR 0xFFFFFFFF. Uses the SSE4.2 crc32 instruction when the CPU has it
-// (detected once at run time) and a slicing-by-8 table otherwise.
+// (detected once at run time; inputs of 12 KiB and more run three
+// interleaved chains, ~3x one chain's speed) and a slicing-by-8 table
+// otherwise.
 
 #include <cstddef>
 #include <cstdint>

@@ -119,12 +119,6 @@ bool GetSignedNumIncreasing(std::string_view& in, int64_t& value) {
   return again.size() == static_cast<size_t>(n);
 }
 
-std::string IndexText(const std::vector<int64_t>& index) {
-  std::string out = "[";
-  for (size_t i = 0; i < index.size(); ++i) out += (i ? "," : "") + std::to_string(index[i]);
-  return out + "]";
-}
-
 // A slice with every extent resolved against the full shape.
 struct Box {
   std::vector<int64_t> start, length;
@@ -283,7 +277,7 @@ Tensor AssembleSlices(std::string_view key, std::string_view where, DType dtype,
             size_t other = 0;
             while (other < i && !boxes[other].Contains(element)) ++other;
             throw error(slices[i].slice, "it overlaps slice \"", SliceToString(slices[other].slice),
-                        "\" (both hold element ", IndexText(element), ")");
+                        "\" (both hold element ", DimsToString(element), ")");
           }
           covered[static_cast<size_t>(at + k)] = true;
           dst[at + k] = src[done + k];

@@ -29,6 +29,21 @@ constexpr unsigned kStateful = 1, kCommutative = 2, kAggregate = 4, kUninitializ
   "complex128}"
 #define MATMUL_TYPES "{bfloat16, half, float, double, int32, int64, complex64, complex128}"
 #define INDEX_TYPE(name, default) name ": {int32, int64} = " default
+#define REAL_NUMBER_TYPES \
+  "{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}"
+#define FLOAT_INT_COMPLEX "{bfloat16, half, float, double, int32, int64, complex64, complex128}"
+// Conv2D and its two gradients (explicit padding is TF 1.14's).
+#define CONV2D_ATTRS                                                                           \
+  "T: {half, bfloat16, float, double}", "strides: list(int)", "use_cudnn_on_gpu: bool = true", \
+      "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []",           \
+      "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"
+
+// Attributes whose text is joined from pieces (named, so that the lists
+// below hold one literal per element).
+constexpr const char* kMaxPoolT =
+    "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8} = "
+    "DT_FLOAT";
+constexpr const char* kMaxPoolGradT = "T: " REAL_NUMBER_TYPES " = DT_FLOAT";
 
 const std::vector<OpSpec>& Specs() {
   static const std::vector<OpSpec> specs = {
@@ -43,6 +58,11 @@ const std::vector<OpSpec>& Specs() {
        {"T: {bfloat16, half, float, double, uint8, uint16, uint32, uint64, int8, int16, int32, "
         "int64, complex64, complex128}"},
        kCommutative | kAggregate},
+      {"ApplyAdam",
+       {"var: Ref(T)", "m: Ref(T)", "v: Ref(T)", "beta1_power: T", "beta2_power: T", "lr: T",
+        "beta1: T", "beta2: T", "epsilon: T", "grad: T"},
+       {"out: Ref(T)"},
+       {"T: " NUMBER_TYPES, "use_locking: bool = false", "use_nesterov: bool = false"}},
       {"ArgMax",
        {"input: T", "dimension: Tidx"},
        {"output: output_type"},
@@ -70,35 +90,90 @@ const std::vector<OpSpec>& Specs() {
        {"value: T", "bias: T"},
        {"output: T"},
        {"T: " NUMBER_TYPES, "data_format: {'NHWC', 'NCHW'} = 'NHWC'"}},
+      {"BroadcastTo",
+       {"input: T", "shape: Tidx"},
+       {"output: T"},
+       {"T: type", INDEX_TYPE("Tidx", "DT_INT32")}},
       {"Cast", {"x: SrcT"}, {"y: DstT"}, {"SrcT: type", "DstT: type", "Truncate: bool = false"}},
       {"ConcatV2",
        {"values: N * T", "axis: Tidx"},
        {"output: T"},
        {"N: int >= 2", "T: type", INDEX_TYPE("Tidx", "DT_INT32")}},
       {"Const", {}, {"output: dtype"}, {"value: tensor", "dtype: type"}},
+      {"Conv2D", {"input: T", "filter: T"}, {"output: T"}, {CONV2D_ATTRS}},
+      {"Conv2DBackpropFilter",
+       {"input: T", "filter_sizes: int32", "out_backprop: T"},
+       {"output: T"},
+       {CONV2D_ATTRS}},
+      {"Conv2DBackpropInput",
+       {"input_sizes: int32", "filter: T", "out_backprop: T"},
+       {"output: T"},
+       {CONV2D_ATTRS}},
+      {"Elu", {"features: T"}, {"activations: T"}, {"T: {half, bfloat16, float, double}"}},
+      {"EluGrad",
+       {"gradients: T", "outputs: T"},
+       {"backprops: T"},
+       {"T: {half, bfloat16, float, double}"}},
+      {"Equal",
+       {"x: T", "y: T"},
+       {"z: bool"},
+       {"T: {bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, quint8, "
+        "qint8, qint32, string, bool, complex128}"},
+       kCommutative},
       {"Exp", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
+      {"GatherV2",
+       {"params: Tparams", "indices: Tindices", "axis: Taxis"},
+       {"output: Tparams"},
+       {"batch_dims: int = 0", "Tparams: type", "Tindices: {int32, int64}",
+        "Taxis: {int32, int64}"}},
       {"Identity", {"input: T"}, {"output: T"}, {"T: type"}},
       {"Log", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
+      {"LogSoftmax", {"logits: T"}, {"logsoftmax: T"}, {"T: {half, bfloat16, float, double}"}},
       {"MatMul",
        {"a: T", "b: T"},
        {"product: T"},
        {"transpose_a: bool = false", "transpose_b: bool = false", "T: " MATMUL_TYPES}},
+      {"Max",
+       {"input: T", "reduction_indices: Tidx"},
+       {"output: T"},
+       {"keep_dims: bool = false", "T: " NUMBER_TYPES, INDEX_TYPE("Tidx", "DT_INT32")}},
+      {"MaxPool",
+       {"input: T"},
+       {"output: T"},
+       {kMaxPoolT, "ksize: list(int) >= 4", "strides: list(int) >= 4", "padding: {'SAME', 'VALID'}",
+        "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'"}},
+      {"MaxPoolGrad",
+       {"orig_input: T", "orig_output: T", "grad: T"},
+       {"output: T"},
+       {"ksize: list(int) >= 4", "strides: list(int) >= 4", "padding: {'SAME', 'VALID'}",
+        "data_format: {'NHWC', 'NCHW'} = 'NHWC'", kMaxPoolGradT}},
       {"Maximum", {"x: T", "y: T"}, {"z: T"}, {"T: {bfloat16, half, float, double, int32, int64}"}},
       {"Mean",
        {"input: T", "reduction_indices: Tidx"},
        {"output: T"},
        {"keep_dims: bool = false", "T: " NUMBER_TYPES, INDEX_TYPE("Tidx", "DT_INT32")}},
+      {"Merge", {"inputs: N * T"}, {"output: T", "value_index: int32"}, {"T: type", "N: int >= 1"}},
       {"Minimum", {"x: T", "y: T"}, {"z: T"}, {"T: {bfloat16, half, float, double, int32, int64}"}},
       {"Mul", {"x: T", "y: T"}, {"z: T"}, {"T: " BINARY_ARITH}, kCommutative},
       {"Neg", {"x: T"}, {"y: T"}, {"T: " MATMUL_TYPES}},
       {"NoOp", {}, {}, {}},
+      {"OneHot",
+       {"indices: TI", "depth: int32", "on_value: T", "off_value: T"},
+       {"output: T"},
+       {"axis: int = -1", "T: type", "TI: {uint8, int32, int64} = DT_INT64"}},
       {"Placeholder", {}, {"output: dtype"}, {"dtype: type", "shape: shape = <unknown>"}},
+      {"PlaceholderWithDefault",
+       {"input: dtype"},
+       {"output: dtype"},
+       {"dtype: type", "shape: shape"}},
+      {"Pow", {"x: T", "y: T"}, {"z: T"}, {"T: " FLOAT_INT_COMPLEX}},
       {"RealDiv", {"x: T", "y: T"}, {"z: T"}, {"T: " BINARY_ARITH}},
       {"Relu",
        {"features: T"},
        {"activations: T"},
        {"T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
         "uint64, qint8}"}},
+      {"ReluGrad", {"gradients: T", "features: T"}, {"backprops: T"}, {"T: " REAL_NUMBER_TYPES}},
       {"Reshape",
        {"tensor: T", "shape: Tshape"},
        {"output: T"},
@@ -108,24 +183,43 @@ const std::vector<OpSpec>& Specs() {
        {"tensors: dtypes"},
        {"dtypes: list(type) >= 1"},
        kStateful},
+      {"Rsqrt", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
+      {"RsqrtGrad", {"y: T", "dy: T"}, {"z: T"}, {"T: " FLOAT_COMPLEX}},
       {"SaveV2",
        {"prefix: string", "tensor_names: string", "shape_and_slices: string", "tensors: dtypes"},
        {},
        {"dtypes: list(type) >= 1"},
        kStateful},
       {"Sigmoid", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
+      {"Slice",
+       {"input: T", "begin: Index", "size: Index"},
+       {"output: T"},
+       {"T: type", "Index: {int32, int64}"}},
       {"Softmax", {"logits: T"}, {"softmax: T"}, {"T: {half, bfloat16, float, double}"}},
+      {"SparseSoftmaxCrossEntropyWithLogits",
+       {"features: T", "labels: Tlabels"},
+       {"loss: T", "backprop: T"},
+       {"T: {half, bfloat16, float, double}", INDEX_TYPE("Tlabels", "DT_INT64")}},
       {"Sqrt", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
+      {"Square", {"x: T"}, {"y: T"}, {"T: " FLOAT_INT_COMPLEX}},
+      {"SquaredDifference", {"x: T", "y: T"}, {"z: T"}, {"T: " FLOAT_INT_COMPLEX}, kCommutative},
+      {"Squeeze", {"input: T"}, {"output: T"}, {"T: type", "squeeze_dims: list(int) >= 0 = []"}},
+      {"StopGradient", {"input: T"}, {"output: T"}, {"T: type"}},
       {"Sub", {"x: T", "y: T"}, {"z: T"}, {"T: " BINARY_ARITH}},
       {"Sum",
        {"input: T", "reduction_indices: Tidx"},
        {"output: T"},
        {"keep_dims: bool = false", "T: " NUMBER_TYPES, INDEX_TYPE("Tidx", "DT_INT32")}},
+      {"Switch", {"data: T", "pred: bool"}, {"output_false: T", "output_true: T"}, {"T: type"}},
       {"Tanh", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
       {"Transpose",
        {"x: T", "perm: Tperm"},
        {"y: T"},
        {"T: type", INDEX_TYPE("Tperm", "DT_INT32")}},
+      {"UnsortedSegmentSum",
+       {"data: T", "segment_ids: Tindices", "num_segments: Tnumsegments"},
+       {"output: T"},
+       {"T: " NUMBER_TYPES, "Tindices: {int32, int64}", INDEX_TYPE("Tnumsegments", "DT_INT32")}},
       {"VariableV2",
        {},
        {"ref: Ref(dtype)"},
@@ -140,6 +234,9 @@ const std::vector<OpSpec>& Specs() {
 #undef BINARY_ARITH
 #undef MATMUL_TYPES
 #undef INDEX_TYPE
+#undef REAL_NUMBER_TYPES
+#undef FLOAT_INT_COMPLEX
+#undef CONV2D_ATTRS
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
@@ -250,8 +347,12 @@ MetaAttrDef ParseAttr(std::string_view spec) {
       attr.default_value = std::string(Unquote(default_text));
     } else if (attr.type == "shape") {
       attr.default_value = MetaShape{{}, true};  // "<unknown>"
-    } else if (attr.type == "list(int)") {
-      attr.default_value = MetaAttrList{};
+    } else if (attr.type == "list(int)") {       // "[]", "[1, 1, 1, 1]"
+      MetaAttrList list;
+      for (std::string_view item : SplitList(default_text)) {
+        list.i.push_back(std::stoll(std::string(item)));
+      }
+      attr.default_value = list;
     }
   }
   return attr;

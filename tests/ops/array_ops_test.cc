@@ -18,7 +18,7 @@ Tensor Iota(const Shape& shape) {
 }
 
 template <typename E>
-void ExpectThrowsWith(E&& expr, std::vector<std::string> parts) {
+void ExpectThrowsWith(E&& expr, const std::vector<std::string>& parts) {
   try {
     expr();
     FAIL() << "expected InvalidArgumentError";

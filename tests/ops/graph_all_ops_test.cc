@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "ops/array_ops.h"
+#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/elu.h"
 #include "ops/execute.h"
 #include "ops/graph_ops.h"
 #include "ops/internal/graph_builder.h"
@@ -60,6 +62,16 @@ std::vector<OpCase> Cases() {
   c.push_back({"Log", &kLogOp, {Floats(m, 16, 0.1, 3.0)}, {}});
   c.push_back({"Sqrt", &kSqrtOp, {Floats(m, 17, 0.1, 3.0)}, {}});
   c.push_back({"ReluGrad", &kReluGradOp, {Floats(m, 18), Floats(m, 19)}, {}});
+  c.push_back({"Elu", &kEluOp, {Floats(m, 43)}, {}});
+  c.push_back({"EluGrad", &kEluGradOp, {Floats(m, 44), Floats(m, 45, -0.9, 2.0)}, {}});
+  c.push_back({"Rsqrt", &kRsqrtOp, {Floats(m, 46, 0.1, 3.0)}, {}});
+  c.push_back({"RsqrtGrad", &kRsqrtGradOp, {Floats(m, 47, 0.1, 3.0), Floats(m, 48)}, {}});
+  c.push_back(
+      {"SquaredDifference", &kSquaredDifferenceOp, {Floats(m, 49), Floats(Shape{3}, 50)}, {}});
+  c.push_back({"Squeeze",
+               &kSqueezeOp,
+               {Floats(Shape{2, 1, 3}, 51)},
+               Attrs{{"squeeze_dims", std::vector<int64_t>{1}}}});
   c.push_back({"MatMul",
                &kMatMulOp,
                {Floats(m, 20), Floats(Shape{4, 3}, 21)},

@@ -17,6 +17,7 @@ std::vector<double> RefSoftmax(const std::vector<double>& row) {
   double sum = 0;
   for (double v : row) sum += std::exp(v);
   std::vector<double> out;
+  out.reserve(row.size());
   for (double v : row) out.push_back(std::exp(v) / sum);
   return out;
 }

@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "ops/array_ops.h"
+#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/elu.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -86,6 +88,20 @@ std::vector<GradientCase> Cases() {
   c.push_back({"Tanh", &kTanhOp, {Uniform(m, 37)}, {}});
   c.push_back({"StopGradient", &kStopGradientOp, {Uniform(m, 38)}, {}, {0}});
   c.push_back({"ReluGrad", &kReluGradOp, {Uniform(m, 39), Distinct(m, 40)}, {}, {1}});
+  // Elu on both sides of its kink at 0 (Distinct avoids 0 itself); EluGrad's
+  // outputs are Elu's, so > -1.
+  c.push_back({"Elu", &kEluOp, {Distinct(m, 201)}, {}});
+  c.push_back({"EluGrad", &kEluGradOp, {Uniform(m, 202), Distinct(m, 203)}, {}});
+  c.push_back({"Rsqrt", &kRsqrtOp, {Uniform(m, 204, 0.3, 3.0)}, {}});
+  c.push_back({"RsqrtGrad", &kRsqrtGradOp, {Uniform(m, 205, 0.3, 3.0), Uniform(m, 206)}, {}});
+  c.push_back({"SquaredDifferenceRowBroadcast",
+               &kSquaredDifferenceOp,
+               {Uniform(m, 207), Uniform(Shape{3}, 208)},
+               {}});
+  c.push_back({"Squeeze",
+               &kSqueezeOp,
+               {Uniform(Shape{2, 1, 3, 1}, 209)},
+               Attrs{{"squeeze_dims", std::vector<int64_t>{-1}}}});
   // MatMul, every transpose combination.
   c.push_back({"MatMul",
                &kMatMulOp,

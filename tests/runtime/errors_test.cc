@@ -32,5 +32,31 @@ TEST(ErrorsTest, InternalCheckNamesTheCondition) {
   }
 }
 
+// ThrowError raises the kind its code names (checked by dynamic type, not
+// only by code()), so a caught error raised again keeps its catch clause.
+template <typename Kind>
+void ExpectThrowsKind(ErrorCode code) {
+  try {
+    ThrowError(code, "message");
+  } catch (const Kind& e) {
+    EXPECT_EQ(e.code(), code);
+    EXPECT_STREQ(e.what(), "message");
+    return;
+  } catch (...) {
+  }
+  ADD_FAILURE() << "ThrowError(" << ErrorCodeName(code) << ") threw another kind";
+}
+
+TEST(ErrorsTest, ThrowErrorRaisesTheKindItsCodeNames) {
+  ExpectThrowsKind<InvalidArgumentError>(ErrorCode::kInvalidArgument);
+  ExpectThrowsKind<NotFoundError>(ErrorCode::kNotFound);
+  ExpectThrowsKind<ResourceExhaustedError>(ErrorCode::kResourceExhausted);
+  ExpectThrowsKind<FailedPreconditionError>(ErrorCode::kFailedPrecondition);
+  ExpectThrowsKind<OutOfRangeError>(ErrorCode::kOutOfRange);
+  ExpectThrowsKind<UnimplementedError>(ErrorCode::kUnimplemented);
+  ExpectThrowsKind<InternalError>(ErrorCode::kInternal);
+  ExpectThrowsKind<DataLossError>(ErrorCode::kDataLoss);
+}
+
 }  // namespace
 }  // namespace eager

@@ -77,7 +77,7 @@ TEST(TensorTest, TypedAccessChecksDType) {
 
 TEST(TensorTest, CopiesShareBufferAndIdentity) {
   Tensor a = Tensor::Vector<float>({1, 2, 3});
-  Tensor b = a;
+  Tensor b = a;  // NOLINT(performance-unnecessary-copy-initialization): the copy is under test
   EXPECT_EQ(a.id(), b.id());
   EXPECT_EQ(a.data<float>().data(), b.data<float>().data());
   Tensor c = Tensor::Vector<float>({1, 2, 3});

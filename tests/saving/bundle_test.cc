@@ -17,6 +17,8 @@
 namespace eager {
 namespace {
 
+using ::eager::testing::ExpectVerifies;
+using ::eager::testing::Hex;
 using ::eager::testing::ListDir;
 using ::eager::testing::ReadFile;
 using ::eager::testing::TempDir;
@@ -26,23 +28,6 @@ void ExpectTensorEq(const Tensor& actual, const Tensor& expected) {
   ASSERT_EQ(actual.dtype(), expected.dtype());
   ASSERT_EQ(actual.shape(), expected.shape());
   EXPECT_EQ(actual.ToVector<T>(), expected.ToVector<T>());
-}
-
-void ExpectVerifies(const std::string& prefix) {
-  if (!::eager::testing::HaveTfckpt()) return;  // the dedicated test reports the skip
-  std::string output;
-  EXPECT_EQ(::eager::testing::TfckptVerify(prefix, &output), 0) << output;
-}
-
-std::string Hex(const std::string& bytes) {
-  std::string out;
-  char buf[4];
-  for (unsigned char c : bytes) {
-    std::snprintf(buf, sizeof(buf), "%02x ", c);
-    out += buf;
-  }
-  if (!out.empty()) out.pop_back();
-  return out;
 }
 
 TEST(BundleTest, RoundTripsEveryDtypeAndShapeKind) {

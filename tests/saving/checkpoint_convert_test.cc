@@ -20,31 +20,13 @@ namespace eager {
 namespace {
 
 using ::eager::testing::ExpectSameValue;
+using ::eager::testing::ExpectVerifies;
 using ::eager::testing::Input;
+using ::eager::testing::ModelAndAdamVariables;
 using ::eager::testing::MyModel;
 using ::eager::testing::TempDir;
 using ::eager::testing::TrainStep;
 using ::testing::HasSubstr;
-
-// Every variable the model and Adam hold, for a name-based save.
-std::vector<Variable*> ModelAndOptimizerVariables(MyModel& model, Adam& optimizer) {
-  std::vector<Variable*> vars = model.TrainableVariables();
-  for (Variable* v : model.TrainableVariables()) {
-    vars.push_back(optimizer.GetSlot(*v, "m"));
-    vars.push_back(optimizer.GetSlot(*v, "v"));
-  }
-  for (const Trackable::Child& child : optimizer.Children()) {  // iter and the hyper-parameters
-    if (auto* v = dynamic_cast<Variable*>(child.object)) vars.push_back(v);
-  }
-  return vars;
-}
-
-// The independent checker accepts what a conversion wrote (when it is there).
-void ExpectVerifies(const std::string& prefix) {
-  if (!::eager::testing::HaveTfckpt()) return;
-  std::string output;
-  EXPECT_EQ(::eager::testing::TfckptVerify(prefix, &output), 0) << output;
-}
 
 std::string WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
@@ -60,7 +42,7 @@ TEST(CheckpointConvertTest, NameBasedToObjectBasedByTemplateRestoresModelAndAdam
   Adam trained_adam;
   TrainStep(trained, trained_adam, Input());
   TrainStep(trained, trained_adam, Input());
-  Saver saver(ModelAndOptimizerVariables(trained, trained_adam));
+  Saver saver(ModelAndAdamVariables(trained, trained_adam));
   const std::string names = saver.Save(dir + "/names");
 
   MyModel shape_donor;  // the restoring program's model, built once for its structure
@@ -126,7 +108,7 @@ TEST(CheckpointConvertTest, MappingBuildsObjectGraphWithSlotsThatCheckpointResto
   MyModel model;
   Adam adam;
   TrainStep(model, adam, Input());
-  Saver(ModelAndOptimizerVariables(model, adam)).Save(dir + "/names");
+  Saver(ModelAndAdamVariables(model, adam)).Save(dir + "/names");
   // The object paths tf.train.Checkpoint(model=..., optimizer=...) uses.
   Variable& kernel = model.dense.kernel();
   Variable& bias = *model.dense.bias();

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "autodiff/adam.h"
 #include "autodiff/dense.h"
@@ -34,6 +35,20 @@ inline Tensor Input(int64_t dim = 4, uint64_t seed = 7) {
 inline void TrainStep(MyModel& model, Adam& optimizer, const Tensor& x) {
   model(x);  // builds
   optimizer.Minimize([&] { return ReduceMean(Square(model(x))); }, model.TrainableVariables());
+}
+
+// Every variable of a model trained with Adam, for a name-based save: the
+// model's, Adam's m and v slots, and its iterations and hyper-parameters.
+inline std::vector<Variable*> ModelAndAdamVariables(Module& model, Adam& optimizer) {
+  std::vector<Variable*> vars = model.Variables();
+  for (Variable* v : model.TrainableVariables()) {
+    vars.push_back(optimizer.GetSlot(*v, "m"));
+    vars.push_back(optimizer.GetSlot(*v, "v"));
+  }
+  for (const Trackable::Child& child : optimizer.Children()) {
+    if (auto* v = dynamic_cast<Variable*>(child.object)) vars.push_back(v);
+  }
+  return vars;
 }
 
 // Same dtype, shape and bytes.

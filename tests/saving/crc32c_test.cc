@@ -56,6 +56,24 @@ TEST(Crc32cTest, HardwareAndTableAgreeOnAllAlignmentsAndLengths) {
   }
 }
 
+// Inputs of three 4 KiB stretches and more run as three interleaved chains
+// joined by a shift table: every length around the round size, any start.
+TEST(Crc32cTest, InterleavedChainsAgreeWithTheTable) {
+  std::mt19937 rng(11);
+  std::vector<char> data(5 * 12288 + 64);
+  for (char& c : data) c = static_cast<char>(rng());
+  for (size_t start : {0, 1, 5, 8}) {
+    for (size_t n : {12287, 12288, 12289, 12295, 12296, 12320, 24575, 24576, 24583, 36864 + 100,
+                     5 * 12288 + 7}) {
+      ASSERT_EQ(Extend(0x9abcdef0u, data.data() + start, n),
+                ExtendPortable(0x9abcdef0u, data.data() + start, n))
+          << "start " << start << " length " << n;
+    }
+  }
+  const std::string zeros(1 << 16, '\0');
+  EXPECT_EQ(Value(zeros), ExtendPortable(0, zeros.data(), zeros.size()));
+}
+
 TEST(Crc32cTest, UsesTheSse42InstructionWhenTheCpuHasIt) {
 #if defined(__x86_64__)
   __builtin_cpu_init();

@@ -16,6 +16,7 @@
 #include "ops/nn_ops.h"
 #include "ops/operators.h"
 #include "ops/random_ops.h"
+#include "ops/reduction_ops.h"
 #include "ops/session.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
@@ -326,6 +327,156 @@ TEST(GraphSaverTest, GoldenDenseGraphDefRunsToTfsOutput) {
   const Tensor y = sess.Run("dense_1/BiasAdd:0");
   EXPECT_EQ(y.shape(), (Shape{1, 1}));
   EXPECT_NEAR(y.ToVector<float>()[0], 0.4701630473136902, 1e-6);
+}
+
+}  // namespace
+}  // namespace eager
+
+namespace eager {
+namespace {
+
+std::vector<float> Values(const Tensor& t) { return t.ToVector<float>(); }
+
+// `t` with f applied to each element, in plain C++ (not eager's kernels).
+template <typename F>
+Tensor MapFloats(const Tensor& t, F f) {
+  std::vector<float> v = t.ToVector<float>();
+  for (float& x : v) x = f(x);
+  return Tensor::FromVector<float>(v, t.shape());
+}
+
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 2e-5f * std::max(1.0f, std::abs(want[i]))) << "element " << i;
+  }
+}
+
+// Hands-On ML ch. 11 (TF 1.12): X [?,784] -> 5 x (dense + Elu; each followed
+// by tf.layers.batch_normalization(training=dnn/training), a tf.cond on a
+// PlaceholderWithDefault False); hidden_k+1 reads hidden_k's Elu, and only
+// hidden5's batch norm feeds the logits. The eager reference: BN inference
+// gamma (h - moving_mean) / sqrt(moving_variance + eps) + beta with eps from
+// the graph's Const, Elu as x > 0 ? x : exp(x) - 1 in plain C++.
+class RealBatchNormDnnTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::HasRealdata()) GTEST_SKIP() << "realdata not found at " << RealdataDir();
+    Graph::AsDefault in(graph_);
+    saver_ = ImportMetaGraph(prefix_ + ".meta");
+    ASSERT_NE(saver_, nullptr);
+    sess_ = std::make_unique<Session>(graph_);
+    saver_->Restore(*sess_, prefix_);
+  }
+
+  // Hidden5's Elu output, from the checkpoint's tensors.
+  Tensor Hidden5(const Tensor& x) const {
+    Tensor h = x;
+    for (int i = 1; i <= 5; ++i) {
+      const std::string layer = "hidden" + std::to_string(i);
+      const Tensor pre =
+          Add(MatMul(h, reader_.Read(layer + "/kernel")), reader_.Read(layer + "/bias"));
+      h = MapFloats(pre, [](float v) { return v > 0 ? v : std::exp(v) - 1.0f; });
+    }
+    return h;
+  }
+
+  Tensor Logits(const Tensor& normalized) const {
+    return Add(MatMul(normalized, reader_.Read("logits/kernel")), reader_.Read("logits/bias"));
+  }
+
+  // gamma (h - mean) / sqrt(variance + eps) + beta.
+  Tensor Normalize(const Tensor& h, const Tensor& mean, const Tensor& variance, float eps) const {
+    const Tensor scale = MapFloats(variance, [eps](float v) { return 1.0f / std::sqrt(v + eps); });
+    return Add(Mul(Mul(reader_.Read("hidden5/gamma"), scale), Sub(h, mean)),
+               reader_.Read("hidden5/beta"));
+  }
+
+  float Epsilon() { return sess_->Run("dnn/hidden5_1/batchnorm/add/y:0").ToVector<float>()[0]; }
+
+  const std::string prefix_ =
+      RealdataDir() + "/tf1_saver_handson_bn_partial_adam/dnn11_0_to_4.ckpt";
+  const BundleReader reader_{prefix_};
+  Graph graph_;
+  std::unique_ptr<Saver> saver_;
+  std::unique_ptr<Session> sess_;
+};
+
+TEST_F(RealBatchNormDnnTest, InferenceRunsLikeEager) {
+  EXPECT_EQ(saver_->variables().size(), 62u);
+  EXPECT_FLOAT_EQ(Epsilon(), 0.001f);
+  const Tensor x = RandomUniform(Shape{4, 784}, /*seed=*/8, 0.0, 1.0, DType::kFloat32);
+  const Tensor logits =
+      sess_->Run("dnn/logits/BiasAdd:0", {{"X:0", x}});  // training: default False
+  EXPECT_EQ(logits.shape(), (Shape{4, 5}));
+  const Tensor expected = Logits(Normalize(Hidden5(x), reader_.Read("hidden5/moving_mean"),
+                                           reader_.Read("hidden5/moving_variance"), Epsilon()));
+  ExpectClose(Values(logits), Values(expected));
+  float max_abs = 0;
+  for (float v : Values(expected)) max_abs = std::max(max_abs, std::abs(v));
+  EXPECT_GT(max_abs, 0.5f);  // a trained network, not zeros
+}
+
+// training=True takes tf.cond's other branch: the batch's own moments.
+TEST_F(RealBatchNormDnnTest, TrainingModeUsesTheBatchMoments) {
+  const Tensor x = RandomUniform(Shape{6, 784}, /*seed=*/9, 0.0, 1.0, DType::kFloat32);
+  const Tensor logits =
+      sess_->Run("dnn/logits/BiasAdd:0", {{"X:0", x}, {"dnn/training:0", Tensor(true)}});
+  const Tensor h = Hidden5(x);
+  const Tensor mean = ReduceMean(h, {0});
+  const Tensor variance = ReduceMean(Square(Sub(h, mean)), {0});
+  ExpectClose(Values(logits), Values(Logits(Normalize(h, mean, variance, Epsilon()))));
+}
+
+// The moving-average update (cond_2: an AssignSub through a RefSwitch whose
+// decay Const hangs on the true branch by a control edge) runs only when
+// training: in inference its nodes are dead and moving_mean stays.
+TEST_F(RealBatchNormDnnTest, MovingMeanUpdatesOnlyInTraining) {
+  const Tensor x = RandomUniform(Shape{6, 784}, /*seed=*/10, 0.0, 1.0, DType::kFloat32);
+  const std::vector<float> before = Values(reader_.Read("hidden5/moving_mean"));
+  const Tensor kept = sess_->Run("dnn/hidden5_1/cond_2/Merge:0", {{"X:0", x}});
+  EXPECT_EQ(Values(kept), before);
+  EXPECT_EQ(Values(sess_->Run("hidden5/moving_mean/read:0")), before);
+  EXPECT_EQ(sess_->Run("dnn/hidden5_1/cond_2/Merge:1", {{"X:0", x}}).ToVector<int32_t>(),
+            std::vector<int32_t>{0});
+
+  const Tensor updated =
+      sess_->Run("dnn/hidden5_1/cond_2/Merge:0", {{"X:0", x}, {"dnn/training:0", Tensor(true)}});
+  // moving_mean -= (moving_mean - batch_mean) * (1 - momentum 0.9).
+  const std::vector<float> batch_mean = Values(ReduceMean(Hidden5(x), {0}));
+  std::vector<float> want(before.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    want[i] = before[i] - (before[i] - batch_mean[i]) * 0.1f;
+  }
+  ExpectClose(Values(updated), want);
+  EXPECT_EQ(Values(sess_->Run("hidden5/moving_mean/read:0")), Values(updated));
+  // The untaken branch's tensors have no value.
+  EXPECT_THROW(
+      sess_->Run("dnn/hidden5_1/cond_2/Switch_1:0", {{"X:0", x}, {"dnn/training:0", Tensor(true)}}),
+      InvalidArgumentError);
+}
+
+// Géron ch. 9 logistic regression (TF 1.12): Sigmoid(X [?,3] @ theta [3,1]).
+TEST(GraphSaverTest, RealLogisticRegressionRunsAsEagerComputesIt) {
+  EAGER_SKIP_WITHOUT_REALDATA();
+  const std::string prefix = RealdataDir() + "/tf1_saver_handson_bn_partial_adam/my_logreg_model";
+  const Tensor x = RandomUniform(Shape{5, 3}, /*seed=*/11, -2.0, 2.0, DType::kFloat32);
+  Graph graph;
+  Tensor y;
+  {
+    Graph::AsDefault in(graph);
+    std::unique_ptr<Saver> saver = ImportMetaGraph(prefix + ".meta");
+    ASSERT_NE(saver, nullptr);
+    EXPECT_EQ(saver->variables().size(), 1u);
+    Session sess(graph);
+    saver->Restore(sess, prefix);
+    y = sess.Run("logistic_regression/model/Sigmoid:0", {{"X:0", x}});
+  }
+  const BundleReader r(prefix);
+  const Tensor expected = MapFloats(MatMul(x, r.Read("logistic_regression/model/theta")),
+                                    [](float v) { return 1.0f / (1.0f + std::exp(-v)); });
+  EXPECT_EQ(y.shape(), (Shape{5, 1}));
+  ExpectClose(Values(y), Values(expected));
 }
 
 }  // namespace

@@ -107,6 +107,7 @@ std::string Table(
     index_block = index(handles);
   } else {
     std::vector<std::string> entries;
+    entries.reserve(handles.size());
     for (const std::string& h : handles) entries.push_back(Entry(0, "\xff", h));
     index_block = Block(entries);
   }
@@ -141,6 +142,7 @@ std::string FloatEntry(const std::vector<int64_t>& dims, int64_t offset, int64_t
 // A well-formed one-block bundle index holding `entries` (key, value).
 std::string BundleIndex(const std::vector<std::pair<std::string, std::string>>& entries) {
   std::vector<std::string> raw;
+  raw.reserve(entries.size());
   for (const auto& [key, value] : entries) raw.push_back(Entry(0, key, value));
   return Table({{Block(raw)}});
 }
@@ -232,12 +234,13 @@ TEST_F(HostileFilesTest, BlockLargerThanTheBoundIsResourceExhaustedWithoutAlloca
 
 TEST_F(HostileFilesTest, SnappyHeaderClaimingGigabytes) {
   std::string snappy = Varint(uint64_t{1} << 30);  // Snappy's length is a varint32
-  snappy += "\x00\x00";
+  snappy += std::string("\0\0", 2);
   ExpectIndexRejected<ResourceExhaustedError>(Table({{snappy, 1}}));
 }
 
 TEST_F(HostileFilesTest, CorruptSnappyData) {
-  std::string snappy = Varint(100) + "\x00" + "x";  // promises 100 bytes, holds 1
+  // Tag byte 00: a literal of 1 byte, then that byte, "x".
+  std::string snappy = Varint(100) + std::string(1, '\0') + "x";  // promises 100 bytes, holds 1
   ExpectIndexRejected<DataLossError>(Table({{snappy, 1}}));
 }
 

@@ -27,56 +27,43 @@
 #include "saving/inspect_checkpoint.h"
 #include "saving/internal/directory_lock.h"
 #include "saving/internal/posix_file.h"
+#include "tests/saving/interrupted_save.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
 namespace {
 
 namespace fs = std::filesystem;
+using ::eager::testing::FileStepTrap;
+using ::eager::testing::FloatTensors;
+using ::eager::testing::g_file_step_trap;
+using ::eager::testing::kNew;
+using ::eager::testing::kOld;
 using ::eager::testing::ListDir;
+using ::eager::testing::RemoveFileStepTrap;
+using ::eager::testing::SetFileStepTrap;
 using ::eager::testing::TempDir;
+using ::eager::testing::TemporaryFiles;
+using ::eager::testing::WriteBundle;
 
-// The hook: the g_fail_at-th file step fails with g_errno. Unlinks are not
-// counted: they are the cleanup of a failed save, which is best effort.
-int g_fail_at = 0;
-int g_errno = 0;
-int g_steps = 0;
-std::string g_failed_step;
-std::string g_failed_path;
-int FailAtStep(std::string_view step, const std::string& path) {
-  if (step == "unlink" || ++g_steps != g_fail_at) return 0;
-  g_failed_step = step;
-  g_failed_path = path;
-  return g_errno;
-}
-
-// Runs `save` with its fail_at-th file step failing with `err`. Returns the
-// error's message, or nullopt when the save had fewer steps and succeeded.
+// Runs `save` with its fail_at-th file step failing with `err` (unlinks are
+// not counted: they are the cleanup of a failed save, which is best effort).
+// Returns the error's message, or nullopt when the save had fewer steps and
+// succeeded.
 std::optional<std::string> SaveFailingAt(int fail_at, int err, const std::function<void()>& save) {
-  g_fail_at = fail_at;
-  g_errno = err;
-  g_steps = 0;
-  g_failed_path.clear();
-  internal::SetFileStepHook(FailAtStep);
+  SetFileStepTrap(fail_at, err, /*count_unlinks=*/false);
   std::optional<std::string> error;
   try {
     save();
   } catch (const Error& e) {
     error = e.what();
   }
-  internal::SetFileStepHook(nullptr);
+  RemoveFileStepTrap();
   if (!error) {
-    EXPECT_TRUE(g_failed_path.empty()) << "a failed " << g_failed_step << " went unseen";
+    EXPECT_TRUE(g_file_step_trap.sprung_path.empty())
+        << "a failed " << g_file_step_trap.sprung_step << " went unseen";
   }
   return error;
-}
-
-std::vector<std::string> Temporaries(const std::string& dir) {
-  std::vector<std::string> found;
-  for (const std::string& name : ListDir(dir)) {
-    if (internal::IsTemporaryFileName(name)) found.push_back(name);
-  }
-  return found;
 }
 
 // Fails every step of `save` in turn (after setup() each time), then calls
@@ -89,37 +76,27 @@ int FailEveryStep(const std::string& dir, int err, const std::function<void()>& 
     setup();
     const std::optional<std::string> error = SaveFailingAt(k, err, save);
     if (!error) return k - 1;
-    SCOPED_TRACE(::testing::Message() << "file step " << k << " (" << g_failed_step << " of "
-                                      << g_failed_path << ") failed: " << *error);
-    EXPECT_NE(error->find(g_failed_path), std::string::npos) << "the error names the file";
+    const FileStepTrap& trap = g_file_step_trap;
+    SCOPED_TRACE(::testing::Message() << "file step " << k << " (" << trap.sprung_step << " of "
+                                      << trap.sprung_path << ") failed: " << *error);
+    EXPECT_NE(error->find(trap.sprung_path), std::string::npos) << "the error names the file";
     EXPECT_NE(error->find(std::strerror(err)), std::string::npos) << "and the OS's reason";
-    EXPECT_EQ(Temporaries(dir), std::vector<std::string>{}) << "temporary files left";
+    EXPECT_EQ(TemporaryFiles(dir), std::vector<std::string>{}) << "temporary files left";
     check();
     if (::testing::Test::HasFailure()) return k;
   }
 }
 
-const std::map<std::string, std::vector<float>> kOld = {{"a", {1, 2, 3}}, {"b", {4}}};
-const std::map<std::string, std::vector<float>> kNew = {{"a", {5, 6, 7}}, {"c", {8, 9}}};
-
-void WriteBundle(const std::string& prefix, const std::map<std::string, std::vector<float>>& t) {
-  BundleWriter writer(prefix);
-  for (const auto& [key, values] : t) {
-    writer.Add(key, Tensor::FromVector<float>(values, Shape{static_cast<int64_t>(values.size())}));
-  }
-  writer.Finish();
-}
-
-std::map<std::string, std::vector<float>> ReadAll(const std::string& prefix) {
+FloatTensors ReadAll(const std::string& prefix) {
   BundleReader reader(prefix);
-  std::map<std::string, std::vector<float>> out;
+  FloatTensors out;
   for (const std::string& key : reader.Keys()) out.emplace(key, reader.Read(key).ToVector<float>());
   return out;
 }
 
 // The old bundle with exactly its own files, or the new one complete.
 void ExpectOldOrNew(const std::string& dir, const std::string& prefix) {
-  std::map<std::string, std::vector<float>> got;
+  FloatTensors got;
   try {
     got = ReadAll(prefix);
   } catch (const std::exception& e) {

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <random>
 #include <thread>
 
@@ -31,22 +32,21 @@
 #include "saving/internal/directory_lock.h"
 #include "saving/internal/posix_file.h"
 #include "saving/saver.h"
+#include "tests/saving/interrupted_save.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
 namespace {
 
 namespace fs = std::filesystem;
+using ::eager::testing::FloatTensors;
+using ::eager::testing::kNew;
+using ::eager::testing::kOld;
 using ::eager::testing::ListDir;
+using ::eager::testing::SetFileStepTrap;
 using ::eager::testing::TempDir;
-
-// The child's hook: SIGKILL just before file step number g_kill_at.
-int g_kill_at = 0;
-int g_steps = 0;
-int KillAtStep(std::string_view, const std::string&) {
-  if (++g_steps == g_kill_at) raise(SIGKILL);
-  return 0;
-}
+using ::eager::testing::TemporaryFiles;
+using ::eager::testing::WriteBundle;
 
 // Runs `save` in a child killed before its kill_at-th file step. Returns
 // true if the child was killed, false if the save completed first.
@@ -54,9 +54,7 @@ bool RunKilledAt(int kill_at, const std::function<void()>& save) {
   const pid_t pid = fork();
   EXPECT_GE(pid, 0);
   if (pid == 0) {
-    g_kill_at = kill_at;
-    g_steps = 0;
-    internal::SetFileStepHook(KillAtStep);
+    SetFileStepTrap(kill_at);  // SIGKILL there
     try {
       save();
     } catch (const std::exception& e) {
@@ -93,13 +91,6 @@ void RunKilledAfter(std::chrono::microseconds delay, const std::function<void()>
   EXPECT_TRUE(WIFSIGNALED(status)) << "the saving child exited on its own: status " << status;
 }
 
-bool HasTemporaries(const std::string& dir) {
-  for (const std::string& name : ListDir(dir)) {
-    if (internal::IsTemporaryFileName(name)) return true;
-  }
-  return false;
-}
-
 void ResetDir(const std::string& dir, const std::function<void()>& setup) {
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -125,7 +116,7 @@ void KillEverywhere(const std::string& dir, const std::function<void()>& setup,
     }
     if (k % 3 == 0) {
       save();
-      EXPECT_FALSE(HasTemporaries(dir)) << "after the next save";
+      EXPECT_EQ(TemporaryFiles(dir), std::vector<std::string>{}) << "after the next save";
       check();
     }
   }
@@ -148,24 +139,12 @@ std::map<std::string, Tensor> ReadAll(const std::string& prefix) {
   return out;
 }
 
-void ExpectSameTensors(const std::map<std::string, Tensor>& a,
-                       const std::map<std::string, std::vector<float>>& b, bool* same) {
+void ExpectSameTensors(const std::map<std::string, Tensor>& a, const FloatTensors& b, bool* same) {
   *same = a.size() == b.size();
   for (const auto& [key, values] : b) {
     const auto it = a.find(key);
     *same = *same && it != a.end() && it->second.ToVector<float>() == values;
   }
-}
-
-const std::map<std::string, std::vector<float>> kOld = {{"a", {1, 2, 3}}, {"b", {4}}};
-const std::map<std::string, std::vector<float>> kNew = {{"a", {5, 6, 7}}, {"c", {8, 9}}};
-
-void WriteBundle(const std::string& prefix, const std::map<std::string, std::vector<float>>& t) {
-  BundleWriter writer(prefix);
-  for (const auto& [key, values] : t) {
-    writer.Add(key, Tensor::FromVector<float>(values, Shape{static_cast<int64_t>(values.size())}));
-  }
-  writer.Finish();
 }
 
 // Old or new, never a mix, never unreadable.
@@ -293,6 +272,135 @@ TEST(KillTest, SaverOverwriteLeavesALatestCheckpointThatRestores) {
       },
       10);
 }
+
+// Sharded overwrites (CheckpointOptions::num_shards): a save of N data files
+// over a checkpoint of N + 1, and of N + 1 over N, synchronous and
+// asynchronous, killed before each of its file steps. The shards are written
+// by parallel threads, so the other shards' threads may get a few steps
+// further before the kill lands. After every kill the prefix must restore
+// completely to the old values or completely to the new ones, and every
+// state left on disk must pass tfckpt.py verify.
+struct ShardedOverwrite {
+  int old_shards;
+  int new_shards;
+  bool async;
+};
+
+// Five variables of 4000, 3000, 2000, 1500 and 100 floats (bigger than the
+// writer's 256 KiB buffer for the first, so it is written from its own
+// memory), every shard gets bytes; old and new values differ in every one.
+constexpr int64_t kShardedSizes[] = {4000, 3000, 2000, 1500, 100};
+constexpr int kShardedCount = 5;
+
+Tensor ShardedValue(int i, float generation) {
+  std::vector<float> values(static_cast<size_t>(kShardedSizes[i]));
+  for (size_t j = 0; j < values.size(); ++j) {
+    values[j] = generation * 1e6f + float(i) * 1e4f + float(j);
+  }
+  return Tensor::FromVector<float>(std::move(values));
+}
+
+// Writes generation `generation`'s values to `prefix` as a Checkpoint.
+void WriteSharded(const std::string& prefix, float generation, int num_shards, bool async) {
+  std::vector<std::unique_ptr<Variable>> variables;
+  std::vector<std::pair<std::string, Trackable*>> children;
+  for (int i = 0; i < kShardedCount; ++i) {
+    variables.push_back(std::make_unique<Variable>(ShardedValue(i, generation), "v"));
+    children.emplace_back("v" + std::to_string(i), variables.back().get());
+  }
+  Checkpoint checkpoint(children);
+  checkpoint.Write(prefix, CheckpointOptions{.async = async, .num_shards = num_shards});
+  checkpoint.Sync();
+}
+
+// Restores `prefix` into fresh variables; the generation all of them hold
+// (1 old, 2 new), or 0 with a failure recorded.
+float RestoredShardedGeneration(const std::string& prefix) {
+  std::vector<std::unique_ptr<Variable>> variables;
+  std::vector<std::pair<std::string, Trackable*>> children;
+  for (int i = 0; i < kShardedCount; ++i) {
+    variables.push_back(
+        std::make_unique<Variable>(DType::kFloat32, Shape{kShardedSizes[i]}, "restored"));
+    children.emplace_back("v" + std::to_string(i), variables.back().get());
+  }
+  try {
+    Checkpoint(children).Read(prefix).AssertConsumed();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "the prefix does not restore: " << e.what();
+    return 0;
+  }
+  for (float generation : {1.0f, 2.0f}) {
+    bool all = true;
+    for (int i = 0; i < kShardedCount; ++i) {
+      all = all && variables[static_cast<size_t>(i)]->value().ToVector<float>() ==
+                       ShardedValue(i, generation).ToVector<float>();
+    }
+    if (all) return generation;
+  }
+  ADD_FAILURE() << "neither all old nor all new values";
+  return 0;
+}
+
+// tfckpt.py verify of each prefix, all in one Python process (one process
+// per prefix would cost most of the test's time). Returns the exit status:
+// 0 when every prefix verifies; *output lists the failures.
+int TfckptVerifyAll(const std::vector<std::string>& prefixes, const std::string& log,
+                    std::string* output) {
+  const std::string tools = fs::path(EAGER_TFCKPT).parent_path().string();
+  std::string command =
+      "python3 -c \"import sys; sys.path.insert(0, sys.argv[1]); import tfckpt; "
+      "bad = [p for p in sys.argv[2:] if tfckpt.main(['verify', '-q', p]) != 0]; "
+      "print('FAILED:', bad) if bad else None; sys.exit(1 if bad else 0)\" '" +
+      tools + "'";
+  for (const std::string& prefix : prefixes) command += " '" + prefix + "'";
+  const int rc = std::system((command + " >'" + log + "' 2>&1").c_str());
+  *output = ::eager::testing::ReadFile(log);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+class ShardedOverwriteKillTest : public ::testing::TestWithParam<ShardedOverwrite> {};
+
+TEST_P(ShardedOverwriteKillTest, ReadsOldOrNewAndVerifies) {
+  const ShardedOverwrite param = GetParam();
+  const std::string base = TempDir();
+  const std::string dir = base + "/d";
+  const std::string prefix = dir + "/ckpt";
+  std::vector<std::string> snapshots;
+  int saw[3] = {0, 0, 0};
+  KillEverywhere(
+      dir, [&] { WriteSharded(prefix, 1, param.old_shards, false); },
+      [&] { WriteSharded(prefix, 2, param.new_shards, param.async); },
+      [&] {
+        const float generation = RestoredShardedGeneration(prefix);
+        ++saw[static_cast<int>(generation)];
+        // What is on disk now, for tfckpt.py at the end.
+        const std::string copy = base + "/s" + std::to_string(snapshots.size());
+        fs::create_directories(copy);
+        for (const std::string& name : ListDir(dir)) {
+          if (name.starts_with("ckpt.")) fs::copy_file(fs::path(dir) / name, fs::path(copy) / name);
+        }
+        snapshots.push_back(copy + "/ckpt");
+      },
+      5);
+  EXPECT_GT(saw[1], 0) << "no kill left the old checkpoint";
+  EXPECT_GT(saw[2], 0) << "no kill left the new checkpoint";
+  if (!::eager::testing::HaveTfckpt()) {
+    std::printf("[ SKIPPED  ] tfckpt.py verify: %s or python3 missing\n", EAGER_TFCKPT);
+    return;
+  }
+  std::string output;
+  EXPECT_EQ(TfckptVerifyAll(snapshots, base + "/verify.log", &output), 0) << output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NOverNPlusOne, ShardedOverwriteKillTest,
+    ::testing::Values(ShardedOverwrite{1, 2, false}, ShardedOverwrite{2, 1, false},
+                      ShardedOverwrite{2, 3, false}, ShardedOverwrite{3, 2, false},
+                      ShardedOverwrite{2, 3, true}, ShardedOverwrite{3, 2, true}),
+    [](const auto& info) {
+      return std::to_string(info.param.new_shards) + "Over" +
+             std::to_string(info.param.old_shards) + (info.param.async ? "Async" : "");
+    });
 
 TEST(KillTest, ForkedWritersPickDifferentTemporaryNames) {
   internal::RandomUint64();  // the parent's engine is seeded

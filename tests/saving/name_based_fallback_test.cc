@@ -26,24 +26,11 @@ namespace {
 
 using ::eager::testing::ExpectSameValue;
 using ::eager::testing::Input;
+using ::eager::testing::ModelAndAdamVariables;
 using ::eager::testing::MyModel;
 using ::eager::testing::TempDir;
 using ::eager::testing::TrainStep;
 using ::testing::HasSubstr;
-
-// Every variable of a model trained with Adam: the model's, Adam's iter and
-// hyper-parameters, and its m and v slots.
-std::vector<Variable*> AllVariables(Module& model, Adam& optimizer) {
-  std::vector<Variable*> vars = model.Variables();
-  for (Variable* v : model.TrainableVariables()) {
-    vars.push_back(optimizer.GetSlot(*v, "m"));
-    vars.push_back(optimizer.GetSlot(*v, "v"));
-  }
-  for (const Trackable::Child& child : optimizer.Children()) {
-    if (auto* v = dynamic_cast<Variable*>(child.object)) vars.push_back(v);
-  }
-  return vars;
-}
 
 // Every test starts with fresh names, as a program does: the trained model
 // is "dense", "Adam".
@@ -59,7 +46,7 @@ class NameBasedFallbackTest : public ::testing::Test {
 std::string SaveTrainedNameBased(MyModel& model, Adam& optimizer, const std::string& dir) {
   TrainStep(model, optimizer, Input());
   EXPECT_EQ(model.dense.kernel().shared_name(), "dense/kernel");
-  const std::string prefix = Saver(AllVariables(model, optimizer)).Save(dir + "/model.ckpt");
+  std::string prefix = Saver(ModelAndAdamVariables(model, optimizer)).Save(dir + "/model.ckpt");
   ResetDefaultNames();
   return prefix;
 }
@@ -90,8 +77,8 @@ TEST_F(NameBasedFallbackTest, LazilyBuiltDenseAndAdamSlotsGetTheSavedValuesWhenC
   // step continues exactly as the trained objects' own next step.
   TrainStep(trained, trained_adam, Input(4, 8));
   TrainStep(model, adam, Input(4, 8));
-  const std::vector<Variable*> expected = AllVariables(trained, trained_adam);
-  const std::vector<Variable*> actual = AllVariables(model, adam);
+  const std::vector<Variable*> expected = ModelAndAdamVariables(trained, trained_adam);
+  const std::vector<Variable*> actual = ModelAndAdamVariables(model, adam);
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < actual.size(); ++i) ExpectSameValue(*actual[i], *expected[i]);
   status.AssertConsumed().AssertExistingObjectsMatched().AssertNontrivialMatch();

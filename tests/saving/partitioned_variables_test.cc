@@ -9,39 +9,31 @@
 #include "saving/inspect_checkpoint.h"
 #include "saving/internal/slices.h"
 #include "tests/saving/crafted_bundle.h"
+#include "tests/saving/saving_test_util.h"
 
 namespace eager {
 namespace {
 
 using ::eager::testing::CraftedBundle;
+using ::eager::testing::Hex;
 using ::eager::testing::TempDir;
 using internal::DecodeTensorNameSlice;
 using internal::EncodeTensorNameSlice;
 
 constexpr SliceExtent kWhole{};
 
-std::string Hex(const std::string& bytes) {
-  std::string out;
-  char buf[4];
-  for (unsigned char c : bytes) {
-    std::snprintf(buf, sizeof(buf), "%02x ", c);
-    out += buf;
-  }
-  return out;
-}
-
 // Bytes worked out by hand from OrderedCode's rules (FORMAT.md 2.8).
 TEST(SliceKeyTest, EncodesAsTensorFlowsOrderedCode) {
   // 00 | "w" 00 01 | rank 01 02 | 0 -> 80, 5 -> 85 | whole: 0 -> 80, -1 -> 7f
-  EXPECT_EQ(Hex(EncodeTensorNameSlice("w", {{0, 5}, kWhole})), "00 77 00 01 01 02 80 85 80 7f ");
+  EXPECT_EQ(Hex(EncodeTensorNameSlice("w", {{0, 5}, kWhole})), "00 77 00 01 01 02 80 85 80 7f");
   // 100 needs two bytes: 00 64 with header c0; -100: ff 9c with header -> 3f 9c.
-  EXPECT_EQ(Hex(EncodeTensorNameSlice("ab", {{100, -100}})), "00 61 62 00 01 01 01 c0 64 3f 9c ");
+  EXPECT_EQ(Hex(EncodeTensorNameSlice("ab", {{100, -100}})), "00 61 62 00 01 01 01 c0 64 3f 9c");
   // 0x00 and 0xff in the name are escaped.
   EXPECT_EQ(Hex(EncodeTensorNameSlice(std::string("a\0b\xff", 4), {})),
-            "00 61 00 ff 62 ff 00 00 01 00 ");
+            "00 61 00 ff 62 ff 00 00 01 00");
   // 64 is the first two-byte value; 2^13 - 1 the last; 2^13 takes three.
-  EXPECT_EQ(Hex(EncodeTensorNameSlice("", {{63, 64}})), "00 00 01 01 01 bf c0 40 ");
-  EXPECT_EQ(Hex(EncodeTensorNameSlice("", {{8191, 8192}})), "00 00 01 01 01 df ff e0 20 00 ");
+  EXPECT_EQ(Hex(EncodeTensorNameSlice("", {{63, 64}})), "00 00 01 01 01 bf c0 40");
+  EXPECT_EQ(Hex(EncodeTensorNameSlice("", {{8191, 8192}})), "00 00 01 01 01 df ff e0 20 00");
 }
 
 TEST(SliceKeyTest, DecodesWhatItEncodesAndRejectsAnythingElse) {

@@ -47,6 +47,18 @@ inline void WriteFile(const std::string& path, const std::string& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+// Bytes as lower-case hex pairs separated by spaces: "00 7f ff".
+inline std::string Hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (!out.empty()) out += ' ';
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
 // Sorted file names in `dir`.
 inline std::vector<std::string> ListDir(const std::string& dir) {
   std::vector<std::string> names;
@@ -81,6 +93,18 @@ inline int RunTfckpt(const std::string& args, const std::string& log, std::strin
 // `tfckpt.py verify -q PREFIX`.
 inline int TfckptVerify(const std::string& prefix, std::string* output) {
   return RunTfckpt("verify -q '" + prefix + "'", prefix + ".verify.log", output);
+}
+
+// Expects `tfckpt.py verify -q PREFIX` to accept the checkpoint. Without the
+// verifier only this check is skipped, with a note; the test goes on.
+inline void ExpectVerifies(const std::string& prefix) {
+  if (!HaveTfckpt()) {
+    std::printf("[ SKIPPED  ] tfckpt.py verify of %s: %s or python3 missing\n", prefix.c_str(),
+                EAGER_TFCKPT);
+    return;
+  }
+  std::string output;
+  EXPECT_EQ(TfckptVerify(prefix, &output), 0) << output;
 }
 
 }  // namespace eager::testing

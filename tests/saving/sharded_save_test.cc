@@ -20,8 +20,8 @@ namespace eager {
 namespace {
 
 namespace fs = std::filesystem;
+using ::eager::testing::ExpectVerifies;
 using ::eager::testing::ListDir;
-using ::eager::testing::RunTfckpt;
 using ::eager::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -30,16 +30,6 @@ Tensor Floats(int n, float first) {
   std::vector<float> values(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) values[static_cast<size_t>(i)] = first + static_cast<float>(i);
   return Tensor::FromVector<float>(std::move(values));
-}
-
-void ExpectVerifies(const std::string& prefix) {
-  if (!::eager::testing::HaveTfckpt()) {
-    std::printf("[ SKIPPED  ] tfckpt.py verify of %s: %s or python3 missing\n", prefix.c_str(),
-                EAGER_TFCKPT);
-    return;
-  }
-  std::string output;
-  EXPECT_EQ(RunTfckpt("verify '" + prefix + "'", prefix + ".verify.log", &output), 0) << output;
 }
 
 // Five float tensors of 100, 50, 40, 30 and 20 elements over two shards:
@@ -188,7 +178,7 @@ TEST(ShardedSaveTest, FailedShardRemovesEveryTemporaryFile) {
   // A shard's temporary file vanishes under the writer: its fsync still
   // works on the open descriptor, but the rename into place fails.
   for (const std::string& name : ListDir(dir)) {
-    if (name.starts_with("ckpt.data-00001-of-00003")) fs::remove(dir + "/" + name);
+    if (name.starts_with("ckpt.data-00001-of-00003")) fs::remove(fs::path(dir) / name);
   }
   EXPECT_THROW(writer.Finish(), Error);
   // No temporary file is left and no index names the incomplete data.

@@ -1,0 +1,219 @@
+// The stripped op list of the .meta files we write: every op type our graphs
+// can contain has TF's OpDef in it (not a bare name), and every node we write
+// is valid against that OpDef, as TF's importer checks it: no attribute the
+// OpDef lacks, every attribute without a default present, allowed values
+// respected, and as many data inputs as the OpDef's arguments take.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "autodiff/adam.h"
+#include "ops/array_ops.h"
+#include "ops/batch_norm_ops.h"
+#include "ops/bias_add.h"
+#include "ops/binary_ops.h"
+#include "ops/conv_ops.h"
+#include "ops/elu.h"
+#include "ops/graph_ops.h"
+#include "ops/matmul.h"
+#include "ops/nn_ops.h"
+#include "ops/op_def.h"
+#include "ops/random_ops.h"
+#include "ops/reduction_ops.h"
+#include "ops/session.h"
+#include "ops/unary_ops.h"
+#include "runtime/graph.h"
+#include "saving/internal/tf_op_defs.h"
+#include "saving/meta_graph.h"
+#include "saving/saver.h"
+#include "tests/saving/saving_test_util.h"
+
+namespace eager {
+namespace {
+
+using ::eager::testing::TempDir;
+using internal::FindTfOpDef;
+
+const MetaAttrDef* FindAttrDef(const MetaOpDef& op, std::string_view name) {
+  auto it = std::find_if(op.attrs.begin(), op.attrs.end(),
+                         [&](const MetaAttrDef& a) { return a.name == name; });
+  return it == op.attrs.end() ? nullptr : &*it;
+}
+
+// Every op eager runs has TF's OpDef, whose arguments are the op's tensor
+// inputs followed by the attributes TF passes as inputs, by TF's names, and
+// whose attributes include the type attributes eager writes.
+TEST(StrippedOpListTest, EveryOpInAllOpsHasTfsOpDef) {
+  for (const OpDef* op : AllOps()) {
+    SCOPED_TRACE(std::string(op->type));
+    const MetaOpDef* tf = FindTfOpDef(op->type);
+    ASSERT_NE(tf, nullptr) << op->type << " has no OpDef in saving/internal/tf_op_defs.cc";
+    if (op->num_inputs == OpDef::kVariadic) {
+      ASSERT_FALSE(tf->inputs.empty());
+      EXPECT_FALSE(tf->inputs[0].number_attr.empty());  // "values: N * T"
+      EXPECT_EQ(tf->inputs.size(), 1 + op->input_attrs.size());
+    } else {
+      EXPECT_EQ(tf->inputs.size(), static_cast<size_t>(op->num_inputs) + op->input_attrs.size());
+    }
+    const size_t first_attr_input = tf->inputs.size() - op->input_attrs.size();
+    for (size_t i = 0; i < op->input_attrs.size(); ++i) {
+      EXPECT_EQ(tf->inputs[first_attr_input + i].name, op->input_attrs[i].input);
+    }
+    for (const TypeAttr& t : op->type_attrs) {
+      EXPECT_NE(FindAttrDef(*tf, t.name), nullptr) << t.name;
+    }
+    if (op->type_attrs.empty()) {
+      EXPECT_NE(FindAttrDef(*tf, "T"), nullptr);
+    }
+  }
+  // Graph-only nodes a Session runs or a graph of ours holds.
+  for (const char* type :
+       {"Const", "Placeholder", "PlaceholderWithDefault", "VariableV2", "Assign", "AssignAdd",
+        "AssignSub", "ApplyAdam", "NoOp", "SaveV2", "RestoreV2", "Switch", "Merge"}) {
+    EXPECT_NE(FindTfOpDef(type), nullptr) << type;
+  }
+}
+
+// How many data inputs `node` must have by `op`'s arguments.
+size_t ExpectedInputs(const MetaGraphNode& node, const MetaOpDef& op) {
+  size_t n = 0;
+  for (const MetaArgDef& arg : op.inputs) {
+    if (!arg.number_attr.empty()) {
+      n += static_cast<size_t>(std::get<int64_t>(node.attrs.at(arg.number_attr)));
+    } else if (!arg.type_list_attr.empty()) {
+      n += std::get<MetaAttrList>(node.attrs.at(arg.type_list_attr)).type.size();
+    } else {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// TF's checks on importing `node` (ValidateNodeDef, ValidateAttrValue).
+void ExpectValidAgainst(const MetaGraphNode& node, const MetaOpDef& op) {
+  SCOPED_TRACE("node '" + node.name + "' (" + node.op + ")");
+  for (const auto& [name, value] : node.attrs) {
+    if (name.starts_with("_")) continue;  // TF's internal attrs (_class, _output_shapes)
+    const MetaAttrDef* def = FindAttrDef(op, name);
+    if (def == nullptr) {
+      ADD_FAILURE() << "attribute '" << name << "' is not in the OpDef";
+      continue;
+    }
+    if (!def->allowed_values) continue;
+    const auto& allowed = std::get<MetaAttrList>(*def->allowed_values);
+    if (const auto* type = std::get_if<MetaType>(&value)) {
+      EXPECT_THAT(allowed.type, ::testing::Contains(type->tf_dtype)) << name;
+    } else if (const auto* s = std::get_if<std::string>(&value)) {
+      EXPECT_THAT(allowed.s, ::testing::Contains(*s)) << name;
+    }
+  }
+  for (const MetaAttrDef& def : op.attrs) {
+    if (!def.default_value) {
+      EXPECT_TRUE(node.attrs.contains(def.name)) << "attribute '" << def.name << "' is missing";
+    }
+  }
+  size_t data_inputs = 0;
+  for (const std::string& in : node.inputs) data_inputs += !in.starts_with("^");
+  EXPECT_EQ(data_inputs, ExpectedInputs(node, op));
+}
+
+// A model touching every op eager has, trained by TF1 Adam and saved.
+std::string SaveGraphUsingEveryOp(const std::string& dir) {
+  Graph graph;
+  Graph::AsDefault in(graph);
+  const auto uniform = [](const Shape& shape, uint64_t seed) {
+    return RandomUniform(shape, seed, -0.5, 0.5, DType::kFloat32);
+  };
+  Variable k1(uniform(Shape{3, 3, 1, 2}, 1), "conv1/kernel");
+  Variable bias1(uniform(Shape{2}, 2), "conv1/bias");
+  Variable k2(uniform(Shape{3, 3, 2, 2}, 3), "conv2/kernel");
+  Variable w(uniform(Shape{18, 3}, 4), "dense/kernel");
+  Variable b(uniform(Shape{3}, 5), "dense/bias");
+  const Tensor x = Placeholder(DType::kFloat32, Shape{4, 6, 6, 1}, "x");
+  const Tensor labels = Placeholder(DType::kInt32, Shape{4}, "labels");
+
+  // conv1 -> conv2 (so Conv2DBackpropInput is on the way back) -> pool -> dense.
+  const Tensor h1 = Relu(BiasAdd(Conv2D(x, k1.value(), {.padding = "SAME"}), bias1.value()));
+  const Tensor h2 = MaxPool(Conv2D(h1, k2.value(), {.padding = "SAME"}));
+  const Tensor logits = Add(MatMul(Reshape(h2, {4, 18}), w.value()), b.value());
+
+  const Tensor one = Constant(Tensor(1.0f));
+  std::vector<Tensor> terms = {
+      ReduceSum(SparseSoftmaxCrossEntropyWithLogits(labels, logits)),
+      ReduceMean(Mul(LogSoftmax(logits), OneHot(labels, 3))),
+      ReduceMax(Softmax(logits), {1}),
+      ReduceSum(Pow(Sigmoid(logits), Constant(Tensor(2.0f)))),
+      ReduceSum(Div(Tanh(logits), Sqrt(Add(Square(logits), one)))),
+      ReduceSum(Maximum(logits, Minimum(Exp(Neg(logits)), Log(Add(Square(logits), one))))),
+      ReduceSum(Transpose(Concat({logits, Slice(logits, {0, 0}, {4, 2})}, 1))),
+      ReduceSum(Gather(logits, Constant(Tensor::Vector<int32_t>({3, 1})))),
+      ReduceSum(UnsortedSegmentSum(logits, Constant(Tensor::Vector<int32_t>({0, 1, 0, 1})), 2)),
+      ReduceSum(Mul(BroadcastTo(b.value(), Shape{4, 3}), StopGradient(Identity(logits)))),
+      ReduceSum(Cast(Cast(logits, DType::kFloat64), DType::kFloat32)),
+      ReduceSum(Mul(Squeeze(Elu(ReduceMean(logits, {0}, true))),
+                    Rsqrt(Add(SquaredDifference(logits, b.value()), one)))),
+  };
+  Tensor loss = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) loss = Sub(loss, terms[i]);
+  // Off the gradient's way: accuracy.
+  const Tensor correct = Equal(Cast(ArgMax(logits, 1), DType::kInt32), labels);
+  (void)ReduceMean(Cast(correct, DType::kFloat32));
+
+  AdamOptions options;
+  options.tf1_compatible = true;
+  Adam adam(options);
+  (void)adam.Minimize(loss, {&k1, &bias1, &k2, &w, &b});
+  Saver saver;
+  Session sess(graph);
+  sess.Run(GlobalVariablesInitializer());
+  return saver.Save(sess, dir + "/model.ckpt");
+}
+
+TEST(StrippedOpListTest, EveryNodeWeWriteIsValidAgainstTfsOpDefInTheFile) {
+  const std::string prefix = SaveGraphUsingEveryOp(TempDir());
+  const MetaGraph meta = ReadMetaGraph(prefix + ".meta");
+
+  std::map<std::string, const MetaOpDef*> written;
+  for (const MetaOpDef& op : meta.stripped_op_list) written[op.name] = &op;
+  std::set<std::string> types;
+  for (const MetaGraphNode& node : meta.nodes) {
+    types.insert(node.op);
+    auto it = written.find(node.op);
+    ASSERT_NE(it, written.end()) << node.op << " is not in the stripped op list";
+    const MetaOpDef& op = *it->second;
+    // TF's definition, not a bare name.
+    ASSERT_NE(FindTfOpDef(node.op), nullptr) << node.op;
+    EXPECT_EQ(op.attrs.size(), FindTfOpDef(node.op)->attrs.size()) << node.op;
+    EXPECT_EQ(op.inputs.size(), FindTfOpDef(node.op)->inputs.size()) << node.op;
+    ExpectValidAgainst(node, op);
+  }
+  EXPECT_EQ(types.size(), written.size());  // nothing listed that no node uses
+  for (const OpDef* op : AllOps()) {
+    EXPECT_TRUE(types.contains(std::string(op->type))) << op->type << " is not in the test graph";
+  }
+  for (const char* type : {"ApplyAdam", "Assign", "Const", "NoOp", "Placeholder", "RestoreV2",
+                           "SaveV2", "VariableV2"}) {
+    EXPECT_TRUE(types.contains(type)) << type;
+  }
+}
+
+// The independent decoder lists the same op list.
+TEST(StrippedOpListTest, TfckptListsTheOpTypes) {
+  EAGER_SKIP_WITHOUT_TFCKPT();
+  const std::string dir = TempDir();
+  const std::string prefix = SaveGraphUsingEveryOp(dir);
+  std::string out;
+  ASSERT_EQ(testing::RunTfckpt("meta '" + prefix + ".meta'", dir + "/log", &out), 0) << out;
+  for (const char* type : {"ApplyAdam", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput",
+                           "MaxPool", "MaxPoolGrad", "ReluGrad"}) {
+    EXPECT_THAT(out, ::testing::HasSubstr(std::string(" ") + type + ",")) << type;
+  }
+}
+
+}  // namespace
+}  // namespace eager
