@@ -19,7 +19,6 @@
 
 #include "examples/fashion_mnist/dataset.h"
 #include "examples/fashion_mnist/training.h"
-#include "runtime/errors.h"
 #include "saving/summary_writer.h"
 
 namespace {
@@ -30,9 +29,7 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 
 extern "C" void OnInterrupt(int) { stop_requested.store(true); }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Run(int argc, char** argv) {
   fashion_mnist::TrainOptions options;
   std::string data_dir = fashion_mnist::kDefaultDataDir;
 
@@ -66,45 +63,54 @@ int main(int argc, char** argv) {
                  "accuracy (raw and EMA weights) every epoch");
   CLI11_PARSE(app, argc, argv);
 
+  const fashion_mnist::Dataset train = fashion_mnist::LoadSplit(data_dir, "train");
+  const fashion_mnist::Dataset test = fashion_mnist::LoadSplit(data_dir, "t10k");
+  std::cout << "Fashion-MNIST: " << train.size() << " training and " << test.size()
+            << " test images from " << data_dir << "\n";
+  if (stop_after_steps > 0) options.stop_after_steps = stop_after_steps;
+  options.stop = &stop_requested;
+  std::signal(SIGINT, OnInterrupt);
+  options.interactive = isatty(STDERR_FILENO) != 0;
+  std::unique_ptr<eager::SummaryWriter> summaries;
+  if (!logdir.empty()) {
+    summaries = std::make_unique<eager::SummaryWriter>(logdir);
+    std::cout << "TensorBoard summaries: " << summaries->path() << "\n";
+    options.on_step = [&](const fashion_mnist::StepReport& r) {
+      summaries->Scalar("loss", r.loss, r.step);
+      summaries->Scalar("examples_per_second", static_cast<float>(r.examples_per_second), r.step);
+    };
+    options.on_epoch = [&](const fashion_mnist::EpochReport& r) {
+      summaries->Scalar("accuracy/raw", static_cast<float>(r.test_accuracy), r.step);
+      summaries->Scalar("accuracy/ema", static_cast<float>(r.ema_test_accuracy), r.step);
+    };
+  }
+  fashion_mnist::Mlp model(options.seed);
+  const fashion_mnist::TrainResult result =
+      fashion_mnist::Train(model, train, test, options, std::cerr);
+  std::printf("trained %lld steps in %.1f s (%.0f examples/s), last loss %.4f\n",
+              static_cast<long long>(result.steps), result.seconds, result.examples_per_second,
+              result.last_loss);
+  if (result.interrupted) {
+    std::printf("interrupted after %lld steps%s%s\n", static_cast<long long>(result.steps),
+                result.last_checkpoint.empty() ? "" : "; saved ", result.last_checkpoint.c_str());
+    return 130;
+  }
+  std::printf("test accuracy: %.2f%% (raw weights), %.2f%% (EMA weights)\n",
+              100 * result.test_accuracy, 100 * result.ema_test_accuracy);
+  if (summaries) summaries->Close();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // eager's errors (a missing data file, a checkpoint that does not match)
+  // and anything else (out of memory) end the run with a message, not an
+  // uncaught-exception abort.
   try {
-    const fashion_mnist::Dataset train = fashion_mnist::LoadSplit(data_dir, "train");
-    const fashion_mnist::Dataset test = fashion_mnist::LoadSplit(data_dir, "t10k");
-    std::cout << "Fashion-MNIST: " << train.size() << " training and " << test.size()
-              << " test images from " << data_dir << "\n";
-    if (stop_after_steps > 0) options.stop_after_steps = stop_after_steps;
-    options.stop = &stop_requested;
-    std::signal(SIGINT, OnInterrupt);
-    options.interactive = isatty(STDERR_FILENO) != 0;
-    std::unique_ptr<eager::SummaryWriter> summaries;
-    if (!logdir.empty()) {
-      summaries = std::make_unique<eager::SummaryWriter>(logdir);
-      std::cout << "TensorBoard summaries: " << summaries->path() << "\n";
-      options.on_step = [&](const fashion_mnist::StepReport& r) {
-        summaries->Scalar("loss", r.loss, r.step);
-        summaries->Scalar("examples_per_second", static_cast<float>(r.examples_per_second), r.step);
-      };
-      options.on_epoch = [&](const fashion_mnist::EpochReport& r) {
-        summaries->Scalar("accuracy/raw", static_cast<float>(r.test_accuracy), r.step);
-        summaries->Scalar("accuracy/ema", static_cast<float>(r.ema_test_accuracy), r.step);
-      };
-    }
-    fashion_mnist::Mlp model(options.seed);
-    const fashion_mnist::TrainResult result =
-        fashion_mnist::Train(model, train, test, options, std::cerr);
-    std::printf("trained %lld steps in %.1f s (%.0f examples/s), last loss %.4f\n",
-                static_cast<long long>(result.steps), result.seconds, result.examples_per_second,
-                result.last_loss);
-    if (result.interrupted) {
-      std::printf("interrupted after %lld steps%s%s\n", static_cast<long long>(result.steps),
-                  result.last_checkpoint.empty() ? "" : "; saved ", result.last_checkpoint.c_str());
-      return 130;
-    }
-    std::printf("test accuracy: %.2f%% (raw weights), %.2f%% (EMA weights)\n",
-                100 * result.test_accuracy, 100 * result.ema_test_accuracy);
-    if (summaries) summaries->Close();
-  } catch (const eager::Error& e) {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
     std::fprintf(stderr, "fashion_mnist: error: %s\n", e.what());
     return 1;
   }
-  return 0;
 }
