@@ -114,7 +114,7 @@ const OpDef kCastOp = {.type = "Cast",
                        .type_attrs = kCastTypes};
 
 Tensor Cast(const Tensor& x, DType dtype) {
-  return Execute(kCastOp, {x}, Attrs{{"SrcT", x.dtype()}, {"DstT", dtype}});
+  return Execute(kCastOp, x, Attrs{{"SrcT", x.dtype()}, {"DstT", dtype}});
 }
 
 Tensor Zeros(const Shape& shape, DType dtype) { return Tensor::Zeros(shape, dtype); }

@@ -60,8 +60,6 @@ const OpDef kBiasAddOp = {.type = "BiasAdd",
                           .compute = BiasAddKernel,
                           .gradient = BiasAddGradient};
 
-Tensor BiasAdd(const Tensor& value, const Tensor& bias) {
-  return Execute(kBiasAddOp, {value, bias});
-}
+Tensor BiasAdd(const Tensor& value, const Tensor& bias) { return Execute(kBiasAddOp, value, bias); }
 
 }  // namespace eager

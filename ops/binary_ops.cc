@@ -83,6 +83,12 @@ Tensor BinaryKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& 
     const T* yp = y.data<T>().data();
     O* op = internal::MutableData<O>(out);
     auto run = [&](int64_t xo, int64_t yo, int64_t oo, int64_t n, int64_t xs, int64_t ys) {
+      if (n == 1) {  // one element (a scalar, or a broadcast run of one): no loop set-up
+        using One = Eigen::Array<T, 1, 1>;
+        Eigen::Map<Eigen::Array<O, 1, 1>>(op + oo) =
+            F::Apply(Eigen::Map<const One>(xp + xo), Eigen::Map<const One>(yp + yo));
+        return;
+      }
       internal::ArrayMap<O> o(op + oo, n);
       if (xs == 1 && ys == 1) {
         o = F::Apply(internal::ConstArrayMap<T>(xp + xo, n),
@@ -247,13 +253,13 @@ const OpDef kEqualOp = {
     .gradient = nullptr,  // a comparison: no gradient, as tf.equal
 };
 
-Tensor Add(const Tensor& x, const Tensor& y) { return Execute(kAddOp, {x, y}); }
-Tensor Sub(const Tensor& x, const Tensor& y) { return Execute(kSubOp, {x, y}); }
-Tensor Mul(const Tensor& x, const Tensor& y) { return Execute(kMulOp, {x, y}); }
-Tensor Div(const Tensor& x, const Tensor& y) { return Execute(kDivOp, {x, y}); }
-Tensor Pow(const Tensor& x, const Tensor& y) { return Execute(kPowOp, {x, y}); }
-Tensor Maximum(const Tensor& x, const Tensor& y) { return Execute(kMaximumOp, {x, y}); }
-Tensor Minimum(const Tensor& x, const Tensor& y) { return Execute(kMinimumOp, {x, y}); }
-Tensor Equal(const Tensor& x, const Tensor& y) { return Execute(kEqualOp, {x, y}); }
+Tensor Add(const Tensor& x, const Tensor& y) { return Execute(kAddOp, x, y); }
+Tensor Sub(const Tensor& x, const Tensor& y) { return Execute(kSubOp, x, y); }
+Tensor Mul(const Tensor& x, const Tensor& y) { return Execute(kMulOp, x, y); }
+Tensor Div(const Tensor& x, const Tensor& y) { return Execute(kDivOp, x, y); }
+Tensor Pow(const Tensor& x, const Tensor& y) { return Execute(kPowOp, x, y); }
+Tensor Maximum(const Tensor& x, const Tensor& y) { return Execute(kMaximumOp, x, y); }
+Tensor Minimum(const Tensor& x, const Tensor& y) { return Execute(kMinimumOp, x, y); }
+Tensor Equal(const Tensor& x, const Tensor& y) { return Execute(kEqualOp, x, y); }
 
 }  // namespace eager

@@ -554,11 +554,11 @@ const OpDef kMaxPoolGradOp = {.type = "MaxPoolGrad",
                               .infer_partial = PartialMaxPoolGrad};
 
 Tensor Conv2D(const Tensor& input, const Tensor& filter, const Conv2DOptions& options) {
-  return Execute(kConv2DOp, {input, filter}, ConvAttrs(options));
+  return Execute(kConv2DOp, input, filter, ConvAttrs(options));
 }
 
 Tensor MaxPool(const Tensor& input, const PoolOptions& options) {
-  return Execute(kMaxPoolOp, {input}, PoolAttrs(options));
+  return Execute(kMaxPoolOp, input, PoolAttrs(options));
 }
 
 Tensor Conv2DBackpropInput(const Tensor& input_sizes, const Tensor& filter,

@@ -1,12 +1,15 @@
 #include "ops/execute.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "ops/internal/graph_builder.h"
 #include "ops/recorder.h"
 #include "runtime/graph.h"
+#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {
@@ -41,7 +44,65 @@ void Report(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
   }
 }
 
+// Execute for inputs passed by reference. A copy of a Tensor costs two
+// atomic reference-count updates once the process has threads (~10 ns each
+// here, as much as a one-element kernel); views cost none. The views exist
+// only during the kernel: an output that shows an input's buffer (Reshape)
+// adopts that input's owning pointer, and the tapes get owning copies.
+template <size_t N>
+Tensor ExecuteInPlace(const OpDef& op, const std::array<const Tensor*, N>& inputs,
+                      const Attrs& attrs) {
+  auto each = [&](auto make) {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::array<Tensor, N>{make(*inputs[I])...};
+    }
+    (std::make_index_sequence<N>());
+  };
+  auto copy = [](const Tensor& t) { return t; };
+  bool viewable = Graph::Current() == nullptr;
+  for (const Tensor* t : inputs) {
+    viewable = viewable && t->symbolic() == nullptr && internal::TensorAccess::BufferOf(*t);
+  }
+  if (!viewable) [[unlikely]] {
+    const std::array<Tensor, N> copies = each(copy);
+    return Execute(op, copies, attrs);
+  }
+  const std::array<Tensor, N> views = each(internal::TensorAccess::Borrow);
+  Tensor output = RunKernel(op, views, attrs);
+  if (internal::TensorAccess::IsBorrowed(output)) [[unlikely]] {
+    const void* shown = internal::TensorAccess::BufferOf(output).get();
+    const Tensor* owner = nullptr;
+    for (const Tensor* t : inputs) {
+      if (internal::TensorAccess::BufferOf(*t).get() == shown) owner = t;
+    }
+    EAGER_INTERNAL_CHECK(owner != nullptr);
+    internal::TensorAccess::Adopt(output, *owner);
+  }
+  if (num_unpaused > 0) Report(op, each(copy), attrs, output);
+  return output;
+}
+
+// The op's shape rule, its errors prefixed with the op type. The spec is
+// built in place (no copy of it into a declared-then-assigned local: that
+// reloaded a 100-byte struct right after the rule's scalar stores wrote it,
+// a store-forwarding stall on every op).
+OutputSpec Infer(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
+  try {
+    return op.infer(inputs, attrs);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(StrCat(op.type, ": ", e.what()));
+  }
+}
+
 }  // namespace
+
+Tensor Execute(const OpDef& op, const Tensor& x, const Attrs& attrs) {
+  return ExecuteInPlace<1>(op, {&x}, attrs);
+}
+
+Tensor Execute(const OpDef& op, const Tensor& x, const Tensor& y, const Attrs& attrs) {
+  return ExecuteInPlace<2>(op, {&x, &y}, attrs);
+}
 
 Tensor RunKernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs) {
   if (op.num_inputs != OpDef::kVariadic && static_cast<int>(inputs.size()) != op.num_inputs)
@@ -49,12 +110,7 @@ Tensor RunKernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
     throw InvalidArgumentError(
         StrCat(op.type, ": expected ", op.num_inputs, " inputs, got ", inputs.size()));
   }
-  OutputSpec spec;
-  try {
-    spec = op.infer(inputs, attrs);
-  } catch (const InvalidArgumentError& e) {
-    throw InvalidArgumentError(StrCat(op.type, ": ", e.what()));
-  }
+  const OutputSpec spec = Infer(op, inputs, attrs);
   Tensor output = op.compute(inputs, attrs, spec);
   EAGER_INTERNAL_CHECK(output.shape() == spec.shape && output.dtype() == spec.dtype);
   return output;

@@ -193,17 +193,17 @@ const OpDef kOneHotOp = {.type = "OneHot",
                          .type_attrs = kOneHotTypes};  // piecewise constant in its indices
 
 Tensor Gather(const Tensor& params, const Tensor& indices) {
-  return Execute(kGatherOp, {params, indices},
+  return Execute(kGatherOp, params, indices,
                  Attrs{{"axis", int64_t{0}}, {"batch_dims", int64_t{0}}});
 }
 
 Tensor UnsortedSegmentSum(const Tensor& data, const Tensor& segment_ids, int64_t num_segments) {
-  return Execute(kUnsortedSegmentSumOp, {data, segment_ids}, Attrs{{"num_segments", num_segments}});
+  return Execute(kUnsortedSegmentSumOp, data, segment_ids, Attrs{{"num_segments", num_segments}});
 }
 
 Tensor OneHot(const Tensor& indices, int64_t depth, double on_value, double off_value,
               DType dtype) {
-  return Execute(kOneHotOp, {indices},
+  return Execute(kOneHotOp, indices,
                  Attrs{{"depth", depth},
                        {"on_value", on_value},
                        {"off_value", off_value},

@@ -136,10 +136,10 @@ const OpDef kSparseSoftmaxCrossEntropyOp = {.type = "SparseSoftmaxCrossEntropyWi
                                             .gradient = SparseXentGradient,
                                             .type_attrs = kSparseXentTypes};
 
-Tensor Softmax(const Tensor& logits) { return Execute(kSoftmaxOp, {logits}); }
-Tensor LogSoftmax(const Tensor& logits) { return Execute(kLogSoftmaxOp, {logits}); }
+Tensor Softmax(const Tensor& logits) { return Execute(kSoftmaxOp, logits); }
+Tensor LogSoftmax(const Tensor& logits) { return Execute(kLogSoftmaxOp, logits); }
 Tensor SparseSoftmaxCrossEntropyWithLogits(const Tensor& labels, const Tensor& logits) {
-  return Execute(kSparseSoftmaxCrossEntropyOp, {logits, labels});
+  return Execute(kSparseSoftmaxCrossEntropyOp, logits, labels);
 }
 
 }  // namespace eager

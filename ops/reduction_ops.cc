@@ -367,16 +367,16 @@ std::vector<int64_t> AxesOrAll(const Tensor& x, const std::vector<int64_t>& axes
 }  // namespace
 
 Tensor ReduceSum(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
-  return Execute(kSumOp, {x}, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
+  return Execute(kSumOp, x, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
 }
 Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
-  return Execute(kMeanOp, {x}, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
+  return Execute(kMeanOp, x, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
 }
 Tensor ReduceMax(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
-  return Execute(kMaxOp, {x}, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
+  return Execute(kMaxOp, x, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
 }
 Tensor ArgMax(const Tensor& x, int64_t axis) {
-  return Execute(kArgMaxOp, {x}, Attrs{{"axis", axis}, {"output_type", DType::kInt64}});
+  return Execute(kArgMaxOp, x, Attrs{{"axis", axis}, {"output_type", DType::kInt64}});
 }
 
 }  // namespace eager

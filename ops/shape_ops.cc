@@ -398,7 +398,7 @@ const OpDef kBroadcastToOp = {.type = "BroadcastTo",
                               .type_attrs = kBroadcastToTypes};
 
 Tensor Reshape(const Tensor& x, const std::vector<int64_t>& shape) {
-  return Execute(kReshapeOp, {x}, Attrs{{"shape", shape}});
+  return Execute(kReshapeOp, x, Attrs{{"shape", shape}});
 }
 
 Tensor Transpose(const Tensor& x, const std::vector<int64_t>& perm) {
@@ -406,7 +406,7 @@ Tensor Transpose(const Tensor& x, const std::vector<int64_t>& perm) {
   if (p.empty()) {  // tf.transpose's default reverses the dimensions
     for (int d = x.rank() - 1; d >= 0; --d) p.push_back(d);
   }
-  return Execute(kTransposeOp, {x}, Attrs{{"perm", std::move(p)}});
+  return Execute(kTransposeOp, x, Attrs{{"perm", std::move(p)}});
 }
 
 Tensor Concat(const std::vector<Tensor>& values, int64_t axis) {
@@ -415,11 +415,11 @@ Tensor Concat(const std::vector<Tensor>& values, int64_t axis) {
 }
 
 Tensor Slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vector<int64_t>& size) {
-  return Execute(kSliceOp, {x}, Attrs{{"begin", begin}, {"size", size}});
+  return Execute(kSliceOp, x, Attrs{{"begin", begin}, {"size", size}});
 }
 
 Tensor BroadcastTo(const Tensor& x, const Shape& shape) {
-  return Execute(kBroadcastToOp, {x}, Attrs{{"shape", shape}});
+  return Execute(kBroadcastToOp, x, Attrs{{"shape", shape}});
 }
 
 }  // namespace eager

@@ -28,7 +28,7 @@ int MachineThreads() {
 }
 
 std::atomic<int>& Limit() {
-  static std::atomic<int> limit{MachineThreads()};
+  static std::atomic<int> limit{internal::MachineCores()};
   return limit;
 }
 
@@ -133,6 +133,11 @@ void SetNumThreads(int num_threads) {
 int GetNumThreads() { return Limit().load(std::memory_order_relaxed); }
 
 namespace internal {
+
+int MachineCores() {
+  static const int cores = MachineThreads();
+  return cores;
+}
 
 void RunBlocks(int64_t n, int64_t grain, BlockFn fn, void* context) {
   const int threads = GetNumThreads();

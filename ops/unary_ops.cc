@@ -189,17 +189,17 @@ const OpDef kReluGradOp = {.type = "ReluGrad",
                            .compute = ReluGradKernel,
                            .gradient = ReluGradGradient};
 
-Tensor Neg(const Tensor& x) { return Execute(kNegOp, {x}); }
-Tensor Exp(const Tensor& x) { return Execute(kExpOp, {x}); }
-Tensor Log(const Tensor& x) { return Execute(kLogOp, {x}); }
-Tensor Sqrt(const Tensor& x) { return Execute(kSqrtOp, {x}); }
-Tensor Square(const Tensor& x) { return Execute(kSquareOp, {x}); }
-Tensor Relu(const Tensor& x) { return Execute(kReluOp, {x}); }
-Tensor Sigmoid(const Tensor& x) { return Execute(kSigmoidOp, {x}); }
-Tensor Tanh(const Tensor& x) { return Execute(kTanhOp, {x}); }
-Tensor StopGradient(const Tensor& x) { return Execute(kStopGradientOp, {x}); }
+Tensor Neg(const Tensor& x) { return Execute(kNegOp, x); }
+Tensor Exp(const Tensor& x) { return Execute(kExpOp, x); }
+Tensor Log(const Tensor& x) { return Execute(kLogOp, x); }
+Tensor Sqrt(const Tensor& x) { return Execute(kSqrtOp, x); }
+Tensor Square(const Tensor& x) { return Execute(kSquareOp, x); }
+Tensor Relu(const Tensor& x) { return Execute(kReluOp, x); }
+Tensor Sigmoid(const Tensor& x) { return Execute(kSigmoidOp, x); }
+Tensor Tanh(const Tensor& x) { return Execute(kTanhOp, x); }
+Tensor StopGradient(const Tensor& x) { return Execute(kStopGradientOp, x); }
 Tensor ReluGrad(const Tensor& gradients, const Tensor& features) {
-  return Execute(kReluGradOp, {gradients, features});
+  return Execute(kReluGradOp, gradients, features);
 }
 
 }  // namespace eager

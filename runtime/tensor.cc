@@ -249,8 +249,18 @@ std::ostream& operator<<(std::ostream& out, const Tensor& tensor) {
 namespace internal {
 
 TensorId NewTensorId() {
-  static std::atomic<TensorId> next{1};
-  return next.fetch_add(1, std::memory_order_relaxed);
+  // Each thread takes ids in blocks: one atomic add per 4096 tensors instead
+  // of one per op (an uncontended lock xadd costs ~10 ns here, a tenth of a
+  // one-element Add). Ids stay unique and non-zero; nothing orders by them.
+  constexpr TensorId kBlock = 4096;
+  static std::atomic<TensorId> next_block{1};
+  thread_local TensorId next = 0;
+  thread_local TensorId limit = 0;
+  if (next == limit) [[unlikely]] {
+    next = next_block.fetch_add(kBlock, std::memory_order_relaxed);
+    limit = next + kBlock;
+  }
+  return next++;
 }
 
 Tensor TensorAccess::WithShape(const Tensor& tensor, const Shape& shape) {
@@ -264,7 +274,9 @@ Tensor TensorAccess::WithShape(const Tensor& tensor, const Shape& shape) {
 }  // namespace internal
 
 Tensor Tensor::Uninitialized(const Shape& shape, DType dtype) {
-  return Tensor(internal::Buffer::Allocate(dtype, shape.num_elements()), shape, dtype,
+  // Every op's output comes from here, and the buffer is made for this shape
+  // and dtype: the checking constructor's size check would only cost time.
+  return Tensor(FreshTag{}, internal::Buffer::Allocate(dtype, shape.num_elements()), shape, dtype,
                 internal::NewTensorId());
 }
 }  // namespace eager

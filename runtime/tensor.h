@@ -142,6 +142,20 @@ class Tensor {
 
   Tensor(std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,
          TensorId id);
+  // `other`'s elements, shape, dtype and id, without a share in its buffer
+  // (TensorAccess::Borrow). REQUIRES: other is not symbolic.
+  struct BorrowTag {};
+  Tensor(BorrowTag, const Tensor& other)
+      : buffer_(std::shared_ptr<const internal::Buffer>(), other.buffer_.get()),
+        shape_(other.shape_),
+        dtype_(other.dtype_),
+        id_(other.id_) {}
+  // The checked constructor above without its checks, for a buffer just
+  // allocated for exactly this shape and dtype (Uninitialized).
+  struct FreshTag {};
+  Tensor(FreshTag, std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,
+         TensorId id)
+      : buffer_(std::move(buffer)), shape_(shape), dtype_(dtype), id_(id) {}
   // A tensor with uninitialized storage (default strings) and a fresh id.
   static Tensor Uninitialized(const Shape& shape, DType dtype);
   static Tensor BoolScalar(bool value);

@@ -32,10 +32,10 @@ int64_t StepOf(const Variable& step) {
 
 }  // namespace
 
-CheckpointManager::CheckpointManager(Checkpoint& checkpoint, std::string directory,
+CheckpointManager::CheckpointManager(Checkpoint& checkpoint, const std::string& directory,
                                      std::optional<int> max_to_keep,
                                      std::optional<double> keep_checkpoint_every_n_hours,
-                                     std::string checkpoint_name, Variable* step_counter,
+                                     const std::string& checkpoint_name, Variable* step_counter,
                                      std::optional<int64_t> checkpoint_interval)
     : checkpoint_(checkpoint),
       prefix_((std::filesystem::path(directory) / checkpoint_name).string()),

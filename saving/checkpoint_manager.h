@@ -46,9 +46,10 @@ class CheckpointManager {
   // Throws InvalidArgumentError for max_to_keep <= 0, a checkpoint_interval
   // without step_counter, or a Checkpoint made for a root object;
   // DataLossError for a malformed state file.
-  CheckpointManager(Checkpoint& checkpoint, std::string directory, std::optional<int> max_to_keep,
+  CheckpointManager(Checkpoint& checkpoint, const std::string& directory,
+                    std::optional<int> max_to_keep,
                     std::optional<double> keep_checkpoint_every_n_hours = std::nullopt,
-                    std::string checkpoint_name = "ckpt", Variable* step_counter = nullptr,
+                    const std::string& checkpoint_name = "ckpt", Variable* step_counter = nullptr,
                     std::optional<int64_t> checkpoint_interval = std::nullopt);
   ~CheckpointManager();
   CheckpointManager(const CheckpointManager&) = delete;

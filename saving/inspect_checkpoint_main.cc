@@ -8,7 +8,9 @@
 #include "saving/inspect_checkpoint.h"
 #include "saving/tool/ckpt_commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int Main(int argc, char** argv) {
   CLI::App app{
       "Inspects TensorFlow checkpoints (PREFIX.index + PREFIX.data-*). PATH is a "
       "checkpoint prefix or a directory (its latest checkpoint)."};
@@ -67,4 +69,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+// Errors that are not eager's (out of memory, a library's own) end the
+// program with a message and kExitError too, never with an uncaught exception.
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "eager-ckpt: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "eager-ckpt: error: unknown exception\n");
+  }
+  return eager::ckpt_tool::kExitError;
 }

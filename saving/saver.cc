@@ -199,7 +199,7 @@ Saver::~Saver() = default;
 
 std::string Saver::Save(const std::string& save_path, std::optional<int64_t> global_step) {
   EAGER_CHECK(!save_path.empty(), "Saver::Save: save_path must not be empty");
-  const std::string prefix = global_step ? StrCat(save_path, "-", *global_step) : save_path;
+  std::string prefix = global_step ? StrCat(save_path, "-", *global_step) : save_path;
   // Every value first: an uninitialized variable throws before a file exists.
   std::vector<std::pair<std::string, Tensor>> values;
   values.reserve(variables_.size());

@@ -16,20 +16,16 @@ std::string_view DTypeSetName(DTypeSet set) {
   return "?";
 }
 
-void CheckDTypeIn(const Tensor& t, std::string_view what, DTypeSet set) {
-  if (!DTypeIn(t.dtype(), set)) [[unlikely]] {
-    throw InvalidArgumentError(StrCat(what, " has dtype ", t.dtype(), " (shape ", t.shape(),
-                                      "); expected ", DTypeSetName(set)));
-  }
+void ThrowDTypeNotIn(const Tensor& t, std::string_view what, DTypeSet set) {
+  throw InvalidArgumentError(StrCat(what, " has dtype ", t.dtype(), " (shape ", t.shape(),
+                                    "); expected ", DTypeSetName(set)));
 }
 
-void CheckSameDType(const Tensor& x, const Tensor& y, std::string_view x_name,
-                    std::string_view y_name) {
-  if (x.dtype() != y.dtype()) [[unlikely]] {
-    throw InvalidArgumentError(StrCat("expected ", x_name, " and ", y_name,
-                                      " to have the same dtype, got ", x_name, ": ", x.dtype(), " ",
-                                      x.shape(), " and ", y_name, ": ", y.dtype(), " ", y.shape()));
-  }
+void ThrowDTypesDiffer(const Tensor& x, const Tensor& y, std::string_view x_name,
+                       std::string_view y_name) {
+  throw InvalidArgumentError(StrCat("expected ", x_name, " and ", y_name,
+                                    " to have the same dtype, got ", x_name, ": ", x.dtype(), " ",
+                                    x.shape(), " and ", y_name, ": ", y.dtype(), " ", y.shape()));
 }
 
 }  // namespace eager::internal

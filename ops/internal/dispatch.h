@@ -45,14 +45,27 @@ constexpr bool DTypeIn(DType dtype, DTypeSet set) {
 // "float32 or float64", ... for error messages.
 std::string_view DTypeSetName(DTypeSet set);
 
+// The errors of the checks below, out of line: the checks run on every op.
+[[noreturn]] void ThrowDTypeNotIn(const Tensor& t, std::string_view what, DTypeSet set);
+[[noreturn]] void ThrowDTypesDiffer(const Tensor& x, const Tensor& y, std::string_view x_name,
+                                    std::string_view y_name);
+
 // Throws InvalidArgumentError "<what> has dtype int32 (shape [2]); expected
 // float32 or float64" unless t's dtype is in `set`.
-void CheckDTypeIn(const Tensor& t, std::string_view what, DTypeSet set);
+inline void CheckDTypeIn(const Tensor& t, std::string_view what, DTypeSet set) {
+  if (!DTypeIn(t.dtype(), set)) [[unlikely]] {
+    ThrowDTypeNotIn(t, what, set);
+  }
+}
 
 // Throws InvalidArgumentError naming both dtypes and shapes unless x and y
 // have the same dtype.
-void CheckSameDType(const Tensor& x, const Tensor& y, std::string_view x_name = "x",
-                    std::string_view y_name = "y");
+inline void CheckSameDType(const Tensor& x, const Tensor& y, std::string_view x_name = "x",
+                           std::string_view y_name = "y") {
+  if (x.dtype() != y.dtype()) [[unlikely]] {
+    ThrowDTypesDiffer(x, y, x_name, y_name);
+  }
+}
 
 // Calls f(DTypeTag<T>{}) for the C++ type of `dtype`, instantiating f only
 // for the types in `kSet`. f's result is discarded; capture outputs instead.

@@ -24,6 +24,10 @@ inline constexpr int64_t kElementwiseGrain = int64_t{1} << 15;
 
 using BlockFn = void (*)(void* context, int64_t begin, int64_t end);
 
+// The cores this process may run on, read once (GetNumThreads' default).
+// Work split by it, unlike by GetNumThreads, is the same for any thread limit.
+int MachineCores();
+
 // Runs fn(context, b * grain, min(n, (b + 1) * grain)) for every block b on
 // up to GetNumThreads() threads; returns when all are done. fn must not throw.
 void RunBlocks(int64_t n, int64_t grain, BlockFn fn, void* context);

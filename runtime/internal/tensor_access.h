@@ -26,6 +26,19 @@ class TensorAccess {
     return tensor.buffer_;
   }
   static Tensor WithShape(const Tensor& tensor, const Shape& shape);
+
+  // A view of an eager tensor that does not own its elements (no reference
+  // count is touched): for Execute, which hands a kernel its inputs while the
+  // caller's tensors keep them alive. It must not outlive `tensor`: Execute
+  // never lets one escape (see Adopt).
+  static Tensor Borrow(const Tensor& tensor) { return Tensor(Tensor::BorrowTag{}, tensor); }
+  // True when `tensor` is such a view, or was made from one (a kernel that
+  // passes an input's buffer on, as Reshape does).
+  static bool IsBorrowed(const Tensor& tensor) {
+    return tensor.buffer_ != nullptr && tensor.buffer_.use_count() == 0;
+  }
+  // Gives `view` the owning pointer of `owner`, whose buffer it shows.
+  static void Adopt(Tensor& view, const Tensor& owner) { view.buffer_ = owner.buffer_; }
 };
 
 // A fresh process-wide tensor id (never 0).

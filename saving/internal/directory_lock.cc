@@ -59,7 +59,7 @@ void RemoveOrphanedTemporaries(const std::string& dir) {
   if (d == nullptr) return;  // best effort: the save itself reports real errors
   while (const dirent* e = ::readdir(d)) {
     const std::string name = e->d_name;
-    if (IsTemporaryFileName(name)) RemoveFileNoThrow(dir + "/" + name);
+    if (IsTemporaryFileName(name)) RemoveFileNoThrow((dir + "/").append(name));
   }
   ::closedir(d);
 }

@@ -23,8 +23,8 @@ MetaAttrValue Strings(std::vector<std::string> values) {
   return list;
 }
 
-MetaGraphNode StringConst(const std::string& name, std::vector<std::string> values, bool vector,
-                          const std::string& device) {
+MetaGraphNode StringConst(const std::string& name, const std::vector<std::string>& values,
+                          bool vector, const std::string& device) {
   const auto n = static_cast<int64_t>(values.size());
   const Shape shape = vector ? Shape{n} : Shape{};
   MetaTensor value{kDtString, shape.ToVector(), Tensor::FromVector<std::string>(values, shape)};

@@ -39,7 +39,8 @@ class TableParser {
     BlockHandle h;
     const size_t before = in.size();
     if (!GetVarint64(in, h.offset) || !GetVarint64(in, h.size) ||
-        before - in.size() != static_cast<size_t>(VarintLength(h.offset) + VarintLength(h.size))) {
+        before - in.size() != static_cast<size_t>(VarintLength(h.offset)) +
+                                  static_cast<size_t>(VarintLength(h.size))) {
       Fail(StrCat("cannot decode the ", name, " block handle"));
     }
     if (h.offset > limit || h.size > limit - h.offset ||

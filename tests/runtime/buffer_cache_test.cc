@@ -78,6 +78,7 @@ TEST(BufferCacheTest, LargeBlocksAndTheByteCapGoToTheSystem) {
 
 TEST(BufferCacheTest, BlocksFreedOnAnotherThreadAreSafe) {
   std::vector<Tensor> made;
+  made.reserve(50);
   for (int i = 0; i < 50; ++i) made.push_back(Tensor::Zeros(Shape{i + 1}, DType::kFloat64));
   std::thread other([moved = std::move(made)]() mutable {
     moved.clear();  // freed into this thread's cache, released when it exits

@@ -35,6 +35,7 @@ TEST(DTypeTest, TensorFlowEnumValuesMatchTypesProto) {
 // Every dtype, from the enum's range (so a new one cannot be forgotten here).
 std::vector<DType> AllDTypes() {
   std::vector<DType> all;
+  all.reserve(kNumDTypes);
   for (int i = 0; i < kNumDTypes; ++i) all.push_back(static_cast<DType>(i));
   return all;
 }

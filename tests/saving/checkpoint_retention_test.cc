@@ -34,6 +34,7 @@ struct FakeClock {
 
 std::vector<std::string> Names(const std::vector<std::string>& paths) {
   std::vector<std::string> out;
+  out.reserve(paths.size());
   for (const auto& p : paths) out.push_back(fs::path(p).filename().string());
   return out;
 }

@@ -18,7 +18,7 @@ using ::eager::testing::TempDir;
 using ::eager::testing::WriteFile;
 
 std::string WriteSample(const std::string& dir) {
-  const std::string prefix = dir + "/model.ckpt";
+  std::string prefix = dir + "/model.ckpt";
   BundleWriter writer(prefix);
   writer.Add("w", Tensor::Matrix<float>({{1, 2, 3}, {4, 5, 6}}));
   writer.Add("step", Tensor(int64_t{7}));
@@ -77,7 +77,7 @@ TEST(InspectCheckpointTest, VerifyReadsEveryTensorAndCatchesCorruption) {
     VerifyCheckpoint(reader);
     FAIL() << "corruption not detected";
   } catch (const DataLossError& e) {
-    EXPECT_NE(std::string(e.what()).find("w"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find('w'), std::string::npos) << e.what();
   }
 }
 
