@@ -217,19 +217,20 @@ class RunState {
     return false;
   }
 
-  // Merge: its first live input and that input's index; dead when none is.
+  // Merge: its first live input and that input's position among the data
+  // inputs (TF's value_index, output 1); dead when none is live.
   void RunMerge(int n, const Node& node) {
-    int live = 0;
+    int value_index = 0;
     for (const std::string& input : node.inputs) {
       const NodeInput in = ParseNodeInput(input);
       if (in.control) continue;
       const int m = graph_.FindNodeIndex(in.node);
       if (!IsDead(m, in.index)) {
         outputs_[static_cast<size_t>(n)] = {Value(m, in.index, node),
-                                            Tensor(static_cast<int32_t>(live))};
+                                            Tensor(static_cast<int32_t>(value_index))};
         return;
       }
-      ++live;
+      ++value_index;
     }
     dead_[static_cast<size_t>(n)] = ~uint64_t{0};
   }
