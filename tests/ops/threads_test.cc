@@ -183,6 +183,7 @@ TEST_F(ThreadsTest, ConcurrentCallersShareThePoolSafely) {
   SetNumThreads(2);
   std::vector<int> failures(2, 0);
   std::vector<std::thread> callers;
+  callers.reserve(2);
   for (int t = 0; t < 2; ++t) {
     callers.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i) {
