@@ -4,9 +4,14 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "ops/internal/blas_core.h"
 #include "ops/internal/parallel.h"
@@ -32,10 +37,38 @@ std::atomic<int>& Limit() {
   return limit;
 }
 
-// The pool. Workers sleep on `generation` (a futex through C++20
-// atomic::wait) after a short spin, so idle workers cost nothing on a busy
-// machine: OpenMP's default 300,000-iteration spin made every hand-off wait
-// for a descheduled spinner when other processes shared the cores.
+// How long an idle worker keeps polling for the next job before it sleeps on
+// a futex. Waking a sleeping thread costs tens of microseconds on this
+// machine's KVM guest (the host must reschedule the vCPU), about as long as a
+// 256 x 256 GEMM block takes, so with the earlier short poll (4,000 loads,
+// a few microseconds) the caller had usually done every block itself by the
+// time the worker woke: two threads ran a 256 GEMM only 1.17x faster than one
+// (1.68x with a poll of 400,000 loads). A worker that is still polling joins
+// within a microsecond. 100 us covers the gap between two parallel ops of a
+// training step (the small ops between them take microseconds), so a burst
+// of parallel ops hands off without a wake. The cost: each worker burns up to
+// 100 us of a core after the last parallel op of a burst (benchmarks/README.md
+// measures it). Polling never delays the caller: a worker descheduled while
+// polling just does not claim a helper slot, and the caller withdraws the
+// unclaimed slots when it runs out of blocks.
+constexpr std::chrono::microseconds kIdleSpin{100};
+
+// One polling step: a pause (tens to ~140 cycles) keeps the spin from
+// starving a sibling hyperthread and from flooding the core with loads.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// The pool. Workers poll `generation` for kIdleSpin after their last job,
+// then sleep on it (a futex through C++20 atomic::wait), so idle workers cost
+// nothing once eager stops running parallel ops. Unlike an OpenMP team, whose
+// barrier waits for every thread (libgomp's workers also spin 300,000 times
+// before sleeping), a job here never waits for a worker that is not running:
+// on a shared machine OpenMP's hand-offs waited for descheduled threads.
 class Pool {
  public:
   static Pool& Get() {
@@ -90,10 +123,7 @@ class Pool {
 
   void Loop(uint64_t seen) {
     for (;;) {
-      uint64_t g = generation_.load(std::memory_order_acquire);
-      for (int spin = 0; g == seen && spin < 4000; ++spin) {
-        g = generation_.load(std::memory_order_acquire);
-      }
+      uint64_t g = PollForJob(seen);
       if (g == seen) {
         generation_.wait(seen, std::memory_order_acquire);
         continue;
@@ -106,6 +136,20 @@ class Pool {
       if (h <= 0) continue;
       Work();
       if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) active_.notify_all();
+    }
+  }
+
+  // The generation after `seen`, or `seen` when none came within kIdleSpin.
+  // The clock is read once per 16 polls (~1 us), not on every poll.
+  uint64_t PollForJob(uint64_t seen) const {
+    const auto deadline = std::chrono::steady_clock::now() + kIdleSpin;
+    for (;;) {
+      for (int i = 0; i < 16; ++i) {
+        const uint64_t g = generation_.load(std::memory_order_acquire);
+        if (g != seen) return g;
+        CpuRelax();
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return seen;
     }
   }
 

@@ -4,12 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <thread>
 #include <vector>
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/internal/parallel.h"
 #include "ops/matmul.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
@@ -170,6 +173,56 @@ TEST_F(ThreadsTest, LargeReductionsAreIdenticalForAnyThreadCount) {
   }
 }
 
+// Runs parallel jobs of four ~20 us blocks until one block runs on a thread
+// other than the caller (or `limit` passes); returns how many jobs it took,
+// or -1 if none did. Every job must still run all its blocks exactly once.
+int JobsUntilAHelperJoins(std::chrono::milliseconds limit) {
+  struct Job {
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int> blocks{0};
+    std::atomic<int> helped{0};
+  };
+  const auto end = std::chrono::steady_clock::now() + limit;
+  for (int jobs = 1; std::chrono::steady_clock::now() < end; ++jobs) {
+    Job job;
+    internal::RunBlocks(
+        4, 1,
+        [](void* context, int64_t begin, int64_t stop) {
+          Job& j = *static_cast<Job*>(context);
+          const auto busy = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+          while (std::chrono::steady_clock::now() < busy) {
+          }
+          j.blocks.fetch_add(static_cast<int>(stop - begin));
+          if (std::this_thread::get_id() != j.caller) j.helped.fetch_add(1);
+        },
+        &job);
+    EXPECT_EQ(job.blocks.load(), 4);
+    if (job.helped.load() > 0) return jobs;
+  }
+  return -1;
+}
+
+// The pool really runs blocks on its workers: back to back (a worker still
+// polling after its last job), and after the workers have gone to sleep on
+// their futex (idle for far longer than their polling budget).
+TEST_F(ThreadsTest, WorkersJoinJobsBackToBackAndAfterSleeping) {
+  SetNumThreads(2);
+  // Generous limits: on a loaded machine the worker may wait for a core.
+  EXPECT_GT(JobsUntilAHelperJoins(std::chrono::seconds(5)), 0);
+  EXPECT_GT(JobsUntilAHelperJoins(std::chrono::seconds(5)), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_GT(JobsUntilAHelperJoins(std::chrono::seconds(5)), 0);
+}
+
+// With one thread allowed, every block runs on the caller, even right after
+// a two-thread job left a worker polling.
+TEST_F(ThreadsTest, OneThreadRunsEveryBlockOnTheCaller) {
+  SetNumThreads(2);
+  (void)JobsUntilAHelperJoins(std::chrono::seconds(5));
+  SetNumThreads(1);
+  EXPECT_EQ(JobsUntilAHelperJoins(std::chrono::milliseconds(50)), -1);
+}
+
 // Two threads running large ops at once: one gets the pool, the other works
 // alone; both get the right values.
 TEST_F(ThreadsTest, ConcurrentCallersShareThePoolSafely) {
@@ -183,6 +236,7 @@ TEST_F(ThreadsTest, ConcurrentCallersShareThePoolSafely) {
   SetNumThreads(2);
   std::vector<int> failures(2, 0);
   std::vector<std::thread> callers;
+  callers.reserve(2);
   for (int t = 0; t < 2; ++t) {
     callers.emplace_back([&, t] {
       for (int i = 0; i < 20; ++i) {
