@@ -1,7 +1,10 @@
 #include "saving/internal/crc32c.h"
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
+
+#include "saving/internal/crc32c_fold.h"
 
 namespace eager::internal::crc32c {
 namespace {
@@ -87,8 +90,8 @@ const ShiftTables& GetShiftTables() {
 
 // Compiled for SSE4.2 regardless of -march, and only called after the CPU
 // said it has the instruction.
-__attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const uint8_t* p,
-                                                          size_t n) {
+__attribute__((target("sse4.2"))) uint32_t ExtendInstruction(uint32_t crc, const uint8_t* p,
+                                                             size_t n) {
   uint64_t c = crc ^ 0xffffffffu;
   for (; n > 0 && (reinterpret_cast<uintptr_t>(p) & 7) != 0; --n, ++p) {
     c = __builtin_ia32_crc32qi(static_cast<uint32_t>(c), *p);
@@ -121,33 +124,69 @@ __attribute__((target("sse4.2"))) uint32_t ExtendHardware(uint32_t crc, const ui
   return static_cast<uint32_t>(c) ^ 0xffffffffu;
 }
 
-bool DetectHardware() {
+bool HasInstruction() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("sse4.2");
 }
 #else
-uint32_t ExtendHardware(uint32_t crc, const uint8_t* p, size_t n) { return ExtendTable(crc, p, n); }
-bool DetectHardware() { return false; }
+uint32_t ExtendInstruction(uint32_t crc, const uint8_t* p, size_t n) {
+  return ExtendTable(crc, p, n);
+}
+bool HasInstruction() { return false; }
 #endif
+
+// The bulk (whole 64-byte blocks) by carry-less multiplication, the rest by
+// the crc32 instruction. REQUIRES: HasCarrylessFold().
+uint32_t ExtendCarryless(uint32_t crc, const uint8_t* p, size_t n) {
+  const size_t bulk = FoldableBytes(n);
+  if (bulk > 0) crc = FoldBlocks(crc ^ 0xffffffffu, p, bulk) ^ 0xffffffffu;
+  return ExtendInstruction(crc, p + bulk, n - bulk);
+}
+
+Kernel DetectFastest() {
+  if (HasCarrylessFold()) return Kernel::kCarrylessMultiply;
+  if (HasInstruction()) return Kernel::kCrc32Instruction;
+  return Kernel::kTable;
+}
 
 // A function-local static, so that callers in other files' static
 // initializers still see the detected value.
-bool HasHardware() {
-  static const bool has_hardware = DetectHardware();
-  return has_hardware;
+Kernel Fastest() {
+  static const Kernel fastest = DetectFastest();
+  return fastest;
+}
+
+uint32_t Dispatch(Kernel kernel, uint32_t crc, const uint8_t* p, size_t n) {
+  switch (kernel) {
+    case Kernel::kCarrylessMultiply:
+      return ExtendCarryless(crc, p, n);
+    case Kernel::kCrc32Instruction:
+      return ExtendInstruction(crc, p, n);
+    case Kernel::kTable:
+      return ExtendTable(crc, p, n);
+  }
+  std::abort();
 }
 
 }  // namespace
 
 uint32_t Extend(uint32_t crc, const void* data, size_t n) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  return HasHardware() ? ExtendHardware(crc, p, n) : ExtendTable(crc, p, n);
+  return Dispatch(Fastest(), crc, static_cast<const uint8_t*>(data), n);
+}
+
+bool HasKernel(Kernel kernel) { return kernel <= Fastest(); }
+
+Kernel FastestKernel() { return Fastest(); }
+
+uint32_t ExtendWith(Kernel kernel, uint32_t crc, const void* data, size_t n) {
+  if (!HasKernel(kernel)) std::abort();  // a wrong instruction would be SIGILL anyway
+  return Dispatch(kernel, crc, static_cast<const uint8_t*>(data), n);
 }
 
 uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n) {
   return ExtendTable(crc, static_cast<const uint8_t*>(data), n);
 }
 
-bool HasHardwareSupport() { return HasHardware(); }
+bool HasHardwareSupport() { return Fastest() != Kernel::kTable; }
 
 }  // namespace eager::internal::crc32c

@@ -2,10 +2,12 @@
 
 // CRC-32C (Castagnoli), as TensorFlow and LevelDB compute and store it
 // (FORMAT.md 1.2): reflected polynomial 0x82F63B78, initial value and final
-// XOR 0xFFFFFFFF. Uses the SSE4.2 crc32 instruction when the CPU has it
-// (detected once at run time; inputs of 12 KiB and more run three
-// interleaved chains, ~3x one chain's speed) and a slicing-by-8 table
-// otherwise.
+// XOR 0xFFFFFFFF. The kernel is picked once at run time, the fastest this
+// CPU has (Kernel below): a carry-less-multiply fold on AVX-512 VPCLMULQDQ
+// for inputs of 256 bytes and more (the tail by the crc32 instruction);
+// else the SSE4.2 crc32 instruction (inputs of 12 KiB and more run three
+// interleaved chains, ~3x one chain's speed); else a slicing-by-8 table.
+// Every kernel gives the same result for every input (crc32c_test).
 
 #include <cstddef>
 #include <cstdint>
@@ -20,9 +22,23 @@ uint32_t Extend(uint32_t crc, const void* data, size_t n);
 inline uint32_t Value(const void* data, size_t n) { return Extend(0, data, n); }
 inline uint32_t Value(std::string_view s) { return Extend(0, s.data(), s.size()); }
 
+// The implementations Extend chooses from, slowest first.
+enum class Kernel {
+  kTable,              // slicing-by-8, any CPU
+  kCrc32Instruction,   // SSE4.2 crc32, three interleaved chains
+  kCarrylessMultiply,  // VPCLMULQDQ folding (internal/crc32c_fold.h) + crc32
+};
+// Whether this machine runs `kernel`.
+bool HasKernel(Kernel kernel);
+// The kernel Extend uses: the last one HasKernel accepts.
+Kernel FastestKernel();
+// As Extend, with the given kernel (for tests and benchmarks).
+// REQUIRES: HasKernel(kernel).
+uint32_t ExtendWith(Kernel kernel, uint32_t crc, const void* data, size_t n);
+
 // As Extend, forcing the portable table implementation (for tests).
 uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n);
-// Whether Extend uses the hardware instruction on this machine.
+// Whether Extend uses a hardware instruction on this machine.
 bool HasHardwareSupport();
 
 // Every CRC stored in TF's files is masked, so that a CRC of data that itself
