@@ -5,8 +5,7 @@
 #include "ops/execute.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
-#include "ops/internal/eigen_view.h"
-#include "ops/internal/parallel.h"
+#include "ops/internal/elementwise.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/unary_ops.h"
 #include "runtime/internal/tensor_access.h"
@@ -18,51 +17,25 @@ using internal::DTypeSet;
 using Grads = std::vector<std::optional<Tensor>>;
 
 OutputSpec InferRsqrt(std::span<const Tensor> in, const Attrs&) {
-  internal::CheckDTypeIn(in[0], "x", DTypeSet::kFloat);
-  return {in[0].shape(), in[0].dtype()};
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "x");
 }
 
 Tensor RsqrtKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
-  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
-  internal::Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* x = in[0].data<T>().data();
-    T* o = internal::MutableData<T>(out);
-    internal::ParallelFor(out.num_elements(), internal::kElementwiseGrain,
-                          internal::kParallelElementwiseMin, [&](int64_t b, int64_t e) {
-                            internal::ArrayMap<T>(o + b, e - b) =
-                                internal::ConstArrayMap<T>(x + b, e - b).rsqrt();
-                          });
-  });
-  return out;
+  return internal::ElementwiseKernel<1, DTypeSet::kFloat>(in, spec,
+                                                          [](const auto& x) { return x.rsqrt(); });
 }
 
 OutputSpec InferRsqrtGrad(std::span<const Tensor> in, const Attrs&) {
-  internal::CheckSameDType(in[0], in[1], "y", "dy");
-  internal::CheckDTypeIn(in[0], "y", DTypeSet::kFloat);
-  if (in[0].shape() != in[1].shape()) {
-    throw InvalidArgumentError(
-        StrCat("y and dy must have the same shape, got ", in[0].shape(), " vs. ", in[1].shape()));
-  }
-  return {in[0].shape(), in[0].dtype()};
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "y", "dy");
 }
 
 // TF's scalar_rsqrt_gradient_op: -0.5 * (dy * y) * (y * y).
 Tensor RsqrtGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
-  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
-  internal::Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* y = in[0].data<T>().data();
-    const T* dy = in[1].data<T>().data();
-    T* o = internal::MutableData<T>(out);
-    internal::ParallelFor(out.num_elements(), internal::kElementwiseGrain,
-                          internal::kParallelElementwiseMin, [&](int64_t b, int64_t e) {
-                            const auto ys = internal::ConstArrayMap<T>(y + b, e - b);
-                            const auto ds = internal::ConstArrayMap<T>(dy + b, e - b);
-                            internal::ArrayMap<T>(o + b, e - b) = T(-0.5) * (ds * ys) * (ys * ys);
-                          });
-  });
-  return out;
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [](const auto& y, const auto& dy) {
+        using T = internal::ScalarOf<decltype(y)>;
+        return T(-0.5) * (dy * y) * (y * y);
+      });
 }
 
 OutputSpec InferSquaredDifference(std::span<const Tensor> in, const Attrs&) {

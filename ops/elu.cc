@@ -3,10 +3,8 @@
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
-#include "ops/internal/eigen_view.h"
-#include "ops/internal/parallel.h"
+#include "ops/internal/elementwise.h"
 #include "ops/unary_ops.h"
-#include "runtime/internal/tensor_access.h"
 
 namespace eager {
 namespace {
@@ -15,54 +13,28 @@ using internal::DTypeSet;
 using Grads = std::vector<std::optional<Tensor>>;
 
 OutputSpec InferElu(std::span<const Tensor> in, const Attrs&) {
-  internal::CheckDTypeIn(in[0], "features", DTypeSet::kFloat);
-  return {in[0].shape(), in[0].dtype()};
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "features");
 }
 
 // TF's functor: (x < 0).select(exp(x) - 1, x).
 Tensor EluKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
-  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
-  internal::Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* x = in[0].data<T>().data();
-    T* o = internal::MutableData<T>(out);
-    internal::ParallelFor(out.num_elements(), internal::kElementwiseGrain,
-                          internal::kParallelElementwiseMin, [&](int64_t b, int64_t e) {
-                            const auto a = internal::ConstArrayMap<T>(x + b, e - b);
-                            internal::ArrayMap<T>(o + b, e - b) =
-                                (a < T(0)).select(a.exp() - T(1), a);
-                          });
+  return internal::ElementwiseKernel<1, DTypeSet::kFloat>(in, spec, [](const auto& x) {
+    using T = internal::ScalarOf<decltype(x)>;
+    return (x < T(0)).select(x.exp() - T(1), x);
   });
-  return out;
 }
 
 OutputSpec InferEluGrad(std::span<const Tensor> in, const Attrs&) {
-  internal::CheckSameDType(in[0], in[1], "gradients", "outputs");
-  internal::CheckDTypeIn(in[0], "gradients", DTypeSet::kFloat);
-  if (in[0].shape() != in[1].shape()) {
-    throw InvalidArgumentError(StrCat("gradients and outputs must have the same shape, got ",
-                                      in[0].shape(), " vs. ", in[1].shape()));
-  }
-  return {in[0].shape(), in[0].dtype()};
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "gradients", "outputs");
 }
 
 // TF's functor: (y < 0).select(g * (y + 1), g).
 Tensor EluGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
-  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
-  internal::Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* g = in[0].data<T>().data();
-    const T* y = in[1].data<T>().data();
-    T* o = internal::MutableData<T>(out);
-    internal::ParallelFor(out.num_elements(), internal::kElementwiseGrain,
-                          internal::kParallelElementwiseMin, [&](int64_t b, int64_t e) {
-                            const auto gs = internal::ConstArrayMap<T>(g + b, e - b);
-                            const auto ys = internal::ConstArrayMap<T>(y + b, e - b);
-                            internal::ArrayMap<T>(o + b, e - b) =
-                                (ys < T(0)).select(gs * (ys + T(1)), gs);
-                          });
-  });
-  return out;
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [](const auto& g, const auto& y) {
+        using T = internal::ScalarOf<decltype(g)>;
+        return (y < T(0)).select(g * (y + T(1)), g);
+      });
 }
 
 // From the output, as TF's _EluGrad.

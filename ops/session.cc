@@ -1,5 +1,6 @@
 #include "ops/session.h"
 
+#include <deque>
 #include <map>
 
 #include "ops/execute.h"
@@ -9,7 +10,27 @@
 #include "runtime/variable.h"
 
 namespace eager {
+namespace internal {
+
+// One input of a node with its producer found: node index, output index
+// (0 for a control input, as ParseNodeInput gives it), whether control.
+struct ResolvedInput {
+  int node;
+  int index;
+  bool control;
+};
+
+// Per node index, its inputs in Node::inputs order once resolved (a deque:
+// growing it keeps references to the lists already made).
+struct ResolvedInputs {
+  std::deque<std::optional<std::vector<ResolvedInput>>> by_node;
+};
+
+}  // namespace internal
+
 namespace {
+
+using internal::ResolvedInput;
 
 // eager's kernels compute TF's default layout, NHWC; a node imported with
 // another "data_format" must not run as if it were NHWC.
@@ -44,7 +65,8 @@ using Endpoint = std::pair<int, int>;  // node index, output index
 // One Session::Run call: which nodes to run, their outputs.
 class RunState {
  public:
-  RunState(Graph& graph, const Feeds& feeds) : graph_(graph) {
+  RunState(Graph& graph, internal::ResolvedInputs& resolved, const Feeds& feeds)
+      : graph_(graph), resolved_(resolved) {
     outputs_.resize(static_cast<size_t>(graph.num_nodes()));
     dead_.resize(static_cast<size_t>(graph.num_nodes()), 0);
     for (const auto& [key, value] : feeds) AddFeed(key, value);
@@ -132,40 +154,57 @@ class RunState {
     state[static_cast<size_t>(root)] = 1;
     while (!stack.empty()) {
       auto& [n, next] = stack.back();
-      const Node& node = graph_.node(n);
-      if (next == node.inputs.size()) {
+      const std::vector<ResolvedInput>& inputs = InputsOf(n);
+      if (next == inputs.size()) {
         state[static_cast<size_t>(n)] = 2;
         order.push_back(n);
         stack.pop_back();
         continue;
       }
-      const size_t i = next++;
-      const NodeInput in = ParseNodeInput(node.inputs[i]);
-      const int m = graph_.FindNodeIndex(in.node);
-      if (m < 0) {
-        throw InvalidArgumentError(StrCat("Session::Run: node '", node.name, "' (", node.op,
-                                          ") has input '", node.inputs[i],
-                                          "', but there is no node '", in.node, "'"));
-      }
+      const ResolvedInput& in = inputs[next++];
+      const int m = in.node;
       if (!in.control && feeds_.contains({m, in.index})) continue;
       if (state[static_cast<size_t>(m)] == 2) continue;
       if (state[static_cast<size_t>(m)] == 1) {
         throw InvalidArgumentError(StrCat("Session::Run: the graph has a cycle through node '",
-                                          in.node, "' (an input of '", node.name, "')"));
+                                          graph_.node(m).name, "' (an input of '",
+                                          graph_.node(n).name, "')"));
       }
       state[static_cast<size_t>(m)] = 1;
       stack.emplace_back(m, 0);
     }
   }
 
-  // The Variable a ref input reaches: its VariableV2 node, through any
-  // RefSwitch (tf.cond's switch of a variable reference) on the way.
-  Variable& RefVariable(const Node& node, size_t input) const {
-    int n = graph_.FindNodeIndex(ParseNodeInput(node.inputs[input]).node);
-    while (n >= 0 && graph_.node(n).op == "RefSwitch") {
-      n = graph_.FindNodeIndex(ParseNodeInput(graph_.node(n).inputs[0]).node);
+  // Node n's inputs, resolved the first time any Run needs them (kept in
+  // the Session). Throws InvalidArgumentError for an input naming no node;
+  // that is not kept, as the graph may get the node later.
+  const std::vector<ResolvedInput>& InputsOf(int n) {
+    auto& by_node = resolved_.by_node;
+    if (by_node.size() <= static_cast<size_t>(n)) by_node.resize(static_cast<size_t>(n) + 1);
+    std::optional<std::vector<ResolvedInput>>& slot = by_node[static_cast<size_t>(n)];
+    if (slot) return *slot;
+    const Node& node = graph_.node(n);
+    std::vector<ResolvedInput> inputs;
+    inputs.reserve(node.inputs.size());
+    for (const std::string& input : node.inputs) {
+      const NodeInput in = ParseNodeInput(input);
+      const int m = graph_.FindNodeIndex(in.node);
+      if (m < 0) {
+        throw InvalidArgumentError(StrCat("Session::Run: node '", node.name, "' (", node.op,
+                                          ") has input '", input, "', but there is no node '",
+                                          in.node, "'"));
+      }
+      inputs.push_back({m, in.index, in.control});
     }
-    return VariableOf(n);
+    return slot.emplace(std::move(inputs));
+  }
+
+  // The Variable ref input `input` of node n reaches: its VariableV2 node,
+  // through any RefSwitch (tf.cond's switch of a variable reference) on the way.
+  Variable& RefVariable(int n, size_t input) {
+    int m = InputsOf(n)[input].node;
+    while (graph_.node(m).op == "RefSwitch" && !InputsOf(m).empty()) m = InputsOf(m)[0].node;
+    return VariableOf(m);
   }
 
   Variable& VariableOf(int n) const {
@@ -209,27 +248,25 @@ class RunState {
   }
 
   // A node other than Merge with a dead input, data or control, is dead.
-  bool HasDeadInput(const Node& node) const {
-    for (const std::string& input : node.inputs) {
-      const NodeInput in = ParseNodeInput(input);
-      if (IsDead(graph_.FindNodeIndex(in.node), in.index)) return true;
+  bool HasDeadInput(int n) {
+    for (const ResolvedInput& in : InputsOf(n)) {
+      if (IsDead(in.node, in.index)) return true;
     }
     return false;
   }
 
-  // Merge: its first live input and that input's index; dead when none is.
+  // Merge: its first live input and that input's position among the data
+  // inputs (TF's value_index, output 1); dead when none is live.
   void RunMerge(int n, const Node& node) {
-    int live = 0;
-    for (const std::string& input : node.inputs) {
-      const NodeInput in = ParseNodeInput(input);
+    int value_index = 0;
+    for (const ResolvedInput& in : InputsOf(n)) {
       if (in.control) continue;
-      const int m = graph_.FindNodeIndex(in.node);
-      if (!IsDead(m, in.index)) {
-        outputs_[static_cast<size_t>(n)] = {Value(m, in.index, node),
-                                            Tensor(static_cast<int32_t>(live))};
+      if (!IsDead(in.node, in.index)) {
+        outputs_[static_cast<size_t>(n)] = {Value(in.node, in.index, node),
+                                            Tensor(static_cast<int32_t>(value_index))};
         return;
       }
-      ++live;
+      ++value_index;
     }
     dead_[static_cast<size_t>(n)] = ~uint64_t{0};
   }
@@ -237,9 +274,8 @@ class RunState {
   // Switch: `data` on the branch `pred` selects; the other output is dead.
   void RunSwitch(int n, const Node& node) {
     std::vector<Tensor> inputs;
-    for (const std::string& input : node.inputs) {
-      const NodeInput in = ParseNodeInput(input);
-      if (!in.control) inputs.push_back(Value(graph_.FindNodeIndex(in.node), in.index, node));
+    for (const ResolvedInput& in : InputsOf(n)) {
+      if (!in.control) inputs.push_back(Value(in.node, in.index, node));
     }
     if (inputs.size() != 2) {
       throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op,
@@ -260,12 +296,12 @@ class RunState {
     const Node& node = graph_.node(n);
     try {
       if (node.op == "Merge") return RunMerge(n, node);
-      if (any_dead_ && HasDeadInput(node)) {
+      if (any_dead_ && HasDeadInput(n)) {
         dead_[static_cast<size_t>(n)] = ~uint64_t{0};
         return;
       }
       if (IsSwitch(node.op)) return RunSwitch(n, node);
-      outputs_[static_cast<size_t>(n)] = Compute(node);
+      outputs_[static_cast<size_t>(n)] = Compute(n, node);
     } catch (const Error& e) {
       const std::string message = e.what();
       if (message.find("[[{{node ") != std::string::npos) throw;  // context already there
@@ -273,7 +309,7 @@ class RunState {
     }
   }
 
-  std::vector<Tensor> Compute(const Node& node) {
+  std::vector<Tensor> Compute(int n, const Node& node) {
     const std::string& op = node.op;
     if (op == "NoOp" || op == "VariableV2") return {};  // variables are read by their consumers
     if (op == "Const") return {node.Attr<Tensor>("value")};
@@ -282,21 +318,23 @@ class RunState {
                                         ":0' with dtype ", node.output_dtypes[0], " and shape ",
                                         node.output_shapes[0]));
     }
+    const std::vector<ResolvedInput>& resolved = InputsOf(n);
     std::vector<Tensor> inputs;
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
+    inputs.reserve(resolved.size());
+    for (size_t i = 0; i < resolved.size(); ++i) {
       if (IsRefInput(node, i)) {
         inputs.emplace_back();  // the variable is the target, not a value
         continue;
       }
-      const NodeInput in = ParseNodeInput(node.inputs[i]);
+      const ResolvedInput& in = resolved[i];
       if (in.control) continue;
-      inputs.push_back(Value(graph_.FindNodeIndex(in.node), in.index, node));
+      inputs.push_back(Value(in.node, in.index, node));
     }
     if (op == "PlaceholderWithDefault") return {inputs.at(0)};
     if (IsAssign(op)) {
       EAGER_CHECK(inputs.size() == 2, "node '", node.name, "' (", op, ") needs 2 inputs, has ",
                   inputs.size());
-      Variable& v = RefVariable(node, 0);
+      Variable& v = RefVariable(n, 0);
       if (op == "Assign") {
         v.Assign(inputs[1]);
       } else if (op == "AssignAdd") {
@@ -309,7 +347,7 @@ class RunState {
     if (op == "ApplyAdam") {
       EAGER_CHECK(inputs.size() == 10, "node '", node.name, "' (", op, ") needs 10 inputs, has ",
                   inputs.size());
-      const auto ref = [&](size_t i) -> Variable& { return RefVariable(node, i); };
+      const auto ref = [&](size_t i) -> Variable& { return RefVariable(n, i); };
       return {internal::RunApplyAdam(ref(0), ref(1), ref(2), std::span(inputs).subspan(3))};
     }
     const OpDef* def = FindOp(op);
@@ -330,6 +368,7 @@ class RunState {
   }
 
   Graph& graph_;
+  internal::ResolvedInputs& resolved_;
   std::map<Endpoint, Tensor> feeds_;
   std::vector<std::vector<Tensor>> outputs_;
   std::vector<uint64_t> dead_;  // per node: bit i set when output i is dead
@@ -338,9 +377,13 @@ class RunState {
 
 }  // namespace
 
+Session::Session(Graph& graph)
+    : graph_(graph), inputs_(std::make_unique<internal::ResolvedInputs>()) {}
+Session::~Session() = default;
+
 std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetches,
                                                 const Feeds& feeds) {
-  return RunState(graph_, feeds).Run(fetches);
+  return RunState(graph_, *inputs_, feeds).Run(fetches);
 }
 
 Tensor Session::Run(const Tensor& fetch, const Feeds& feeds) {

@@ -28,8 +28,12 @@
 // suffix and keeps its kind.
 //
 // State lives in the Variable objects, so Sessions on one graph share it.
-// The graph must outlive the Session. Not thread-safe.
+// The graph must outlive the Session. Not thread-safe. A Session resolves
+// each node's input names ("x:1") to node indices once, when the node first
+// runs, and keeps them: nodes never change once added, and nodes added to the
+// graph later are resolved when they run.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +44,10 @@
 #include "runtime/tensor.h"
 
 namespace eager {
+
+namespace internal {
+struct ResolvedInputs;  // ops/session.cc
+}  // namespace internal
 
 // One thing to fetch or feed: a graph tensor, an operation, or a name
 // ("add:0" is a tensor, "init" an operation).
@@ -65,7 +73,8 @@ using Feeds = std::vector<std::pair<Fetch, Tensor>>;
 
 class Session {
  public:
-  explicit Session(Graph& graph) : graph_(graph) {}
+  explicit Session(Graph& graph);
+  ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -82,6 +91,7 @@ class Session {
 
  private:
   Graph& graph_;
+  std::unique_ptr<internal::ResolvedInputs> inputs_;
 };
 
 }  // namespace eager

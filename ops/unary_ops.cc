@@ -3,8 +3,7 @@
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
-#include "ops/internal/eigen_view.h"
-#include "ops/internal/parallel.h"
+#include "ops/internal/elementwise.h"
 #include "ops/internal/scalar_like.h"
 #include "runtime/internal/tensor_access.h"
 
@@ -31,10 +30,7 @@ struct SquareFn {
   static auto Apply(const auto& a) { return a.square(); }
 };
 struct ReluFn {
-  static auto Apply(const auto& a) {
-    using T = typename std::decay_t<decltype(a)>::Scalar;
-    return a.max(T(0));
-  }
+  static auto Apply(const auto& a) { return a.max(internal::ScalarOf<decltype(a)>(0)); }
 };
 struct SigmoidFn {
   static auto Apply(const auto& a) { return a.logistic(); }
@@ -45,26 +41,12 @@ struct TanhFn {
 
 template <DTypeSet kSet>
 OutputSpec InferUnary(std::span<const Tensor> in, const Attrs&) {
-  internal::CheckDTypeIn(in[0], "x", kSet);
-  return {in[0].shape(), in[0].dtype()};
+  return internal::SameShapeSpec(in, kSet, "x");
 }
 
 template <typename F, DTypeSet kSet>
 Tensor UnaryKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
-  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
-  internal::Dispatch<kSet>(spec.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* x = in[0].data<T>().data();
-    T* o = internal::MutableData<T>(out);
-    // Blocks start at multiples of the grain, so each element goes through
-    // the same vector or scalar path on any thread count.
-    internal::ParallelFor(out.num_elements(), internal::kElementwiseGrain,
-                          internal::kParallelElementwiseMin, [&](int64_t b, int64_t e) {
-                            internal::ArrayMap<T>(o + b, e - b) =
-                                F::Apply(internal::ConstArrayMap<T>(x + b, e - b));
-                          });
-  });
-  return out;
+  return internal::ElementwiseKernel<1, kSet>(in, spec, [](const auto& x) { return F::Apply(x); });
 }
 
 OutputSpec InferIdentity(std::span<const Tensor> in, const Attrs&) {
@@ -77,30 +59,15 @@ Tensor IdentityKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec
 }
 
 OutputSpec InferReluGrad(std::span<const Tensor> in, const Attrs&) {
-  internal::CheckSameDType(in[0], in[1], "gradients", "features");
-  internal::CheckDTypeIn(in[0], "gradients", DTypeSet::kFloat);
-  if (in[0].shape() != in[1].shape()) {
-    throw InvalidArgumentError(StrCat("gradients and features must have the same shape, got ",
-                                      in[0].shape(), " vs. ", in[1].shape()));
-  }
-  return {in[0].shape(), in[0].dtype()};
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "gradients", "features");
 }
 
 Tensor ReluGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
-  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
-  internal::Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* g = in[0].data<T>().data();
-    const T* f = in[1].data<T>().data();
-    T* o = internal::MutableData<T>(out);
-    internal::ParallelFor(out.num_elements(), internal::kElementwiseGrain,
-                          internal::kParallelElementwiseMin, [&](int64_t b, int64_t e) {
-                            internal::ArrayMap<T>(o + b, e - b) =
-                                (internal::ConstArrayMap<T>(f + b, e - b) > T(0))
-                                    .select(internal::ConstArrayMap<T>(g + b, e - b), T(0));
-                          });
-  });
-  return out;
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [](const auto& gradients, const auto& features) {
+        using T = internal::ScalarOf<decltype(gradients)>;
+        return (features > T(0)).select(gradients, T(0));
+      });
 }
 
 Tensor Scalar(double value, const Tensor& like) {

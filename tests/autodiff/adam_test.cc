@@ -215,6 +215,42 @@ TEST_F(AdamTest, KerasFloat32StepsIntoNewBuffersWhenValuesAreHeld) {
   }
 }
 
+// The two forms of the kernel (ops/internal/apply_adam.h), side by side on
+// float64: one variable always updated in place (its buffer stays), the other
+// always into new buffers (its value, m and v held); the same bits at every
+// step, over 1003 elements (vector loop and remainder).
+TEST_F(AdamTest, Float64StepsInPlaceAndIntoNewBuffersGiveTheSameBits) {
+  constexpr int kSize = 1003;
+  std::vector<double> init(kSize);
+  for (int i = 0; i < kSize; ++i) init[static_cast<size_t>(i)] = std::cos(0.37 * i) * (1 + i % 7);
+  Variable in_place(Tensor::FromVector<double>(init, Shape{kSize}), "in_place");
+  Variable held(Tensor::FromVector<double>(init, Shape{kSize}), "held");
+  Adam adam(0.05, 0.8, 0.99, 1e-7);
+  for (int step = 0; step < 6; ++step) {
+    std::vector<double> g(kSize);
+    for (int i = 0; i < kSize; ++i) g[static_cast<size_t>(i)] = std::sin(step * 3.0 + i) * 1e3;
+    const Tensor grad = Tensor::FromVector<double>(g, Shape{kSize});
+    const double* buffer = in_place.value().data<double>().data();
+    std::vector<Tensor> holds = {held.value()};
+    if (step > 0) {
+      holds.push_back(adam.GetSlot(held, "m")->value());
+      holds.push_back(adam.GetSlot(held, "v")->value());
+    }
+    adam.ApplyGradients({{grad, &in_place}, {grad, &held}});
+    if (step > 0) {
+      ASSERT_EQ(in_place.value().data<double>().data(), buffer) << "step " << step + 1;
+    }
+    ASSERT_NE(held.value().data<double>().data(), holds[0].data<double>().data());
+    ASSERT_EQ(in_place.value().ToVector<double>(), held.value().ToVector<double>())
+        << "step " << step + 1;
+    for (const char* slot : {"m", "v"}) {
+      ASSERT_EQ(adam.GetSlot(in_place, slot)->value().ToVector<double>(),
+                adam.GetSlot(held, slot)->value().ToVector<double>())
+          << slot << ", step " << step + 1;
+    }
+  }
+}
+
 TEST_F(AdamTest, KerasFloat64UsesFloat32HyperParametersCastToDouble) {
   const std::vector<double> init = {0.25, -1.5, 3.0, 1e-4};
   Variable w(Tensor::FromVector<double>(init, Shape{4}), "w");

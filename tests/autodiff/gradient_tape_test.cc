@@ -63,6 +63,7 @@ TEST(GradientTapeTest, ChainRuleMatchesAnalyticDerivative) {
   std::optional<Tensor> grad = tape.Gradient(y, x);
 
   std::vector<double> expected;
+  expected.reserve(xs.size());
   for (double v : xs) expected.push_back(2 * v * (1 - std::pow(std::tanh(v * v), 2)));
   EXPECT_THAT(Values(grad), Pointwise(DoubleNear(1e-12), expected));
 }
@@ -317,7 +318,8 @@ TEST(GradientTapeTest, WatchedTensorGetsGradientUnwatchedDoesNot) {
   Tensor c = Tensor::Vector<double>({3, 4});
   GradientTape tape;
   tape.Watch(a);
-  Tensor copy_of_a = a;  // copies are the same tensor
+  // Copies are the same tensor: the copy is what this test is about.
+  const Tensor copy_of_a = a;  // NOLINT(performance-unnecessary-copy-initialization)
   // Exp(c) touches nothing watched, so it is not recorded: c is a constant.
   Tensor z = ReduceSum(Add(Mul(copy_of_a, copy_of_a), Exp(c)));
 

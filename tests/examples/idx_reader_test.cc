@@ -45,7 +45,7 @@ void WriteGzip(const std::string& path, const Bytes& bytes) {
 }
 
 // Header for unsigned-byte data with the given dimensions.
-Bytes Header(std::vector<uint32_t> dims, unsigned char type = 0x08) {
+Bytes Header(const std::vector<uint32_t>& dims, unsigned char type = 0x08) {
   Bytes b = {0, 0, type, static_cast<unsigned char>(dims.size())};
   for (uint32_t d : dims) {
     b.push_back(d >> 24);

@@ -42,7 +42,7 @@ struct RunResult {
   std::vector<std::vector<std::byte>> parameters;
 };
 
-RunResult TrainOnce(const Dataset& train, const Dataset& test, TrainOptions options) {
+RunResult TrainOnce(const Dataset& train, const Dataset& test, const TrainOptions& options) {
   eager::ResetDefaultNames();  // a new process
   Mlp model(options.seed);
   std::ostringstream log;

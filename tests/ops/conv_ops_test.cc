@@ -171,7 +171,7 @@ TEST(Conv2DTest, MatchesNaiveLoopsOverStridesPaddingsAndDilations) {
           for (int64_t k : {1, 2, 3}) {
             SCOPED_TRACE(testing::Message()
                          << padding << " s" << sh << "x" << sw << " d" << dil << " k" << k);
-            const uint64_t seed = static_cast<uint64_t>(100 + cases);
+            const uint64_t seed = uint64_t{100} + static_cast<uint64_t>(cases);
             const Tensor x = RandomUniform(Shape{2, 7, 9, 3}, seed, -1, 1, DType::kFloat64);
             const Tensor w = RandomUniform(Shape{k, k + 1, 3, 4}, seed + 1, -1, 1, DType::kFloat64);
             const Conv2DOptions o{
@@ -209,8 +209,9 @@ TEST(MaxPoolTest, MatchesNaiveLoops) {
     for (int64_t k : {1, 2, 3}) {
       for (int64_t s : {1, 2, 3}) {
         SCOPED_TRACE(testing::Message() << padding << " k" << k << " s" << s);
-        const Tensor x = RandomUniform(Shape{2, 7, 5, 3}, static_cast<uint64_t>(300 + cases), -1, 1,
-                                       DType::kFloat64);
+        const Tensor x =
+            RandomUniform(Shape{2, 7, 5, 3}, uint64_t{300} + static_cast<uint64_t>(cases), -1, 1,
+                          DType::kFloat64);
         const PoolOptions o{.ksize = {1, k, k + 1, 1}, .strides = {1, s, s, 1}, .padding = padding};
         Shape shape;
         const std::vector<double> want = NaiveMaxPool(x, o, &shape);

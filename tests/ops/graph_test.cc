@@ -408,6 +408,32 @@ TEST(GraphTest, ImportedNodesRunWithTheSameKernels) {
   EXPECT_EQ(graph.FindNode("b")->output_shapes[0], Shape{2});  // from the Const's value
 }
 
+TEST(GraphTest, ASessionRunsNodesAddedAfterItsFirstRun) {
+  // A Session keeps the node indices it resolves inputs to; an input that
+  // names no node yet is an error for that Run only, not remembered.
+  Graph graph;
+  const auto add_const = [&](const char* name, float value) {
+    Node c{.name = name, .op = "Const"};
+    c.attrs = {{"dtype", DType::kFloat32}, {"value", Tensor(value)}};
+    graph.AddNode(c);
+  };
+  add_const("a", 2.0f);
+  Node add{.name = "add", .op = "AddV2", .inputs = {"a", "b"}};
+  add.attrs = {{"T", DType::kFloat32}};
+  graph.AddNode(add);
+  Session sess(graph);
+  EXPECT_EQ(sess.Run("a:0").scalar<float>(), 2.0f);
+  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { sess.Run("add:0"); }),
+              HasSubstr("node 'add' (AddV2) has input 'b', but there is no node 'b'"));
+  add_const("b", 5.0f);
+  EXPECT_EQ(sess.Run("add:0").scalar<float>(), 7.0f);
+  Node neg{.name = "neg", .op = "Neg", .inputs = {"add"}};
+  neg.attrs = {{"T", DType::kFloat32}};
+  graph.AddNode(neg);
+  EXPECT_EQ(sess.Run("neg:0").scalar<float>(), -7.0f);
+  EXPECT_EQ(sess.Run("add:0").scalar<float>(), 7.0f);
+}
+
 TEST(GraphTest, ImportedNodesMayOmitAttributesWithTfDefaults) {
   Graph graph;
   for (const char* name : {"a", "b"}) {

@@ -17,6 +17,7 @@ const std::vector<double> kInputs = {-2.5, -0.5, 0.25, 1.0, 3.0};
 template <typename F>
 std::vector<double> Map(F f) {
   std::vector<double> out;
+  out.reserve(kInputs.size());
   for (double v : kInputs) out.push_back(f(v));
   return out;
 }

@@ -182,6 +182,7 @@ TEST(AdamGraphTest, TrainsBitForBitAsEagerTf1AdamAndSavesTf1Names) {
   const std::string prefix = saver.Save(sess, dir + "/model.ckpt");
   BundleReader reader(prefix);
   std::vector<std::string> keys;
+  keys.reserve(want.size());
   for (const auto& [key, value] : want) keys.push_back(key);
   EXPECT_EQ(reader.Keys(), keys);  // exactly TF1's names, nothing else
   for (const auto& [key, value] : want) ExpectSameBits(reader.Read(key), value, key);

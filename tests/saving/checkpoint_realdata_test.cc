@@ -61,6 +61,7 @@ std::vector<float> Floats(const BundleReader& reader, const std::string& key) {
 // checkpoint) and moves m by m * (1 - beta_1) towards 0.
 void ZeroGradientStep(Optimizer& optimizer, const std::vector<Variable*>& variables) {
   std::vector<Optimizer::GradientAndVariable> pairs;
+  pairs.reserve(variables.size());
   for (Variable* v : variables) pairs.emplace_back(Tensor::Zeros(v->shape(), v->dtype()), v);
   optimizer.ApplyGradients(pairs);
 }

@@ -298,7 +298,7 @@ TEST_F(CraftedIndexTest, UnsupportedDtypeIsListedButNotReadable) {
   EXPECT_EQ(reader.GetEntry("q").tf_dtype, 11);
   EXPECT_FALSE(reader.GetEntry("q").dtype.has_value());
   const std::string what = ExpectThrows<UnimplementedError>([&] { reader.Read("q"); });
-  EXPECT_NE(what.find("q"), std::string::npos) << what;
+  EXPECT_NE(what.find('q'), std::string::npos) << what;
   EXPECT_NE(what.find("DT_QINT8"), std::string::npos) << what;
 }
 

@@ -100,6 +100,7 @@ TEST_F(SaverRealdataTest, EmaFileRestoresAveragesThroughVariablesToRestore) {
   }
   ExponentialMovingAverage ema(0.99, /*num_updates=*/int64_t{0});
   std::vector<Variable*> averaged;
+  averaged.reserve(model.size());
   for (auto& v : model) averaged.push_back(v.get());
   ema.Apply(averaged);
 
@@ -147,6 +148,7 @@ TEST_F(SaverRealdataTest, ScopesFileRestoresUniquifiedNames) {
   make("v1");  // v1_1
   make("v2");
   std::vector<std::string> names;
+  names.reserve(vars.size());
   for (auto& v : vars) names.emplace_back(v->shared_name());
   EXPECT_EQ(names,
             (std::vector<std::string>{"foo/v", "foo1/v", "v", "foo/bar/v", "v1", "v1_1", "v2"}));
