@@ -148,6 +148,7 @@ TEST(BundleReadThreadsTest, SeveralThreadsReadingAtOnceGetCorrectTensors) {
   }
   const BundleReader reader(prefix, BundleReaderOptions{.num_threads = 2});
   std::vector<std::thread> threads;
+  threads.reserve(4);
   std::vector<int> mismatches(4, 0);
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
