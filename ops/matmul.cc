@@ -1,13 +1,12 @@
 #include "ops/matmul.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <type_traits>
 
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/internal/gemm.h"
 #include "ops/internal/parallel.h"
 #include "runtime/internal/tensor_access.h"
 
@@ -38,41 +37,6 @@ OutputSpec InferMatMul(std::span<const Tensor> in, const Attrs& attrs) {
   return {Shape{a.shape().dim(ta ? 1 : 0), b.shape().dim(tb ? 0 : 1)}, a.dtype()};
 }
 
-// float and double go to OpenBLAS's GEMM (benchmarks/README.md says why:
-// 1.4-1.9x Eigen's on this machine's AVX-512 cores), single-threaded per
-// block, the blocks spread over eager's pool (ops/threads.h). beta = 0, so
-// the output is written, never zero-filled first. Integers use Eigen's GEMM over row-major maps; a
-// transposed operand is a transposed view, never a copy.
-template <typename T>
-void BlasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-              const T* b, int64_t ldb, T* c, int64_t ldc) {
-  internal::KeepBlasSingleThreaded();  // on whichever pool thread runs the block
-  const CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans;
-  const CBLAS_TRANSPOSE opb = tb ? CblasTrans : CblasNoTrans;
-  const auto i = [](int64_t v) { return static_cast<blasint>(v); };
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, opa, opb, i(m), i(n), i(k), 1.0f, a, i(lda), b, i(ldb), 0.0f, c,
-                i(ldc));
-  } else {
-    cblas_dgemm(CblasRowMajor, opa, opb, i(m), i(n), i(k), 1.0, a, i(lda), b, i(ldb), 0.0, c,
-                i(ldc));
-  }
-}
-
-// Block length along the split dimension `dim`: whole below 2^18
-// multiply-adds (a hand-off costs more), else one block per core of the
-// machine, at least 128 long. The blocks depend on the shape and the machine
-// only, never on SetNumThreads, so every thread count gives the same bits.
-// No more blocks than cores: each extra block is one more OpenBLAS call that
-// re-packs the shared operand, 3-7% of a one-thread GEMM at n = 256-1024.
-int64_t GemmBlock(int64_t m, int64_t n, int64_t k, int64_t dim) {
-  constexpr int64_t kMinSplitMacs = int64_t{1} << 18;
-  if (m * n * k < kMinSplitMacs) return dim;
-  const int64_t parts = std::max(1, internal::MachineCores());
-  const int64_t per_core = (dim + parts - 1) / parts;
-  return std::max<int64_t>(128, (per_core + 15) / 16 * 16);
-}
-
 Tensor MatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
   const Tensor& a = in[0];
   const Tensor& b = in[1];
@@ -90,25 +54,29 @@ Tensor MatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
       c.setZero();  // an empty inner dimension sums nothing
       return;
     }
+    // float and double: OpenBLAS (benchmarks/README.md says why: 1.4-1.9x
+    // Eigen's GEMM on this machine's AVX-512 cores), beta = 0, so the output
+    // is written, never zero-filled first. Integers: Eigen's GEMM over
+    // row-major maps; a transposed operand is a transposed view, never a copy.
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       const T* ap = a.data<T>().data();
       const T* bp = b.data<T>().data();
       T* cp = internal::MutableData<T>(out);
       const int64_t lda = a.shape().dim(1);
       const int64_t ldb = b.shape().dim(1);
-      // The larger output dimension is cut into blocks fixed by the shape
-      // alone, each one single-threaded GEMM: the same products on any
-      // thread count, so the same bits.
-      const bool split_rows = m >= n;
-      const int64_t dim = split_rows ? m : n;
-      const int64_t block = GemmBlock(m, n, k, dim);
-      internal::ParallelFor(dim, block, 0, [&](int64_t begin, int64_t end) {
-        if (split_rows) {  // rows [begin, end) of op(a) and of c
+      // The larger output dimension is cut into blocks, each one
+      // single-threaded GEMM, chosen so that any thread count gives the
+      // same bits (ops/internal/gemm.h).
+      const internal::GemmSplit split =
+          internal::PlanGemm(std::is_same_v<T, float> && internal::ExactSgemmCuts(), m, n, k,
+                             GetNumThreads(), internal::MachineCores());
+      internal::ParallelFor(split.rows ? m : n, split.block, 0, [&](int64_t begin, int64_t end) {
+        if (split.rows) {  // rows [begin, end) of op(a) and of c
           const T* a_rows = ta ? ap + begin : ap + begin * lda;
-          BlasGemm<T>(ta, tb, end - begin, n, k, a_rows, lda, bp, ldb, cp + begin * n, n);
+          internal::Gemm<T>(ta, tb, end - begin, n, k, a_rows, lda, bp, ldb, cp + begin * n, n);
         } else {  // columns [begin, end) of op(b) and of c
           const T* b_cols = tb ? bp + begin * ldb : bp + begin;
-          BlasGemm<T>(ta, tb, m, end - begin, k, ap, lda, b_cols, ldb, cp + begin, n);
+          internal::Gemm<T>(ta, tb, m, end - begin, k, ap, lda, b_cols, ldb, cp + begin, n);
         }
       });
       return;

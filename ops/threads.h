@@ -12,8 +12,11 @@
 // Results do not depend on the thread count: work is cut into blocks fixed
 // by the shapes alone (never by the number of threads), and each block is
 // computed the same way whichever thread takes it. MatMul cuts the larger
-// output dimension (never the inner sum) into at most four blocks, each a
-// single-threaded OpenBLAS GEMM. Reductions of at least 2^17 elements split
+// output dimension (never the inner sum) into blocks, each a single-threaded
+// OpenBLAS GEMM: one block per core of the machine, or, for float32 on
+// OpenBLAS's SkylakeX kernels, where such cuts are measured and tested to
+// change no bits, one block per thread (one thread: one call;
+// ops/internal/gemm.h). Reductions of at least 2^17 elements split
 // their outputs into blocks (each output summed in the same order as on one
 // thread), or, when everything reduces to one value, sum blocks of 2^15
 // elements alone and add the block sums left to right (ops/reduction_ops.cc).

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <new>
 
+#include "runtime/internal/buffer_cache.h"
+
 namespace eager::internal {
 namespace {
 
@@ -21,36 +23,90 @@ void LowerThisThreadsPriority() {
 
 BackgroundSave::~BackgroundSave() {
   Wait();
+  if (thread_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    to_writer_.notify_one();
+    thread_.join();
+  }
   if (failure_) std::fprintf(stderr, "eager: %s\n", failure_->second.c_str());
 }
 
-void BackgroundSave::Start(std::string prefix, std::function<void()> save) {
-  EAGER_INTERNAL_CHECK(!thread_.joinable());
-  prefix_ = std::move(prefix);
-  error_ = nullptr;
-  save_ = std::move(save);
-  thread_ = std::thread([this] {
-    LowerThisThreadsPriority();
+void BackgroundSave::WriterLoop() {
+  LowerThisThreadsPriority();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    writer_tid_ = static_cast<int>(gettid());
+    started_ = true;
+  }
+  to_owner_.notify_one();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    to_writer_.wait(lock, [this] { return posted_ || stop_; });
+    if (!posted_) return;  // stop_
+    lock.unlock();
+    std::exception_ptr error;
     try {
       save_();
     } catch (...) {
-      error_ = std::current_exception();
+      error = std::current_exception();
     }
-  });
+    // A tensor whose last reference the save dropped here (its variable let
+    // go of it meanwhile) left its block in this thread's buffer cache,
+    // where nothing would allocate it again: give such blocks back now.
+    ReleaseCachedBuffers();
+    lock.lock();
+    error_ = error;
+    posted_ = false;
+    to_owner_.notify_one();
+  }
+}
+
+void BackgroundSave::Start(std::string prefix, std::function<void()> save) {
+  EAGER_INTERNAL_CHECK(!pending_);
+  prefix_ = std::move(prefix);
+  save_ = std::move(save);
+  if (!thread_.joinable()) {
+    try {
+      thread_ = std::thread([this] { WriterLoop(); });
+    } catch (...) {
+      save_ = nullptr;
+      throw;
+    }
+    // Return only once the writer runs at nice 19 and sleeps: until then it
+    // has its creator's priority and may hold this thread's core.
+    std::unique_lock<std::mutex> lock(mu_);
+    to_owner_.wait(lock, [this] { return started_; });
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    error_ = nullptr;
+    posted_ = true;
+  }
+  pending_ = true;
+  to_writer_.notify_one();
 }
 
 void BackgroundSave::Wait() noexcept {
-  if (!thread_.joinable()) return;
-  thread_.join();
+  if (!pending_) return;
+  std::exception_ptr error;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    to_owner_.wait(lock, [this] { return !posted_; });
+    error = std::move(error_);
+    error_ = nullptr;
+  }
+  pending_ = false;
   // The snapshot's tensors are released on this thread, so their buffers go
   // back to this thread's buffer cache (runtime/internal/buffer_cache.h),
-  // where the optimizer's next copy-on-write finds them, instead of to a
-  // thread about to exit.
+  // where the optimizer's next copy-on-write finds them.
   save_ = nullptr;
-  if (error_ == nullptr) return;
+  if (error == nullptr) return;
   const std::string head = "Asynchronous save of " + prefix_ + " failed: ";
   try {
-    std::rethrow_exception(error_);
+    std::rethrow_exception(error);
   } catch (const Error& e) {
     failure_.emplace(e.code(), head + e.what());
   } catch (const std::bad_alloc&) {
@@ -60,7 +116,6 @@ void BackgroundSave::Wait() noexcept {
   } catch (...) {
     failure_.emplace(ErrorCode::kInternal, head + "unknown exception");
   }
-  error_ = nullptr;
 }
 
 void BackgroundSave::Sync() {

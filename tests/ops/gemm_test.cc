@@ -1,0 +1,185 @@
+// ops/internal/gemm.h: how MatMul cuts a GEMM into blocks, and that the cuts
+// it makes on SkylakeX change no bits.
+
+#include "ops/internal/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ops/internal/blas_core.h"
+#include "ops/matmul.h"
+#include "ops/random_ops.h"
+#include "ops/threads.h"
+
+namespace eager::internal {
+namespace {
+
+// The multiply-adds of the smallest block of `split` over C[m, n].
+int64_t SmallestBlockMacs(const GemmSplit& split, int64_t m, int64_t n, int64_t k) {
+  const int64_t dim = split.rows ? m : n;
+  const int64_t rest = dim % split.block;
+  const int64_t last = rest == 0 ? split.block : rest;
+  return last * (split.rows ? n : m) * k;
+}
+
+int64_t Blocks(const GemmSplit& split, int64_t m, int64_t n) {
+  const int64_t dim = split.rows ? m : n;
+  return (dim + split.block - 1) / split.block;
+}
+
+TEST(GemmTest, ExactCutsOnOneThreadAreOneCall) {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{256, 256, 256},
+                         {2048, 2048, 2048},
+                         {64, 256, 784},
+                         {784, 256, 64}}) {
+    const GemmSplit split = PlanGemm(true, m, n, k, 1, 2);
+    EXPECT_EQ(split.block, split.rows ? m : n) << m << "x" << n << "x" << k;
+  }
+}
+
+TEST(GemmTest, ExactCutsFollowTheThreadsAndStayAboveTheSmallMatrixSize) {
+  // n = 256 on two threads: two row blocks of 128.
+  const GemmSplit two = PlanGemm(true, 256, 256, 256, 2, 2);
+  EXPECT_TRUE(two.rows);
+  EXPECT_EQ(two.block, 128);
+  // Never more blocks than cores, even with more threads allowed.
+  EXPECT_EQ(Blocks(PlanGemm(true, 1024, 1024, 1024, 8, 2), 1024, 1024), 2);
+  EXPECT_EQ(Blocks(PlanGemm(true, 1024, 1024, 1024, 3, 4), 1024, 1024), 3);
+  // 64 x 128 x 128 is 1.05e6 multiply-adds: two blocks would fall below.
+  EXPECT_EQ(Blocks(PlanGemm(true, 64, 128, 128, 2, 2), 64, 128), 1);
+  // Four blocks of 400 x 300 x 8 (0.96e6) would not stay above; three do.
+  EXPECT_EQ(Blocks(PlanGemm(true, 1600, 300, 8, 4, 4), 1600, 300), 3);
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    const int64_t m = 1 + rng() % 3000;
+    const int64_t n = 1 + rng() % 3000;
+    const int64_t k = 1 + rng() % 3000;
+    const int threads = 1 + static_cast<int>(rng() % 8);
+    const int cores = 1 + static_cast<int>(rng() % 8);
+    const GemmSplit split = PlanGemm(true, m, n, k, threads, cores);
+    const int64_t dim = split.rows ? m : n;
+    ASSERT_EQ(split.rows, m >= n);
+    ASSERT_GE(split.block, 1);
+    ASSERT_LE(split.block, dim);
+    if (split.block == dim) continue;
+    ASSERT_EQ(split.block % 16, 0) << m << "x" << n << "x" << k;
+    ASSERT_LE(Blocks(split, m, n), std::min(threads, cores)) << m << "x" << n << "x" << k;
+    ASSERT_GT(SmallestBlockMacs(split, m, n, k), kSmallGemmMacs) << m << "x" << n << "x" << k;
+  }
+}
+
+TEST(GemmTest, OtherCutsDependOnTheMachineOnly) {
+  for (int threads = 1; threads <= 8; ++threads) {
+    const GemmSplit split = PlanGemm(false, 517, 67, 300, threads, 2);
+    EXPECT_TRUE(split.rows);
+    EXPECT_EQ(split.block, 272);                                       // 517 / 2, rounded up to 16
+    EXPECT_EQ(PlanGemm(false, 300, 300, 300, threads, 4).block, 128);  // at least 128
+    EXPECT_EQ(PlanGemm(false, 60, 60, 60, threads, 2).block, 60);      // below 2^18: whole
+  }
+}
+
+// The claim ExactSgemmCuts makes, against the installed OpenBLAS: one sgemm
+// call and any cut of C into blocks (multiples of 16, the last the rest) of
+// more than kSmallGemmMacs multiply-adds each give the same bits. Random
+// shapes over all four transpose cases, ragged edges, row and column cuts,
+// and k on both sides of OpenBLAS's K-blocks (448, 896).
+TEST(GemmTest, SgemmCutsAboveTheSmallMatrixSizeChangeNoBits) {
+  if (!ExactSgemmCuts()) {
+    GTEST_SKIP() << "OpenBLAS runs the " << BlasCoreName()
+                 << " core, where eager cuts float32 GEMMs by the machine's cores only";
+  }
+  std::mt19937 rng(11);
+  const auto pick = [&](std::initializer_list<int64_t> common, int64_t hi) {
+    const std::vector<int64_t> v(common);
+    return rng() % 2 ? v[rng() % v.size()] : static_cast<int64_t>(1 + rng() % hi);
+  };
+  int tested = 0;
+  for (int i = 0; tested < 120 && i < 5000; ++i) {
+    const bool ta = rng() % 2;
+    const bool tb = rng() % 2;
+    const int64_t m = pick({64, 67, 128, 200, 256, 300, 517, 784}, 800);
+    const int64_t n = pick({10, 17, 64, 128, 256, 449, 784}, 800);
+    const int64_t k = pick({32, 64, 128, 256, 447, 448, 449, 784, 896, 897, 1344}, 1400);
+    const bool rows = rng() % 2;
+    const int64_t dim = rows ? m : n;
+    const int64_t parts = 2 + rng() % 4;
+    const int64_t block = std::max<int64_t>(16, (dim + parts - 1) / parts + 15) / 16 * 16;
+    if (block >= dim) continue;
+    const GemmSplit split{rows, block};
+    if (SmallestBlockMacs(split, m, n, k) <= kSmallGemmMacs) continue;
+    ++tested;
+    const int64_t lda = ta ? m : k;
+    const int64_t ldb = tb ? k : n;
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> a(m * k), b(k * n), whole(m * n), cut(m * n, -1.0f);
+    for (float& v : a) v = u(rng);
+    for (float& v : b) v = u(rng);
+    Gemm<float>(ta, tb, m, n, k, a.data(), lda, b.data(), ldb, whole.data(), n);
+    for (int64_t s = 0; s < dim; s += block) {
+      const int64_t e = std::min(dim, s + block);
+      if (rows) {
+        Gemm<float>(ta, tb, e - s, n, k, ta ? a.data() + s : a.data() + s * lda, lda, b.data(), ldb,
+                    cut.data() + s * n, n);
+      } else {
+        Gemm<float>(ta, tb, m, e - s, k, a.data(), lda, tb ? b.data() + s * ldb : b.data() + s, ldb,
+                    cut.data() + s, n);
+      }
+    }
+    ASSERT_EQ(std::memcmp(whole.data(), cut.data(), whole.size() * sizeof(float)), 0)
+        << "ta=" << ta << " tb=" << tb << " " << m << "x" << n << "x" << k
+        << (rows ? " rows" : " columns") << " in blocks of " << block;
+  }
+  EXPECT_EQ(tested, 120);
+}
+
+// MatMul itself: the shapes of a 784-256-128-10 training step (batches 64
+// and 256, forward and both gradients) and shapes whose blocks sit right at
+// the small-matrix size, bit-identical on 1 to 4 threads and, on one thread,
+// equal to one OpenBLAS call.
+TEST(GemmTest, MatMulOfTrainingStepShapesIsIdenticalOnAnyThreadCount) {
+  struct Case {
+    int64_t m, n, k;
+    bool ta, tb;
+  };
+  std::vector<Case> cases;
+  for (int64_t batch : {64, 256}) {
+    cases.push_back({batch, 256, 784, false, false});  // x W1
+    cases.push_back({batch, 128, 256, false, false});  // h1 W2
+    cases.push_back({784, 256, batch, true, false});   // x^T dh1
+    cases.push_back({256, 128, batch, true, false});   // h1^T dh2
+    cases.push_back({batch, 256, 128, false, true});   // dh2 W2^T
+    cases.push_back({batch, 10, 128, false, false});   // h2 W3
+  }
+  cases.push_back({64, 128, 128, false, false});  // 2 blocks would be 0.52e6 each
+  cases.push_back({64, 130, 128, false, false});  // last of 2 blocks 64 x 50 x 128
+  cases.push_back({64, 256, 62, false, false});   // 2 blocks of 64 x 128 x 62 = 0.51e6
+  cases.push_back({64, 256, 123, false, false});  // 2 blocks of 1.008e6
+  const int saved = GetNumThreads();
+  for (const Case& c : cases) {
+    const Tensor a = RandomUniform(c.ta ? Shape{c.k, c.m} : Shape{c.m, c.k}, 1, -1.0, 1.0);
+    const Tensor b = RandomUniform(c.tb ? Shape{c.n, c.k} : Shape{c.k, c.n}, 2, -1.0, 1.0);
+    std::vector<std::vector<float>> results;
+    for (int threads = 1; threads <= 4; ++threads) {
+      SetNumThreads(threads);
+      results.push_back(MatMul(a, b, c.ta, c.tb).ToVector<float>());
+    }
+    for (int t = 1; t < 4; ++t) {
+      EXPECT_EQ(results[0], results[t])
+          << c.m << "x" << c.n << "x" << c.k << " on " << t + 1 << " threads";
+    }
+    if (ExactSgemmCuts()) {
+      std::vector<float> one_call(c.m * c.n);
+      Gemm<float>(c.ta, c.tb, c.m, c.n, c.k, a.ToVector<float>().data(), c.ta ? c.m : c.k,
+                  b.ToVector<float>().data(), c.tb ? c.k : c.n, one_call.data(), c.n);
+      EXPECT_EQ(results[0], one_call) << c.m << "x" << c.n << "x" << c.k;
+    }
+  }
+  SetNumThreads(saved);
+}
+
+}  // namespace
+}  // namespace eager::internal
