@@ -116,8 +116,8 @@ TEST(BufferCacheTest, BlocksFreedOnAnotherThreadAreSafe) {
 // still gives its cache back when it exits: the leak checker of the
 // sanitizer build (EAGER_SANITIZE) reports the blocks otherwise.
 TEST(BufferCacheTest, AThreadThatOnlyFreesCachesAndReleasesAtExit) {
-  std::vector<void*> blocks;
-  for (int i = 0; i < 8; ++i) blocks.push_back(AllocateBufferBlock(4096));
+  std::vector<void*> blocks(8);
+  for (void*& block : blocks) block = AllocateBufferBlock(4096);
   std::thread other([&blocks] {
     EXPECT_EQ(GetBufferCacheStats().cached_bytes, 0u);
     for (void* block : blocks) FreeBufferBlock(block, 4096);
