@@ -209,10 +209,13 @@ double PageCacheReadBandwidth(const std::string& path, int count, size_t bytes_e
 // beside a plain read of the same bytes in the same run (best of the
 // iterations, measured between them): into a reused buffer
 // (pagecache_read_MBps, the target's baseline) and into fresh memory
-// (pagecache_read_fresh_MBps); and the CRC alone (crc32c_MBps).
+// (pagecache_read_fresh_MBps); and the CRC alone (crc32c_MBps). The third
+// argument is BundleReaderOptions::num_threads (0: the default, two threads
+// on a machine with two cores or more; 1: the calling thread alone).
 void BM_Restore(benchmark::State& state) {
   const int count = static_cast<int>(state.range(0));
   const int64_t mb_each = state.range(1);
+  const BundleReaderOptions options{.num_threads = static_cast<int>(state.range(2))};
   const int64_t total = count * mb_each * (1 << 20);
   const std::string dir = BenchDir();
   double memcpy_bps = 0;
@@ -237,7 +240,7 @@ void BM_Restore(benchmark::State& state) {
     read_fresh_bps =
         std::max(read_fresh_bps, PageCacheReadBandwidth(data, count, bytes_each, true));
     state.ResumeTiming();
-    BundleReader reader(dir + "/ckpt");  // data from the page cache: CPU cost, CRC included
+    BundleReader reader(dir + "/ckpt", options);  // from the page cache: CPU cost, CRC included
     for (const std::string& key : reader.Keys()) {
       Tensor t = reader.Read(key);
       benchmark::DoNotOptimize(t);
@@ -300,12 +303,18 @@ BENCHMARK(BM_Save)
     ->Iterations(2);
 BENCHMARK(BM_Restore)
     ->Name("BM_Restore/100MB")
-    ->Args({100, 1})
+    ->Args({100, 1, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK(BM_Restore)
     ->Name("BM_Restore/1GB")
-    ->Args({100, 10})
+    ->Args({100, 10, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK(BM_Restore)
+    ->Name("BM_Restore/1GB/threads:1")
+    ->Args({100, 10, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

@@ -37,20 +37,23 @@ std::atomic<int>& Limit() {
   return limit;
 }
 
-// How long an idle worker keeps polling for the next job before it sleeps on
-// a futex. Waking a sleeping thread costs tens of microseconds on this
-// machine's KVM guest (the host must reschedule the vCPU), about as long as a
-// 256 x 256 GEMM block takes, so with the earlier short poll (4,000 loads,
-// a few microseconds) the caller had usually done every block itself by the
-// time the worker woke: two threads ran a 256 GEMM only 1.17x faster than one
-// (1.68x with a poll of 400,000 loads). A worker that is still polling joins
-// within a microsecond. 100 us covers the gap between two parallel ops of a
-// training step (the small ops between them take microseconds), so a burst
-// of parallel ops hands off without a wake. The cost: each worker burns up to
-// 100 us of a core after the last parallel op of a burst (benchmarks/README.md
-// measures it). Polling never delays the caller: a worker descheduled while
-// polling just does not claim a helper slot, and the caller withdraws the
-// unclaimed slots when it runs out of blocks.
+// How long a thread polls before it sleeps on a futex: an idle worker
+// polling for the next job, and a caller waiting for the helpers still
+// running blocks of its job. Waking a sleeping thread costs tens of
+// microseconds on this machine's KVM guest (the host must reschedule the
+// vCPU), about as long as a 256 x 256 GEMM block takes. With the earlier
+// short poll (4,000 loads, a few microseconds) the caller had usually done
+// every block itself by the time the worker woke: two threads ran a 256 GEMM
+// only 1.17x faster than one (1.68x with a worker poll of 400,000 loads); and
+// a caller that finished first slept, so the job ended only when it woke.
+// A polling thread reacts within a microsecond. 100 us covers the gap between
+// two parallel ops of a training step (the small ops between them take
+// microseconds), so a burst of parallel ops hands off without a wake. The
+// cost: each worker burns up to 100 us of a core after the last parallel op
+// of a burst (benchmarks/README.md measures it). Polling never delays the
+// caller: a worker descheduled while polling just does not claim a helper
+// slot, and the caller withdraws the unclaimed slots when it runs out of
+// blocks; it polls only for helpers that are running its blocks.
 constexpr std::chrono::microseconds kIdleSpin{100};
 
 // One polling step: a pause (tens to ~140 cycles) keeps the spin from
@@ -97,10 +100,12 @@ class Pool {
     // withdrawn, and only the ones already working are awaited.
     int unclaimed = helpers_.exchange(0, std::memory_order_acq_rel);
     if (unclaimed > 0) active_.fetch_sub(unclaimed, std::memory_order_acq_rel);
-    for (int spin = 0; active_.load(std::memory_order_acquire) != 0; ++spin) {
-      if (spin < 2000) continue;
-      const int left = active_.load(std::memory_order_acquire);
-      if (left != 0) active_.wait(left, std::memory_order_acquire);
+    // They are running, so poll for them as an idle worker polls for jobs:
+    // sleeping here would make their last block's end wait for this thread's
+    // wake (tens of microseconds), a sizeable part of a 256 GEMM.
+    if (PollFor([this] { return active_.load(std::memory_order_acquire) == 0; })) return true;
+    for (int left; (left = active_.load(std::memory_order_acquire)) != 0;) {
+      active_.wait(left, std::memory_order_acquire);
     }
     return true;
   }
@@ -123,12 +128,11 @@ class Pool {
 
   void Loop(uint64_t seen) {
     for (;;) {
-      uint64_t g = PollForJob(seen);
-      if (g == seen) {
+      if (!PollFor([&] { return generation_.load(std::memory_order_acquire) != seen; })) {
         generation_.wait(seen, std::memory_order_acquire);
         continue;
       }
-      seen = g;
+      seen = generation_.load(std::memory_order_acquire);
       // Join only as one of the job's helpers (the rest of the pool idles).
       int h = helpers_.load(std::memory_order_acquire);
       while (h > 0 && !helpers_.compare_exchange_weak(h, h - 1, std::memory_order_acq_rel)) {
@@ -139,17 +143,18 @@ class Pool {
     }
   }
 
-  // The generation after `seen`, or `seen` when none came within kIdleSpin.
-  // The clock is read once per 16 polls (~1 us), not on every poll.
-  uint64_t PollForJob(uint64_t seen) const {
+  // Polls `done` (with a pause between polls) until it holds or kIdleSpin
+  // has passed; returns its last value. The clock is read once per 16 polls
+  // (~1 us), not on every poll.
+  template <typename Done>
+  static bool PollFor(Done done) {
     const auto deadline = std::chrono::steady_clock::now() + kIdleSpin;
     for (;;) {
       for (int i = 0; i < 16; ++i) {
-        const uint64_t g = generation_.load(std::memory_order_acquire);
-        if (g != seen) return g;
+        if (done()) return true;
         CpuRelax();
       }
-      if (std::chrono::steady_clock::now() >= deadline) return seen;
+      if (std::chrono::steady_clock::now() >= deadline) return done();
     }
   }
 

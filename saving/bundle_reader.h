@@ -24,6 +24,17 @@
 // Accepts Snappy-compressed index blocks (some TF builds write them), any
 // number of shards, and tensors of dtypes eager lacks (listed, not readable).
 // Read() may be called from several threads at once.
+//
+// Speed (benchmarks/README.md, bundle_benchmark BM_Restore): bytes go from
+// the page cache straight into the tensor's buffer in 1 MiB pieces, each
+// checksummed while in cache by the fastest CRC32C kernel the CPU has
+// (internal/crc32c.h). A fixed-size tensor of 4 MiB and more is read by the
+// calling thread and saving's helper thread (internal/helper_thread.h) at
+// once, unless BundleReaderOptions says one thread: they take 1 MiB chunks
+// from a shared counter, and the chunks' CRCs are joined in order
+// (crc32c::Combine), so every byte is still checked before Read returns, and
+// the tensor and any error are the same for any thread count (the first
+// failing chunk's error, as when reading front to back).
 
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +57,14 @@ namespace eager {
 namespace internal {
 class RandomAccessFile;
 }  // namespace internal
+
+struct BundleReaderOptions {
+  // Threads one Read of a large fixed-size tensor may use: 1 reads on the
+  // calling thread only, 2 (the most used) also on saving's helper thread.
+  // 0: 2 when this process may run on two or more cores, else 1. Eager's
+  // SetNumThreads (ops/) does not reach here: saving depends on runtime only.
+  int num_threads = 0;
+};
 
 class BundleReader {
  public:
@@ -73,8 +92,9 @@ class BundleReader {
   //   DataLossError        when the index is truncated, corrupted or malformed
   //                        (an entry with an invalid shape, shard, offset or size,
   //                        num_shards outside [1, 99999]);
-  //   ResourceExhaustedError for an index block above 64 MiB.
-  explicit BundleReader(std::string prefix);
+  //   ResourceExhaustedError for an index block above 64 MiB;
+  //   InvalidArgumentError  for options.num_threads < 0.
+  explicit BundleReader(std::string prefix, BundleReaderOptions options = {});
   ~BundleReader();
   BundleReader(const BundleReader&) = delete;
   BundleReader& operator=(const BundleReader&) = delete;
@@ -137,7 +157,12 @@ class BundleReader {
   // The entry's data file, checked to hold [offset, offset + size).
   const internal::RandomAccessFile& DataFileOf(std::string_view key, const Entry& entry) const;
   Tensor ReadPartitioned(std::string_view key, const Entry& entry) const;
-  static Tensor ReadFixedSizeTensor(const EntryBytes& in);
+  static Tensor ReadFixedSizeTensor(const EntryBytes& in, int threads);
+  // Reads the entry's bytes [begin, end) into out + begin, 1 MiB at a time,
+  // each piece checksummed while in cache; returns the CRC of those bytes.
+  static uint32_t ReadAndChecksum(const EntryBytes& in, char* out, uint64_t begin, uint64_t end);
+  // The same for [0, size), with saving's helper thread taking chunks too.
+  static uint32_t ReadAndChecksumShared(const EntryBytes& in, char* out, uint64_t size);
   // Checksum checks without a Tensor: raw bytes (fixed-size dtypes eager
   // lacks, DT_RESOURCE) and DT_VARIANT's per-element layout.
   static void CheckRawBytes(const EntryBytes& in);
@@ -147,6 +172,7 @@ class BundleReader {
   std::string prefix_;
   std::string index_path_;
   int num_shards_ = 0;
+  int read_threads_ = 1;  // 1 or 2 (BundleReaderOptions)
   std::map<std::string, Entry, std::less<>> entries_;
   std::set<std::string, std::less<>> slice_keys_;  // entries of listed slices
   mutable std::mutex data_mu_;                     // guards data_files_ (opened lazily)

@@ -168,7 +168,41 @@ uint32_t Dispatch(Kernel kernel, uint32_t crc, const uint8_t* p, size_t n) {
   std::abort();
 }
 
+// Reflected CRC states are polynomials modulo P with bit 31 - d holding the
+// coefficient of x^d. a * b mod P, one coefficient of a at a time.
+uint32_t MultiplyModP(uint32_t a, uint32_t b) {
+  uint32_t product = 0;
+  for (int d = 0; d < 32; ++d) {
+    if (a & (0x80000000u >> d)) product ^= b;
+    b = (b >> 1) ^ ((b & 1) ? kPolynomial : 0);  // b *= x
+  }
+  return product;
+}
+
+// x^(8 * bytes) mod P by repeated squaring.
+uint32_t ShiftByBytes(uint64_t bytes) {
+  uint32_t result = 0x80000000u;  // x^0
+  uint32_t power = 0x00800000u;   // x^8
+  for (; bytes != 0; bytes >>= 1) {
+    if (bytes & 1) result = MultiplyModP(result, power);
+    power = MultiplyModP(power, power);
+  }
+  return result;
+}
+
 }  // namespace
+
+// Extend(c, B) is affine in c: Extend(c, B) = c * x^(8|B|) ^ Extend(0, B) (the
+// two conditioning XORs cancel in the difference of two starting states).
+uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
+  return CombineWithShift(crc_a, crc_b, CombineShift(len_b));
+}
+
+uint32_t CombineShift(uint64_t len_b) { return ShiftByBytes(len_b); }
+
+uint32_t CombineWithShift(uint32_t crc_a, uint32_t crc_b, uint32_t shift) {
+  return MultiplyModP(crc_a, shift) ^ crc_b;
+}
 
 uint32_t Extend(uint32_t crc, const void* data, size_t n) {
   return Dispatch(Fastest(), crc, static_cast<const uint8_t*>(data), n);

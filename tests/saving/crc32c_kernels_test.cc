@@ -165,5 +165,28 @@ TEST(Crc32cKernelsTest, ExtendUsesTheFastestKernel) {
   EXPECT_EQ(Extend(7, data.data(), data.size()), ExtendPortable(7, data.data(), data.size()));
 }
 
+// Combine joins the CRCs of two parts into the CRC of the whole: at every
+// cut of a buffer (empty parts included) and for a long second part.
+TEST(Crc32cCombineTest, JoinsTheCrcsOfTwoPartsAtAnyCut) {
+  const std::vector<uint8_t> data = RandomBytes(3000, 6);
+  const uint32_t whole = ExtendPortable(0, data.data(), data.size());
+  for (size_t cut = 0; cut <= data.size(); ++cut) {
+    const uint32_t a = ExtendPortable(0, data.data(), cut);
+    const uint32_t b = ExtendPortable(0, data.data() + cut, data.size() - cut);
+    ASSERT_EQ(Combine(a, b, data.size() - cut), whole) << "cut " << cut;
+  }
+  const std::vector<uint8_t> big = RandomBytes((10 << 20) + 3, 7);
+  const size_t cut = (5 << 20) + 1;
+  EXPECT_EQ(
+      Combine(Value(big.data(), cut), Value(big.data() + cut, big.size() - cut), big.size() - cut),
+      Value(big.data(), big.size()));
+  const uint32_t shift = CombineShift(big.size() - cut);
+  EXPECT_EQ(
+      CombineWithShift(Value(big.data(), cut), Value(big.data() + cut, big.size() - cut), shift),
+      Value(big.data(), big.size()));
+  EXPECT_EQ(Combine(0x12345678u, 0, 0), 0x12345678u);  // an empty second part changes nothing
+  EXPECT_EQ(Combine(0, 0xe3069283u, 9), 0xe3069283u);  // nor an empty first part
+}
+
 }  // namespace
 }  // namespace eager::internal::crc32c
