@@ -14,9 +14,12 @@
 // time ratio is the cost of saving in the background (issue 11: <= 1.1).
 // save:2 splits it: no save, but every variable's and slot's value is held
 // as a save holds it, so the step pays the copies and nothing else.
-// Checkpoints go to EAGER_BENCH_TMPDIR (default /tmp).
+// Counters: step_page_faults (the timed step's page faults, this thread),
+// save_call_us (Write() itself), wait_after_step_us (the wait for the save
+// after the step). Checkpoints go to EAGER_BENCH_TMPDIR (default /tmp).
 
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -75,6 +78,14 @@ BENCHMARK(BM_EagerTrainStepWithEma)->Arg(64)->Unit(benchmark::kMicrosecond);
 
 constexpr int kWarmSteps = 3;
 
+// Page faults this thread has taken so far (minor: fresh or reclaimed pages
+// of the heap; major: read from disk).
+int64_t ThisThreadsPageFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return usage.ru_minflt + usage.ru_majflt;
+}
+
 void BM_EagerTrainStepAsyncSave(benchmark::State& state) {
   const int64_t batch = state.range(0);
   const int threads = static_cast<int>(state.range(1));
@@ -99,8 +110,11 @@ void BM_EagerTrainStepAsyncSave(benchmark::State& state) {
     variables.push_back(optimizer.GetSlot(*v, "v"));
   }
   std::vector<eager::Tensor> held;
+  int64_t step_faults = 0;
+  int64_t faults_before_step = -1;  // read when the timing resumes
   for (auto _ : state) {
     state.PauseTiming();
+    if (faults_before_step >= 0) step_faults += ThisThreadsPageFaults() - faults_before_step;
     auto start = Clock::now();
     checkpoint.Sync();  // the previous save (it outlived the step)
     wait_seconds += std::chrono::duration<double>(Clock::now() - start).count();
@@ -120,11 +134,14 @@ void BM_EagerTrainStepAsyncSave(benchmark::State& state) {
       checkpoint.Write(prefix, eager::CheckpointOptions{.async = true});
       save_call_seconds += std::chrono::duration<double>(Clock::now() - start).count();
     }
+    faults_before_step = ThisThreadsPageFaults();
     state.ResumeTiming();
     benchmark::DoNotOptimize(fashion_mnist::TrainStep(model, optimizer, data.images, data.labels));
   }
+  step_faults += ThisThreadsPageFaults() - faults_before_step;
   checkpoint.Sync();
   const double n = static_cast<double>(state.iterations());
+  state.counters["step_page_faults"] = static_cast<double>(step_faults) / n;
   state.counters["save_call_us"] = save_call_seconds / n * 1e6;
   state.counters["wait_after_step_us"] = wait_seconds / n * 1e6;
   state.SetItemsProcessed(state.iterations() * batch);
