@@ -209,9 +209,11 @@ double PageCacheReadBandwidth(const std::string& path, int count, size_t bytes_e
 // beside a plain read of the same bytes in the same run (best of the
 // iterations, measured between them): into a reused buffer
 // (pagecache_read_MBps, the target's baseline) and into fresh memory
-// (pagecache_read_fresh_MBps); and the CRC alone (crc32c_MBps). The third
-// argument is BundleReaderOptions::num_threads (0: the default, two threads
-// on a machine with two cores or more; 1: the calling thread alone).
+// (pagecache_read_fresh_MBps); and the CRC alone (crc32c_MBps). The restore
+// is reported as the mean of the iterations (restore_MBps) and, like the
+// baselines, their best (restore_best_MBps). The third argument is
+// BundleReaderOptions::num_threads (0: the default, two threads on a machine
+// with two cores or more; 1: the calling thread alone).
 void BM_Restore(benchmark::State& state) {
   const int count = static_cast<int>(state.range(0));
   const int64_t mb_each = state.range(1);
@@ -234,17 +236,20 @@ void BM_Restore(benchmark::State& state) {
   const auto bytes_each = static_cast<size_t>(mb_each) << 20;
   double read_bps = 0;
   double read_fresh_bps = 0;
+  double restore_best_seconds = 1e30;
   for (auto _ : state) {
     state.PauseTiming();
     read_bps = std::max(read_bps, PageCacheReadBandwidth(data, count, bytes_each, false));
     read_fresh_bps =
         std::max(read_fresh_bps, PageCacheReadBandwidth(data, count, bytes_each, true));
     state.ResumeTiming();
+    const auto start = Clock::now();
     BundleReader reader(dir + "/ckpt", options);  // from the page cache: CPU cost, CRC included
     for (const std::string& key : reader.Keys()) {
       Tensor t = reader.Read(key);
       benchmark::DoNotOptimize(t);
     }
+    restore_best_seconds = std::min(restore_best_seconds, Seconds(start));
   }
   state.SetBytesProcessed(state.iterations() * total);
   state.counters["memcpy_MBps"] = memcpy_bps / 1e6;
@@ -253,6 +258,8 @@ void BM_Restore(benchmark::State& state) {
   state.counters["pagecache_read_fresh_MBps"] = read_fresh_bps / 1e6;
   state.counters["restore_MBps"] =
       benchmark::Counter(double(total) / 1e6, benchmark::Counter::kIsIterationInvariantRate);
+  // Best of the iterations, like the pread baselines (restore_MBps is their mean).
+  state.counters["restore_best_MBps"] = double(total) / restore_best_seconds / 1e6;
   fs::remove_all(dir);
 }
 

@@ -76,4 +76,8 @@ class Attrs {
   std::vector<std::pair<std::string_view, AttrValue>> attrs_;
 };
 
+// No attrs: the default argument of Execute. A `= {}` default builds and
+// destroys an Attrs on every op call; this one exists once.
+inline constexpr Attrs kNoAttrs{};
+
 }  // namespace eager

@@ -105,6 +105,10 @@ Tensor BinaryKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& 
     // split over the pool when large (ops/internal/parallel.h).
     const int64_t n = spec.shape.num_elements();
     auto contiguous = [&](int64_t xs, int64_t ys) {
+      if (n <= internal::kElementwiseGrain) {  // one block: what ParallelFor would run, inline
+        if (n > 0) run(0, 0, 0, n, xs, ys);
+        return;
+      }
       internal::ParallelFor(n, internal::kElementwiseGrain, internal::kParallelElementwiseMin,
                             [&](int64_t b, int64_t e) { run(b * xs, b * ys, b, e - b, xs, ys); });
     };

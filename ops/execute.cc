@@ -67,7 +67,8 @@ Tensor ExecuteInPlace(const OpDef& op, const std::array<const Tensor*, N>& input
     const std::array<Tensor, N> copies = each(copy);
     return Execute(op, copies, attrs);
   }
-  const std::array<Tensor, N> views = each(internal::TensorAccess::Borrow);
+  const std::array<Tensor, N> views =
+      each([](const Tensor& t) { return internal::TensorAccess::Borrow(t); });  // inlined
   Tensor output = RunKernel(op, views, attrs);
   if (internal::TensorAccess::IsBorrowed(output)) [[unlikely]] {
     const void* shown = internal::TensorAccess::BufferOf(output).get();

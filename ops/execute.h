@@ -20,16 +20,16 @@
 
 namespace eager {
 
-Tensor RunKernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = {});
-Tensor Execute(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = {});
+Tensor RunKernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = kNoAttrs);
+Tensor Execute(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs = kNoAttrs);
 inline Tensor Execute(const OpDef& op, std::initializer_list<Tensor> inputs,
-                      const Attrs& attrs = {}) {
+                      const Attrs& attrs = kNoAttrs) {
   return Execute(op, std::span<const Tensor>(inputs.begin(), inputs.size()), attrs);
 }
 // The same for one or two inputs, without copying them (the per-op path of
 // every unary and binary op): in eager mode the kernel reads the caller's
 // tensors in place, through views that touch no reference count.
-Tensor Execute(const OpDef& op, const Tensor& x, const Attrs& attrs = {});
-Tensor Execute(const OpDef& op, const Tensor& x, const Tensor& y, const Attrs& attrs = {});
+Tensor Execute(const OpDef& op, const Tensor& x, const Attrs& attrs = kNoAttrs);
+Tensor Execute(const OpDef& op, const Tensor& x, const Tensor& y, const Attrs& attrs = kNoAttrs);
 
 }  // namespace eager

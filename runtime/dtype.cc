@@ -8,28 +8,27 @@ namespace {
 struct DTypeInfo {
   DType dtype;
   std::string_view name;
-  size_t size;
   int tf_datatype;
 };
 
 // Indexed by the enum value; the static_assert below keeps it in step.
 constexpr std::array<DTypeInfo, kNumDTypes> kDTypeInfo = {{
-    {DType::kFloat32, "float32", sizeof(float), 1},
-    {DType::kFloat64, "float64", sizeof(double), 2},
-    {DType::kInt32, "int32", sizeof(int32_t), 3},
-    {DType::kInt64, "int64", sizeof(int64_t), 9},
-    {DType::kBool, "bool", sizeof(bool), 10},
-    {DType::kString, "string", sizeof(std::string), 7},
-    {DType::kHalf, "float16", sizeof(Half), 19},
-    {DType::kBFloat16, "bfloat16", sizeof(BFloat16), 14},
-    {DType::kComplex64, "complex64", sizeof(std::complex<float>), 8},
-    {DType::kComplex128, "complex128", sizeof(std::complex<double>), 18},
-    {DType::kInt8, "int8", sizeof(int8_t), 6},
-    {DType::kInt16, "int16", sizeof(int16_t), 5},
-    {DType::kUInt8, "uint8", sizeof(uint8_t), 4},
-    {DType::kUInt16, "uint16", sizeof(uint16_t), 17},
-    {DType::kUInt32, "uint32", sizeof(uint32_t), 22},
-    {DType::kUInt64, "uint64", sizeof(uint64_t), 23},
+    {DType::kFloat32, "float32", 1},
+    {DType::kFloat64, "float64", 2},
+    {DType::kInt32, "int32", 3},
+    {DType::kInt64, "int64", 9},
+    {DType::kBool, "bool", 10},
+    {DType::kString, "string", 7},
+    {DType::kHalf, "float16", 19},
+    {DType::kBFloat16, "bfloat16", 14},
+    {DType::kComplex64, "complex64", 8},
+    {DType::kComplex128, "complex128", 18},
+    {DType::kInt8, "int8", 6},
+    {DType::kInt16, "int16", 5},
+    {DType::kUInt8, "uint8", 4},
+    {DType::kUInt16, "uint16", 17},
+    {DType::kUInt32, "uint32", 22},
+    {DType::kUInt64, "uint64", 23},
 }};
 
 constexpr bool TableIsIndexedByDType() {
@@ -43,18 +42,31 @@ static_assert(TableIsIndexedByDType());
 // tensor's in-memory layout: std::complex is (real, imag) by the standard.
 static_assert(sizeof(std::complex<float>) == 8 && sizeof(std::complex<double>) == 16);
 
+// kDTypeSizes (dtype.h) holds sizeof each dtype's C++ type, listed here in
+// enum order.
+template <typename... T>
+constexpr bool SizesMatchTypes() {
+  size_t i = 0;
+  return sizeof...(T) == kDTypeSizes.size() &&
+         ((static_cast<size_t>(DTypeOf<T>()) == i && kDTypeSizes[i++] == sizeof(T)) && ...);
+}
+static_assert(SizesMatchTypes<float, double, int32_t, int64_t, bool, std::string, Half, BFloat16,
+                              std::complex<float>, std::complex<double>, int8_t, int16_t, uint8_t,
+                              uint16_t, uint32_t, uint64_t>());
+
 const DTypeInfo& Info(DType dtype) {
   const auto index = static_cast<size_t>(dtype);
-  if (index >= kDTypeInfo.size()) {
-    throw InternalError(StrCat("invalid DType value ", index));
-  }
+  if (index >= kDTypeInfo.size()) ThrowInvalidDType(dtype);
   return kDTypeInfo[index];
 }
 
 }  // namespace
 
+void ThrowInvalidDType(DType dtype) {
+  throw InternalError(StrCat("invalid DType value ", static_cast<int>(dtype)));
+}
+
 std::string_view DTypeName(DType dtype) { return Info(dtype).name; }
-size_t DTypeSize(DType dtype) { return Info(dtype).size; }
 int TfDataType(DType dtype) { return Info(dtype).tf_datatype; }
 
 std::optional<DType> DTypeFromTfDataType(int tf_datatype) {

@@ -2,11 +2,13 @@
 
 // DType: the element types a Tensor can hold, with their TensorFlow identities.
 //
-// Per-dtype facts (name, element size, TensorFlow DataType enum value) live in
-// one table in dtype.cc. The Visit*DType() functions below are the only
-// switches over DType: code that needs the C++ type of a runtime dtype goes
-// through one, so a new dtype fails to build where it matters (-Werror=switch).
+// Per-dtype facts (name, TensorFlow DataType enum value) live in one table in
+// dtype.cc; element sizes in kDTypeSizes (DTypeSize is inline). The
+// Visit*DType() functions below are the only switches over DType: code that
+// needs the C++ type of a runtime dtype goes through one, so a new dtype fails
+// to build where it matters (-Werror=switch).
 
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +51,7 @@ inline constexpr int kNumDTypes = static_cast<int>(DType::kUInt64) + 1;
 // "uint16", "uint32", "uint64".
 std::string_view DTypeName(DType dtype);
 // Bytes per element; for kString this is sizeof(std::string) (in memory only).
+// Inline (defined below): every op output's allocation asks for it.
 size_t DTypeSize(DType dtype);
 // TensorFlow's DataType enum value (types.proto, FORMAT.md 2.5): DT_FLOAT = 1,
 // DT_DOUBLE = 2, DT_INT32 = 3, DT_STRING = 7, DT_INT64 = 9, DT_BOOL = 10,
@@ -150,6 +153,19 @@ decltype(auto) VisitDType(DType dtype, F&& f) {
       return f(DTypeTag<uint64_t>{});
   }
   throw InternalError(StrCat("VisitDType: invalid dtype value ", static_cast<int>(dtype)));
+}
+
+// DTypeSize's table, by enum value; dtype.cc checks it against sizeof of
+// each C++ type.
+inline constexpr std::array<uint8_t, kNumDTypes> kDTypeSizes = {
+    4, 8, 4, 8, 1, sizeof(std::string), 2, 2, 8, 16, 1, 2, 1, 2, 4, 8};
+[[noreturn]] void ThrowInvalidDType(DType dtype);
+
+inline size_t DTypeSize(DType dtype) {
+  const auto index = static_cast<size_t>(dtype);
+  if (index >= kDTypeSizes.size()) [[unlikely]]
+    ThrowInvalidDType(dtype);
+  return kDTypeSizes[index];
 }
 
 // As VisitDType, but only for the numeric dtypes (float32/64, int32/64);

@@ -8,9 +8,12 @@
 #include "runtime/variable.h"
 
 namespace eager {
-namespace {
+namespace internal {
+constinit thread_local Graph* current_graph = nullptr;
+}  // namespace internal
+using internal::current_graph;
 
-thread_local Graph* current_graph = nullptr;
+namespace {
 
 uint64_t NewGraphId() {
   static std::atomic<uint64_t> next{1};
@@ -138,8 +141,6 @@ Graph::~Graph() {
 Graph::AsDefault::AsDefault(Graph& graph) : previous_(current_graph) { current_graph = &graph; }
 
 Graph::AsDefault::~AsDefault() { current_graph = previous_; }
-
-Graph* Graph::Current() { return current_graph; }
 
 std::string Graph::UniqueName(std::string_view base) {
   return names_.UniqueName(NameScope::Current() + std::string(base));

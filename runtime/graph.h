@@ -137,6 +137,10 @@ struct GraphVariable {
 };
 
 namespace internal {
+// The graph Graph::AsDefault made current on this thread. constinit: the
+// compiler then reads it directly instead of calling a TLS wrapper.
+extern constinit thread_local Graph* current_graph;
+
 // What a symbolic Tensor points at (see Tensor::is_symbolic).
 struct SymbolicOutput {
   uint64_t graph_id = 0;  // Graph::id() of the owner
@@ -170,8 +174,9 @@ class Graph {
    private:
     Graph* previous_;
   };
-  // This thread's default graph, or nullptr in eager mode (one thread-local load).
-  static Graph* Current();
+  // This thread's default graph, or nullptr in eager mode (one thread-local
+  // load, inline: every op asks).
+  static Graph* Current() { return internal::current_graph; }
 
   // A process-unique id (never 0); symbolic tensors carry it.
   uint64_t id() const { return id_; }

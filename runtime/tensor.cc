@@ -159,7 +159,11 @@ Tensor::Tensor(std::string value) : Tensor(MakeScalar(std::move(value))) {}
 
 Tensor::Tensor(std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,
                TensorId id)
-    : buffer_(std::move(buffer)), shape_(shape), dtype_(dtype), id_(id) {
+    : buffer_(std::move(buffer)),
+      data_(buffer_ == nullptr ? nullptr : buffer_->data()),
+      shape_(shape),
+      dtype_(dtype),
+      id_(id) {
   EAGER_INTERNAL_CHECK(buffer_ != nullptr);
   EAGER_INTERNAL_CHECK(buffer_->size_bytes() ==
                        static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype));
@@ -186,12 +190,6 @@ Tensor Tensor::Zeros(const Shape& shape, DType dtype) {
     std::memset(internal::MutableRawData(t), 0, static_cast<size_t>(t.bytes().size()));
   }
   return t;
-}
-
-const void* Tensor::raw_data() const {
-  if (buffer_ == nullptr) [[unlikely]]
-    ThrowBadAccess(dtype_, "raw_data");
-  return buffer_->data();
 }
 
 std::span<const std::byte> Tensor::bytes() const {
@@ -273,10 +271,19 @@ Tensor TensorAccess::WithShape(const Tensor& tensor, const Shape& shape) {
 
 }  // namespace internal
 
+// Every op's output comes from here, and the buffer is made for this shape
+// and dtype: the checking constructor's size check would only cost time.
+// Allocate's result initializes buffer_ in place (guaranteed elision); passed
+// by value it was reloaded as one 16-byte load right after Allocate's two
+// 8-byte stores, a store-forwarding stall on every op.
+Tensor::Tensor(FreshTag, const Shape& shape, DType dtype)
+    : buffer_(internal::Buffer::Allocate(dtype, shape.num_elements())),
+      data_(buffer_->data()),
+      shape_(shape),
+      dtype_(dtype),
+      id_(internal::NewTensorId()) {}
+
 Tensor Tensor::Uninitialized(const Shape& shape, DType dtype) {
-  // Every op's output comes from here, and the buffer is made for this shape
-  // and dtype: the checking constructor's size check would only cost time.
-  return Tensor(FreshTag{}, internal::Buffer::Allocate(dtype, shape.num_elements()), shape, dtype,
-                internal::NewTensorId());
+  return Tensor(FreshTag{}, shape, dtype);
 }
 }  // namespace eager

@@ -147,19 +147,23 @@ class Tensor {
   struct BorrowTag {};
   Tensor(BorrowTag, const Tensor& other)
       : buffer_(std::shared_ptr<const internal::Buffer>(), other.buffer_.get()),
+        data_(other.data_),
         shape_(other.shape_),
         dtype_(other.dtype_),
         id_(other.id_) {}
-  // The checked constructor above without its checks, for a buffer just
-  // allocated for exactly this shape and dtype (Uninitialized).
+  // A fresh buffer for exactly this shape and dtype, allocated straight into
+  // buffer_ (Uninitialized): no size check, and no shared_ptr passed through
+  // a temporary (reloading one just stored stalls store forwarding).
   struct FreshTag {};
-  Tensor(FreshTag, std::shared_ptr<const internal::Buffer> buffer, const Shape& shape, DType dtype,
-         TensorId id)
-      : buffer_(std::move(buffer)), shape_(shape), dtype_(dtype), id_(id) {}
+  Tensor(FreshTag, const Shape& shape, DType dtype);
   // A tensor with uninitialized storage (default strings) and a fresh id.
   static Tensor Uninitialized(const Shape& shape, DType dtype);
   static Tensor BoolScalar(bool value);
-  const void* raw_data() const;
+  const void* raw_data() const {
+    if (buffer_ == nullptr) [[unlikely]]
+      ThrowBadAccess(dtype_, "raw_data");
+    return data_;
+  }
   void CheckDType(DType expected, const char* accessor) const {
     if (expected != dtype_ || buffer_ == nullptr) [[unlikely]] {
       ThrowBadAccess(expected, accessor);
@@ -168,6 +172,9 @@ class Tensor {
   [[noreturn]] void ThrowBadAccess(DType expected, const char* accessor) const;
 
   std::shared_ptr<const internal::Buffer> buffer_;
+  // buffer_'s elements, kept here so that reading them is inline and costs
+  // no load through the buffer (nullptr for a symbolic tensor).
+  const void* data_ = nullptr;
   std::shared_ptr<const internal::SymbolicOutput> symbolic_;
   Shape shape_;
   DType dtype_ = DType::kFloat32;

@@ -8,8 +8,7 @@
 
 namespace eager::internal {
 
-Shape BroadcastShape(const Shape& x, const Shape& y) {
-  if (x == y) return x;
+Shape BroadcastDistinctShapes(const Shape& x, const Shape& y) {
   const int rank = x.rank() > y.rank() ? x.rank() : y.rank();
   std::array<int64_t, Shape::kMaxRank> dims{};
   for (int i = 0; i < rank; ++i) {

@@ -19,8 +19,14 @@
 namespace eager::internal {
 
 // The broadcast of x and y, or InvalidArgumentError
-// "Incompatible shapes: [2,3] vs. [4]".
-Shape BroadcastShape(const Shape& x, const Shape& y);
+// "Incompatible shapes: [2,3] vs. [4]". Inline for equal shapes, the common
+// case of every elementwise op; BroadcastDistinctShapes does the rest.
+Shape BroadcastDistinctShapes(const Shape& x, const Shape& y);
+inline Shape BroadcastShape(const Shape& x, const Shape& y) {
+  if (x == y) [[likely]]
+    return x;
+  return BroadcastDistinctShapes(x, y);
+}
 
 // True when `from` broadcasts to exactly `to` (as BroadcastTo requires).
 bool BroadcastsTo(const Shape& from, const Shape& to);

@@ -52,7 +52,10 @@ bool ExactSgemmCuts() {
 
 GemmSplit PlanGemm(bool exact_cuts, int64_t m, int64_t n, int64_t k, int threads, int cores) {
   GemmSplit split;
-  split.rows = m >= n;
+  // The longer side; a square C is cut into columns: measured on one
+  // thread, two column blocks of a 256 (1024) GEMM ran at 0.93-0.94
+  // (0.97) of one call's speed, two row blocks at 0.92 (0.95-0.96).
+  split.rows = m > n;
   const int64_t dim = split.rows ? m : n;
   const int64_t other = split.rows ? n : m;
   split.block = dim;

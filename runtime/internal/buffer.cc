@@ -62,7 +62,7 @@ Buffer::~Buffer() {
   }
 }
 
-std::shared_ptr<Buffer> Buffer::Allocate(DType dtype, int64_t num_elements) {
+std::shared_ptr<const Buffer> Buffer::Allocate(DType dtype, int64_t num_elements) {
   const size_t bytes = static_cast<size_t>(num_elements) * DTypeSize(dtype);
   void* storage = nullptr;
   return std::allocate_shared<Buffer>(CoAllocator<Buffer>(bytes, &storage), PrivateTag{}, dtype,

@@ -24,7 +24,7 @@ class Buffer {
   static constexpr size_t kAlignment = 64;
 
   // Uninitialized numeric storage, or default-constructed strings.
-  static std::shared_ptr<Buffer> Allocate(DType dtype, int64_t num_elements);
+  static std::shared_ptr<const Buffer> Allocate(DType dtype, int64_t num_elements);
 
   ~Buffer();
   Buffer(const Buffer&) = delete;

@@ -3,7 +3,6 @@
 #include <array>
 #include <bit>
 #include <new>
-#include <vector>
 
 // Under AddressSanitizer (EAGER_SANITIZE, the fuzzer), blocks waiting in the
 // cache and the slack past a block's requested bytes are poisoned, so a use
@@ -48,7 +47,7 @@ constexpr size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 constexpr int kClassesPerDoubling = 4;
 constexpr int kNumClasses = 128;
 
-int ClassOf(size_t bytes) {
+constexpr int ClassOf(size_t bytes) {
   if (bytes <= 256) return static_cast<int>(RoundUp(bytes == 0 ? 1 : bytes, 64) / 64) - 1;
   // bytes in (2^p, 2^(p+1)]: step 2^(p-2).
   const int p = std::bit_width(bytes - 1) - 1;  // 2^p < bytes <= 2^(p+1)
@@ -57,12 +56,23 @@ int ClassOf(size_t bytes) {
   return 3 + (p - 8) * kClassesPerDoubling + static_cast<int>(steps);
 }
 
-size_t ClassSize(int c) {
+constexpr size_t ComputeClassSize(int c) {
   if (c < 4) return static_cast<size_t>(c + 1) * 64;
   const int p = (c - 4) / kClassesPerDoubling + 8;
   const size_t steps = static_cast<size_t>((c - 4) % kClassesPerDoubling + 1);
   return (size_t{1} << p) + steps * (size_t{1} << (p - 2));
 }
+
+// Looked up on every allocation and free: a table, not the arithmetic.
+constexpr auto kClassSizes = [] {
+  std::array<size_t, kNumClasses> sizes{};
+  for (int c = 0; c < kNumClasses; ++c) sizes[c] = ComputeClassSize(c);
+  return sizes;
+}();
+static_assert(ClassOf(kClassSizes[kNumClasses - 1]) == kNumClasses - 1);
+static_assert(kClassSizes[kNumClasses - 1] >= kMaxCachedBlock);
+
+size_t ClassSize(int c) { return kClassSizes[static_cast<size_t>(c)]; }
 
 void* SystemAllocate(size_t bytes) {
   return ::operator new(bytes, std::align_val_t(kBufferCacheAlignment));
@@ -72,32 +82,58 @@ void SystemFree(void* block, size_t size) noexcept {
   ::operator delete(block, std::align_val_t(kBufferCacheAlignment));
 }
 
+// Each class's free blocks form a list threaded through the blocks
+// themselves (a freed block's first bytes point at the next one), so a free
+// never allocates and the cache is plain data: zero-initialized, trivially
+// destructible, read without the guard a thread_local with a destructor
+// costs on every access. Its release at thread exit is a separate
+// thread_local (Cleanup) that the first block cached by a thread registers.
 struct ThreadCache {
-  std::array<std::vector<void*>, kNumClasses> free;
-  size_t cached_bytes = 0;
-  int64_t hits = 0;
-  int64_t misses = 0;
+  std::array<void*, kNumClasses> free;
+  size_t cached_bytes;
+  int64_t hits;
+  int64_t misses;
+  // Set once this thread's thread_local objects are being destroyed: a
+  // Tensor freed by a later destructor (a static, or another thread_local)
+  // then bypasses the dead cache.
+  bool gone;
+  bool cleanup_registered;
 
+  void Push(int c, void* block) noexcept {
+    *static_cast<void**>(block) = free[c];
+    free[c] = block;
+  }
+  void* Pop(int c) noexcept {
+    void* block = free[c];
+    if (block != nullptr) {
+      Unpoison(block, sizeof(void*));
+      free[c] = *static_cast<void**>(block);
+    }
+    return block;
+  }
   void ReleaseAll() noexcept {
     for (int c = 0; c < kNumClasses; ++c) {
-      for (void* block : free[c]) SystemFree(block, ClassSize(c));
-      free[c].clear();
-      free[c].shrink_to_fit();
+      while (void* block = Pop(c)) SystemFree(block, ClassSize(c));
     }
     cached_bytes = 0;
   }
-  ~ThreadCache();
 };
 
-// Trivially destructible, so still readable while (and after) thread_local
-// objects are destroyed: a Tensor freed by a later destructor (a static, or
-// another thread_local) bypasses the dead cache.
-thread_local bool cache_gone = false;
-thread_local ThreadCache cache;
+constinit thread_local ThreadCache cache{};
 
-ThreadCache::~ThreadCache() {
-  ReleaseAll();
-  cache_gone = true;
+struct Cleanup {
+  ~Cleanup() {
+    cache.ReleaseAll();
+    cache.gone = true;
+  }
+};
+thread_local Cleanup cleanup;
+
+// Out of line and rare: the first access constructs `cleanup`, which
+// registers its destructor for this thread's exit.
+[[gnu::noinline]] void RegisterCleanup() noexcept {
+  [[maybe_unused]] Cleanup* volatile registered = &cleanup;
+  cache.cleanup_registered = true;
 }
 
 }  // namespace
@@ -108,54 +144,50 @@ size_t BufferSizeClass(size_t bytes) {
 }
 
 void* AllocateBufferBlock(size_t bytes) {
-  if (bytes > kMaxCachedBlock || cache_gone) {
+  ThreadCache& tc = cache;
+  if (bytes > kMaxCachedBlock || tc.gone) [[unlikely]] {
     const size_t size = BufferSizeClass(bytes);
     return HandOut(SystemAllocate(size), bytes, size);
   }
   const int c = ClassOf(bytes);
-  ThreadCache& tc = cache;
-  if (std::vector<void*>& list = tc.free[c]; !list.empty()) {
-    void* block = list.back();
-    list.pop_back();
-    tc.cached_bytes -= ClassSize(c);
+  const size_t size = ClassSize(c);
+  if (void* block = tc.Pop(c)) [[likely]] {
+    tc.cached_bytes -= size;
     ++tc.hits;
-    return HandOut(block, bytes, ClassSize(c));
+    return HandOut(block, bytes, size);
   }
   ++tc.misses;
-  return HandOut(SystemAllocate(ClassSize(c)), bytes, ClassSize(c));
+  return HandOut(SystemAllocate(size), bytes, size);
 }
 
 void FreeBufferBlock(void* block, size_t bytes) noexcept {
   if (block == nullptr) return;
-  if (bytes > kMaxCachedBlock || cache_gone) {
+  ThreadCache& tc = cache;
+  if (bytes > kMaxCachedBlock || tc.gone) [[unlikely]] {
     SystemFree(block, BufferSizeClass(bytes));
     return;
   }
   const int c = ClassOf(bytes);
-  ThreadCache& tc = cache;
   const size_t size = ClassSize(c);
-  if (tc.cached_bytes + size > kMaxCachedBytes) {
+  if (tc.cached_bytes + size > kMaxCachedBytes) [[unlikely]] {
     SystemFree(block, size);
     return;
   }
-  try {
-    tc.free[c].push_back(block);
-  } catch (...) {  // no memory for the list itself: just free the block
-    SystemFree(block, size);
-    return;
-  }
+  if (!tc.cleanup_registered) [[unlikely]]
+    RegisterCleanup();
+  tc.Push(c, block);
   tc.cached_bytes += size;
   Poison(block, size);
 }
 
 BufferCacheStats GetBufferCacheStats() {
-  if (cache_gone) return {};
+  if (cache.gone) return {};
   const ThreadCache& tc = cache;
   return {tc.hits, tc.misses, tc.cached_bytes};
 }
 
 void ReleaseCachedBuffers() {
-  if (!cache_gone) cache.ReleaseAll();
+  if (!cache.gone) cache.ReleaseAll();
 }
 
 }  // namespace eager::internal

@@ -62,6 +62,28 @@ TEST(BufferCacheTest, TensorsOfASteadyLoopStopGoingToTheSystem) {
   EXPECT_GE(steady.hits, warm.hits + 200);
 }
 
+TEST(BufferCacheTest, FreedBlocksOfOneClassComeBackLastInFirstOut) {
+  ReleaseCachedBuffers();
+  void* a = AllocateBufferBlock(200);
+  void* b = AllocateBufferBlock(200);
+  void* c = AllocateBufferBlock(200);
+  FreeBufferBlock(a, 200);
+  FreeBufferBlock(b, 200);
+  FreeBufferBlock(c, 200);
+  EXPECT_EQ(GetBufferCacheStats().cached_bytes, 3 * BufferSizeClass(200));
+  const BufferCacheStats before = GetBufferCacheStats();
+  EXPECT_EQ(AllocateBufferBlock(200), c);
+  EXPECT_EQ(AllocateBufferBlock(200), b);
+  EXPECT_EQ(AllocateBufferBlock(200), a);
+  EXPECT_EQ(GetBufferCacheStats().hits, before.hits + 3);
+  EXPECT_EQ(GetBufferCacheStats().cached_bytes, 0u);
+  void* d = AllocateBufferBlock(200);  // the list is empty again: from the system
+  EXPECT_EQ(GetBufferCacheStats().misses, before.misses + 1);
+  for (void* block : {a, b, c, d}) FreeBufferBlock(block, 200);
+  ReleaseCachedBuffers();
+  EXPECT_EQ(GetBufferCacheStats().cached_bytes, 0u);
+}
+
 TEST(BufferCacheTest, LargeBlocksAndTheByteCapGoToTheSystem) {
   ReleaseCachedBuffers();
   void* huge = AllocateBufferBlock(kMaxCachedBlock + 1);
@@ -88,6 +110,35 @@ TEST(BufferCacheTest, BlocksFreedOnAnotherThreadAreSafe) {
   other.join();
   Tensor again = Tensor::Zeros(Shape{50}, DType::kFloat64);
   EXPECT_EQ(again.ToVector<double>()[49], 0.0);
+}
+
+// A thread whose first use of the cache is a free (blocks made elsewhere)
+// still gives its cache back when it exits: the leak checker of the
+// sanitizer build (EAGER_SANITIZE) reports the blocks otherwise.
+TEST(BufferCacheTest, AThreadThatOnlyFreesCachesAndReleasesAtExit) {
+  std::vector<void*> blocks(8);
+  for (void*& block : blocks) block = AllocateBufferBlock(4096);
+  std::thread other([&blocks] {
+    EXPECT_EQ(GetBufferCacheStats().cached_bytes, 0u);
+    for (void* block : blocks) FreeBufferBlock(block, 4096);
+    EXPECT_EQ(GetBufferCacheStats().cached_bytes, 8 * BufferSizeClass(4096));
+    EXPECT_EQ(GetBufferCacheStats().misses, 0);
+  });
+  other.join();
+}
+
+// A Tensor held by a thread_local made before the thread's cache was first
+// used is freed after the cache is gone: straight to the system.
+TEST(BufferCacheTest, TensorsFreedAfterTheCacheAtThreadExitBypassIt) {
+  struct Holder {
+    Tensor tensor = Tensor::Zeros(Shape{100}, DType::kFloat32);
+  };
+  std::thread other([] {
+    thread_local Holder holder;  // made before the cache registers its cleanup: destroyed after
+    EXPECT_EQ(holder.tensor.ToVector<float>()[99], 0.0f);
+    Tensor t = Tensor::Zeros(Shape{100}, DType::kFloat32);  // freed into the cache
+  });
+  other.join();
 }
 
 TEST(BufferCacheTest, StringBuffersAreReusedSafely) {
