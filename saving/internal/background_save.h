@@ -13,7 +13,9 @@
 // of each save in a sched_switch trace of training_benchmark's AsyncSave
 // case, with the other core idle). The first Start() returns only once the
 // writer runs at nice 19 and sleeps, and a sleeping nice-19 thread that is
-// woken does not preempt a normal one.
+// woken does not preempt a normal one at its wake-up. It can still take the
+// training core at a scheduler tick when the other core is busy: about 1 in
+// 10 saves lost ~1 ms so in the 19:06 quiet run (benchmarks/README.md).
 
 #include <condition_variable>
 #include <exception>
