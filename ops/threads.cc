@@ -1,7 +1,6 @@
 #include "ops/threads.h"
 
 #include <omp.h>
-#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -21,16 +20,6 @@ extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace eager {
 namespace {
-
-int MachineThreads() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  const unsigned n = std::thread::hardware_concurrency();
-  return n > 0 ? static_cast<int>(n) : 1;
-}
 
 std::atomic<int>& Limit() {
   static std::atomic<int> limit{internal::MachineCores()};
@@ -182,11 +171,6 @@ void SetNumThreads(int num_threads) {
 int GetNumThreads() { return Limit().load(std::memory_order_relaxed); }
 
 namespace internal {
-
-int MachineCores() {
-  static const int cores = MachineThreads();
-  return cores;
-}
 
 void RunBlocks(int64_t n, int64_t grain, BlockFn fn, void* context) {
   const int threads = GetNumThreads();

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <tuple>
 
+#include "runtime/internal/machine_cores.h"
 #include "runtime/internal/tensor_access.h"
 #include "saving/bundle_files.h"
 #include "saving/internal/coding.h"
@@ -283,7 +284,7 @@ BundleReader::BundleReader(std::string prefix, BundleReaderOptions options)
     throw InvalidArgumentError(StrCat("BundleReaderOptions::num_threads must be >= 0, got ",
                                       options.num_threads, " (reading checkpoint ", prefix_, ")"));
   }
-  read_threads_ = options.num_threads == 0 ? std::min(2, internal::ProcessCores())
+  read_threads_ = options.num_threads == 0 ? std::min(2, internal::MachineCores())
                                            : std::min(2, options.num_threads);
   CheckIndexFileExists(prefix_, index_path_);
   const auto index = internal::RandomAccessFile::Open(index_path_);

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "ops/threads.h"
+#include "runtime/internal/machine_cores.h"
 
 namespace eager::internal {
 
@@ -24,9 +25,9 @@ inline constexpr int64_t kElementwiseGrain = int64_t{1} << 15;
 
 using BlockFn = void (*)(void* context, int64_t begin, int64_t end);
 
-// The cores this process may run on, read once (GetNumThreads' default).
-// Work split by it, unlike by GetNumThreads, is the same for any thread limit.
-int MachineCores();
+// MachineCores() (runtime/internal/machine_cores.h) is GetNumThreads'
+// default. Work split by it, unlike by GetNumThreads, is the same for any
+// thread limit.
 
 // Runs fn(context, b * grain, min(n, (b + 1) * grain)) for every block b on
 // up to GetNumThreads() threads; returns when all are done. fn must not throw.

@@ -1,9 +1,7 @@
 #include "saving/internal/helper_thread.h"
 
-#include <sched.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -118,15 +116,6 @@ Helper& GetHelper() {
 }
 
 }  // namespace
-
-int ProcessCores() {
-  static const int cores = [] {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
-    return std::max(1, CPU_COUNT(&set));
-  }();
-  return cores;
-}
 
 void RunShared(void (*work)(void*), void* context) {
   Helper& helper = GetHelper();

@@ -14,9 +14,6 @@
 
 namespace eager::internal {
 
-// The cores this process may run on (sched_getaffinity), read once.
-int ProcessCores();
-
 // Runs work(context) on this thread and, when the helper is free, on the
 // helper at the same time. Returns once this thread's call has returned and
 // the helper's, if it started, has too; a helper call not yet started then

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/errors.h"
+#include "runtime/internal/machine_cores.h"
 #include "saving/bundle_files.h"
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
@@ -114,7 +115,7 @@ TEST(BundleReadThreadsTest, CorruptionGivesTheSameErrorOnAnyThreadCount) {
 // With two threads allowed on a machine with two cores the helper does
 // take part (else the two-thread tests above would test one thread twice).
 TEST(BundleReadThreadsTest, TheHelperThreadTakesPartWhenTwoCoresAreThere) {
-  if (internal::ProcessCores() < 2) GTEST_SKIP() << "one core: the helper is never offered work";
+  if (internal::MachineCores() < 2) GTEST_SKIP() << "one core: the helper is never offered work";
   const std::string prefix = testing::TempDir() + "/ckpt";
   const std::vector<int32_t> values = Counting(9 * kMiB / 4, 5);
   {
