@@ -90,6 +90,7 @@ TEST_F(FusedMatMulTest, InAGraphAddsTheUnfusedNodes) {
     y = FusedMatMul(Constant(a), Constant(b), Constant(bias), true);
   }
   std::vector<std::string> ops;
+  ops.reserve(static_cast<size_t>(graph.num_nodes()));
   for (int i = 0; i < graph.num_nodes(); ++i) ops.push_back(graph.node(i).op);
   EXPECT_EQ(ops, (std::vector<std::string>{"Const", "Const", "Const", "MatMul", "AddV2", "Relu"}));
   EXPECT_TRUE(SameBits(Session(graph).Run(y), FusedMatMul(a, b, bias, true)));
