@@ -103,21 +103,18 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
       for (size_t i = 0; i < tensors.size(); ++i) {
         auto& [key, tensor] = tensors[i];
         writer.Add(key, tensor);
-        // Written (unsharded; sharded writers keep their own reference until
+        // Written (unsharded; a sharded writer keeps its own reference until
         // Finish): let go of a value its variable still holds, so that an
         // optimizer step from now on updates it in place instead of into a
-        // new buffer, and free our own copies here, so that their blocks
-        // wait in this thread's buffer cache for the next save's copies. A
-        // value only we hold stays, to be freed by the owner's thread
-        // (internal/background_save.h).
+        // new buffer, and of our own copies, so that they are freed on this
+        // thread (here, or with a sharded writer) and their blocks wait in its
+        // buffer cache for the next save's copies. A value only we hold
+        // stays, to be freed by the owner's thread (internal/background_save.h).
         if (async && (own_copy[i] || internal::BufferOf(tensor).use_count() > 1)) {
           tensor = Tensor();
         }
       }
       writer.Finish();
-    }
-    for (size_t i = 0; i < own_copy.size(); ++i) {
-      if (own_copy[i]) tensors[i].second = Tensor();  // sharded: freed here too
     }
     if (then) then();
   };
