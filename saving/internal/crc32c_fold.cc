@@ -11,42 +11,6 @@ namespace eager::internal::crc32c {
 #if defined(__x86_64__)
 namespace {
 
-// Polynomials here are in the reflected order of CRC-32C states: the first
-// bit of the message (bit 0 of byte 0) is the highest power of x. A 128-bit
-// piece loaded from memory is then L(x) * x^64 + H(x), L its first eight
-// bytes and H its last eight, each read as a little-endian uint64 whose bit
-// i is the coefficient of x^(63 - i).
-constexpr uint32_t kPolynomial = 0x82f63b78u;  // P(x) - x^32, reflected
-
-// x^e mod P(x) as a reflected 32-bit value (bit 31 - d holds x^d).
-constexpr uint32_t XPowModP(int e) {
-  uint32_t r = 0x80000000u;  // x^0
-  for (int i = 0; i < e; ++i) r = (r >> 1) ^ ((r & 1) ? kPolynomial : 0);
-  return r;
-}
-
-// The 64-bit operand that multiplies a 64-bit half by x^e mod P. A carry-less
-// product of two reflected operands comes out multiplied by an extra x (the
-// product's top bit position is unused), hence x^(e - 1); the shift puts the
-// 32 coefficients where a reflected uint64 keeps x^31 .. x^0.
-constexpr uint64_t Multiplier(int e) { return uint64_t{XPowModP(e - 1)} << 32; }
-
-// Moving a piece `bits` further along the message multiplies it by x^bits:
-// L * x^(64 + bits) + H * x^bits, each product under 96 bits, so the result
-// is again a 128-bit piece, congruent modulo P, that can be XORed into the
-// piece found `bits` later.
-struct FoldConstants {
-  uint64_t low;   // for L, the piece's first eight bytes
-  uint64_t high;  // for H
-};
-constexpr FoldConstants ForDistance(int bits) { return {Multiplier(64 + bits), Multiplier(bits)}; }
-
-constexpr FoldConstants k2048 = ForDistance(2048);  // four 512-bit accumulators apart
-constexpr FoldConstants k512 = ForDistance(512);    // one accumulator apart
-constexpr FoldConstants k384 = ForDistance(384);    // lane 0 to lane 3
-constexpr FoldConstants k256 = ForDistance(256);    // lane 1 to lane 3
-constexpr FoldConstants k128 = ForDistance(128);    // lane 2 to lane 3
-
 #define EAGER_FOLD_TARGET __attribute__((target("avx512f,avx512vl,vpclmulqdq,pclmul,sse4.2")))
 
 // (_mm512_set_epi64, not _mm512_broadcast_i32x4 or the extract intrinsics:
@@ -86,24 +50,24 @@ EAGER_FOLD_TARGET uint32_t FoldBlocks(uint32_t state, const uint8_t* p, size_t n
   __m512i a2 = Load(p + 128);
   __m512i a3 = Load(p + 192);
   p += 256;
-  const __m512i by2048 = Broadcast(k2048);
+  const __m512i by2048 = Broadcast(kFold2048);
   for (; end - p >= 256; p += 256) {
     a0 = FoldInto(a0, by2048, Load(p));
     a1 = FoldInto(a1, by2048, Load(p + 64));
     a2 = FoldInto(a2, by2048, Load(p + 128));
     a3 = FoldInto(a3, by2048, Load(p + 192));
   }
-  const __m512i by512 = Broadcast(k512);
+  const __m512i by512 = Broadcast(kFold512);
   a1 = FoldInto(a0, by512, a1);
   a2 = FoldInto(a1, by512, a2);
   a3 = FoldInto(a2, by512, a3);
   for (; p < end; p += 64) a3 = FoldInto(a3, by512, Load(p));
   // The four lanes of a3 into one 128-bit piece ending at `end`: lanes 0-2
   // moved to lane 3 (lane 3's constants are 0), lane 3 kept as it is.
-  const __m512i to_last =
-      _mm512_set_epi64(0, 0, static_cast<long long>(k128.high), static_cast<long long>(k128.low),
-                       static_cast<long long>(k256.high), static_cast<long long>(k256.low),
-                       static_cast<long long>(k384.high), static_cast<long long>(k384.low));
+  const __m512i to_last = _mm512_set_epi64(
+      0, 0, static_cast<long long>(kFold128.high), static_cast<long long>(kFold128.low),
+      static_cast<long long>(kFold256.high), static_cast<long long>(kFold256.low),
+      static_cast<long long>(kFold384.high), static_cast<long long>(kFold384.low));
   const __m512i lanes = FoldInto(a3, to_last, _mm512_maskz_mov_epi64(0xc0, a3));
   alignas(64) uint64_t q[8];
   _mm512_store_si512(q, lanes);
