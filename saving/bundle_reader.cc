@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <tuple>
 
-#include "runtime/internal/machine_cores.h"
 #include "runtime/internal/tensor_access.h"
+#include "runtime/internal/thread_limit.h"
 #include "saving/bundle_files.h"
 #include "saving/internal/coding.h"
 #include "saving/internal/crc32c.h"
@@ -284,8 +284,7 @@ BundleReader::BundleReader(std::string prefix, BundleReaderOptions options)
     throw InvalidArgumentError(StrCat("BundleReaderOptions::num_threads must be >= 0, got ",
                                       options.num_threads, " (reading checkpoint ", prefix_, ")"));
   }
-  read_threads_ = options.num_threads == 0 ? std::min(2, internal::MachineCores())
-                                           : std::min(2, options.num_threads);
+  num_threads_ = options.num_threads;
   CheckIndexFileExists(prefix_, index_path_);
   const auto index = internal::RandomAccessFile::Open(index_path_);
   std::optional<BundleHeader> header;
@@ -347,6 +346,12 @@ bool BundleReader::IsSliceOfPartitionedVariable(std::string_view key) const {
   return slice_keys_.contains(key);
 }
 
+// Read at each Read, not at construction: SetNumThreads applies from the
+// next piece of work on, for readers already open too.
+int BundleReader::ReadThreads() const {
+  return std::min(2, num_threads_ == 0 ? internal::ThreadLimit() : num_threads_);
+}
+
 Tensor BundleReader::Read(std::string_view key) const {
   const Entry& entry = GetEntry(key);
   if (entry.num_slices > 0 && entry.dtype) return ReadPartitioned(key, entry);
@@ -357,7 +362,7 @@ Tensor BundleReader::Read(std::string_view key) const {
   }
   const EntryBytes bytes{key, entry, DataFileOf(key, entry)};
   if (*entry.dtype == DType::kString) return ReadStringTensor(bytes);
-  return ReadFixedSizeTensor(bytes, read_threads_);
+  return ReadFixedSizeTensor(bytes, ReadThreads());
 }
 
 Tensor BundleReader::ReadPartitioned(std::string_view key, const Entry& entry) const {

@@ -30,7 +30,8 @@
 // checksummed while in cache by the fastest CRC32C kernel the CPU has
 // (internal/crc32c.h). A fixed-size tensor of 4 MiB and more is read by the
 // calling thread and saving's helper thread (internal/helper_thread.h) at
-// once, unless BundleReaderOptions says one thread: they take 1 MiB chunks
+// once, unless BundleReaderOptions or eager::SetNumThreads says one thread
+// (BundleReaderOptions::num_threads): they take 1 MiB chunks
 // from a shared counter, and the chunks' CRCs are joined in order
 // (crc32c::Combine), so every byte is still checked before Read returns, and
 // the tensor and any error are the same for any thread count (the first
@@ -61,8 +62,10 @@ class RandomAccessFile;
 struct BundleReaderOptions {
   // Threads one Read of a large fixed-size tensor may use: 1 reads on the
   // calling thread only, 2 (the most used) also on saving's helper thread.
-  // 0: 2 when this process may run on two or more cores, else 1. Eager's
-  // SetNumThreads (ops/) does not reach here: saving depends on runtime only.
+  // 0: min(2, eager::GetNumThreads()) at the time of each Read, so that
+  // eager::SetNumThreads (ops/threads.h; by default the cores this process
+  // may run on) governs restores as it governs ops. An explicit value wins
+  // over SetNumThreads.
   int num_threads = 0;
 };
 
@@ -168,11 +171,13 @@ class BundleReader {
   static void CheckRawBytes(const EntryBytes& in);
   static void CheckVariantBytes(const EntryBytes& in);
   static Tensor ReadStringTensor(const EntryBytes& in);
+  // Threads a Read of a large fixed-size tensor uses now: 1 or 2.
+  int ReadThreads() const;
 
   std::string prefix_;
   std::string index_path_;
   int num_shards_ = 0;
-  int read_threads_ = 1;  // 1 or 2 (BundleReaderOptions)
+  int num_threads_ = 0;  // BundleReaderOptions::num_threads
   std::map<std::string, Entry, std::less<>> entries_;
   std::set<std::string, std::less<>> slice_keys_;  // entries of listed slices
   mutable std::mutex data_mu_;                     // guards data_files_ (opened lazily)

@@ -2,7 +2,8 @@
 // with saving's helper thread, bundle_reader.h): the same tensors and the
 // same errors, for sizes around the 4 MiB threshold and the 1 MiB chunks,
 // for corruption in any chunk, from several reading threads at once, and in
-// the child of a fork (which has no helper thread).
+// the child of a fork (which has no helper thread); and eager::SetNumThreads
+// choosing between one and two when BundleReaderOptions does not.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -16,12 +17,15 @@
 #include <thread>
 #include <vector>
 
+#include "ops/threads.h"
 #include "runtime/errors.h"
 #include "runtime/internal/machine_cores.h"
+#include "runtime/variable.h"
 #include "saving/bundle_files.h"
 #include "saving/bundle_reader.h"
 #include "saving/bundle_writer.h"
 #include "saving/internal/helper_thread.h"
+#include "saving/saver.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
@@ -187,6 +191,68 @@ TEST(BundleReadThreadsTest, ForkedChildReadsWithoutTheParentsHelper) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
+// Sets eager's process-wide thread limit for a scope, then puts it back.
+class ScopedNumThreads {
+ public:
+  explicit ScopedNumThreads(int n) { SetNumThreads(n); }
+  ~ScopedNumThreads() { SetNumThreads(saved_); }
+  ScopedNumThreads(const ScopedNumThreads&) = delete;
+  ScopedNumThreads& operator=(const ScopedNumThreads&) = delete;
+
+ private:
+  const int saved_ = GetNumThreads();
+};
+
+// The offers RunShared made to the helper during `restore` (one per large
+// tensor read on two threads, none on one).
+template <typename F>
+long OffersDuring(F restore) {
+  const long before = internal::HelperThreadOffers();
+  restore();
+  return internal::HelperThreadOffers() - before;
+}
+
+// A Saver restore reads with default BundleReaderOptions, so the number of
+// threads is eager::SetNumThreads's (at most 2); an explicit
+// BundleReaderOptions::num_threads wins over it either way.
+TEST(BundleReadThreadsTest, SetNumThreadsGovernsARestoresReadingThreads) {
+  const std::string dir = testing::TempDir() + "/saver";
+  const int64_t n = 5 * kMiB / 4;
+  const std::vector<int32_t> values = Counting(n, 11);
+  std::string prefix;
+  {
+    Variable big(Tensor::FromVector<int32_t>(values), "big");
+    prefix = Saver({&big}).Save(dir + "/model.ckpt");
+  }
+  Variable restored(DType::kInt32, Shape{n}, "restored");
+  auto restore = [&] { Saver({{"big", &restored}}).Restore(prefix); };
+  auto read_with = [&](int threads) {
+    return [&prefix, threads] {
+      (void)BundleReader(prefix, BundleReaderOptions{.num_threads = threads}).Read("big");
+    };
+  };
+  {
+    const ScopedNumThreads one(1);
+    EXPECT_EQ(OffersDuring(restore), 0);
+    EXPECT_EQ(restored.value().ToVector<int32_t>(), values);
+    EXPECT_EQ(OffersDuring(read_with(2)), 1);  // explicit: two threads
+  }
+  for (int limit : {2, 8}) {
+    const ScopedNumThreads threads(limit);
+    EXPECT_EQ(OffersDuring(restore), 1) << "SetNumThreads(" << limit << ")";
+    EXPECT_EQ(restored.value().ToVector<int32_t>(), values);
+    EXPECT_EQ(OffersDuring(read_with(1)), 0);  // explicit: one thread
+  }
+  // Offered, the helper does read chunks (it may wake too late for some
+  // restores on a loaded machine).
+  if (internal::MachineCores() >= 2) {
+    const ScopedNumThreads two(2);
+    const long jobs = internal::HelperThreadJobs();
+    for (int i = 0; i < 200 && internal::HelperThreadJobs() == jobs; ++i) restore();
+    EXPECT_GT(internal::HelperThreadJobs(), jobs);
+  }
 }
 
 TEST(BundleReadThreadsTest, RejectsANegativeThreadCount) {
