@@ -161,11 +161,14 @@ class BundleReader {
   const internal::RandomAccessFile& DataFileOf(std::string_view key, const Entry& entry) const;
   Tensor ReadPartitioned(std::string_view key, const Entry& entry) const;
   static Tensor ReadFixedSizeTensor(const EntryBytes& in, int threads);
-  // Reads the entry's bytes [begin, end) into out + begin, 1 MiB at a time,
+  // Reads the entry's bytes [begin, end) into out + begin, chunk_bytes at a time,
   // each piece checksummed while in cache; returns the CRC of those bytes.
-  static uint32_t ReadAndChecksum(const EntryBytes& in, char* out, uint64_t begin, uint64_t end);
+  static uint32_t ReadAndChecksum(const EntryBytes& in, char* out, uint64_t begin, uint64_t end,
+                                  uint64_t chunk_bytes);
   // The same for [0, size), with saving's helper thread taking chunks too.
-  static uint32_t ReadAndChecksumShared(const EntryBytes& in, char* out, uint64_t size);
+  // REQUIRES: size >= 1.
+  static uint32_t ReadAndChecksumShared(const EntryBytes& in, char* out, uint64_t size,
+                                        uint64_t chunk_bytes);
   // Checksum checks without a Tensor: raw bytes (fixed-size dtypes eager
   // lacks, DT_RESOURCE) and DT_VARIANT's per-element layout.
   static void CheckRawBytes(const EntryBytes& in);
