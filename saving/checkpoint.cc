@@ -13,6 +13,7 @@
 #include "saving/internal/directory_lock.h"
 #include "saving/internal/name_based_restore.h"
 #include "saving/internal/object_graph.h"
+#include "saving/internal/own_copies.h"
 #include "saving/internal/posix_file.h"
 #include "saving/internal/restore_coordinator.h"
 
@@ -89,19 +90,29 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
   tensors.emplace(tensors.begin(), kObjectGraphKey, Tensor(internal::SerializeObjectGraph(saved)));
   auto write = [file_prefix, num_shards = options.num_shards, async = options.async,
                 tensors = std::move(tensors), then = std::move(then)]() mutable {
+    // Before any file work: let go of the values the variables still hold,
+    // keeping copies (internal/own_copies.h), so that the optimizer's next
+    // step finds them unshared and updates them in place.
+    std::vector<bool> own_copy;
+    if (async) own_copy = internal::OwnCopiesOfHeldValues(tensors);
     const std::string dir = internal::DirName(file_prefix);
     internal::CreateDirectories(dir);
     const internal::DirectoryLock lock(dir);  // reentrant: a synchronous Save holds it
     {
       BundleWriter writer(file_prefix, BundleWriterOptions{.num_shards = num_shards});
-      for (auto& [key, tensor] : tensors) {
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        auto& [key, tensor] = tensors[i];
         writer.Add(key, tensor);
-        // Written (unsharded; sharded writers keep their own reference until
+        // Written (unsharded; a sharded writer keeps its own reference until
         // Finish): let go of a value its variable still holds, so that an
         // optimizer step from now on updates it in place instead of into a
-        // new buffer. A value only we hold stays, to be freed by the
-        // owner's thread (internal/background_save.h).
-        if (async && internal::BufferOf(tensor).use_count() > 1) tensor = Tensor();
+        // new buffer, and of our own copies, so that they are freed on this
+        // thread (here, or with a sharded writer) and their blocks wait in its
+        // buffer cache for the next save's copies. A value only we hold
+        // stays, to be freed by the owner's thread (internal/background_save.h).
+        if (async && (own_copy[i] || internal::BufferOf(tensor).use_count() > 1)) {
+          tensor = Tensor();
+        }
       }
       writer.Finish();
     }

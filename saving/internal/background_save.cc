@@ -7,6 +7,7 @@
 #include <new>
 
 #include "runtime/internal/buffer_cache.h"
+#include "saving/internal/own_copies.h"
 
 namespace eager::internal {
 namespace {
@@ -36,8 +37,12 @@ BackgroundSave::~BackgroundSave() {
 
 void BackgroundSave::WriterLoop() {
   LowerThisThreadsPriority();
+  cpu_set_t cores;
+  CPU_ZERO(&cores);
+  if (sched_getaffinity(0, sizeof(cores), &cores) != 0) CPU_ZERO(&cores);
   {
     std::lock_guard<std::mutex> lock(mu_);
+    cores_ = cores;
     writer_tid_ = static_cast<int>(gettid());
     started_ = true;
   }
@@ -53,10 +58,13 @@ void BackgroundSave::WriterLoop() {
     } catch (...) {
       error = std::current_exception();
     }
-    // A tensor whose last reference the save dropped here (its variable let
-    // go of it meanwhile) left its block in this thread's buffer cache,
-    // where nothing would allocate it again: give such blocks back now.
-    ReleaseCachedBuffers();
+    // The save's own copies of held values (internal/own_copies.h) were
+    // freed here, so their blocks wait in this thread's buffer cache for the
+    // next save's copies (no fresh pages to fault in). Beyond the copy
+    // budget, blocks (say of a tensor whose last reference the save dropped
+    // here after its variable let go of it) would never be allocated again:
+    // give them back.
+    if (GetBufferCacheStats().cached_bytes > kOwnCopyBudgetBytes) ReleaseCachedBuffers();
     lock.lock();
     error_ = error;
     posted_ = false;
@@ -80,6 +88,7 @@ void BackgroundSave::Start(std::string prefix, std::function<void()> save) {
     std::unique_lock<std::mutex> lock(mu_);
     to_owner_.wait(lock, [this] { return started_; });
   }
+  KeepWriterOffThisCore();  // before the wake-up, which picks the writer's core
   {
     std::lock_guard<std::mutex> lock(mu_);
     error_ = nullptr;
@@ -89,8 +98,26 @@ void BackgroundSave::Start(std::string prefix, std::function<void()> save) {
   to_writer_.notify_one();
 }
 
+void BackgroundSave::KeepWriterOffThisCore() {
+  const int core = sched_getcpu();
+  if (CPU_COUNT(&cores_) < 2 || core < 0 || core >= CPU_SETSIZE || !CPU_ISSET(core, &cores_)) {
+    GiveWriterEveryCore();  // nothing to keep it off (or the caller is elsewhere)
+    return;
+  }
+  cpu_set_t others = cores_;
+  CPU_CLR(core, &others);
+  kept_off_ = sched_setaffinity(writer_tid_, sizeof(others), &others) == 0;
+}
+
+void BackgroundSave::GiveWriterEveryCore() {
+  if (!kept_off_) return;
+  kept_off_ = false;
+  (void)sched_setaffinity(writer_tid_, sizeof(cores_), &cores_);
+}
+
 void BackgroundSave::Wait() noexcept {
   if (!pending_) return;
+  GiveWriterEveryCore();  // this thread's core idles while it waits
   std::exception_ptr error;
   {
     std::unique_lock<std::mutex> lock(mu_);

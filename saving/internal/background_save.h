@@ -16,6 +16,15 @@
 // woken does not preempt a normal one at its wake-up. It can still take the
 // training core at a scheduler tick when the other core is busy: about 1 in
 // 10 saves lost ~1 ms so in the 19:06 quiet run (benchmarks/README.md).
+//
+// So, when the writer may run on two cores or more (the CPU affinity it
+// started with, its creator's), each Start() also keeps it off the core the
+// caller is on (those cores minus that one) for as long as the caller
+// trains; Wait() gives the writer all of them back before it blocks, since
+// a caller that waits for the save leaves its core idle. With one core
+// nothing changes.
+
+#include <sched.h>
 
 #include <condition_variable>
 #include <exception>
@@ -59,9 +68,14 @@ class BackgroundSave {
 
  private:
   void WriterLoop();
+  // Best effort: errors leave the writer's affinity as it was.
+  void KeepWriterOffThisCore();
+  void GiveWriterEveryCore();
 
   std::thread thread_;
   int writer_tid_ = 0;
+  cpu_set_t cores_{};           // the writer's affinity at its start (the process's)
+  bool kept_off_ = false;       // the writer's affinity is cores_ minus one core
   bool pending_ = false;        // owner only: a save was started and not waited for
   std::function<void()> save_;  // holds the snapshot until Wait()
   std::string prefix_;

@@ -89,11 +89,17 @@ TEST(AsyncSaveTest, ValuesChangedAfterSaveAreNotInTheFile) {
     HeldSaves held;
     path = checkpoint.Save(dir + "/ckpt", kAsync);
     held.WaitUntilHeld();  // nothing written yet
-    // Adam updates v, m and v-hat in place when nobody else holds them
-    // (autodiff/internal/writable_value.h); the save holds them.
+    // Before its first file step the writer has let go of the values, keeping
+    // its own copies (saving/internal/own_copies.h), so Adam updates v, m and
+    // v-hat in place (autodiff/internal/writable_value.h): the file must get
+    // the copies' values, not these buffers'.
+    const void* v_buffer = internal::RawData(v.value());
+    const void* m_buffer = internal::RawData(optimizer.GetSlot(v, "m")->value());
     optimizer.ApplyGradients({{Tensor::FromVector<float>({1, -1, 1, -1}), &v}});
     w.Assign(Tensor::FromVector<float>({-1, -2}));
     ASSERT_NE(Values(v.value()), v_saved);
+    EXPECT_EQ(internal::RawData(v.value()), v_buffer);
+    EXPECT_EQ(internal::RawData(optimizer.GetSlot(v, "m")->value()), m_buffer);
     held.Release();
     checkpoint.Sync();
   }

@@ -4,6 +4,7 @@
 #include "saving/internal/background_save.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -17,7 +18,9 @@
 
 #include "runtime/errors.h"
 #include "runtime/internal/buffer_cache.h"
+#include "runtime/internal/tensor_access.h"
 #include "runtime/tensor.h"
+#include "saving/internal/own_copies.h"
 
 namespace eager::internal {
 namespace {
@@ -46,6 +49,79 @@ TEST(BackgroundSaveTest, StartReturnsWithTheWriterAlreadyAtNice19) {
   release = true;
   background.Sync();
   EXPECT_FALSE(background.running());
+}
+
+// This thread's affinity, pinned to one core for a test and restored after.
+class PinnedToOneCore {
+ public:
+  PinnedToOneCore() {
+    CPU_ZERO(&saved_);
+    EXPECT_EQ(sched_getaffinity(0, sizeof(saved_), &saved_), 0);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &saved_)) {
+        core_ = cpu;
+        break;
+      }
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(core_, &one);
+    EXPECT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  }
+  ~PinnedToOneCore() { sched_setaffinity(0, sizeof(saved_), &saved_); }
+  int core() const { return core_; }
+  const cpu_set_t& all() const { return saved_; }
+
+ private:
+  cpu_set_t saved_;
+  int core_ = 0;
+};
+
+cpu_set_t AffinityOf(int tid) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(tid, sizeof(set), &set), 0);
+  return set;
+}
+
+// A writer that ran on the caller's core took it for a scheduler slice now
+// and then (background_save.h): while the caller trains, the writer may use
+// every core of the process but the caller's; once the caller waits for the
+// save, every core. With one core, nothing changes.
+TEST(BackgroundSaveTest, TheWriterKeepsOffTheCallersCoreUntilTheCallerWaits) {
+  BackgroundSave background;
+  background.Start("p", [] {});  // the writer starts with this thread's cores
+  background.Sync();
+  PinnedToOneCore pinned;
+  std::atomic<bool> release{false};
+  std::atomic<bool> got_every_core{false};
+  std::atomic<bool> recorded{false};
+  cpu_set_t during;
+  int ran_on = -1;
+  background.Start("p", [&] {
+    during = AffinityOf(0);
+    ran_on = sched_getcpu();
+    recorded = true;
+    while (!release.load()) std::this_thread::yield();
+    // Sync() below gives the writer every core back before it blocks.
+    for (int i = 0; i < 5000 && !got_every_core.load(); ++i) {
+      const cpu_set_t now = AffinityOf(0);
+      if (CPU_EQUAL(&now, &pinned.all())) got_every_core = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  while (!recorded.load()) std::this_thread::yield();
+  release = true;
+  background.Sync();
+  EXPECT_TRUE(got_every_core.load());
+  if (CPU_COUNT(&pinned.all()) >= 2) {
+    cpu_set_t expected = pinned.all();
+    CPU_CLR(pinned.core(), &expected);
+    EXPECT_TRUE(CPU_EQUAL(&during, &expected));
+    EXPECT_NE(ran_on, pinned.core());
+  } else {
+    EXPECT_TRUE(CPU_EQUAL(&during, &pinned.all()));
+  }
 }
 
 TEST(BackgroundSaveTest, EverySaveRunsOnTheSameWriterThread) {
@@ -93,18 +169,38 @@ TEST(BackgroundSaveTest, TheSaveFunctionIsDestroyedByWaitOnTheOwnerThread) {
   EXPECT_EQ(destroyed_on, std::this_thread::get_id());
 }
 
-// A tensor whose last reference the writer drops leaves its block in the
-// writer's buffer cache, where nothing allocates again: the long-lived
-// writer gives such blocks back after each save.
-TEST(BackgroundSaveTest, BlocksFreedOnTheWriterAreNotKeptBetweenSaves) {
+// Blocks freed on the writer (a save's own copies of held values,
+// internal/own_copies.h) stay in its buffer cache for the next save's
+// copies, up to the copy budget; beyond it, the long-lived writer gives
+// them back after the save.
+TEST(BackgroundSaveTest, BlocksFreedOnTheWriterAreKeptUpToTheCopyBudget) {
   BackgroundSave background;
+  background.Start("p", [] { const Tensor dropped = NewTensor(Shape{4096}, DType::kFloat32); });
+  background.Sync();
+  size_t cached_before = 0;
+  int64_t hits = 0;
+  background.Start("p", [&] {
+    cached_before = GetBufferCacheStats().cached_bytes;
+    const int64_t hits_before = GetBufferCacheStats().hits;
+    const Tensor again = NewTensor(Shape{4096}, DType::kFloat32);
+    hits = GetBufferCacheStats().hits - hits_before;
+  });
+  background.Sync();
+  EXPECT_GE(cached_before, 4096 * sizeof(float));
+  EXPECT_EQ(hits, 1);
+
+  // Two 40 MiB blocks (each cacheable, together over the 64 MiB budget).
+  constexpr int64_t kFloats = int64_t{10} << 20;
   size_t cached_during = 0;
   background.Start("p", [&cached_during] {
-    { const Tensor dropped = Tensor::Zeros(Shape{4096}); }
+    {
+      const Tensor a = NewTensor(Shape{kFloats}, DType::kFloat32);
+      const Tensor b = NewTensor(Shape{kFloats}, DType::kFloat32);
+    }
     cached_during = GetBufferCacheStats().cached_bytes;
   });
   background.Sync();
-  EXPECT_GT(cached_during, 0u);
+  EXPECT_GT(cached_during, kOwnCopyBudgetBytes);
   size_t cached_after = 1;
   background.Start("p", [&cached_after] { cached_after = GetBufferCacheStats().cached_bytes; });
   background.Sync();
