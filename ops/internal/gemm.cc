@@ -52,10 +52,13 @@ bool ExactSgemmCuts() {
 
 GemmSplit PlanGemm(bool exact_cuts, int64_t m, int64_t n, int64_t k, int threads, int cores) {
   GemmSplit split;
-  // The longer side; a square C is cut into columns: measured on one
-  // thread, two column blocks of a 256 (1024) GEMM ran at 0.93-0.94
-  // (0.97) of one call's speed, two row blocks at 0.92 (0.95-0.96).
-  split.rows = m > n;
+  // The longer side; a square C is cut into rows. On one thread either cut
+  // of a 256 GEMM runs at 0.93-0.94 of one call's speed, but side by side on
+  // two cores column blocks, which write interleaved halves of every row of
+  // C (512 bytes each at n = 256), ran 10-15% slower than row blocks, which
+  // write one contiguous half each (256: 136 against 122 us a block; 512:
+  // 1.79x against 1.89x one call; equal at 1024; benchmarks/README.md).
+  split.rows = m >= n;
   const int64_t dim = split.rows ? m : n;
   const int64_t other = split.rows ? n : m;
   split.block = dim;

@@ -43,8 +43,8 @@ inline constexpr int64_t kSmallGemmMacs = 1000000;
 bool ExactSgemmCuts();
 
 // How MatMul cuts C[m, n] (inner dimension k): the larger dimension (rows
-// when m > n, else columns) into blocks of `block` (the last one shorter), one GEMM each,
-// spread over the pool. block == the whole dimension: one call.
+// when m >= n, else columns) into blocks of `block` (the last one shorter),
+// one GEMM each, spread over the pool. block == the whole dimension: one call.
 struct GemmSplit {
   bool rows = true;
   int64_t block = 0;

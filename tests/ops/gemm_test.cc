@@ -42,12 +42,12 @@ TEST(GemmTest, ExactCutsOnOneThreadAreOneCall) {
 }
 
 TEST(GemmTest, ExactCutsFollowTheThreadsAndStayAboveTheSmallMatrixSize) {
-  // n = 256 on two threads: two column blocks of 128 (a square C is cut
-  // into columns); a taller C into rows.
+  // n = 256 on two threads: two row blocks of 128 (a square C is cut into
+  // rows); a wider C into columns.
   const GemmSplit two = PlanGemm(true, 256, 256, 256, 2, 2);
-  EXPECT_FALSE(two.rows);
+  EXPECT_TRUE(two.rows);
   EXPECT_EQ(two.block, 128);
-  EXPECT_TRUE(PlanGemm(true, 257, 256, 256, 2, 2).rows);
+  EXPECT_FALSE(PlanGemm(true, 256, 257, 256, 2, 2).rows);
   // Never more blocks than cores, even with more threads allowed.
   EXPECT_EQ(Blocks(PlanGemm(true, 1024, 1024, 1024, 8, 2), 1024, 1024), 2);
   EXPECT_EQ(Blocks(PlanGemm(true, 1024, 1024, 1024, 3, 4), 1024, 1024), 3);
@@ -64,7 +64,7 @@ TEST(GemmTest, ExactCutsFollowTheThreadsAndStayAboveTheSmallMatrixSize) {
     const int cores = 1 + static_cast<int>(rng() % 8);
     const GemmSplit split = PlanGemm(true, m, n, k, threads, cores);
     const int64_t dim = split.rows ? m : n;
-    ASSERT_EQ(split.rows, m > n);
+    ASSERT_EQ(split.rows, m >= n);
     ASSERT_GE(split.block, 1);
     ASSERT_LE(split.block, dim);
     if (split.block == dim) continue;
