@@ -6,6 +6,7 @@
 #include "ops/array_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/operators.h"
+#include "runtime/internal/flush_denormal.h"
 #include "runtime/internal/tensor_access.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
@@ -127,6 +128,9 @@ void ExponentialMovingAverage::Update(const Entry& entry, float one_minus_decay)
     // value into a new one (UpdateTargetOf); locked until the Assign, for a
     // save on another thread.
     const auto hold_shadow = internal::LockVariable(shadow);
+    // TF's update is an AssignSub kernel: denormals flushed (a shadow whose
+    // weight sits at 0 decays geometrically into them), round to nearest.
+    const internal::ScopedFlushDenormal flush;
     internal::UpdateTarget target = internal::UpdateTargetOf(shadow);
     const T* xp = value.data<T>().data();
     const size_t n = static_cast<size_t>(target.out.num_elements());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "autodiff/gradient_tape.h"
+#include "runtime/internal/flush_denormal.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -93,8 +94,14 @@ void Optimizer::ApplyGradients(const std::vector<GradientAndVariable>& grads_and
     }
   }
   PrepareStep();
-  for (const auto& [grad, variable] : grads_and_vars) {
-    if (grad) ApplyDense(*grad, *variable);
+  {
+    // The updates are TF's Apply* kernels: denormals flushed (Adam's m for
+    // an input that is always zero decays into them), round to nearest.
+    // FinishStep is not: TF1 Adam's powers are kept denormal (FORMAT.md 7.2).
+    const internal::ScopedFlushDenormal flush;
+    for (const auto& [grad, variable] : grads_and_vars) {
+      if (grad) ApplyDense(*grad, *variable);
+    }
   }
   FinishStep();
   if (iter_ != nullptr) {

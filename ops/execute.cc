@@ -9,6 +9,7 @@
 #include "ops/internal/graph_builder.h"
 #include "ops/recorder.h"
 #include "runtime/graph.h"
+#include "runtime/internal/flush_denormal.h"
 #include "runtime/internal/tensor_access.h"
 
 namespace eager {
@@ -112,6 +113,9 @@ Tensor RunKernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
         StrCat(op.type, ": expected ", op.num_inputs, " inputs, got ", inputs.size()));
   }
   const OutputSpec spec = Infer(op, inputs, attrs);
+  // TF's kernel mode: denormals flushed, round to nearest; the caller's mode
+  // is back when this returns or throws.
+  const internal::ScopedFlushDenormal flush;
   Tensor output = op.compute(inputs, attrs, spec);
   EAGER_INTERNAL_CHECK(output.shape() == spec.shape && output.dtype() == spec.dtype);
   return output;

@@ -7,6 +7,7 @@
 #include "ops/internal/graph_builder.h"
 #include "ops/op_def.h"
 #include "ops/training_ops.h"
+#include "runtime/internal/flush_denormal.h"
 #include "runtime/variable.h"
 
 namespace eager {
@@ -383,6 +384,9 @@ Session::~Session() = default;
 
 std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetches,
                                                 const Feeds& feeds) {
+  // Every node runs in TF's kernel mode (denormals flushed, round to
+  // nearest), set once here rather than per node.
+  const internal::ScopedFlushDenormal flush;
   return RunState(graph_, *inputs_, feeds).Run(fetches);
 }
 

@@ -15,6 +15,7 @@
 #include "ops/internal/blas_core.h"
 #include "ops/internal/parallel.h"
 #include "runtime/errors.h"
+#include "runtime/internal/flush_denormal.h"
 #include "runtime/internal/thread_limit.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -113,7 +114,12 @@ class Pool {
 
   void EnsureWorkers(int count) {
     while (static_cast<int>(workers_.size()) < count) {
-      workers_.emplace_back([this, seen = generation_.load()]() mutable { Loop(seen); });
+      workers_.emplace_back([this, seen = generation_.load()]() mutable {
+        // Workers run nothing but kernel blocks: kernel mode for life, as
+        // TF's pool threads (the caller's blocks run under RunKernel's scope).
+        internal::EnterKernelModeForThisThread();
+        Loop(seen);
+      });
       workers_.back().detach();
     }
   }

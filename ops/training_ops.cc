@@ -7,6 +7,7 @@
 #include "ops/internal/apply_adam.h"
 #include "ops/internal/graph_builder.h"
 #include "runtime/graph.h"
+#include "runtime/internal/flush_denormal.h"
 #include "runtime/internal/tensor_access.h"
 
 namespace eager {
@@ -73,6 +74,7 @@ Tensor RunApplyAdam(Variable& var, Variable& m, Variable& v, std::span<const Ten
   Tensor new_var = CopyOf(var);
   Tensor new_m = CopyOf(m);
   Tensor new_v = CopyOf(v);
+  const ScopedFlushDenormal flush;  // a kernel: TF's kernel mode
   VisitFloatDType(var.dtype(), "ApplyAdam", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const auto scalar = [&](size_t i) { return tensors[i].data<T>()[0]; };

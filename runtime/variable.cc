@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "runtime/graph.h"
+#include "runtime/internal/flush_denormal.h"
 #include "runtime/internal/tensor_access.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
@@ -196,6 +197,7 @@ void Variable::AssignAdd(const Tensor& delta) {
   std::lock_guard<std::recursive_mutex> lock(mu_);  // a read-modify-write
   RequireInitialized("AssignAdd");
   CheckCompatible(delta, "AssignAdd");
+  const internal::ScopedFlushDenormal flush;  // TF's AssignAdd is a kernel
   value_ = Elementwise(value_, delta, "Variable::AssignAdd", [](auto x, auto y) { return x + y; });
 }
 
@@ -203,6 +205,7 @@ void Variable::AssignSub(const Tensor& delta) {
   std::lock_guard<std::recursive_mutex> lock(mu_);
   RequireInitialized("AssignSub");
   CheckCompatible(delta, "AssignSub");
+  const internal::ScopedFlushDenormal flush;
   value_ = Elementwise(value_, delta, "Variable::AssignSub", [](auto x, auto y) { return x - y; });
 }
 
