@@ -5,8 +5,10 @@
 #include <string>
 
 #include "ops/binary_ops.h"
+#include "ops/fused_matmul.h"
 #include "ops/matmul.h"
 #include "ops/random_ops.h"
+#include "ops/unary_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
 
@@ -30,6 +32,12 @@ uint64_t SeedFromName(std::string_view name) {
   return h;
 }
 
+bool IsRelu(const Activation& activation) {
+  using Fn = Tensor (*)(const Tensor&);
+  const Fn* fn = activation.target<Fn>();
+  return fn != nullptr && *fn == &Relu;
+}
+
 }  // namespace
 
 Dense::Dense(int64_t units, Activation activation, bool use_bias, std::optional<uint64_t> seed,
@@ -38,6 +46,7 @@ Dense::Dense(int64_t units, Activation activation, bool use_bias, std::optional<
       units_(units),
       activation_(std::move(activation)),
       use_bias_(use_bias),
+      relu_(IsRelu(activation_)),
       seed_(seed ? *seed : SeedFromName(this->name())) {
   EAGER_CHECK(units > 0, "Dense '", this->name(), "': units must be positive, got ", units);
 }
@@ -72,6 +81,11 @@ Tensor Dense::Call(const Tensor& x) {
   // ("dense/MatMul"); eager skips the cost of opening a scope.
   std::optional<NameScope> scope;
   if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
+  if (bias_ != nullptr && (relu_ || !activation_)) {
+    // Eagerly one op instead of MatMul, AddV2 and Relu, with the same bits
+    // and gradients; in a graph, those three nodes (ops/fused_matmul.h).
+    return FusedMatMul(x, kernel_->value(), bias_->value(), relu_);
+  }
   Tensor y = MatMul(x, kernel_->value());
   if (bias_ != nullptr) y = Add(y, bias_->value());
   return activation_ ? activation_(y) : y;

@@ -20,6 +20,11 @@
 // and "<name>/bias:0" inside the name scope current at build time. Checkpoint
 // edges are "kernel" and "bias".
 //
+// In eager mode a layer with a bias and no activation or eager::Relu runs as
+// one FusedMatMul op (ops/fused_matmul.h: the same bits and gradients as
+// MatMul, AddV2 and Relu, in fewer passes); in a graph it adds TF's MatMul,
+// AddV2 and Relu nodes.
+//
 // A deferred restoration queued on the layer gives the variables their saved
 // values at creation (restore-on-create, see runtime/trackable.h).
 
@@ -65,6 +70,7 @@ class Dense : public Layer {
   int64_t units_;
   Activation activation_;
   bool use_bias_;
+  bool relu_;  // activation is eager::Relu, which FusedMatMul applies itself
   uint64_t seed_;
   Variable* kernel_ = nullptr;  // owned by Module
   Variable* bias_ = nullptr;    // owned by Module

@@ -7,6 +7,7 @@
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
+#include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -42,6 +43,8 @@ const OpDef* const kAllOps[] = {
     &kReluGradOp,
     // matmul.cc
     &kMatMulOp,
+    // fused_matmul.cc
+    &kFusedMatMulOp,
     // reduction_ops.cc
     &kSumOp,
     &kMeanOp,

@@ -17,6 +17,7 @@
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
 #include "ops/execute.h"
+#include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/matmul.h"
@@ -160,6 +161,10 @@ std::vector<OpCase> Cases() {
                &kMaxPoolGradOp,
                {images, Execute(kMaxPoolOp, {images}, pool), Floats(Shape{2, 2, 2, 3}, 42)},
                pool});
+  c.push_back({"_FusedMatMul",
+               &kFusedMatMulOp,
+               {Floats(m, 43), Floats(Shape{3, 4}, 44), Floats(Shape{4}, 45)},
+               Attrs{{"transpose_a", false}, {"transpose_b", false}, {"relu", true}}});
   return c;
 }
 

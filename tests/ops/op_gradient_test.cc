@@ -14,6 +14,7 @@
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
+#include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -119,6 +120,23 @@ std::vector<GradientCase> Cases() {
                &kMatMulOp,
                {Uniform(Shape{3, 2}, 47), Uniform(Shape{4, 3}, 48)},
                MatMulAttrs(true, true)});
+  // FusedMatMul, with and without its ReLU (inputs whose sums stay clear of
+  // the kink at 0), transposed operands.
+  const auto fused = [](bool relu, bool ta, bool tb) {
+    return Attrs{{"transpose_a", ta}, {"transpose_b", tb}, {"relu", relu}};
+  };
+  c.push_back({"FusedMatMul",
+               &kFusedMatMulOp,
+               {Uniform(Shape{2, 3}, 73), Uniform(Shape{3, 4}, 74), Uniform(Shape{4}, 75)},
+               fused(false, false, false)});
+  c.push_back({"FusedMatMulRelu",
+               &kFusedMatMulOp,
+               {Uniform(Shape{3, 2}, 76), Uniform(Shape{3, 4}, 77), Uniform(Shape{4}, 78)},
+               fused(true, true, false)});
+  c.push_back({"FusedMatMulReluTransposeB",
+               &kFusedMatMulOp,
+               {Uniform(Shape{2, 3}, 79), Uniform(Shape{4, 3}, 80), Uniform(Shape{4}, 81)},
+               fused(true, false, true)});
   // Reductions.
   c.push_back({"SumAll", &kSumOp, {Uniform(m, 49)}, ReduceAttrs({0, 1}, false)});
   // TF's empty reduction_indices reduce nothing.
