@@ -1,14 +1,11 @@
 #include "ops/fused_matmul.h"
 
-#include <type_traits>
-
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
+#include "ops/internal/blocked_gemm.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
-#include "ops/internal/gemm.h"
-#include "ops/internal/parallel.h"
 #include "ops/matmul.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
@@ -76,20 +73,10 @@ Tensor FusedMatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const O
     const T* bp = b.data<T>().data();
     const int64_t lda = a.shape().dim(1);
     const int64_t ldb = b.shape().dim(1);
-    const internal::GemmSplit split =
-        internal::PlanGemm(std::is_same_v<T, float> && internal::ExactSgemmCuts(), m, n, k,
-                           GetNumThreads(), internal::MachineCores());
-    internal::ParallelFor(split.rows ? m : n, split.block, 0, [&](int64_t begin, int64_t end) {
-      if (split.rows) {
-        const T* a_rows = ta ? ap + begin : ap + begin * lda;
-        internal::Gemm<T>(ta, tb, end - begin, n, k, a_rows, lda, bp, ldb, cp + begin * n, n);
-        BiasAndRelu(cp + begin * n, n, bias, end - begin, n, relu);
-      } else {
-        const T* b_cols = tb ? bp + begin * ldb : bp + begin;
-        internal::Gemm<T>(ta, tb, m, end - begin, k, ap, lda, b_cols, ldb, cp + begin, n);
-        BiasAndRelu(cp + begin, n, bias + begin, m, end - begin, relu);
-      }
-    });
+    internal::BlockedGemm<T>(ta, tb, m, n, k, ap, lda, bp, ldb, cp,
+                             [&](int64_t row, int64_t rows, int64_t col, int64_t cols) {
+                               BiasAndRelu(cp + row * n + col, n, bias + col, rows, cols, relu);
+                             });
   });
   return out;
 }

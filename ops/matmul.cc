@@ -4,10 +4,9 @@
 #include <type_traits>
 
 #include "ops/execute.h"
+#include "ops/internal/blocked_gemm.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
-#include "ops/internal/gemm.h"
-#include "ops/internal/parallel.h"
 #include "runtime/internal/tensor_access.h"
 
 namespace eager {
@@ -67,18 +66,8 @@ Tensor MatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
       // The larger output dimension is cut into blocks, each one
       // single-threaded GEMM, chosen so that any thread count gives the
       // same bits (ops/internal/gemm.h).
-      const internal::GemmSplit split =
-          internal::PlanGemm(std::is_same_v<T, float> && internal::ExactSgemmCuts(), m, n, k,
-                             GetNumThreads(), internal::MachineCores());
-      internal::ParallelFor(split.rows ? m : n, split.block, 0, [&](int64_t begin, int64_t end) {
-        if (split.rows) {  // rows [begin, end) of op(a) and of c
-          const T* a_rows = ta ? ap + begin : ap + begin * lda;
-          internal::Gemm<T>(ta, tb, end - begin, n, k, a_rows, lda, bp, ldb, cp + begin * n, n);
-        } else {  // columns [begin, end) of op(b) and of c
-          const T* b_cols = tb ? bp + begin * ldb : bp + begin;
-          internal::Gemm<T>(ta, tb, m, end - begin, k, ap, lda, b_cols, ldb, cp + begin, n);
-        }
-      });
+      internal::BlockedGemm<T>(ta, tb, m, n, k, ap, lda, bp, ldb, cp,
+                               [](int64_t, int64_t, int64_t, int64_t) {});
       return;
     }
     auto am = internal::MatrixView<T>(a, a.shape().dim(0), a.shape().dim(1));
