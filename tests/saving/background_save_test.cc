@@ -150,6 +150,13 @@ TEST(BackgroundSaveTest, DestructorWaitsAndEndsTheWriterThread) {
     EXPECT_TRUE(std::filesystem::exists(task));
   }
   EXPECT_TRUE(done);
+  // join() returns once the kernel clears the thread's id, a moment before
+  // it removes the task from /proc; an ended thread's entry goes within
+  // milliseconds, a writer still alive keeps it for the whole wait.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::filesystem::exists(task) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   EXPECT_FALSE(std::filesystem::exists(task));
 }
 
