@@ -16,7 +16,10 @@
 // as a save holds it, so the step pays the copies and nothing else.
 // Counters: step_page_faults (the timed step's page faults, this thread),
 // save_call_us (Write() itself), wait_after_step_us (the wait for the save
-// after the step). Checkpoints go to EAGER_BENCH_TMPDIR (default /tmp).
+// after the step), new_buffer_steps (the share of timed steps in which Adam
+// wrote the first kernel into a new buffer because a save still held its
+// value: 0 when the writer let go of it in time, 1 in save:2).
+// Checkpoints go to EAGER_BENCH_TMPDIR (default /tmp).
 
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -86,6 +89,12 @@ int64_t ThisThreadsPageFaults() {
   return usage.ru_minflt + usage.ru_majflt;
 }
 
+// Where the first kernel's value lives: Adam updates it in place unless
+// someone else (a save) holds it.
+const void* KernelData(fashion_mnist::Mlp& model) {
+  return model.TrainableVariables()[0]->value().bytes().data();
+}
+
 void BM_EagerTrainStepAsyncSave(benchmark::State& state) {
   const int64_t batch = state.range(0);
   const int threads = static_cast<int>(state.range(1));
@@ -112,9 +121,13 @@ void BM_EagerTrainStepAsyncSave(benchmark::State& state) {
   std::vector<eager::Tensor> held;
   int64_t step_faults = 0;
   int64_t faults_before_step = -1;  // read when the timing resumes
+  int64_t new_buffer_steps = 0;
+  const void* kernel_before_step = nullptr;
   for (auto _ : state) {
     state.PauseTiming();
     if (faults_before_step >= 0) step_faults += ThisThreadsPageFaults() - faults_before_step;
+    if (kernel_before_step != nullptr && KernelData(model) != kernel_before_step)
+      ++new_buffer_steps;
     auto start = Clock::now();
     checkpoint.Sync();  // the previous save (it outlived the step)
     wait_seconds += std::chrono::duration<double>(Clock::now() - start).count();
@@ -135,15 +148,18 @@ void BM_EagerTrainStepAsyncSave(benchmark::State& state) {
       save_call_seconds += std::chrono::duration<double>(Clock::now() - start).count();
     }
     faults_before_step = ThisThreadsPageFaults();
+    kernel_before_step = KernelData(model);
     state.ResumeTiming();
     benchmark::DoNotOptimize(fashion_mnist::TrainStep(model, optimizer, data.images, data.labels));
   }
   step_faults += ThisThreadsPageFaults() - faults_before_step;
+  if (KernelData(model) != kernel_before_step) ++new_buffer_steps;
   checkpoint.Sync();
   const double n = static_cast<double>(state.iterations());
   state.counters["step_page_faults"] = static_cast<double>(step_faults) / n;
   state.counters["save_call_us"] = save_call_seconds / n * 1e6;
   state.counters["wait_after_step_us"] = wait_seconds / n * 1e6;
+  state.counters["new_buffer_steps"] = static_cast<double>(new_buffer_steps) / n;
   state.SetItemsProcessed(state.iterations() * batch);
   std::filesystem::remove_all(dir);
   eager::SetNumThreads(saved_threads);

@@ -16,16 +16,12 @@
 #include "ops/internal/parallel.h"
 #include "runtime/errors.h"
 #include "runtime/internal/flush_denormal.h"
+#include "runtime/internal/thread_limit.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace eager {
 namespace {
-
-std::atomic<int>& Limit() {
-  static std::atomic<int> limit{internal::MachineCores()};
-  return limit;
-}
 
 // How long a thread polls before it sleeps on a futex: an idle worker
 // polling for the next job, and a caller waiting for the helpers still
@@ -178,10 +174,10 @@ void SetNumThreads(int num_threads) {
     throw InvalidArgumentError(
         StrCat("SetNumThreads: num_threads must be at least 1, got ", num_threads));
   }
-  Limit().store(num_threads, std::memory_order_relaxed);
+  internal::SetThreadLimit(num_threads);  // saving's reading threads follow it too
 }
 
-int GetNumThreads() { return Limit().load(std::memory_order_relaxed); }
+int GetNumThreads() { return internal::ThreadLimit(); }
 
 namespace internal {
 

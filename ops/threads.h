@@ -9,6 +9,12 @@
 // hand-off. Like torch::set_num_threads, SetNumThreads applies to every
 // thread of the process from the next op on.
 //
+// It limits restores too: BundleReader reads a tensor of 4 MiB or more on
+// min(2, GetNumThreads()) threads (the calling thread and saving's helper
+// thread), unless BundleReaderOptions::num_threads is set explicitly
+// (saving/bundle_reader.h). SetNumThreads(1) keeps all of eager's work on
+// the threads that call it.
+//
 // Results do not depend on the thread count: work is cut into blocks fixed
 // by the shapes alone (never by the number of threads), and each block is
 // computed the same way whichever thread takes it. MatMul cuts the larger
@@ -23,8 +29,9 @@
 
 namespace eager {
 
-// Uses at most `num_threads` threads per op (1: everything on the calling
-// thread). Throws InvalidArgumentError unless num_threads >= 1.
+// Uses at most `num_threads` threads per op and per restored tensor (1:
+// everything on the calling thread). Throws InvalidArgumentError unless
+// num_threads >= 1.
 void SetNumThreads(int num_threads);
 
 // The current limit: SetNumThreads's value, or the number of cores this

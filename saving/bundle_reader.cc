@@ -7,13 +7,15 @@
 #include <filesystem>
 #include <tuple>
 
-#include "runtime/internal/machine_cores.h"
 #include "runtime/internal/tensor_access.h"
+#include "runtime/internal/thread_limit.h"
 #include "saving/bundle_files.h"
 #include "saving/internal/coding.h"
 #include "saving/internal/crc32c.h"
+#include "saving/internal/crc32c_poly.h"
 #include "saving/internal/helper_thread.h"
 #include "saving/internal/posix_file.h"
+#include "saving/internal/read_chunking.h"
 #include "saving/internal/slices.h"
 #include "saving/internal/string_tensor_crc.h"
 #include "saving/internal/table_reader.h"
@@ -29,18 +31,20 @@ constexpr int kTfResource = 20;          // DT_RESOURCE (types.proto)
 constexpr int kTfVariant = 21;           // DT_VARIANT
 // Data files are named PREFIX.data-SSSSS-of-NNNNN (bundle_files.h).
 constexpr int kMaxShards = 99999;
-// Tensor bytes are read and checksummed in pieces of this size, so that each
-// piece is checksummed while it is still in cache.
-constexpr size_t kReadChunkSize = 1024 * 1024;
-// Fixed-size tensors from this size on are read by two threads at once when
-// two are allowed. Why two threads: one pread(2) copies from the page
-// cache at ~7 GB/s on one core (the kernel's copy), and the CRC of the same
-// bytes, even at ~60 GB/s (carry-less multiply), adds ~10% on that core; two
-// threads reading at once hide the CRC and use the second core's copy bandwidth
-// too. Below this size the hand-off (~tens of us when the helper sleeps)
-// would cost more than it saves. Chunks are shared out, not halves: on a
-// loaded machine the helper may wake late or not at all.
-constexpr uint64_t kSplitReadMin = uint64_t{4} << 20;
+// Tensor bytes are read and checksummed in pieces (internal/read_chunking.h;
+// 1 MiB by default), so that each piece is checksummed while it is still in
+// cache. Fixed-size tensors from 4 MiB on (by default) are read by two
+// threads at once when two are allowed. Why two threads: one pread(2) copies
+// from the page cache at ~7 GB/s on one core (the kernel's copy), and the CRC
+// of the same bytes, even at ~60 GB/s (carry-less multiply), adds ~10% on
+// that core; two threads reading at once hide the CRC and use the second
+// core's copy bandwidth too. Below that size the hand-off (~tens of us when
+// the helper sleeps) would cost more than it saves. Chunks are shared out,
+// not halves: on a loaded machine the helper may wake late or not at all.
+using internal::ReadChunking;
+// Joining the CRCs of whole chunks multiplies by this (crc32c::CombineShift).
+constexpr uint32_t kDefaultChunkShift =
+    crc32c::ZeroBytesMultiplier(ReadChunking::kDefaultChunkBytes);
 
 // Bytes per element of TF's fixed-size dtypes (FORMAT.md 2.5); 0 for
 // DT_STRING, DT_RESOURCE, DT_VARIANT and unknown values.
@@ -284,8 +288,7 @@ BundleReader::BundleReader(std::string prefix, BundleReaderOptions options)
     throw InvalidArgumentError(StrCat("BundleReaderOptions::num_threads must be >= 0, got ",
                                       options.num_threads, " (reading checkpoint ", prefix_, ")"));
   }
-  read_threads_ = options.num_threads == 0 ? std::min(2, internal::MachineCores())
-                                           : std::min(2, options.num_threads);
+  num_threads_ = options.num_threads;
   CheckIndexFileExists(prefix_, index_path_);
   const auto index = internal::RandomAccessFile::Open(index_path_);
   std::optional<BundleHeader> header;
@@ -347,6 +350,12 @@ bool BundleReader::IsSliceOfPartitionedVariable(std::string_view key) const {
   return slice_keys_.contains(key);
 }
 
+// Read at each Read, not at construction: SetNumThreads applies from the
+// next piece of work on, for readers already open too.
+int BundleReader::ReadThreads() const {
+  return std::min(2, num_threads_ == 0 ? internal::ThreadLimit() : num_threads_);
+}
+
 Tensor BundleReader::Read(std::string_view key) const {
   const Entry& entry = GetEntry(key);
   if (entry.num_slices > 0 && entry.dtype) return ReadPartitioned(key, entry);
@@ -357,7 +366,7 @@ Tensor BundleReader::Read(std::string_view key) const {
   }
   const EntryBytes bytes{key, entry, DataFileOf(key, entry)};
   if (*entry.dtype == DType::kString) return ReadStringTensor(bytes);
-  return ReadFixedSizeTensor(bytes, read_threads_);
+  return ReadFixedSizeTensor(bytes, ReadThreads());
 }
 
 Tensor BundleReader::ReadPartitioned(std::string_view key, const Entry& entry) const {
@@ -437,10 +446,12 @@ void BundleReader::VerifyChecksum(std::string_view key) const {
 
 void BundleReader::CheckRawBytes(const EntryBytes& in) {
   const int64_t size = in.entry.size;
-  std::string chunk(static_cast<size_t>(std::min<int64_t>(size, kReadChunkSize)), '\0');
+  const auto chunk_bytes = static_cast<int64_t>(
+      std::min(internal::CurrentReadChunking().chunk_bytes, static_cast<uint64_t>(size)));
+  std::string chunk(static_cast<size_t>(chunk_bytes), '\0');
   uint32_t crc = 0;
   for (int64_t done = 0; done < size;) {
-    const size_t len = static_cast<size_t>(std::min<int64_t>(size - done, kReadChunkSize));
+    const size_t len = static_cast<size_t>(std::min<int64_t>(size - done, chunk_bytes));
     in.ReadExactly(static_cast<uint64_t>(done), len, chunk.data());
     crc = crc32c::Extend(crc, chunk.data(), len);
     done += static_cast<int64_t>(len);
@@ -506,10 +517,16 @@ const internal::RandomAccessFile& BundleReader::DataFileOf(std::string_view key,
   return *file;
 }
 
+// DataFileOf checked the entry against the file's size when it was opened, so
+// a short read here means the file shrank since.
 void BundleReader::EntryBytes::ReadExactly(uint64_t at, size_t n, void* dst) const {
-  if (file.ReadAt(static_cast<uint64_t>(entry.offset) + at, n, dst) != n) {
-    throw DataLossError(StrCat("Short read of key ", key, " from ", file.path(),
-                               " (the file shrank while reading?)"));
+  const uint64_t offset = static_cast<uint64_t>(entry.offset) + at;
+  const size_t got = file.ReadAt(offset, n, dst);
+  if (got != n) {
+    throw DataLossError(StrCat("Short read of key ", key, " from ", file.path(), ": expected ", n,
+                               " bytes at offset ", offset, " (the key's bytes are [", entry.offset,
+                               ", ", entry.offset + entry.size, ")), got ", got,
+                               "; the file shrank while reading?"));
   }
 }
 
@@ -538,10 +555,10 @@ uint64_t BundleReader::EntryBytes::ConsumeLength(std::string_view& rest, std::st
 }
 
 uint32_t BundleReader::ReadAndChecksum(const EntryBytes& in, char* out, uint64_t begin,
-                                       uint64_t end) {
+                                       uint64_t end, uint64_t chunk_bytes) {
   uint32_t crc = 0;
   for (uint64_t done = begin; done < end;) {
-    const size_t len = static_cast<size_t>(std::min<uint64_t>(end - done, kReadChunkSize));
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(end - done, chunk_bytes));
     in.ReadExactly(done, len, out + done);
     crc = crc32c::Extend(crc, out + done, len);
     done += len;
@@ -554,11 +571,13 @@ uint32_t BundleReader::ReadAndChecksum(const EntryBytes& in, char* out, uint64_t
 // end. A failing chunk stops further claims, and the error of the first
 // failing chunk is thrown: every chunk before it was claimed, so read, and
 // the error is the one a front-to-back read would have thrown.
-uint32_t BundleReader::ReadAndChecksumShared(const EntryBytes& in, char* out, uint64_t size) {
+uint32_t BundleReader::ReadAndChecksumShared(const EntryBytes& in, char* out, uint64_t size,
+                                             uint64_t chunk_bytes) {
   struct Shared {
     const EntryBytes& in;
     char* out;
     uint64_t size;
+    uint64_t chunk_bytes;
     std::vector<uint32_t> crcs;
     std::vector<std::exception_ptr> errors;
     std::atomic<uint64_t> next{0};
@@ -570,10 +589,10 @@ uint32_t BundleReader::ReadAndChecksumShared(const EntryBytes& in, char* out, ui
         if (s.failed.load(std::memory_order_relaxed)) return;
         const uint64_t chunk = s.next.fetch_add(1, std::memory_order_relaxed);
         if (chunk >= s.crcs.size()) return;
-        const uint64_t begin = chunk * kReadChunkSize;
+        const uint64_t begin = chunk * s.chunk_bytes;
         try {
-          s.crcs[chunk] =
-              ReadAndChecksum(s.in, s.out, begin, std::min(s.size, begin + kReadChunkSize));
+          s.crcs[chunk] = ReadAndChecksum(s.in, s.out, begin,
+                                          std::min(s.size, begin + s.chunk_bytes), s.chunk_bytes);
         } catch (...) {
           s.errors[chunk] = std::current_exception();
           s.failed.store(true, std::memory_order_relaxed);
@@ -581,20 +600,26 @@ uint32_t BundleReader::ReadAndChecksumShared(const EntryBytes& in, char* out, ui
       }
     }
   };
-  const uint64_t chunks = (size + kReadChunkSize - 1) / kReadChunkSize;  // size <= the file's
-  Shared shared{in, out, size, std::vector<uint32_t>(chunks),
+  const uint64_t chunks = (size - 1) / chunk_bytes + 1;  // size >= 1, <= the file's
+  Shared shared{in,
+                out,
+                size,
+                chunk_bytes,
+                std::vector<uint32_t>(chunks),
                 std::vector<std::exception_ptr>(chunks)};
   internal::RunShared(&Shared::Work, &shared);  // returns after the helper's last chunk
   for (const std::exception_ptr& error : shared.errors) {
     if (error) std::rethrow_exception(error);
   }
-  static const uint32_t kChunkShift = crc32c::CombineShift(kReadChunkSize);
+  const uint32_t shift = chunk_bytes == ReadChunking::kDefaultChunkBytes
+                             ? kDefaultChunkShift
+                             : crc32c::CombineShift(chunk_bytes);
   uint32_t crc = shared.crcs[0];
   for (uint64_t i = 1; i + 1 < chunks; ++i) {
-    crc = crc32c::CombineWithShift(crc, shared.crcs[i], kChunkShift);
+    crc = crc32c::CombineWithShift(crc, shared.crcs[i], shift);
   }
   if (chunks > 1)
-    crc = crc32c::Combine(crc, shared.crcs[chunks - 1], size - (chunks - 1) * kReadChunkSize);
+    crc = crc32c::Combine(crc, shared.crcs[chunks - 1], size - (chunks - 1) * chunk_bytes);
   return crc;
 }
 
@@ -605,11 +630,12 @@ Tensor BundleReader::ReadFixedSizeTensor(const EntryBytes& in, int threads) {
   Tensor tensor = internal::NewTensor(in.entry.shape(), dtype);
   auto* out = static_cast<char*>(internal::MutableRawData(tensor));
   const auto size = static_cast<uint64_t>(in.entry.size);  // == the tensor's bytes (checked)
+  const ReadChunking chunking = internal::CurrentReadChunking();
   uint32_t crc = 0;
-  if (threads >= 2 && size >= kSplitReadMin) {
-    crc = ReadAndChecksumShared(in, out, size);
+  if (threads >= 2 && size >= chunking.split_min_bytes) {
+    crc = ReadAndChecksumShared(in, out, size, chunking.chunk_bytes);
   } else {
-    crc = ReadAndChecksum(in, out, 0, size);
+    crc = ReadAndChecksum(in, out, 0, size, chunking.chunk_bytes);
   }
   in.CheckCrc(crc);
   if (dtype == DType::kBool) {

@@ -30,7 +30,8 @@
 // checksummed while in cache by the fastest CRC32C kernel the CPU has
 // (internal/crc32c.h). A fixed-size tensor of 4 MiB and more is read by the
 // calling thread and saving's helper thread (internal/helper_thread.h) at
-// once, unless BundleReaderOptions says one thread: they take 1 MiB chunks
+// once, unless BundleReaderOptions or eager::SetNumThreads says one thread
+// (BundleReaderOptions::num_threads): they take 1 MiB chunks
 // from a shared counter, and the chunks' CRCs are joined in order
 // (crc32c::Combine), so every byte is still checked before Read returns, and
 // the tensor and any error are the same for any thread count (the first
@@ -61,8 +62,10 @@ class RandomAccessFile;
 struct BundleReaderOptions {
   // Threads one Read of a large fixed-size tensor may use: 1 reads on the
   // calling thread only, 2 (the most used) also on saving's helper thread.
-  // 0: 2 when this process may run on two or more cores, else 1. Eager's
-  // SetNumThreads (ops/) does not reach here: saving depends on runtime only.
+  // 0: min(2, eager::GetNumThreads()) at the time of each Read, so that
+  // eager::SetNumThreads (ops/threads.h; by default the cores this process
+  // may run on) governs restores as it governs ops. An explicit value wins
+  // over SetNumThreads.
   int num_threads = 0;
 };
 
@@ -158,21 +161,26 @@ class BundleReader {
   const internal::RandomAccessFile& DataFileOf(std::string_view key, const Entry& entry) const;
   Tensor ReadPartitioned(std::string_view key, const Entry& entry) const;
   static Tensor ReadFixedSizeTensor(const EntryBytes& in, int threads);
-  // Reads the entry's bytes [begin, end) into out + begin, 1 MiB at a time,
+  // Reads the entry's bytes [begin, end) into out + begin, chunk_bytes at a time,
   // each piece checksummed while in cache; returns the CRC of those bytes.
-  static uint32_t ReadAndChecksum(const EntryBytes& in, char* out, uint64_t begin, uint64_t end);
+  static uint32_t ReadAndChecksum(const EntryBytes& in, char* out, uint64_t begin, uint64_t end,
+                                  uint64_t chunk_bytes);
   // The same for [0, size), with saving's helper thread taking chunks too.
-  static uint32_t ReadAndChecksumShared(const EntryBytes& in, char* out, uint64_t size);
+  // REQUIRES: size >= 1.
+  static uint32_t ReadAndChecksumShared(const EntryBytes& in, char* out, uint64_t size,
+                                        uint64_t chunk_bytes);
   // Checksum checks without a Tensor: raw bytes (fixed-size dtypes eager
   // lacks, DT_RESOURCE) and DT_VARIANT's per-element layout.
   static void CheckRawBytes(const EntryBytes& in);
   static void CheckVariantBytes(const EntryBytes& in);
   static Tensor ReadStringTensor(const EntryBytes& in);
+  // Threads a Read of a large fixed-size tensor uses now: 1 or 2.
+  int ReadThreads() const;
 
   std::string prefix_;
   std::string index_path_;
   int num_shards_ = 0;
-  int read_threads_ = 1;  // 1 or 2 (BundleReaderOptions)
+  int num_threads_ = 0;  // BundleReaderOptions::num_threads
   std::map<std::string, Entry, std::less<>> entries_;
   std::set<std::string, std::less<>> slice_keys_;  // entries of listed slices
   mutable std::mutex data_mu_;                     // guards data_files_ (opened lazily)

@@ -61,12 +61,14 @@ class Helper {
   bool usable() const { return pid_ != 0 && pid_ == getpid(); }
 
   long jobs() const { return jobs_.load(std::memory_order_relaxed); }
+  long offers() const { return offers_.load(std::memory_order_relaxed); }
 
   // Owned by one caller at a time.
   std::mutex& owner() { return owner_; }
 
   // REQUIRES: owner() held. Offers work(context) to the helper.
   void Offer(void (*work)(void*), void* context) {
+    offers_.fetch_add(1, std::memory_order_relaxed);
     work_ = work;
     context_ = context;
     state_.store(kOffered, std::memory_order_release);
@@ -107,6 +109,7 @@ class Helper {
   void* context_ = nullptr;
   std::atomic<uint32_t> state_{kIdle};
   std::atomic<long> jobs_{0};
+  std::atomic<long> offers_{0};
 };
 
 // Never destroyed: the thread runs until the process ends.
@@ -130,5 +133,7 @@ void RunShared(void (*work)(void*), void* context) {
 }
 
 long HelperThreadJobs() { return GetHelper().jobs(); }
+
+long HelperThreadOffers() { return GetHelper().offers(); }
 
 }  // namespace eager::internal

@@ -23,5 +23,8 @@ void RunShared(void (*work)(void*), void* context);
 
 // How many offers the helper has taken so far in this process (for tests).
 long HelperThreadJobs();
+// How many times RunShared has offered work to the helper so far in this
+// process, taken or not (for tests: a caller that ran alone never offered).
+long HelperThreadOffers();
 
 }  // namespace eager::internal

@@ -1,8 +1,13 @@
 // libFuzzer target: the bundle reader and the `checkpoint` state-file parser
 // on arbitrary bytes (issue 10). Input layout:
 //   'S' + text                      -> ParseCheckpointStateText(text)
-//   any other byte, fixed32 n, then n bytes of PREFIX.index and the rest as
+//   any other byte b, fixed32 n, then n bytes of PREFIX.index and the rest as
 //   PREFIX.data-00000-of-00001      -> BundleReader: list, Read and dump every key
+// An even b reads with the default chunking (1 MiB chunks, two threads from
+// 4 MiB: never reached under the 1 MiB input cap); an odd b with chunks of
+// 2^(4 + (b >> 1) % 8) bytes (16 to 2048) and two threads from four chunks on
+// (internal/read_chunking.h), so that small inputs take the multi-chunk,
+// two-thread path too ('C' = 0x43: 32-byte chunks, two threads from 128).
 // Any eager::Error is an expected outcome; anything else (a crash, a
 // sanitizer report, std::bad_alloc, std::filesystem_error, a timeout) is a bug.
 // Built and run by tests/fuzz/run.sh.
@@ -20,6 +25,7 @@
 #include "saving/bundle_reader.h"
 #include "saving/checkpoint_state.h"
 #include "saving/inspect_checkpoint.h"
+#include "saving/internal/read_chunking.h"
 
 namespace {
 
@@ -39,8 +45,16 @@ const std::string& Prefix() {
   return prefix;
 }
 
-void FuzzBundle(const char* data, size_t size) {
+// The chunking selected by the input's first byte (see the layout above).
+eager::internal::ReadChunking ChunkingFor(uint8_t b) {
+  if ((b & 1) == 0) return {};
+  const uint64_t chunk = uint64_t{16} << ((b >> 1) % 8);
+  return {.chunk_bytes = chunk, .split_min_bytes = 4 * chunk};
+}
+
+void FuzzBundle(uint8_t mode, const char* data, size_t size) {
   if (size < 4) return;
+  const eager::internal::ScopedReadChunking chunking(ChunkingFor(mode));
   uint32_t n = 0;
   for (int i = 0; i < 4; ++i) n |= static_cast<uint32_t>(static_cast<uint8_t>(data[i])) << (8 * i);
   data += 4;
@@ -76,6 +90,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
-  FuzzBundle(bytes + 1, size - 1);
+  FuzzBundle(data[0], bytes + 1, size - 1);
   return 0;
 }

@@ -20,7 +20,7 @@ for root_dir in sys.argv[2:]:
             path = os.path.join(dirpath, name)
             if not os.path.isfile(path):  # FIFOs, symlink loops: our own hostile tests' files
                 continue
-            seed = None
+            seeds = []
             if name.endswith(".index"):
                 prefix = path[: -len(".index")]
                 try:
@@ -34,14 +34,18 @@ for root_dir in sys.argv[2:]:
                 if os.path.exists(data_path):
                     with open(data_path, "rb") as f:
                         data = f.read(MAX_DATA)
-                seed = b"B" + struct.pack("<I", len(index)) + index + data
+                bundle = struct.pack("<I", len(index)) + index + data
+                # Twice: 'B', the default chunking, and 'C', 32-byte chunks
+                # read on two threads from 128 bytes (bundle_fuzzer.cc).
+                seeds = [b"B" + bundle, b"C" + bundle]
             elif name == "checkpoint":
                 try:
-                    seed = b"S" + open(path, "rb").read(1 << 16)
+                    seeds = [b"S" + open(path, "rb").read(1 << 16)]
                 except OSError:
                     continue
-            if seed is not None and count < 2000:
-                count += 1
-                with open(os.path.join(out_dir, "seed%04d" % count), "wb") as f:
-                    f.write(seed)
+            for seed in seeds:
+                if count < 2000:
+                    count += 1
+                    with open(os.path.join(out_dir, "seed%04d" % count), "wb") as f:
+                        f.write(seed)
 print("make_seeds: %d seeds in %s" % (count, out_dir))
