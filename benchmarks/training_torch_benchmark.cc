@@ -1,9 +1,13 @@
 // The main job's training step in eager and in libtorch, side by side in one
 // binary: the same 784-256-10 ReLU MLP, mean cross entropy, Adam (eager:
-// Keras defaults; torch::optim::Adam with lr 1e-3 and eps 1e-7), one thread
-// each (at::set_num_threads(1)). items/s is examples/s.
+// Keras defaults; torch::optim::Adam with lr 1e-3 and eps 1e-7). items/s is
+// examples/s. BM_TorchTrainStep/batch:B/threads:T sets at::set_num_threads(T);
+// its eager counterpart on T threads is anchors_benchmark's
+// BM_EagerMainJobStep/batch:B/threads:T.
 //
-//   build/benchmarks/training_torch_benchmark --benchmark_min_time=2
+// Run libtorch at its strongest, on OpenBLAS (benchmarks/README.md):
+//   LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp ATEN_CPU_CAPABILITY=avx512 \
+//     build/benchmarks/training_torch_benchmark --benchmark_min_time=2
 
 #include <torch/torch.h>
 
@@ -22,9 +26,9 @@ struct TorchMlp : torch::nn::Module {
 };
 
 void BM_TorchTrainStep(benchmark::State& state) {
-  at::set_num_threads(1);
-  torch::manual_seed(1);
   const int64_t batch = state.range(0);
+  at::set_num_threads(static_cast<int>(state.range(1)));
+  torch::manual_seed(1);
   torch::Tensor images = torch::rand({batch, 784});
   torch::Tensor labels = torch::randint(0, 10, {batch}, torch::kLong);
   auto model = std::make_shared<TorchMlp>();
@@ -41,7 +45,11 @@ void BM_TorchTrainStep(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(step());
   state.SetItemsProcessed(state.iterations() * batch);
 }
-BENCHMARK(BM_TorchTrainStep)->Arg(64)->Arg(256)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TorchTrainStep)
+    ->ArgsProduct({{64, 256}, {1, 2}})
+    ->ArgNames({"batch", "threads"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
