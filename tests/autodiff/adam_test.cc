@@ -13,8 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
-#include <cstring>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -255,11 +256,13 @@ TEST_F(AdamTest, Float64StepsInPlaceAndIntoNewBuffersGiveTheSameBits) {
   }
 }
 
-// The first index where a and b differ in bits (NaN == NaN), or -1.
+// The first index where a and b differ in bits, or -1.
 int64_t FirstMismatch(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0) return static_cast<int64_t>(i);
+    if (std::bit_cast<uint32_t>(a[i]) != std::bit_cast<uint32_t>(b[i])) {
+      return static_cast<int64_t>(i);
+    }
   }
   return -1;
 }

@@ -11,8 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
-#include <cstring>
+#include <cstdint>
 #include <vector>
 
 #include "ops/threads.h"
@@ -129,8 +130,11 @@ TEST_F(ExponentialMovingAverageTest, LargeShadowsMatchTheFormulaOnAnyThreadCount
       }
       const std::vector<float> got = ema.AverageVariable(v)->value().ToVector<float>();
       ASSERT_EQ(got.size(), shadow.size());
-      ASSERT_EQ(std::memcmp(got.data(), shadow.data(), got.size() * sizeof(float)), 0)
-          << threads << " threads, n " << n;
+      size_t differ = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        differ += std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(shadow[i]);
+      }
+      ASSERT_EQ(differ, 0u) << threads << " threads, n " << n;
     }
   }
   SetNumThreads(saved_threads);
