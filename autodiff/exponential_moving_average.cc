@@ -5,6 +5,7 @@
 #include "autodiff/internal/writable_value.h"
 #include "ops/array_ops.h"
 #include "ops/graph_ops.h"
+#include "ops/internal/parallel.h"
 #include "ops/operators.h"
 #include "runtime/internal/flush_denormal.h"
 #include "runtime/internal/tensor_access.h"
@@ -135,17 +136,27 @@ void ExponentialMovingAverage::Update(const Entry& entry, float one_minus_decay)
     const T* xp = value.data<T>().data();
     const size_t n = static_cast<size_t>(target.out.num_elements());
     T* sp = internal::MutableData<T>(target.out);
-    if (target.in_place()) {
-      T* __restrict shadow_values = sp;
-      const T* __restrict x = xp;
-      for (size_t i = 0; i < n; ++i) {
-        shadow_values[i] = shadow_values[i] - (shadow_values[i] - x[i]) * c;
-      }
-    } else {
-      const T* __restrict in = target.in.data<T>().data();
-      T* __restrict out = sp;
-      for (size_t i = 0; i < n; ++i) out[i] = in[i] - (in[i] - xp[i]) * c;
-    }
+    // Large shadows over the pool, as TF's AssignSub (an elementwise kernel):
+    // each element from its own inputs, so the same bits on any thread count.
+    const T* old_values = target.in_place() ? sp : target.in.data<T>().data();
+    internal::ParallelFor(static_cast<int64_t>(n), internal::kElementwiseGrain,
+                          internal::kParallelElementwiseMin, [&](int64_t begin, int64_t end) {
+                            const auto b = static_cast<size_t>(begin);
+                            const auto count = static_cast<size_t>(end - begin);
+                            if (target.in_place()) {
+                              T* __restrict shadow_values = sp + b;
+                              const T* __restrict x = xp + b;
+                              for (size_t i = 0; i < count; ++i) {
+                                shadow_values[i] = shadow_values[i] - (shadow_values[i] - x[i]) * c;
+                              }
+                            } else {
+                              const T* __restrict in = old_values + b;
+                              const T* __restrict x = xp + b;
+                              T* __restrict out = sp + b;
+                              for (size_t i = 0; i < count; ++i)
+                                out[i] = in[i] - (in[i] - x[i]) * c;
+                            }
+                          });
     shadow.Assign(target.out);
   });
 }

@@ -7,6 +7,7 @@
 //                                       softmax cross entropy, Adam: one step
 //   BM_EagerMainJobStep/batch:B/threads:T  the main job's 784-256-10 step
 //   BM_EagerAdd/n:N                     a + b, the per-op floor
+//   BM_EagerMatmulWide/m:M/n:N/k:K/threads:T  a wide C (column cut); eager's own
 //
 //   cd ../shared/anchors && PROJECT_BENCH=$PWD/build/benchmarks/anchors_benchmark QUICK=1 ./run.sh
 //
@@ -45,6 +46,28 @@ void BM_EagerMatmul(benchmark::State& state) {
 BENCHMARK(BM_EagerMatmul)
     ->ArgsProduct({{64, 256, 1024, 2048}, {1, 2}})
     ->ArgNames({"n", "threads"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// A wide C (m < n), which MatMul cuts into column blocks: 128 x 512 with
+// k = 256 is a 256 GEMM's work, 512 x 2048 with k = 1024 a 1024 GEMM's.
+// Not one of the anchors' cases (eager's own, for issue 11's two-thread target).
+void BM_EagerMatmulWide(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  eager::SetNumThreads(static_cast<int>(state.range(3)));
+  eager::RandomGenerator rng(1);
+  const eager::Tensor a = rng.Uniform(eager::Shape{m, k});
+  const eager::Tensor b = rng.Uniform(eager::Shape{k, n});
+  for (auto _ : state) benchmark::DoNotOptimize(eager::MatMul(a, b));
+  state.counters["flop_per_iter"] = 2.0 * static_cast<double>(m * n) * static_cast<double>(k);
+  state.counters["threads"] = eager::GetNumThreads();
+}
+BENCHMARK(BM_EagerMatmulWide)
+    ->Args({128, 512, 256, 1})
+    ->Args({128, 512, 256, 2})
+    ->Args({512, 2048, 1024, 1})
+    ->Args({512, 2048, 1024, 2})
+    ->ArgNames({"m", "n", "k", "threads"})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 

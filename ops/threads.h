@@ -21,7 +21,8 @@
 // output dimension (never the inner sum) into blocks, each a single-threaded
 // OpenBLAS GEMM: one block per core of the machine, or, for float32 on
 // OpenBLAS's SkylakeX kernels, where such cuts are measured and tested to
-// change no bits, one block per thread (one thread: one call;
+// change no bits, one block per thread (one thread: one call; two threads:
+// cut where the two threads' measured speeds say both finish together;
 // ops/internal/gemm.h). Reductions of at least 2^17 elements split
 // their outputs into blocks (each output summed in the same order as on one
 // thread), or, when everything reduces to one value, sum blocks of 2^15

@@ -10,9 +10,18 @@
 // buffers (ApplyAdamKernelTo: when the old ones are still held elsewhere,
 // e.g. by an asynchronous save, without copying them first). Both give the
 // same bits element for element.
+//
+// Both run over the intra-op pool (ops/internal/parallel.h) once a variable
+// has kAdamParallelMin elements, in blocks of kAdamGrain. Each element's
+// update reads and writes that element alone, so the cut changes no bit and
+// every thread count gives the same result; the pool's workers run in kernel
+// mode as the caller does (denormals flushed, rounding to nearest).
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+
+#include "ops/internal/parallel.h"
 
 namespace eager::internal {
 
@@ -49,13 +58,26 @@ void AdamLoop(size_t n, const T* __restrict grad, const T* __restrict var_in,
   }
 }
 
+// The loop costs ~0.6 ns per float32 element on one core here (a vector
+// square root and division per element; benchmarks/README.md), so 2^16
+// elements are ~40 us, far above a job's hand-off to a worker (a few us).
+// Blocks of 2^14 (~10 us) let the caller and a worker even out when one runs
+// slower: the main job's 784 x 256 kernel is 13 blocks.
+inline constexpr int64_t kAdamParallelMin = int64_t{1} << 16;
+inline constexpr int64_t kAdamGrain = int64_t{1} << 14;
+
 // In place: var, m and v are read and written; all four buffers distinct.
 template <typename T>
 void ApplyAdamKernel(size_t n, const T* __restrict grad, T* __restrict var, T* __restrict m,
                      T* __restrict v, T lr, T beta1, T beta2, T beta1_power, T beta2_power,
                      T epsilon) {
-  AdamLoop<AdamBuffers::kInPlace, T>(n, grad, nullptr, nullptr, nullptr, var, m, v, lr, beta1,
-                                     beta2, beta1_power, beta2_power, epsilon);
+  ParallelFor(
+      static_cast<int64_t>(n), kAdamGrain, kAdamParallelMin, [&](int64_t begin, int64_t end) {
+        const auto b = static_cast<size_t>(begin);
+        AdamLoop<AdamBuffers::kInPlace, T>(static_cast<size_t>(end - begin), grad + b, nullptr,
+                                           nullptr, nullptr, var + b, m + b, v + b, lr, beta1,
+                                           beta2, beta1_power, beta2_power, epsilon);
+      });
 }
 
 // Writes the updated var, m and v to the *_out buffers, reading the *_in
@@ -65,8 +87,13 @@ void ApplyAdamKernelTo(size_t n, const T* __restrict grad, const T* __restrict v
                        const T* __restrict m_in, const T* __restrict v_in, T* __restrict var_out,
                        T* __restrict m_out, T* __restrict v_out, T lr, T beta1, T beta2,
                        T beta1_power, T beta2_power, T epsilon) {
-  AdamLoop<AdamBuffers::kSeparate, T>(n, grad, var_in, m_in, v_in, var_out, m_out, v_out, lr, beta1,
-                                      beta2, beta1_power, beta2_power, epsilon);
+  ParallelFor(
+      static_cast<int64_t>(n), kAdamGrain, kAdamParallelMin, [&](int64_t begin, int64_t end) {
+        const auto b = static_cast<size_t>(begin);
+        AdamLoop<AdamBuffers::kSeparate, T>(static_cast<size_t>(end - begin), grad + b, var_in + b,
+                                            m_in + b, v_in + b, var_out + b, m_out + b, v_out + b,
+                                            lr, beta1, beta2, beta1_power, beta2_power, epsilon);
+      });
 }
 
 }  // namespace eager::internal

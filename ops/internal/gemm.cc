@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <type_traits>
 
 #include "ops/internal/blas_core.h"
@@ -83,6 +84,53 @@ GemmSplit PlanGemm(bool exact_cuts, int64_t m, int64_t n, int64_t k, int threads
   const int64_t parts = std::max(1, cores);
   split.block = std::min(dim, std::max<int64_t>(128, RoundUp16((dim + parts - 1) / parts)));
   return split;
+}
+
+double GemmBlockWork(bool rows, int64_t len) {
+  if (!rows) return 22.0 + static_cast<double>(len);
+  const int64_t steps = len / 48;  // whole 48-row steps of OpenBLAS's kernel
+  return 10.0 + 40.0 * static_cast<double>(steps) + static_cast<double>(len % 48);
+}
+
+int64_t BalancedCut(double caller_share, bool rows, int64_t dim, int64_t other, int64_t k) {
+  // Both blocks above the small-matrix size, block 0 a multiple of 16 and
+  // within [dim / 4, 3 dim / 4] (rounded), so that one bad measurement cannot
+  // hand a thread almost nothing.
+  const int64_t macs_per_unit = std::max<int64_t>(1, other * k);
+  const int64_t min_len = kSmallGemmMacs / macs_per_unit + 1;
+  const int64_t lo = std::max(RoundUp16(min_len), RoundUp16(dim / 4));
+  const int64_t hi = std::min((dim - min_len) / 16 * 16, RoundUp16(3 * dim / 4));
+  if (lo > hi) return 0;
+  const double q = std::clamp(caller_share, 0.0, 1.0);
+  int64_t best = 0;
+  double best_time = 0;
+  for (int64_t cut = lo; cut <= hi; cut += 16) {
+    const double time =
+        std::max(q * GemmBlockWork(rows, cut), (1.0 - q) * GemmBlockWork(rows, dim - cut));
+    // Ties (within a part in 1e9) go to the cut nearer the middle.
+    if (best == 0 || time < best_time * (1 - 1e-9) ||
+        (time <= best_time * (1 + 1e-9) && std::abs(2 * cut - dim) < std::abs(2 * best - dim))) {
+      best = cut;
+      best_time = time;
+    }
+  }
+  return best;
+}
+
+void GemmBalance::Observe(bool rows, int64_t len0, double seconds0, int64_t len1, double seconds1) {
+  if (!(seconds0 > 0) || !(seconds1 > 0) || len0 <= 0 || len1 <= 0) return;
+  const double s0 = seconds0 / GemmBlockWork(rows, len0);
+  const double s1 = seconds1 / GemmBlockWork(rows, len1);
+  // One job's share, kept within [0.2, 0.8]: a block preempted for a
+  // scheduler tick would otherwise swing the average for many jobs.
+  const double q = std::clamp(s0 / (s0 + s1), 0.2, 0.8);
+  const double old = share_.load(std::memory_order_relaxed);
+  share_.store(old + kWeight * (q - old), std::memory_order_relaxed);
+}
+
+GemmBalance& SharedGemmBalance() {
+  static GemmBalance* balance = new GemmBalance();  // never destroyed: pool threads use it
+  return *balance;
 }
 
 }  // namespace eager::internal

@@ -24,6 +24,7 @@
 //     cut by the machine's cores alone, the same cut on any thread count (one
 //     thread runs the blocks one after another).
 
+#include <atomic>
 #include <cstdint>
 
 namespace eager::internal {
@@ -56,5 +57,54 @@ struct GemmSplit {
 // thread. Otherwise one block per core, at least 128 long (whole below 2^18
 // multiply-adds), whatever `threads` is.
 GemmSplit PlanGemm(bool exact_cuts, int64_t m, int64_t n, int64_t k, int threads, int cores);
+
+// Two blocks of an exact cut (float32 on SkylakeX, two threads), cut where
+// both threads should finish together. The pool's caller always runs block 0
+// and its one helper block 1, but this VM's two vCPUs are at times unequal
+// for seconds (one 35-70% slower, benchmarks/README.md), and an even cut then
+// waits for the slower one. Since any cut above kSmallGemmMacs gives the same
+// bits, the cut may follow the threads' measured speeds without changing a
+// bit of C.
+//
+// A block of `len` rows (or columns) on a thread of slowness s takes
+// s * GemmBlockWork(rows, len). Measured on one thread (SkylakeX sgemm,
+// row-major; benchmarks/README.md, 2026-12-04): a row block costs the shared
+// operand's packing (~10 rows' worth at n = k = 256 and 1024) plus 40 rows'
+// worth per 48 rows (OpenBLAS's kernel runs 48 of our rows at a time) and one
+// per row of the rest; a column block ~22 columns' worth of packing plus one
+// per column. (256 GEMM: one call 220.7 us; row blocks of 48, 96, 128, 144:
+// 47.8, 87.1, 118.9, 126.3 us.)
+double GemmBlockWork(bool rows, int64_t len);
+
+// Block 0's length for a two-block cut of `dim` (rows when `rows`; `other`
+// the output's other dimension, k the inner one) when the caller's slowness
+// is `caller_share` of the sum of both threads' slowness (0.5: equal): the
+// multiple of 16 that minimizes the slower block's predicted time (ties:
+// the one nearest dim / 2), leaving both blocks above kSmallGemmMacs
+// multiply-adds and block 0 between a quarter and three quarters of `dim`
+// (rounded to 16). Returns 0 when no such cut exists.
+int64_t BalancedCut(double caller_share, bool rows, int64_t dim, int64_t other, int64_t k);
+
+// The caller's share of the two threads' slowness, measured: an exponential
+// average (weight kWeight per job) of each two-thread job's s0 / (s0 + s1),
+// s = a block's time / GemmBlockWork. Thread-safe; one per process
+// (SharedGemmBalance), since it measures the cores, not a shape.
+class GemmBalance {
+ public:
+  static constexpr double kWeight = 1.0 / 16;
+
+  double CallerShare() const { return share_.load(std::memory_order_relaxed); }
+
+  // A job whose block 0 (len0 long) took seconds0 on the caller and block 1
+  // (len1) took seconds1 on another thread.
+  void Observe(bool rows, int64_t len0, double seconds0, int64_t len1, double seconds1);
+
+  void Reset() { share_.store(0.5, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<double> share_{0.5};
+};
+
+GemmBalance& SharedGemmBalance();
 
 }  // namespace eager::internal

@@ -11,8 +11,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <vector>
 
+#include "ops/threads.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -95,6 +99,45 @@ TEST_F(ExponentialMovingAverageTest, HeldShadowValueKeepsItsNumbers) {
       EXPECT_EQ(held.ToVector<float>(), before) << "n " << n;
     }
   }
+}
+
+// Shadows of 2^17 elements or more are updated over the intra-op pool in
+// blocks, as TF's AssignSub kernel: on 1, 2 and 3 threads, in place and into
+// a new buffer (the shadow's value held), every element follows the formula
+// bit for bit (200,011 elements: six whole blocks of 2^15 and a ragged one).
+TEST_F(ExponentialMovingAverageTest, LargeShadowsMatchTheFormulaOnAnyThreadCount) {
+  const int saved_threads = GetNumThreads();
+  constexpr int kSize = 200011;
+  std::vector<float> init(kSize);
+  for (int i = 0; i < kSize; ++i) init[static_cast<size_t>(i)] = F(std::cos(0.37 * i) * 3.0);
+  const float one_minus = F(1.0 - F(0.9));
+  for (int threads : {1, 2, 3}) {
+    SetNumThreads(threads);
+    ResetDefaultNames();
+    Variable v(Tensor::FromVector<float>(init, Shape{kSize}), "v");
+    ExponentialMovingAverage ema(0.9);
+    ema.Apply({&v});  // creates the shadow, equal to v
+    std::vector<float> shadow = init;
+    for (int n = 0; n < 4; ++n) {
+      std::vector<float> value(kSize);
+      for (int i = 0; i < kSize; ++i) value[static_cast<size_t>(i)] = F(std::sin(n * 3.0 + i));
+      v.Assign(Tensor::FromVector<float>(value, Shape{kSize}));
+      Tensor held;
+      if (n % 2 == 1) held = ema.AverageVariable(v)->value();
+      ema.Apply({&v});
+      for (size_t i = 0; i < shadow.size(); ++i) {
+        shadow[i] = F(shadow[i] - double(F(double(F(double(shadow[i]) - value[i])) * one_minus)));
+      }
+      const std::vector<float> got = ema.AverageVariable(v)->value().ToVector<float>();
+      ASSERT_EQ(got.size(), shadow.size());
+      size_t differ = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        differ += std::bit_cast<uint32_t>(got[i]) != std::bit_cast<uint32_t>(shadow[i]);
+      }
+      ASSERT_EQ(differ, 0u) << threads << " threads, n " << n;
+    }
+  }
+  SetNumThreads(saved_threads);
 }
 
 TEST_F(ExponentialMovingAverageTest, Float64UsesTheFloat32OneMinusDecay) {

@@ -7,10 +7,12 @@
 #include <cfenv>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "autodiff/adam.h"
 #include "autodiff/exponential_moving_average.h"
 #include "autodiff/sgd.h"
+#include "ops/threads.h"
 #include "runtime/names.h"
 #include "tests/testing/fp_mode.h"
 
@@ -48,6 +50,28 @@ TEST_F(FlushDenormalAutodiffTest, AdamFlushesDenormalSlotsAndKeepsTheCallersMode
   m.Assign(Tensor::FromVector<float>({SmallDenormal(), 0.1f}, Shape{2}));
   adam.ApplyGradients({{Tensor::FromVector<float>({0.0f, 1.0f}, Shape{2}), &w}});
   EXPECT_EQ(Bits(m.value().data<float>()[0]), 0u);
+  EXPECT_EQ(CallerControl(), before);
+}
+
+// A large variable is updated over the intra-op pool (ops/internal/apply_adam.h);
+// the blocks the pool's workers take flush as the caller's do: m = g * 0.1 for
+// g = 1e-37 is a denormal, so 0, in every one of the 2^18 elements.
+TEST_F(FlushDenormalAutodiffTest, AdamOverThePoolFlushesInEveryBlock) {
+  CallerMode caller(/*flush=*/false, FE_UPWARD);
+  const internal::FpControl before = CallerControl();
+  const int saved_threads = GetNumThreads();
+  SetNumThreads(2);
+  constexpr int64_t kSize = int64_t{1} << 18;
+  Adam adam;
+  Variable w(Tensor::FromVector<float>(std::vector<float>(kSize, 1.0f), Shape{kSize}), "w");
+  for (int step = 0; step < 3; ++step) {
+    adam.ApplyGradients(
+        {{Tensor::FromVector<float>(std::vector<float>(kSize, 1e-37f), Shape{kSize}), &w}});
+    int64_t nonzero = 0;
+    for (float m : adam.GetSlot(w, "m")->value().data<float>()) nonzero += Bits(m) != 0u;
+    EXPECT_EQ(nonzero, 0) << "step " << step + 1;
+  }
+  SetNumThreads(saved_threads);
   EXPECT_EQ(CallerControl(), before);
 }
 

@@ -183,5 +183,168 @@ TEST(GemmTest, MatMulOfTrainingStepShapesIsIdenticalOnAnyThreadCount) {
   SetNumThreads(saved);
 }
 
+// Two-block cuts that follow the threads' speeds (gemm.h, BalancedCut).
+TEST(GemmTest, BalancedCutGivesTheSlowerThreadFewerRows) {
+  // The work model: a row block pays 10 rows of packing, 40 per 48 rows and
+  // one per row of the rest (a 256 GEMM: 226 for one call, 122 for each half);
+  // a column block 22 columns of packing and one per column.
+  EXPECT_EQ(GemmBlockWork(true, 256), 226.0);
+  EXPECT_EQ(GemmBlockWork(true, 128), 122.0);
+  EXPECT_EQ(GemmBlockWork(true, 144), 130.0);
+  EXPECT_EQ(GemmBlockWork(false, 256), 278.0);
+  // Equal threads: the even cut.
+  EXPECT_EQ(BalancedCut(0.5, true, 256, 256, 256), 128);
+  EXPECT_EQ(BalancedCut(0.5, true, 1024, 1024, 1024), 512);
+  EXPECT_EQ(BalancedCut(0.5, false, 512, 128, 256), 256);
+  // The caller 1.5x slower than the helper (share 0.6): 96 rows (0.6 * 90 =
+  // 54 against 0.4 * 146 = 58.4); the other way round 160; columns 192.
+  EXPECT_EQ(BalancedCut(0.6, true, 256, 256, 256), 96);
+  EXPECT_EQ(BalancedCut(0.4, true, 256, 256, 256), 160);
+  EXPECT_EQ(BalancedCut(0.6, false, 512, 128, 256), 192);
+  // A small difference already pays at 256 rows: 112 + 144 rows (144 is
+  // three of OpenBLAS's 48-row steps) beats 128 + 128 once the caller is
+  // 8% slower (share 0.52).
+  EXPECT_EQ(BalancedCut(0.51, true, 256, 256, 256), 128);
+  EXPECT_EQ(BalancedCut(0.52, true, 256, 256, 256), 112);
+  // Never below a quarter or above three quarters, nor a block at or below
+  // the small-matrix size: at k = 16 each block of 256 x 256 would need 240
+  // of the 256 rows, so no cut at all.
+  EXPECT_EQ(BalancedCut(0.95, true, 256, 256, 256), 64);
+  EXPECT_EQ(BalancedCut(0.05, true, 256, 256, 256), 192);
+  EXPECT_EQ(BalancedCut(0.5, true, 256, 256, 16), 0);
+  std::mt19937 rng(3);
+  for (int i = 0; i < 5000; ++i) {
+    const bool rows = rng() % 2;
+    const int64_t dim = 2 + rng() % 3000;
+    const int64_t other = 1 + rng() % 3000;
+    const int64_t k = 1 + rng() % 3000;
+    const double q = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    const int64_t cut = BalancedCut(q, rows, dim, other, k);
+    if (cut == 0) continue;
+    ASSERT_EQ(cut % 16, 0) << dim << " " << other << " " << k << " " << q;
+    ASSERT_GT(cut * other * k, kSmallGemmMacs) << dim << " " << other << " " << k << " " << q;
+    ASSERT_GT((dim - cut) * other * k, kSmallGemmMacs) << dim << " " << other << " " << k;
+    // A slower caller never gets more rows.
+    ASSERT_LE(BalancedCut(std::min(1.0, q + 0.05), rows, dim, other, k), cut) << dim << " " << q;
+  }
+}
+
+TEST(GemmTest, BalanceMovesRowsTowardTheFasterThread) {
+  GemmBalance balance;
+  EXPECT_EQ(BalancedCut(balance.CallerShare(), true, 256, 256, 256), 128);
+  // Injected timings: the caller's core runs 1.5x slower per unit of work
+  // than the helper's, job after job. The cut follows each job's measured
+  // share step by step: rows only ever leave the caller, and end at the
+  // balanced cut (96 rows, BalancedCut's test above).
+  const auto work = [](int64_t len) { return GemmBlockWork(true, len); };
+  int64_t cut = 128;
+  int first_at_96 = -1;
+  for (int job = 0; job < 200; ++job) {
+    balance.Observe(true, cut, 1.5e-6 * work(cut), 256 - cut, 1.0e-6 * work(256 - cut));
+    const int64_t next = BalancedCut(balance.CallerShare(), true, 256, 256, 256);
+    ASSERT_LE(next, cut) << "job " << job;
+    if (next == 96 && first_at_96 < 0) first_at_96 = job;
+    cut = next;
+  }
+  EXPECT_NEAR(balance.CallerShare(), 0.6, 1e-3);
+  EXPECT_EQ(cut, 96);
+  EXPECT_LT(first_at_96, 40);  // within 40 jobs
+  // The helper's core slows down instead (2x): rows move back past the middle.
+  for (int job = 0; job < 200; ++job) {
+    balance.Observe(true, cut, 1e-6 * work(cut), 256 - cut, 2e-6 * work(256 - cut));
+    cut = BalancedCut(balance.CallerShare(), true, 256, 256, 256);
+  }
+  EXPECT_EQ(cut, 176);
+  // A job preempted for a scheduler tick (a block 10,000x slower) moves the
+  // share by at most kWeight * (0.8 - share).
+  const double before = balance.CallerShare();
+  balance.Observe(true, cut, 1.0, 256 - cut, 1e-4);
+  EXPECT_LE(balance.CallerShare() - before, GemmBalance::kWeight * (0.8 - before) + 1e-12);
+  // Equal threads again: back to the even cut.
+  for (int job = 0; job < 300; ++job) {
+    balance.Observe(true, cut, 1e-6 * work(cut), 256 - cut, 1e-6 * work(256 - cut));
+    cut = BalancedCut(balance.CallerShare(), true, 256, 256, 256);
+  }
+  EXPECT_EQ(cut, 128);
+}
+
+// The claim the balanced cut rests on, for every cut it can make of the
+// benchmark's shapes: a 256 GEMM cut into two row blocks anywhere at a
+// multiple of 16, and a wide 128 x 512 (k 256) one into two column blocks,
+// in all four transpose cases, gives one call's bits; a 1024 GEMM too, at a
+// sample of its cuts.
+TEST(GemmTest, EveryTwoBlockCutOfTheBenchmarkShapesChangesNoBits) {
+  if (!ExactSgemmCuts()) {
+    GTEST_SKIP() << "OpenBLAS runs the " << BlasCoreName() << " core: no balanced cuts";
+  }
+  struct Case {
+    int64_t m, n, k;
+    bool rows;
+    int64_t step;
+  };
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const Case& c : {Case{256, 256, 256, true, 16}, Case{128, 512, 256, false, 16},
+                        Case{1024, 1024, 1024, true, 112}}) {
+    for (auto [ta, tb] : {std::pair{false, false}, {false, true}, {true, false}, {true, true}}) {
+      if (c.m == 1024 && (ta || tb)) continue;  // time: one transpose case at 1024
+      const int64_t lda = ta ? c.m : c.k;
+      const int64_t ldb = tb ? c.k : c.n;
+      std::vector<float> a(c.m * c.k), b(c.k * c.n), whole(c.m * c.n);
+      for (float& v : a) v = u(rng);
+      for (float& v : b) v = u(rng);
+      Gemm<float>(ta, tb, c.m, c.n, c.k, a.data(), lda, b.data(), ldb, whole.data(), c.n);
+      const int64_t dim = c.rows ? c.m : c.n;
+      for (int64_t cut = 16; cut < dim; cut += c.step) {
+        std::vector<float> two(c.m * c.n, -1.0f);
+        for (auto [s, e] : {std::pair<int64_t, int64_t>{0, cut}, {cut, dim}}) {
+          if (c.rows) {
+            Gemm<float>(ta, tb, e - s, c.n, c.k, ta ? a.data() + s : a.data() + s * lda, lda,
+                        b.data(), ldb, two.data() + s * c.n, c.n);
+          } else {
+            Gemm<float>(ta, tb, c.m, e - s, c.k, a.data(), lda,
+                        tb ? b.data() + s * ldb : b.data() + s, ldb, two.data() + s, c.n);
+          }
+        }
+        ASSERT_EQ(std::memcmp(whole.data(), two.data(), whole.size() * sizeof(float)), 0)
+            << c.m << "x" << c.n << "x" << c.k << " ta=" << ta << " tb=" << tb << " cut at " << cut;
+      }
+    }
+  }
+}
+
+// MatMul on two threads with the shared balance pushed to either end (the
+// caller's core 3x slower, then 3x faster) gives the bits of one thread.
+TEST(GemmTest, MatMulIsIdenticalWhateverTheBalance) {
+  const int saved = GetNumThreads();
+  GemmBalance& balance = SharedGemmBalance();
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{256, 256, 256},
+                         {128, 512, 256},
+                         {517, 67, 300},
+                         {64, 256, 784}}) {
+    const Tensor a = RandomUniform(Shape{m, k}, 1, -1.0, 1.0);
+    const Tensor b = RandomUniform(Shape{k, n}, 2, -1.0, 1.0);
+    SetNumThreads(1);
+    const std::vector<float> one = MatMul(a, b).ToVector<float>();
+    SetNumThreads(2);
+    for (double slow : {3.0, 1.0 / 3.0}) {
+      balance.Reset();
+      for (int i = 0; i < 100; ++i) balance.Observe(true, 96, slow * 90e-6, 96, 90e-6);
+      const int64_t dim = m >= n ? m : n;
+      const int64_t cut = BalancedCut(balance.CallerShare(), m >= n, dim, m + n - dim, k);
+      if (ExactSgemmCuts()) {  // the uneven cut is the one MatMul makes below
+        ASSERT_NE(cut, 0) << m << "x" << n << "x" << k;
+        EXPECT_NE(cut, BalancedCut(0.5, m >= n, dim, m + n - dim, k)) << m << "x" << n << "x" << k;
+      }
+      for (int rep = 0; rep < 5; ++rep) {
+        EXPECT_EQ(MatMul(a, b).ToVector<float>(), one)
+            << m << "x" << n << "x" << k << " caller slowness " << slow;
+      }
+    }
+  }
+  balance.Reset();
+  SetNumThreads(saved);
+}
+
 }  // namespace
 }  // namespace eager::internal
