@@ -227,15 +227,17 @@ TEST(BundleReadThreadsTest, SetNumThreadsGovernsARestoresReadingThreads) {
   const int64_t n = 5 * kMiB / 4;
   const std::vector<int32_t> values = Counting(n, 11);
   std::string prefix;
+  std::string key;  // "big", or "big_1" when an earlier test in this process took "big"
   {
     Variable big(Tensor::FromVector<int32_t>(values), "big");
+    key = std::string(big.shared_name());
     prefix = Saver({&big}).Save(dir + "/model.ckpt");
   }
   Variable restored(DType::kInt32, Shape{n}, "restored");
-  auto restore = [&] { Saver({{"big", &restored}}).Restore(prefix); };
+  auto restore = [&] { Saver({{key, &restored}}).Restore(prefix); };
   auto read_with = [&](int threads) {
-    return [&prefix, threads] {
-      (void)BundleReader(prefix, BundleReaderOptions{.num_threads = threads}).Read("big");
+    return [&prefix, &key, threads] {
+      (void)BundleReader(prefix, BundleReaderOptions{.num_threads = threads}).Read(key);
     };
   };
   {
