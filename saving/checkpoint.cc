@@ -88,13 +88,21 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
   std::vector<std::pair<std::string, Tensor>> tensors;
   const internal::SavedObjectGraph saved = internal::SerializeLiveGraph(live, &tensors);
   tensors.emplace(tensors.begin(), kObjectGraphKey, Tensor(internal::SerializeObjectGraph(saved)));
+  if (options.async) {
+    // Here, on the calling thread, not on the writer: copy the values the
+    // variables hold and let go of them (internal/own_copies.h), so that the
+    // optimizer updates them in place from its next step on. The copies'
+    // stores bypass the caches, so they do not evict this thread's working
+    // set, and the writer then reads only its own copies: when it copied the
+    // values itself, it read lines modified in this thread's cache, and the
+    // step during the save paid for that (benchmarks/README.md, issue 11).
+    // The copies are freed by BackgroundSave::Wait() on this thread, so the
+    // next save's copies come from its buffer cache.
+    internal::OwnCopiesOfHeldValues(tensors, internal::kOwnCopyBudgetBytes,
+                                    internal::CopyStores::kBypassingCaches);
+  }
   auto write = [file_prefix, num_shards = options.num_shards, async = options.async,
                 tensors = std::move(tensors), then = std::move(then)]() mutable {
-    // Before any file work: let go of the values the variables still hold,
-    // keeping copies (internal/own_copies.h), so that the optimizer's next
-    // step finds them unshared and updates them in place.
-    std::vector<bool> own_copy;
-    if (async) own_copy = internal::OwnCopiesOfHeldValues(tensors);
     const std::string dir = internal::DirName(file_prefix);
     internal::CreateDirectories(dir);
     const internal::DirectoryLock lock(dir);  // reentrant: a synchronous Save holds it
@@ -104,15 +112,12 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
         auto& [key, tensor] = tensors[i];
         writer.Add(key, tensor);
         // Written (unsharded; a sharded writer keeps its own reference until
-        // Finish): let go of a value its variable still holds, so that an
-        // optimizer step from now on updates it in place instead of into a
-        // new buffer, and of our own copies, so that they are freed on this
-        // thread (here, or with a sharded writer) and their blocks wait in its
-        // buffer cache for the next save's copies. A value only we hold
-        // stays, to be freed by the owner's thread (internal/background_save.h).
-        if (async && (own_copy[i] || internal::BufferOf(tensor).use_count() > 1)) {
-          tensor = Tensor();
-        }
+        // Finish): let go of a value its variable still holds (one beyond
+        // the copy budget), so that an optimizer step from now on updates it
+        // in place instead of into a new buffer. A value only we hold (our
+        // copies among them) stays, to be freed by the owner's thread
+        // (internal/background_save.h).
+        if (async && internal::BufferOf(tensor).use_count() > 1) tensor = Tensor();
       }
       writer.Finish();
     }

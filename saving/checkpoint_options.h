@@ -10,17 +10,23 @@
 //   }
 //   checkpoint.Sync();   // the last save is on disk (or its error is thrown)
 //
-// async: the values are captured when Save() returns (Tensors are immutable
-// and optimizers write a step into a new buffer instead of updating in place
-// while a save holds the value, autodiff/internal/writable_value.h), and the
-// files are written on a background thread running at nice 19. Before any
-// file work, that thread copies the values their variables still hold (up to
-// 64 MiB a save, saving/internal/own_copies.h) and lets go of them, so the
-// optimizer updates them in place again (a copy of the caller's takes
-// ~0.2 ms of Save() for the main job's 2.4 MB and was measured not to make
-// the step during the save faster, benchmarks/README.md). Values beyond that
-// stay held until written (unsharded) or until the next call that waits for
-// the save (below). Only one save per Checkpoint is in flight: the next
+// async: the values are captured when Save() returns, and the files are
+// written on a background thread running at nice 19. Save() itself copies
+// the values their variables hold, up to 64 MiB a save, on the calling
+// thread, with stores that bypass the caches (saving/internal/own_copies.h;
+// ~0.2 ms for the main job's 2.4 MB here), as TF's async checkpoint
+// snapshots before it returns. Why the caller: the optimizer has just written
+// those values, so they sit modified in the training core's cache; a writer
+// thread reading them there leaves them shared, and the next step's in-place
+// update pays to take them back (the step during a save: 1.11x a normal step
+// with the writer's copy, 1.06x with the caller's, benchmarks/README.md).
+// Values beyond the budget stay held by the save (Tensors are immutable;
+// optimizers write a step into a new buffer instead of updating in place
+// while a save holds the value, autodiff/internal/writable_value.h);
+// unsharded, the writer lets go of each as soon as its bytes are written.
+// The copies are freed by the next call that waits for the save (below),
+// into the calling thread's buffer cache, where the next save's copies come
+// from. Only one save per Checkpoint is in flight: the next
 // Save/Write/Restore/Read, Sync() or the destructor first waits for it. An
 // error of a background save is thrown by the next of those calls (or by
 // Sync()), as the error kind the save raised, its message starting with

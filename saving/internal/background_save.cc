@@ -58,12 +58,11 @@ void BackgroundSave::WriterLoop() {
     } catch (...) {
       error = std::current_exception();
     }
-    // The save's own copies of held values (internal/own_copies.h) were
-    // freed here, so their blocks wait in this thread's buffer cache for the
-    // next save's copies (no fresh pages to fault in). Beyond the copy
-    // budget, blocks (say of a tensor whose last reference the save dropped
-    // here after its variable let go of it) would never be allocated again:
-    // give them back.
+    // Blocks freed here (say of a tensor whose last reference the save
+    // dropped here after its variable let go of it) wait in this thread's
+    // buffer cache; a save's copies of held values (internal/own_copies.h)
+    // are made and freed on the owner's thread, so beyond the copy budget
+    // such blocks would never be allocated again: give them back.
     if (GetBufferCacheStats().cached_bytes > kOwnCopyBudgetBytes) ReleaseCachedBuffers();
     lock.lock();
     error_ = error;

@@ -13,6 +13,7 @@
 
 #include "autodiff/adam.h"
 #include "runtime/errors.h"
+#include "runtime/internal/buffer_cache.h"
 #include "runtime/internal/tensor_access.h"
 #include "saving/bundle_reader.h"
 #include "saving/checkpoint.h"
@@ -89,10 +90,10 @@ TEST(AsyncSaveTest, ValuesChangedAfterSaveAreNotInTheFile) {
     HeldSaves held;
     path = checkpoint.Save(dir + "/ckpt", kAsync);
     held.WaitUntilHeld();  // nothing written yet
-    // Before its first file step the writer has let go of the values, keeping
-    // its own copies (saving/internal/own_copies.h), so Adam updates v, m and
-    // v-hat in place (autodiff/internal/writable_value.h): the file must get
-    // the copies' values, not these buffers'.
+    // Save() has let go of the values, keeping its own copies
+    // (saving/internal/own_copies.h), so Adam updates v, m and v-hat in place
+    // (autodiff/internal/writable_value.h): the file must get the copies'
+    // values, not these buffers'.
     const void* v_buffer = internal::RawData(v.value());
     const void* m_buffer = internal::RawData(optimizer.GetSlot(v, "m")->value());
     optimizer.ApplyGradients({{Tensor::FromVector<float>({1, -1, 1, -1}), &v}});
@@ -121,6 +122,50 @@ TEST(AsyncSaveTest, ValuesChangedAfterSaveAreNotInTheFile) {
   restored.Restore(path).ExpectPartial();
   EXPECT_EQ(Values(v2.value()), v_saved);
   EXPECT_THAT(Values(w2.value()), ElementsAre(10.0f, 20.0f));
+}
+
+// How many hold `variable`'s buffer besides the variable itself.
+long OtherHolders(const Variable& variable) {
+  const Tensor value = variable.value();
+  return internal::BufferOf(value).use_count() - 2;  // the variable and `value`
+}
+
+// The snapshot is taken by the calling thread before Write() returns (the
+// writer, held before its first file step, has not run), and its copies come
+// from and go back to that thread's buffer cache: the second save's copies
+// need no fresh memory.
+TEST(AsyncSaveTest, WriteReturnsWithTheValuesCopiedOnTheCallingThread) {
+  const std::string dir = TempDir();
+  Variable big(Tensor::FromVector<float>(std::vector<float>(100000, 1.5f)), "copied_big");
+  Variable small(Tensor::FromVector<float>({1, 2}), "copied_small");
+  Checkpoint checkpoint({{"copied_big", &big}, {"copied_small", &small}});
+  internal::ReleaseCachedBuffers();
+  {
+    HeldSaves held;
+    checkpoint.Write(dir + "/first", kAsync);
+    EXPECT_EQ(OtherHolders(big), 0);
+    EXPECT_EQ(OtherHolders(small), 0);
+    held.WaitUntilHeld();
+    held.Release();
+    checkpoint.Sync();
+  }
+  // Freed here by Sync(), not on the writer.
+  EXPECT_GE(internal::GetBufferCacheStats().cached_bytes, internal::BufferSizeClass(400000));
+  big.Assign(Tensor::FromVector<float>(std::vector<float>(100000, 2.5f)));
+  const internal::BufferCacheStats before = internal::GetBufferCacheStats();
+  checkpoint.Write(dir + "/second", kAsync);
+  const internal::BufferCacheStats after = internal::GetBufferCacheStats();
+  EXPECT_EQ(OtherHolders(big), 0);
+  EXPECT_EQ(after.misses, before.misses);
+  EXPECT_GE(after.hits - before.hits, 2);
+  checkpoint.Sync();
+  EXPECT_EQ(
+      BundleReader(dir + "/first").Read("copied_big/.ATTRIBUTES/VARIABLE_VALUE").ToVector<float>(),
+      std::vector<float>(100000, 1.5f));
+  EXPECT_EQ(
+      BundleReader(dir + "/second").Read("copied_big/.ATTRIBUTES/VARIABLE_VALUE").ToVector<float>(),
+      std::vector<float>(100000, 2.5f));
+  ExpectVerifies(dir + "/second");
 }
 
 TEST(AsyncSaveTest, SaveReturnsBeforeTheFilesExist) {

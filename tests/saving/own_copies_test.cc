@@ -1,4 +1,4 @@
-// OwnCopiesOfHeldValues: an asynchronous save's writer lets go of the values
+// OwnCopiesOfHeldValues: an asynchronous save lets go of the values
 // their variables still hold, keeping copies, largest first within a budget.
 
 #include "saving/internal/own_copies.h"
@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,6 +92,36 @@ TEST(OwnCopiesTest, LargestFirstWithinTheBudget) {
     auto tensors = held();
     EXPECT_THAT(OwnCopiesOfHeldValues(tensors, 0), ElementsAre(false, false, false));
   }
+}
+
+// Streaming stores: whole 64-byte lines of the destination, plain stores
+// before the first line boundary and after the last.
+TEST(OwnCopiesTest, CopyBypassingCachesCopiesEveryByteAndNoOther) {
+  std::vector<unsigned char> source(1024);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<unsigned char>(i * 7 + 3);
+  for (size_t to_offset : {0, 1, 17, 63}) {
+    for (size_t from_offset : {0, 5, 64}) {
+      for (size_t bytes : {0, 1, 63, 64, 65, 127, 128, 300, 700}) {
+        alignas(64) unsigned char destination[1024 + 128];
+        std::memset(destination, 0xAB, sizeof(destination));
+        CopyBypassingCaches(destination + to_offset, source.data() + from_offset, bytes);
+        for (size_t i = 0; i < sizeof(destination); ++i) {
+          const bool inside = i >= to_offset && i < to_offset + bytes;
+          ASSERT_EQ(destination[i], inside ? source[i - to_offset + from_offset] : 0xAB)
+              << "to+" << to_offset << " from+" << from_offset << " bytes " << bytes << " at " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(OwnCopiesTest, BypassingCachesGivesTheSameCopies) {
+  Variable kernel(Tensor::FromVector<float>(Floats(1001, 0.25f)), "kernel");
+  std::vector<std::pair<std::string, Tensor>> tensors = {{"kernel", kernel.value()}};
+  EXPECT_THAT(OwnCopiesOfHeldValues(tensors, kOwnCopyBudgetBytes, CopyStores::kBypassingCaches),
+              ElementsAre(true));
+  EXPECT_EQ(OtherHolders(kernel), 0);
+  EXPECT_EQ(tensors[0].second.ToVector<float>(), Floats(1001, 0.25f));
 }
 
 }  // namespace
