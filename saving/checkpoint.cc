@@ -98,8 +98,7 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
     // step during the save paid for that (benchmarks/README.md, issue 11).
     // The copies are freed by BackgroundSave::Wait() on this thread, so the
     // next save's copies come from its buffer cache.
-    internal::OwnCopiesOfHeldValues(tensors, internal::kOwnCopyBudgetBytes,
-                                    internal::CopyStores::kBypassingCaches);
+    internal::OwnCopiesOfHeldValues(tensors);
   }
   auto write = [file_prefix, num_shards = options.num_shards, async = options.async,
                 tensors = std::move(tensors), then = std::move(then)]() mutable {

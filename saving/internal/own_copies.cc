@@ -61,7 +61,7 @@ void CopyBypassingCaches(void* destination, const void* source, size_t bytes) {
 }
 
 std::vector<bool> OwnCopiesOfHeldValues(std::vector<std::pair<std::string, Tensor>>& tensors,
-                                        size_t budget_bytes, CopyStores stores) {
+                                        size_t budget_bytes) {
   std::vector<bool> copied(tensors.size(), false);
   std::vector<size_t> order(tensors.size());
   std::iota(order.begin(), order.end(), size_t{0});
@@ -75,11 +75,7 @@ std::vector<bool> OwnCopiesOfHeldValues(std::vector<std::pair<std::string, Tenso
     const size_t n = CopyableBytes(tensor);
     if (n == 0 || n > budget || BufferOf(tensor).use_count() <= 1) continue;
     Tensor copy = NewTensor(tensor.shape(), tensor.dtype());
-    if (stores == CopyStores::kBypassingCaches) {
-      CopyBypassingCaches(MutableRawData(copy), RawData(tensor), n);
-    } else {
-      std::memcpy(MutableRawData(copy), RawData(tensor), n);
-    }
+    CopyBypassingCaches(MutableRawData(copy), RawData(tensor), n);
     // Dropping our reference is a release: an optimizer that then sees its
     // variable as the only holder writes in place after its acquire fence
     // (autodiff/internal/writable_value.cc), so after our reads above.

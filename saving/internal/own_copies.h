@@ -18,7 +18,7 @@
 // in the training thread's cache, and the step during the save ran ~0.1 ms
 // slower at batch 64 (coherence traffic, then the optimizer's stores had to
 // take the lines back). Copied by the training thread itself with streaming
-// stores (kBypassingCaches), the copy leaves that thread's cache as it was
+// stores (CopyBypassingCaches), the copy leaves that thread's cache as it was
 // and the writer reads only memory nobody else writes.
 //
 // The copies cost memory, so at most `budget_bytes` are copied per save
@@ -36,11 +36,6 @@ namespace eager::internal {
 
 inline constexpr size_t kOwnCopyBudgetBytes = size_t{64} << 20;  // 64 MiB
 
-// How the copies are written: through the caches (memcpy), or with
-// streaming stores that go to memory and leave no line of the copy in any
-// cache (CopyBypassingCaches).
-enum class CopyStores { kThroughCaches, kBypassingCaches };
-
 // memcpy's result with streaming (non-temporal) stores where the machine has
 // them, followed by a store fence.
 void CopyBypassingCaches(void* destination, const void* source, size_t bytes);
@@ -48,10 +43,9 @@ void CopyBypassingCaches(void* destination, const void* source, size_t bytes);
 // Replaces each numeric tensor of `tensors` whose buffer someone else still
 // holds (use_count > 1: its variable) by a copy in a new buffer of this
 // thread's, largest first, while the bytes copied stay within
-// `budget_bytes`. Returns, for each tensor, whether it was replaced. The
-// values (and their order in `tensors`) do not change.
+// `budget_bytes`. The copies are written by CopyBypassingCaches. Returns, for each tensor, whether
+// it was replaced. The values (and their order in `tensors`) do not change.
 std::vector<bool> OwnCopiesOfHeldValues(std::vector<std::pair<std::string, Tensor>>& tensors,
-                                        size_t budget_bytes = kOwnCopyBudgetBytes,
-                                        CopyStores stores = CopyStores::kThroughCaches);
+                                        size_t budget_bytes = kOwnCopyBudgetBytes);
 
 }  // namespace eager::internal

@@ -28,6 +28,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::eager::testing::ExpectVerifies;
+using ::eager::testing::OtherHolders;
 using ::eager::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -122,12 +123,6 @@ TEST(AsyncSaveTest, ValuesChangedAfterSaveAreNotInTheFile) {
   restored.Restore(path).ExpectPartial();
   EXPECT_EQ(Values(v2.value()), v_saved);
   EXPECT_THAT(Values(w2.value()), ElementsAre(10.0f, 20.0f));
-}
-
-// How many hold `variable`'s buffer besides the variable itself.
-long OtherHolders(const Variable& variable) {
-  const Tensor value = variable.value();
-  return internal::BufferOf(value).use_count() - 2;  // the variable and `value`
 }
 
 // The snapshot is taken by the calling thread before Write() returns (the

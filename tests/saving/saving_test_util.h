@@ -1,7 +1,8 @@
 #pragma once
 
 // Helpers shared by the saving tests: scratch directories, whole-file I/O,
-// the realdata location and the independent tfckpt.py verifier.
+// the realdata location, the independent tfckpt.py verifier, and who holds a
+// variable's value.
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,7 +14,17 @@
 #include <sstream>
 #include <string>
 
+#include "runtime/internal/tensor_access.h"
+#include "runtime/variable.h"
+
 namespace eager::testing {
+
+// How many hold `variable`'s buffer besides the variable itself (a save, an
+// optimizer step's operand).
+inline long OtherHolders(const Variable& variable) {
+  const Tensor value = variable.value();
+  return internal::BufferOf(value).use_count() - 2;  // the variable and `value`
+}
 
 inline std::string RealdataDir() { return EAGER_REALDATA_DIR; }
 inline bool HasRealdata() { return std::filesystem::is_directory(RealdataDir()); }
