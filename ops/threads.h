@@ -19,11 +19,13 @@
 // by the shapes alone (never by the number of threads), and each block is
 // computed the same way whichever thread takes it. MatMul cuts the larger
 // output dimension (never the inner sum) into blocks, each a single-threaded
-// OpenBLAS GEMM: one block per core of the machine, or, for float32 on
-// OpenBLAS's SkylakeX kernels, where such cuts are measured and tested to
-// change no bits, one block per thread (one thread: one call; two threads:
-// cut where the two threads' measured speeds say both finish together;
-// ops/internal/gemm.h). Reductions of at least 2^17 elements split
+// GEMM with the bits of one OpenBLAS call: one block per core of the
+// machine, or, for float32 on OpenBLAS's SkylakeX kernels, where such cuts
+// are measured and tested to change no bits, one block per thread (one
+// thread: one call; two threads: cut where the two threads' measured speeds
+// say both finish together; ops/internal/gemm.h). There, blocks that suit it
+// run eager's own AVX-512 kernel, which packs only B and so repeats less
+// work per block (ops/internal/avx512_sgemm.h). Reductions of at least 2^17 elements split
 // their outputs into blocks (each output summed in the same order as on one
 // thread), or, when everything reduces to one value, sum blocks of 2^15
 // elements alone and add the block sums left to right (ops/reduction_ops.cc).

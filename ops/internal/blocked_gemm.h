@@ -39,9 +39,15 @@ void BlockedGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, 
   };
   // Two exact blocks: cut where the two threads' measured speeds say both
   // finish together (gemm.h, BalancedCut); any such cut gives the same bits.
+  // The kernel the even cut's blocks run: a row cut's blocks differ only in
+  // m, so both run the same one; a column cut's can differ near the packed-B
+  // limit, where the model is then a little off for one (bits never are).
+  const SgemmKernel kernel = !exact       ? SgemmKernel::kOpenBlas
+                             : split.rows ? SgemmKernelFor(split.block, n, k)
+                                          : SgemmKernelFor(m, split.block, k);
   const int64_t cut =
       exact && split.block < dim && 2 * split.block >= dim
-          ? BalancedCut(SharedGemmBalance().CallerShare(), split.rows, dim, m + n - dim, k)
+          ? BalancedCut(SharedGemmBalance().CallerShare(), kernel, split.rows, dim, m + n - dim, k)
           : 0;
   if (cut == 0) {
     ParallelFor(dim, split.block, 0, run);
@@ -60,7 +66,7 @@ void BlockedGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, 
   // Only a job whose blocks ran side by side on two threads says how fast
   // each is (a busy pool runs both on the caller).
   if (thread[0] != thread[1])
-    SharedGemmBalance().Observe(split.rows, cut, seconds[0], dim - cut, seconds[1]);
+    SharedGemmBalance().Observe(kernel, split.rows, cut, seconds[0], dim - cut, seconds[1]);
 }
 
 }  // namespace eager::internal

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "ops/internal/avx512_sgemm.h"
 #include "ops/internal/blas_core.h"
 #include "ops/internal/parallel.h"
 
@@ -23,8 +24,8 @@ int64_t LastBlock(int64_t dim, int64_t block) {
 }  // namespace
 
 template <typename T>
-void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-          int64_t ldb, T* c, int64_t ldc) {
+void BlasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+              const T* b, int64_t ldb, T* c, int64_t ldc) {
   KeepBlasSingleThreaded();  // on whichever pool thread runs the block
   const CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans;
   const CBLAS_TRANSPOSE opb = tb ? CblasTrans : CblasNoTrans;
@@ -38,6 +39,23 @@ void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t
   }
 }
 
+template <typename T>
+void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T* c, int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    // The shape test first: it is a few multiplies, the other a load.
+    if (Avx512SgemmSuits(m, n, k) && Avx512SgemmMatchesBlas() &&
+        Avx512Sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) {
+      return;
+    }
+  }
+  BlasGemm<T>(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
+}
+
+template void BlasGemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t,
+                              const float*, int64_t, float*, int64_t);
+template void BlasGemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
+                               const double*, int64_t, double*, int64_t);
 template void Gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, int64_t,
                           const float*, int64_t, float*, int64_t);
 template void Gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*, int64_t,
@@ -86,13 +104,21 @@ GemmSplit PlanGemm(bool exact_cuts, int64_t m, int64_t n, int64_t k, int threads
   return split;
 }
 
-double GemmBlockWork(bool rows, int64_t len) {
-  if (!rows) return 22.0 + static_cast<double>(len);
+SgemmKernel SgemmKernelFor(int64_t m, int64_t n, int64_t k) {
+  return Avx512SgemmSuits(m, n, k) && Avx512SgemmMatchesBlas() ? SgemmKernel::kAvx512
+                                                               : SgemmKernel::kOpenBlas;
+}
+
+double GemmBlockWork(SgemmKernel kernel, bool rows, int64_t len) {
+  const double units = static_cast<double>(len);
+  if (kernel == SgemmKernel::kAvx512) return rows ? 11.0 + units : units;
+  if (!rows) return 22.0 + units;
   const int64_t steps = len / 48;  // whole 48-row steps of OpenBLAS's kernel
   return 10.0 + 40.0 * static_cast<double>(steps) + static_cast<double>(len % 48);
 }
 
-int64_t BalancedCut(double caller_share, bool rows, int64_t dim, int64_t other, int64_t k) {
+int64_t BalancedCut(double caller_share, SgemmKernel kernel, bool rows, int64_t dim, int64_t other,
+                    int64_t k) {
   // Both blocks above the small-matrix size, block 0 a multiple of 16 and
   // within [dim / 4, 3 dim / 4] (rounded), so that one bad measurement cannot
   // hand a thread almost nothing.
@@ -105,8 +131,8 @@ int64_t BalancedCut(double caller_share, bool rows, int64_t dim, int64_t other, 
   int64_t best = 0;
   double best_time = 0;
   for (int64_t cut = lo; cut <= hi; cut += 16) {
-    const double time =
-        std::max(q * GemmBlockWork(rows, cut), (1.0 - q) * GemmBlockWork(rows, dim - cut));
+    const double time = std::max(q * GemmBlockWork(kernel, rows, cut),
+                                 (1.0 - q) * GemmBlockWork(kernel, rows, dim - cut));
     // Ties (within a part in 1e9) go to the cut nearer the middle.
     if (best == 0 || time < best_time * (1 - 1e-9) ||
         (time <= best_time * (1 + 1e-9) && std::abs(2 * cut - dim) < std::abs(2 * best - dim))) {
@@ -117,10 +143,11 @@ int64_t BalancedCut(double caller_share, bool rows, int64_t dim, int64_t other, 
   return best;
 }
 
-void GemmBalance::Observe(bool rows, int64_t len0, double seconds0, int64_t len1, double seconds1) {
+void GemmBalance::Observe(SgemmKernel kernel, bool rows, int64_t len0, double seconds0,
+                          int64_t len1, double seconds1) {
   if (!(seconds0 > 0) || !(seconds1 > 0) || len0 <= 0 || len1 <= 0) return;
-  const double s0 = seconds0 / GemmBlockWork(rows, len0);
-  const double s1 = seconds1 / GemmBlockWork(rows, len1);
+  const double s0 = seconds0 / GemmBlockWork(kernel, rows, len0);
+  const double s1 = seconds1 / GemmBlockWork(kernel, rows, len1);
   // One job's share, kept within [0.2, 0.8]: a block preempted for a
   // scheduler tick would otherwise swing the average for many jobs.
   const double q = std::clamp(s0 / (s0 + s1), 0.2, 0.8);

@@ -18,6 +18,9 @@
 namespace eager::internal {
 namespace {
 
+constexpr SgemmKernel kBlas = SgemmKernel::kOpenBlas;
+constexpr SgemmKernel kOwn = SgemmKernel::kAvx512;
+
 // The multiply-adds of the smallest block of `split` over C[m, n].
 int64_t SmallestBlockMacs(const GemmSplit& split, int64_t m, int64_t n, int64_t k) {
   const int64_t dim = split.rows ? m : n;
@@ -120,7 +123,7 @@ TEST(GemmTest, SgemmCutsAboveTheSmallMatrixSizeChangeNoBits) {
     std::vector<float> a(m * k), b(k * n), whole(m * n), cut(m * n, -1.0f);
     for (float& v : a) v = u(rng);
     for (float& v : b) v = u(rng);
-    Gemm<float>(ta, tb, m, n, k, a.data(), lda, b.data(), ldb, whole.data(), n);
+    BlasGemm<float>(ta, tb, m, n, k, a.data(), lda, b.data(), ldb, whole.data(), n);
     for (int64_t s = 0; s < dim; s += block) {
       const int64_t e = std::min(dim, s + block);
       if (rows) {
@@ -175,8 +178,8 @@ TEST(GemmTest, MatMulOfTrainingStepShapesIsIdenticalOnAnyThreadCount) {
     }
     if (ExactSgemmCuts()) {
       std::vector<float> one_call(c.m * c.n);
-      Gemm<float>(c.ta, c.tb, c.m, c.n, c.k, a.ToVector<float>().data(), c.ta ? c.m : c.k,
-                  b.ToVector<float>().data(), c.tb ? c.k : c.n, one_call.data(), c.n);
+      BlasGemm<float>(c.ta, c.tb, c.m, c.n, c.k, a.ToVector<float>().data(), c.ta ? c.m : c.k,
+                      b.ToVector<float>().data(), c.tb ? c.k : c.n, one_call.data(), c.n);
       EXPECT_EQ(results[0], one_call) << c.m << "x" << c.n << "x" << c.k;
     }
   }
@@ -188,60 +191,75 @@ TEST(GemmTest, BalancedCutGivesTheSlowerThreadFewerRows) {
   // The work model: a row block pays 10 rows of packing, 40 per 48 rows and
   // one per row of the rest (a 256 GEMM: 226 for one call, 122 for each half);
   // a column block 22 columns of packing and one per column.
-  EXPECT_EQ(GemmBlockWork(true, 256), 226.0);
-  EXPECT_EQ(GemmBlockWork(true, 128), 122.0);
-  EXPECT_EQ(GemmBlockWork(true, 144), 130.0);
-  EXPECT_EQ(GemmBlockWork(false, 256), 278.0);
+  EXPECT_EQ(GemmBlockWork(kBlas, true, 256), 226.0);
+  EXPECT_EQ(GemmBlockWork(kBlas, true, 128), 122.0);
+  EXPECT_EQ(GemmBlockWork(kBlas, true, 144), 130.0);
+  EXPECT_EQ(GemmBlockWork(kBlas, false, 256), 278.0);
   // Equal threads: the even cut.
-  EXPECT_EQ(BalancedCut(0.5, true, 256, 256, 256), 128);
-  EXPECT_EQ(BalancedCut(0.5, true, 1024, 1024, 1024), 512);
-  EXPECT_EQ(BalancedCut(0.5, false, 512, 128, 256), 256);
+  EXPECT_EQ(BalancedCut(0.5, kBlas, true, 256, 256, 256), 128);
+  EXPECT_EQ(BalancedCut(0.5, kBlas, true, 1024, 1024, 1024), 512);
+  EXPECT_EQ(BalancedCut(0.5, kBlas, false, 512, 128, 256), 256);
   // The caller 1.5x slower than the helper (share 0.6): 96 rows (0.6 * 90 =
   // 54 against 0.4 * 146 = 58.4); the other way round 160; columns 192.
-  EXPECT_EQ(BalancedCut(0.6, true, 256, 256, 256), 96);
-  EXPECT_EQ(BalancedCut(0.4, true, 256, 256, 256), 160);
-  EXPECT_EQ(BalancedCut(0.6, false, 512, 128, 256), 192);
+  EXPECT_EQ(BalancedCut(0.6, kBlas, true, 256, 256, 256), 96);
+  EXPECT_EQ(BalancedCut(0.4, kBlas, true, 256, 256, 256), 160);
+  EXPECT_EQ(BalancedCut(0.6, kBlas, false, 512, 128, 256), 192);
   // A small difference already pays at 256 rows: 112 + 144 rows (144 is
   // three of OpenBLAS's 48-row steps) beats 128 + 128 once the caller is
   // 8% slower (share 0.52).
-  EXPECT_EQ(BalancedCut(0.51, true, 256, 256, 256), 128);
-  EXPECT_EQ(BalancedCut(0.52, true, 256, 256, 256), 112);
+  EXPECT_EQ(BalancedCut(0.51, kBlas, true, 256, 256, 256), 128);
+  EXPECT_EQ(BalancedCut(0.52, kBlas, true, 256, 256, 256), 112);
   // Never below a quarter or above three quarters, nor a block at or below
   // the small-matrix size: at k = 16 each block of 256 x 256 would need 240
   // of the 256 rows, so no cut at all.
-  EXPECT_EQ(BalancedCut(0.95, true, 256, 256, 256), 64);
-  EXPECT_EQ(BalancedCut(0.05, true, 256, 256, 256), 192);
-  EXPECT_EQ(BalancedCut(0.5, true, 256, 256, 16), 0);
+  EXPECT_EQ(BalancedCut(0.95, kBlas, true, 256, 256, 256), 64);
+  EXPECT_EQ(BalancedCut(0.05, kBlas, true, 256, 256, 256), 192);
+  EXPECT_EQ(BalancedCut(0.5, kBlas, true, 256, 256, 16), 0);
+  // eager's AVX-512 kernel: 11 rows of packing and one per row; a column
+  // block one per column. With no 48-row steps to chase, share 0.52 keeps
+  // the even cut. Share 0.6: 96 rows (the slower block 0.4 * 171 = 68.4,
+  // against 0.6 * 123 = 73.8 at 112); 0.4: 160; columns at 0.6: 208 (0.6 *
+  // 208 = 124.8, against 0.4 * 320 = 128 at 192).
+  EXPECT_EQ(GemmBlockWork(kOwn, true, 256), 267.0);
+  EXPECT_EQ(GemmBlockWork(kOwn, true, 128), 139.0);
+  EXPECT_EQ(GemmBlockWork(kOwn, false, 256), 256.0);
+  EXPECT_EQ(BalancedCut(0.5, kOwn, true, 256, 256, 256), 128);
+  EXPECT_EQ(BalancedCut(0.52, kOwn, true, 256, 256, 256), 128);
+  EXPECT_EQ(BalancedCut(0.6, kOwn, true, 256, 256, 256), 96);
+  EXPECT_EQ(BalancedCut(0.4, kOwn, true, 256, 256, 256), 160);
+  EXPECT_EQ(BalancedCut(0.6, kOwn, false, 512, 128, 256), 208);
   std::mt19937 rng(3);
   for (int i = 0; i < 5000; ++i) {
+    const SgemmKernel kernel = rng() % 2 ? kOwn : kBlas;
     const bool rows = rng() % 2;
     const int64_t dim = 2 + rng() % 3000;
     const int64_t other = 1 + rng() % 3000;
     const int64_t k = 1 + rng() % 3000;
     const double q = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-    const int64_t cut = BalancedCut(q, rows, dim, other, k);
+    const int64_t cut = BalancedCut(q, kernel, rows, dim, other, k);
     if (cut == 0) continue;
     ASSERT_EQ(cut % 16, 0) << dim << " " << other << " " << k << " " << q;
     ASSERT_GT(cut * other * k, kSmallGemmMacs) << dim << " " << other << " " << k << " " << q;
     ASSERT_GT((dim - cut) * other * k, kSmallGemmMacs) << dim << " " << other << " " << k;
     // A slower caller never gets more rows.
-    ASSERT_LE(BalancedCut(std::min(1.0, q + 0.05), rows, dim, other, k), cut) << dim << " " << q;
+    ASSERT_LE(BalancedCut(std::min(1.0, q + 0.05), kernel, rows, dim, other, k), cut)
+        << dim << " " << q;
   }
 }
 
 TEST(GemmTest, BalanceMovesRowsTowardTheFasterThread) {
   GemmBalance balance;
-  EXPECT_EQ(BalancedCut(balance.CallerShare(), true, 256, 256, 256), 128);
+  EXPECT_EQ(BalancedCut(balance.CallerShare(), kBlas, true, 256, 256, 256), 128);
   // Injected timings: the caller's core runs 1.5x slower per unit of work
   // than the helper's, job after job. The cut follows each job's measured
   // share step by step: rows only ever leave the caller, and end at the
   // balanced cut (96 rows, BalancedCut's test above).
-  const auto work = [](int64_t len) { return GemmBlockWork(true, len); };
+  const auto work = [](int64_t len) { return GemmBlockWork(kBlas, true, len); };
   int64_t cut = 128;
   int first_at_96 = -1;
   for (int job = 0; job < 200; ++job) {
-    balance.Observe(true, cut, 1.5e-6 * work(cut), 256 - cut, 1.0e-6 * work(256 - cut));
-    const int64_t next = BalancedCut(balance.CallerShare(), true, 256, 256, 256);
+    balance.Observe(kBlas, true, cut, 1.5e-6 * work(cut), 256 - cut, 1.0e-6 * work(256 - cut));
+    const int64_t next = BalancedCut(balance.CallerShare(), kBlas, true, 256, 256, 256);
     ASSERT_LE(next, cut) << "job " << job;
     if (next == 96 && first_at_96 < 0) first_at_96 = job;
     cut = next;
@@ -251,19 +269,19 @@ TEST(GemmTest, BalanceMovesRowsTowardTheFasterThread) {
   EXPECT_LT(first_at_96, 40);  // within 40 jobs
   // The helper's core slows down instead (2x): rows move back past the middle.
   for (int job = 0; job < 200; ++job) {
-    balance.Observe(true, cut, 1e-6 * work(cut), 256 - cut, 2e-6 * work(256 - cut));
-    cut = BalancedCut(balance.CallerShare(), true, 256, 256, 256);
+    balance.Observe(kBlas, true, cut, 1e-6 * work(cut), 256 - cut, 2e-6 * work(256 - cut));
+    cut = BalancedCut(balance.CallerShare(), kBlas, true, 256, 256, 256);
   }
   EXPECT_EQ(cut, 176);
   // A job preempted for a scheduler tick (a block 10,000x slower) moves the
   // share by at most kWeight * (0.8 - share).
   const double before = balance.CallerShare();
-  balance.Observe(true, cut, 1.0, 256 - cut, 1e-4);
+  balance.Observe(kBlas, true, cut, 1.0, 256 - cut, 1e-4);
   EXPECT_LE(balance.CallerShare() - before, GemmBalance::kWeight * (0.8 - before) + 1e-12);
   // Equal threads again: back to the even cut.
   for (int job = 0; job < 300; ++job) {
-    balance.Observe(true, cut, 1e-6 * work(cut), 256 - cut, 1e-6 * work(256 - cut));
-    cut = BalancedCut(balance.CallerShare(), true, 256, 256, 256);
+    balance.Observe(kBlas, true, cut, 1e-6 * work(cut), 256 - cut, 1e-6 * work(256 - cut));
+    cut = BalancedCut(balance.CallerShare(), kBlas, true, 256, 256, 256);
   }
   EXPECT_EQ(cut, 128);
 }
@@ -293,7 +311,7 @@ TEST(GemmTest, EveryTwoBlockCutOfTheBenchmarkShapesChangesNoBits) {
       std::vector<float> a(c.m * c.k), b(c.k * c.n), whole(c.m * c.n);
       for (float& v : a) v = u(rng);
       for (float& v : b) v = u(rng);
-      Gemm<float>(ta, tb, c.m, c.n, c.k, a.data(), lda, b.data(), ldb, whole.data(), c.n);
+      BlasGemm<float>(ta, tb, c.m, c.n, c.k, a.data(), lda, b.data(), ldb, whole.data(), c.n);
       const int64_t dim = c.rows ? c.m : c.n;
       for (int64_t cut = 16; cut < dim; cut += c.step) {
         std::vector<float> two(c.m * c.n, -1.0f);
@@ -329,12 +347,15 @@ TEST(GemmTest, MatMulIsIdenticalWhateverTheBalance) {
     SetNumThreads(2);
     for (double slow : {3.0, 1.0 / 3.0}) {
       balance.Reset();
-      for (int i = 0; i < 100; ++i) balance.Observe(true, 96, slow * 90e-6, 96, 90e-6);
+      for (int i = 0; i < 100; ++i) balance.Observe(kBlas, true, 96, slow * 90e-6, 96, 90e-6);
       const int64_t dim = m >= n ? m : n;
-      const int64_t cut = BalancedCut(balance.CallerShare(), m >= n, dim, m + n - dim, k);
+      const int64_t half = PlanGemm(true, m, n, k, 2, 2).block;  // the kernel MatMul models
+      const SgemmKernel kernel = m >= n ? SgemmKernelFor(half, n, k) : SgemmKernelFor(m, half, k);
+      const int64_t cut = BalancedCut(balance.CallerShare(), kernel, m >= n, dim, m + n - dim, k);
       if (ExactSgemmCuts()) {  // the uneven cut is the one MatMul makes below
         ASSERT_NE(cut, 0) << m << "x" << n << "x" << k;
-        EXPECT_NE(cut, BalancedCut(0.5, m >= n, dim, m + n - dim, k)) << m << "x" << n << "x" << k;
+        EXPECT_NE(cut, BalancedCut(0.5, kernel, m >= n, dim, m + n - dim, k))
+            << m << "x" << n << "x" << k;
       }
       for (int rep = 0; rep < 5; ++rep) {
         EXPECT_EQ(MatMul(a, b).ToVector<float>(), one)
