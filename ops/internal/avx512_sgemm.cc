@@ -52,6 +52,40 @@ int64_t LongestKBlock(int64_t k) {
 constexpr int kRows = 12;
 constexpr int kCols = 32;
 
+// dst[c * dst_ld + i] = src[i * ld + c] for i, c < 16: 16 rows of 16 floats
+// transposed in registers (pairs of floats, then of doubles, then 128-bit
+// lanes twice).
+EAGER_AVX512 void Transpose16x16(const float* src, int64_t ld, float* dst, int64_t dst_ld) {
+  __m512 r[16], t[16], u[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ld);
+  // t[2p], t[2p+1]: rows 2p and 2p+1 interleaved; per 128-bit lane L
+  // columns 4L, 4L+1 (lo) and 4L+2, 4L+3 (hi).
+  for (int p = 0; p < 8; ++p) {
+    t[2 * p] = _mm512_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+    t[2 * p + 1] = _mm512_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+  }
+  // u[4q+s], lane L: column 4L+s of rows 4q..4q+3.
+  for (int q = 0; q < 4; ++q) {
+    const __m512d lo01 = _mm512_castps_pd(t[4 * q]), hi01 = _mm512_castps_pd(t[4 * q + 1]);
+    const __m512d lo23 = _mm512_castps_pd(t[4 * q + 2]), hi23 = _mm512_castps_pd(t[4 * q + 3]);
+    u[4 * q] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo01, lo23));
+    u[4 * q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo01, lo23));
+    u[4 * q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(hi01, hi23));
+    u[4 * q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(hi01, hi23));
+  }
+  // Column 4L+s: lane L of u[s], u[4+s], u[8+s], u[12+s], in that order.
+  for (int s = 0; s < 4; ++s) {
+    const __m512 x_lo = _mm512_shuffle_f32x4(u[s], u[4 + s], 0x44);  // lanes 0,1 of each
+    const __m512 x_hi = _mm512_shuffle_f32x4(u[s], u[4 + s], 0xEE);  // lanes 2,3 of each
+    const __m512 y_lo = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0x44);
+    const __m512 y_hi = _mm512_shuffle_f32x4(u[8 + s], u[12 + s], 0xEE);
+    _mm512_storeu_ps(dst + (0 + s) * dst_ld, _mm512_shuffle_f32x4(x_lo, y_lo, 0x88));
+    _mm512_storeu_ps(dst + (4 + s) * dst_ld, _mm512_shuffle_f32x4(x_lo, y_lo, 0xDD));
+    _mm512_storeu_ps(dst + (8 + s) * dst_ld, _mm512_shuffle_f32x4(x_hi, y_hi, 0x88));
+    _mm512_storeu_ps(dst + (12 + s) * dst_ld, _mm512_shuffle_f32x4(x_hi, y_hi, 0xDD));
+  }
+}
+
 // Packs columns [j0, j0 + cols) (cols <= 32) of rows [k0, k0 + kc) of op(B)
 // into out[kk * 32 + j], zero beyond `cols` (those lanes are never stored).
 EAGER_AVX512 void PackPanel(bool tb, const float* b, int64_t ldb, int64_t k0, int64_t kc,
@@ -68,11 +102,19 @@ EAGER_AVX512 void PackPanel(bool tb, const float* b, int64_t ldb, int64_t k0, in
     }
     return;
   }
-  // op(B)[kk, j] = B[j, kk]: each of B's rows j is contiguous in kk.
+  // op(B)[kk, j] = B[j, kk]: each of B's rows j is contiguous in kk. Whole
+  // 16 x 16 blocks are transposed in registers; the edges go one by one.
   if (cols < kCols) std::memset(out, 0, sizeof(float) * kc * kCols);
+  const int64_t whole_kk = kc / 16 * 16;
+  for (int64_t j = 0; j + 16 <= cols; j += 16) {
+    for (int64_t kk = 0; kk < whole_kk; kk += 16) {
+      Transpose16x16(b + (j0 + j) * ldb + k0 + kk, ldb, out + kk * kCols + j, kCols);
+    }
+  }
+  const int64_t whole_j = cols / 16 * 16;
   for (int64_t j = 0; j < cols; ++j) {
     const float* src = b + (j0 + j) * ldb + k0;
-    for (int64_t kk = 0; kk < kc; ++kk) out[kk * kCols + j] = src[kk];
+    for (int64_t kk = j < whole_j ? whole_kk : 0; kk < kc; ++kk) out[kk * kCols + j] = src[kk];
   }
 }
 

@@ -9,8 +9,8 @@
 // ~1.72x one. This kernel packs only B, in panels of 32 columns, and reads A
 // in place (broadcasts straight from A's rows), so a block of rows costs its
 // share of the multiply-adds plus one copy of B. On one thread (SkylakeX
-// kernels both, benchmarks/gemm_benchmark.cc) it ran a 256 product in 0.91x
-// OpenBLAS's time and a 128-row block of it in 0.87x; two threads then ran
+// kernels both, benchmarks/gemm_benchmark.cc) it ran a 256 product in 0.91-0.93x
+// OpenBLAS's time and a 128-row block of it in 0.87-0.88x; two threads then ran
 // MatMul 256 1.85x faster than one (benchmarks/README.md).
 //
 // Bits: OpenBLAS's SkylakeX sgemm (0.3.21) computes every element of C as
