@@ -52,6 +52,15 @@ int64_t LongestKBlock(int64_t k) {
 constexpr int kRows = 12;
 constexpr int kCols = 32;
 
+// The lanes of a panel row's two zmm halves that hold its first `cols`
+// (<= 32) columns.
+std::pair<__mmask16, __mmask16> PanelMasks(int64_t cols) {
+  const auto first = [](int64_t n) {
+    return n >= 16 ? __mmask16{0xffff} : static_cast<__mmask16>((1u << n) - 1);
+  };
+  return {first(cols), first(std::max<int64_t>(cols - 16, 0))};
+}
+
 // dst[c * dst_ld + i] = src[i * ld + c] for i, c < 16: 16 rows of 16 floats
 // transposed in registers (pairs of floats, then of doubles, then 128-bit
 // lanes twice).
@@ -91,10 +100,7 @@ EAGER_AVX512 void Transpose16x16(const float* src, int64_t ld, float* dst, int64
 EAGER_AVX512 void PackPanel(bool tb, const float* b, int64_t ldb, int64_t k0, int64_t kc,
                             int64_t j0, int64_t cols, float* out) {
   if (!tb) {  // op(B) rows are B's rows: copy 32-float slices
-    const __mmask16 m0 = cols >= 16 ? 0xffff : static_cast<__mmask16>((1u << cols) - 1);
-    const __mmask16 m1 = cols >= 32   ? 0xffff
-                         : cols <= 16 ? 0
-                                      : static_cast<__mmask16>((1u << (cols - 16)) - 1);
+    const auto [m0, m1] = PanelMasks(cols);
     for (int64_t kk = 0; kk < kc; ++kk) {
       const float* src = b + (k0 + kk) * ldb + j0;
       _mm512_store_ps(out + kk * kCols, _mm512_maskz_loadu_ps(m0, src));
@@ -147,10 +153,7 @@ EAGER_AVX512 void Tile(int64_t kc, const float* a, int64_t lda, const float* pan
       acc[r][1] = _mm512_fmadd_ps(x, b1, acc[r][1]);
     }
   }
-  const __mmask16 m0 = cols >= 16 ? 0xffff : static_cast<__mmask16>((1u << cols) - 1);
-  const __mmask16 m1 = cols >= 32   ? 0xffff
-                       : cols <= 16 ? 0
-                                    : static_cast<__mmask16>((1u << (cols - 16)) - 1);
+  const auto [m0, m1] = PanelMasks(cols);
   for (int r = 0; r < R; ++r) {
     float* row = c + r * ldc;
     const __m512 old0 = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(m0, row);

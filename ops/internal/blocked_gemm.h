@@ -39,16 +39,17 @@ void BlockedGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, 
   };
   // Two exact blocks: cut where the two threads' measured speeds say both
   // finish together (gemm.h, BalancedCut); any such cut gives the same bits.
-  // The kernel the even cut's blocks run: a row cut's blocks differ only in
-  // m, so both run the same one; a column cut's can differ near the packed-B
-  // limit, where the model is then a little off for one (bits never are).
-  const SgemmKernel kernel = !exact       ? SgemmKernel::kOpenBlas
+  // Its cost model is that of the kernel the even cut's blocks run: a row
+  // cut's blocks differ only in m, so both run the same one; a column cut's
+  // can differ near the packed-B limit, where the model is then a little off
+  // for one (bits never are).
+  const bool two_blocks = exact && split.block < dim && 2 * split.block >= dim;
+  const SgemmKernel kernel = !two_blocks  ? SgemmKernel::kOpenBlas
                              : split.rows ? SgemmKernelFor(split.block, n, k)
                                           : SgemmKernelFor(m, split.block, k);
-  const int64_t cut =
-      exact && split.block < dim && 2 * split.block >= dim
-          ? BalancedCut(SharedGemmBalance().CallerShare(), kernel, split.rows, dim, m + n - dim, k)
-          : 0;
+  const int64_t cut = two_blocks ? BalancedCut(SharedGemmBalance().CallerShare(), kernel,
+                                               split.rows, dim, m + n - dim, k)
+                                 : 0;
   if (cut == 0) {
     ParallelFor(dim, split.block, 0, run);
     return;

@@ -43,8 +43,7 @@ template <typename T>
 void Gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
           int64_t ldb, T* c, int64_t ldc) {
   if constexpr (std::is_same_v<T, float>) {
-    // The shape test first: it is a few multiplies, the other a load.
-    if (Avx512SgemmSuits(m, n, k) && Avx512SgemmMatchesBlas() &&
+    if (SgemmKernelFor(m, n, k) == SgemmKernel::kAvx512 &&
         Avx512Sgemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc)) {
       return;
     }
@@ -105,6 +104,7 @@ GemmSplit PlanGemm(bool exact_cuts, int64_t m, int64_t n, int64_t k, int threads
 }
 
 SgemmKernel SgemmKernelFor(int64_t m, int64_t n, int64_t k) {
+  // The shape test first: it is a few multiplies, the other a load.
   return Avx512SgemmSuits(m, n, k) && Avx512SgemmMatchesBlas() ? SgemmKernel::kAvx512
                                                                : SgemmKernel::kOpenBlas;
 }
