@@ -44,6 +44,7 @@ Adam::Adam(const AdamOptions& options)
   EAGER_CHECK(!tf1_ || options.decay == 0.0, "Adam '", name(),
               "': decay is a Keras option; TF1 AdamOptimizer has none (got ", options.decay, ")");
   if (tf1_) return;
+  SetSlotListNames({"_momentums", "_velocities"});
   use_decay_ = options.decay > 0.0;
   // Sorted order, as Keras lists hyper-parameters in the object graph.
   beta_1_ = &AddHyper("beta_1", options.beta_1);
