@@ -5,11 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "checkpoint_test_model.h"
+#include "ops/nn_ops.h"
+#include "runtime/errors.h"
 #include "saving/bundle_reader.h"
 #include "saving/checkpoint.h"
 #include "saving_test_util.h"
@@ -103,6 +108,54 @@ TEST(KerasLayoutTest, ALayoutMismatchIsNotConsumed) {
   CheckpointLoadStatus status = restored.Restore(path);
   TrainStep(model, optimizer, Input());
   EXPECT_THROW(status.AssertConsumed(), FailedPreconditionError);
+}
+
+// A real tf_keras 2.11+ file (tf2_checkpoint_manager_tictactoe, ckpt-17: a
+// Sequential of Dense(9, relu) and Dense(9, softmax) whose compiled Adam is
+// "net/optimizer", at iteration 116). Its m and v are "_variables/1..8",
+// each layer's kernel then bias, m before v: after one step with zero
+// gradients, m = 0.9 m_file and v = 0.999 v_file for the right variable.
+TEST(KerasLayoutTest, RestoresARealTfKerasCheckpointWithTheNewOptimizer) {
+  EAGER_SKIP_WITHOUT_REALDATA();
+  const std::string path = RealdataDir() + "/tf2_checkpoint_manager_tictactoe/tf_ckpts/ckpt-17";
+  struct Net : Module {
+    Dense d0{9, Relu};
+    Dense d1{9, Softmax};
+    Adam optimizer;
+    Net() {
+      Track("layer_with_weights-0", d0);
+      Track("layer_with_weights-1", d1);
+      Track("optimizer", optimizer);
+    }
+  } net;
+  Adam unused;
+  Variable step(Tensor(int32_t{0}), "step");
+  Checkpoint checkpoint({{"net", &net}, {"optimizer", &unused}, {"step", &step}});
+  SetKerasLayout(checkpoint, KerasLayout::kKeras2);
+  CheckpointLoadStatus status = checkpoint.Restore(path);
+  net.d0.Build(9);
+  net.d1.Build(9);
+  EXPECT_EQ(net.optimizer.iterations(), 116);
+  std::vector<Variable*> vars = {&net.d0.kernel(), net.d0.bias(), &net.d1.kernel(), net.d1.bias()};
+  std::vector<std::optional<Tensor>> zeros;
+  for (Variable* v : vars) zeros.emplace_back(Tensor::Zeros(v->shape()));
+  net.optimizer.ApplyGradients(zeros, vars);
+  status.AssertConsumed();
+  const BundleReader reader(path);
+  for (size_t i = 0; i < vars.size(); ++i) {
+    for (const auto& [slot, decay, index] :
+         {std::tuple{"m", 0.9, 1 + 2 * i}, std::tuple{"v", 0.999, 2 + 2 * i}}) {
+      SCOPED_TRACE(StrCat("slot ", slot, " of variable ", i));
+      const std::vector<float> saved =
+          reader.Read(Value(StrCat("net/optimizer/_variables/", index))).ToVector<float>();
+      const std::vector<float> now =
+          net.optimizer.GetSlot(*vars[i], slot)->value().ToVector<float>();
+      ASSERT_EQ(now.size(), saved.size());
+      for (size_t k = 0; k < now.size(); ++k) {
+        EXPECT_NEAR(now[k], decay * saved[k], 1e-6 * std::abs(saved[k]) + 1e-30);
+      }
+    }
+  }
 }
 
 }  // namespace
