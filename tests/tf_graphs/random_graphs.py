@@ -12,11 +12,16 @@ Tolerances, per op type, for an op run alone on TF's input values, as
 |eager - TF| <= tol * max(1, max|TF|):
   0 (bit for bit): ops that are exact or correctly rounded in IEEE float
       (add, sub, mul, div, sqrt, square, min, max, relu, bias add, moves,
-      casts, comparisons, gathers, one-hot, max pooling, cond);
+      casts, comparisons, gathers, one-hot, max pooling, cond, ReluGrad,
+      EluGrad, BroadcastTo, StopGradient);
   1e-6: transcendental functions (a few ulps: Exp, Log, Tanh, Sigmoid, Elu,
-      Pow, Rsqrt, Softmax, LogSoftmax);
-  1e-5: sums of products whose order differs (MatMul and Conv2D on OpenBLAS /
-      eager's kernels against TF's Eigen and oneDNN; Sum, Mean).
+      Pow, Rsqrt, Softmax, LogSoftmax, SparseSoftmaxCrossEntropyWithLogits),
+      RsqrtGrad (dy * y^3 / -2 in another order), and short sums whose order
+      differs (UnsortedSegmentSum; MaxPoolGrad, where overlapping windows add
+      their gradients at a shared maximum: seed 1021 differed in the last bit);
+  1e-5: sums of products whose order differs (MatMul, Conv2D and its two
+      backprops on OpenBLAS / eager's kernels against TF's Eigen and oneDNN;
+      Sum, Mean).
 End to end (only x and flag fed), a tensor whose every op has tolerance 0 must
 be bit-equal, the others agree to 1e-4; tensors downstream of a discontinuous
 op (ArgMax, a float-to-int Cast, Equal) applied to an inexact value are
@@ -32,10 +37,13 @@ TOL = {
     "SquaredDifference": 0, "Neg": 0, "Relu": 0, "Square": 0, "Sqrt": 0, "Identity": 0,
     "BiasAdd": 0, "Reshape": 0, "Transpose": 0, "ConcatV2": 0, "Slice": 0, "Max": 0,
     "ArgMax": 0, "OneHot": 0, "GatherV2": 0, "Cast": 0, "Equal": 0, "MaxPool": 0,
-    "Squeeze": 0, "Merge": 0,
+    "Squeeze": 0, "Merge": 0, "ReluGrad": 0, "EluGrad": 0, "BroadcastTo": 0, "StopGradient": 0,
+
     "Exp": 1e-6, "Log": 1e-6, "Tanh": 1e-6, "Sigmoid": 1e-6, "Elu": 1e-6, "Pow": 1e-6,
-    "Rsqrt": 1e-6, "Softmax": 1e-6, "LogSoftmax": 1e-6,
-    "MatMul": 1e-5, "Conv2D": 1e-5, "Sum": 1e-5, "Mean": 1e-5,
+    "Rsqrt": 1e-6, "Softmax": 1e-6, "LogSoftmax": 1e-6, "RsqrtGrad": 1e-6,
+    "SparseSoftmaxCrossEntropyWithLogits": 1e-6, "UnsortedSegmentSum": 1e-6, "MaxPoolGrad": 1e-6,
+    "MatMul": 1e-5, "Conv2D": 1e-5, "Sum": 1e-5, "Mean": 1e-5, "Conv2DBackpropInput": 1e-5,
+    "Conv2DBackpropFilter": 1e-5,
 }
 DISCONTINUOUS = {"ArgMax", "Cast", "Equal"}
 END_TO_END_TOL = 1e-4
@@ -64,9 +72,11 @@ class RandomGraph:
             self.x = tf1.placeholder(tf.float32, [batch, width], name="x")
             self.flag = tf1.placeholder(tf.bool, [], name="flag")
             self.pool.append(self.x)
-            families = [self.matmul, self.bias_add, self.binary, self.unary, self.unary,
+            families = [self.matmul, self.bias_add, self.binary, self.binary, self.unary, self.unary,
+                        self.unary,
                         self.reduce, self.arg_max, self.reshape, self.transpose, self.concat,
-                        self.slice, self.conv, self.cast, self.equal, self.cond]
+                        self.slice, self.conv, self.cast, self.equal, self.cond, self.gradient,
+                        self.conv_gradient, self.misc]
             self.bias_add()  # at least one variable, for the Saver
             for _ in range(int(self.rng.randint(8, 15))):
                 families[self.rng.randint(len(families))]()
@@ -238,6 +248,73 @@ class RandomGraph:
                                             padding=["SAME", "VALID"][self.rng.randint(2)]),
                            pool=False)
         self.rec(tf.reshape(out, [rows, int(np.prod(out.shape.as_list()[1:]))]))
+
+    def gradient(self):
+        """The gradient kernels TF1 training graphs run (tf.raw_ops)."""
+        t = self.pick()
+        rows, cols = t.shape.as_list()
+        dy = self.var([rows, cols])
+        kind = self.rng.randint(3)
+        if kind == 0:
+            self.rec(tf.raw_ops.ReluGrad(gradients=dy, features=t))
+        elif kind == 1:
+            self.rec(tf.raw_ops.EluGrad(gradients=dy, outputs=self.rec(tf.nn.elu(t))))
+        else:
+            self.rec(tf.raw_ops.RsqrtGrad(y=self.rec(tf.math.rsqrt(self.positive(t, 0.25))),
+                                          dy=dy))
+
+    def conv_gradient(self):
+        """Conv2DBackpropInput / Filter and MaxPoolGrad on a random NHWC case."""
+        n, h, w = int(self.rng.randint(1, 4)), int(self.rng.randint(2, 6)), int(self.rng.randint(2, 6))
+        c, o, k = int(self.rng.randint(1, 4)), int(self.rng.randint(1, 4)), int(self.rng.randint(1, 3))
+        stride = int(self.rng.randint(1, 3))
+        padding = ["SAME", "VALID"][self.rng.randint(2)]
+        image = self.var([n, h, w, c])
+        kernel = self.var([k, k, c, o])
+        out = self.rec(tf.nn.conv2d(image, kernel, strides=stride, padding=padding), pool=False)
+        dy = self.var(out.shape.as_list())
+        strides = [1, stride, stride, 1]
+        kind = self.rng.randint(3)
+        if kind == 0:
+            grad = tf.raw_ops.Conv2DBackpropInput(input_sizes=[n, h, w, c], filter=kernel,
+                                                  out_backprop=dy, strides=strides,
+                                                  padding=padding)
+        elif kind == 1:
+            grad = tf.raw_ops.Conv2DBackpropFilter(input=image, filter_sizes=[k, k, c, o],
+                                                   out_backprop=dy, strides=strides,
+                                                   padding=padding)
+        else:
+            pooled = self.rec(tf.nn.max_pool2d(image, ksize=2, strides=stride, padding=padding),
+                              pool=False)
+            if 0 in pooled.shape.as_list():
+                return
+            grad = tf.raw_ops.MaxPoolGrad(orig_input=image, orig_output=pooled,
+                                          grad=self.var(pooled.shape.as_list()),
+                                          ksize=[1, 2, 2, 1], strides=strides, padding=padding)
+        grad = self.rec(grad, pool=False)
+        shape = grad.shape.as_list()
+        self.rec(tf.reshape(grad, [shape[0], int(np.prod(shape[1:]))]))
+
+    def misc(self):
+        t = self.pick()
+        rows, cols = t.shape.as_list()
+        kind = self.rng.randint(4)
+        if kind == 0:
+            # Only the loss: eager's Session runs this op with one output, so
+            # TF's second output (the backprop, which TF's own gradient of the
+            # op uses) is missing ("uses output 1 of node ..., which has 1
+            # outputs when run"); reported, left to the one-op-table rewrite.
+            labels = self.rng.randint(cols, size=rows).astype(np.int32)
+            loss, _ = tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=t, labels=labels)
+            self.rec(loss, pool=False)
+        elif kind == 1:
+            self.rec(tf.broadcast_to(self.var([1, cols]), [rows, cols]))
+        elif kind == 2:
+            segments = int(self.rng.randint(1, rows + 2))
+            ids = self.rng.randint(segments, size=rows).astype(np.int32)
+            self.rec(tf.math.unsorted_segment_sum(t, ids, segments))
+        else:
+            self.rec(tf.stop_gradient(t))
 
     def cast(self):
         t = self.pick()
