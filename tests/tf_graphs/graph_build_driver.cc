@@ -50,7 +50,7 @@ class Builder {
     BiasAdd();  // at least one variable, for the Saver
     const int count = 8 + Uniform(7);
     for (int i = 0; i < count; ++i) {
-      switch (Uniform(14)) {
+      switch (Uniform(17)) {
         case 0:
           MatMul();
           break;
@@ -87,6 +87,15 @@ class Builder {
           break;
         case 12:
           Cond();
+          break;
+        case 13:
+          Gradient();
+          break;
+        case 14:
+          ConvGradient();
+          break;
+        case 15:
+          Misc();
           break;
         default:
           Rec(eager::Cast(Rec(eager::Cast(Rec(Pick() * 4.0f), eager::DType::kInt32), false),
@@ -318,6 +327,91 @@ class Builder {
       out = Rec(eager::MaxPool(out, pool), false);
     }
     Rec(eager::Reshape(out, {rows, out.num_elements() / rows}));
+  }
+  // The gradient kernels a TF1 training graph runs.
+  void Gradient() {
+    const Tensor t = Pick();
+    const Tensor dy = Var(t.shape());
+    switch (Uniform(3)) {
+      case 0:
+        Rec(eager::ReluGrad(dy, t));
+        break;
+      case 1:
+        Rec(eager::EluGrad(dy, Rec(eager::Elu(t))));
+        break;
+      default:
+        Rec(eager::RsqrtGrad(Rec(eager::Rsqrt(Positive(t, 0.25f))), dy));
+    }
+  }
+  // Conv2DBackpropInput / Filter and MaxPoolGrad on a random NHWC case.
+  void ConvGradient() {
+    const int64_t n = 1 + Uniform(3), h = 2 + Uniform(4), w = 2 + Uniform(4);
+    const int64_t c = 1 + Uniform(3), o = 1 + Uniform(3), k = 1 + Uniform(2);
+    const int64_t stride = 1 + Uniform(2);
+    eager::Conv2DOptions conv;
+    conv.strides = {1, stride, stride, 1};
+    conv.padding = Uniform(2) == 0 ? "SAME" : "VALID";
+    const Tensor image = Var(Shape{n, h, w, c});
+    const Tensor kernel = Var(Shape{k, k, c, o});
+    const Tensor out = Rec(eager::Conv2D(image, kernel, conv), false);
+    const Tensor dy = Var(out.shape());
+    Tensor grad;
+    switch (Uniform(3)) {
+      case 0:
+        grad = eager::Conv2DBackpropInput(
+            Tensor::Vector<int32_t>({static_cast<int32_t>(n), static_cast<int32_t>(h),
+                                     static_cast<int32_t>(w), static_cast<int32_t>(c)}),
+            kernel, dy, conv);
+        break;
+      case 1:
+        grad = eager::Conv2DBackpropFilter(
+            image,
+            Tensor::Vector<int32_t>({static_cast<int32_t>(k), static_cast<int32_t>(k),
+                                     static_cast<int32_t>(c), static_cast<int32_t>(o)}),
+            dy, conv);
+        break;
+      default: {
+        eager::PoolOptions pool;
+        pool.strides = conv.strides;
+        pool.padding = conv.padding;
+        const Tensor pooled = Rec(eager::MaxPool(image, pool), false);
+        if (pooled.num_elements() == 0) return;
+        grad = eager::MaxPoolGrad(image, pooled, Var(pooled.shape()), pool);
+      }
+    }
+    Rec(grad, false);
+    Rec(eager::Reshape(grad, {grad.shape().dim(0), grad.num_elements() / grad.shape().dim(0)}));
+  }
+  void Misc() {
+    const Tensor t = Pick();
+    // Case 0 waits for the exporter to write TF's two outputs of
+    // SparseSoftmaxCrossEntropyWithLogits: TF rejects a .meta whose
+    // "_output_shapes" lists one ("Node ... has 2 outputs but the
+    // _output_shapes attribute specifies shapes for 1 outputs").
+    switch (1 + Uniform(4)) {
+      case 0: {
+        std::vector<int32_t> labels;
+        for (int64_t i = 0; i < Rows(t); ++i) labels.push_back(Uniform(static_cast<int>(Cols(t))));
+        Rec(eager::SparseSoftmaxCrossEntropyWithLogits(Tensor::FromVector(labels), t), false);
+        break;
+      }
+      case 1:
+        Rec(eager::BroadcastTo(Var(Shape{1, Cols(t)}), t.shape()));
+        break;
+      case 2: {
+        const int segments = 1 + Uniform(static_cast<int>(Rows(t)) + 1);
+        std::vector<int32_t> ids;
+        for (int64_t i = 0; i < Rows(t); ++i) ids.push_back(Uniform(segments));
+        Rec(eager::UnsortedSegmentSum(t, Tensor::FromVector(ids), segments));
+        break;
+      }
+      case 3:
+        Rec(eager::StopGradient(t));
+        break;
+      default:
+        Rec(eager::Cast(Rec(eager::Equal(Rec(eager::Relu(t)), Tensor(0.0f)), false),
+                        eager::DType::kFloat32));
+    }
   }
   // tf.cond(flag, tanh(t) * 2, relu(t) - 1) as TF1 builds it: a Switch of t
   // on flag, each branch on its output, a Merge.
