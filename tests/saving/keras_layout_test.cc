@@ -138,6 +138,7 @@ TEST(KerasLayoutTest, RestoresARealTfKerasCheckpointWithTheNewOptimizer) {
   EXPECT_EQ(net.optimizer.iterations(), 116);
   std::vector<Variable*> vars = {&net.d0.kernel(), net.d0.bias(), &net.d1.kernel(), net.d1.bias()};
   std::vector<std::optional<Tensor>> zeros;
+  zeros.reserve(vars.size());
   for (Variable* v : vars) zeros.emplace_back(Tensor::Zeros(v->shape()));
   net.optimizer.ApplyGradients(zeros, vars);
   status.AssertConsumed();
