@@ -18,7 +18,9 @@ Tolerances, per op type, for an op run alone on TF's input values, as
       Pow, Rsqrt, Softmax, LogSoftmax, SparseSoftmaxCrossEntropyWithLogits),
       RsqrtGrad (dy * y^3 / -2 in another order), and short sums whose order
       differs (UnsortedSegmentSum; MaxPoolGrad, where overlapping windows add
-      their gradients at a shared maximum: seed 1021 differed in the last bit);
+      their gradients at a shared maximum: in seed 1021 TF's default oneDNN
+      kernel adds them in another order than TF's own CPU kernel, one ulp
+      apart; with TF_ENABLE_ONEDNN_OPTS=0 eager's result is TF's bit for bit);
   1e-5: sums of products whose order differs (MatMul, Conv2D and its two
       backprops on OpenBLAS / eager's kernels against TF's Eigen and oneDNN;
       Sum, Mean).
