@@ -325,17 +325,41 @@ def tf1_graph_saves(cases, tool, workdir, rng):
 
 # ---- over 2 GiB in one tensor ----
 
-def large_byte(i):
-    """bundle_tool.cc's LargeByte, vectorized."""
+def large_block(rows):
+    """bundle_tool.cc's LargeByte(i) for i in [256 * rows[0], 256 * (rows[-1] + 1)),
+    one row of 256 a block: byte 0 of i is the column, so each row is
+    arange(256) XOR (bytes 1-4 of i XORed), the row's one constant."""
+    r = rows.astype(np.uint64)
+    constant = (r ^ (r >> 8) ^ (r >> 16) ^ (r >> 24)).astype(np.uint8)
+    return np.arange(256, dtype=np.uint8)[None, :] ^ constant[:, None]
+
+
+def large_rows(size, chunk_rows=1 << 18):
+    """(start byte, rows) over whole 256-byte rows, in chunks of 64 MiB."""
+    for start in range(0, size // 256, chunk_rows):
+        yield start * 256, np.arange(start, min(start + chunk_rows, size // 256))
+
+
+def large_tail(size):
+    i = np.arange(size - size % 256, size, dtype=np.uint64)
     return (i ^ (i >> 8) ^ (i >> 16) ^ (i >> 24) ^ (i >> 32)).astype(np.uint8)
 
 
 def check_large_bytes(what, values):
-    chunk = 1 << 26
-    for start in range(0, values.size, chunk):
-        index = np.arange(start, min(start + chunk, values.size), dtype=np.uint64)
-        if not np.array_equal(values[start:start + index.size], large_byte(index)):
-            raise AssertionError(f"{what}: bytes differ in [{start}, {start + index.size})")
+    for start, rows in large_rows(values.size):
+        block = values[start:start + rows.size * 256].reshape(-1, 256)
+        if not np.array_equal(block, large_block(rows)):
+            raise AssertionError(f"{what}: bytes differ in [{start}, {start + block.size})")
+    if not np.array_equal(values[values.size - values.size % 256:], large_tail(values.size)):
+        raise AssertionError(f"{what}: the last {values.size % 256} bytes differ")
+
+
+def large_bytes(size):
+    values = np.empty(size, np.uint8)
+    for start, rows in large_rows(size):
+        values[start:start + rows.size * 256] = large_block(rows).reshape(-1)
+    values[size - size % 256:] = large_tail(size)
+    return values
 
 
 LARGE_BYTES = (2 << 30) + 4099  # over 2 GiB, and not a multiple of any piece size
@@ -356,11 +380,7 @@ def large(cases, tool, workdir):
 
     def eager_reads_tf():
         tf_prefix = os.path.join(workdir, "tf_large", "model.ckpt")
-        values = np.empty(LARGE_BYTES, np.uint8)
-        chunk = 1 << 26
-        for start in range(0, LARGE_BYTES, chunk):
-            index = np.arange(start, min(start + chunk, LARGE_BYTES), dtype=np.uint64)
-            values[start:start + index.size] = large_byte(index)
+        values = large_bytes(LARGE_BYTES)
         tf.raw_ops.SaveV2(prefix=tf_prefix, tensor_names=["big"], shape_and_slices=[""],
                           tensors=[tf.constant(values)])
         del values
