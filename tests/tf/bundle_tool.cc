@@ -88,7 +88,7 @@ eager::Tensor FromBytes(eager::DType dtype, const eager::Shape& shape, const std
       for (size_t i = 0; i < n; ++i) values[i] = blob[offset + i] != 0;
     } else {
       if (size != n * sizeof(T)) throw std::runtime_error("tensor bytes do not fit its shape");
-      std::memcpy(static_cast<void*>(values.data()), blob.data() + offset, size);
+      if (size > 0) std::memcpy(static_cast<void*>(values.data()), blob.data() + offset, size);
     }
     return eager::Tensor::FromVector<T>(std::move(values), shape);
   });
