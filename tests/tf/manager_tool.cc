@@ -1,7 +1,7 @@
 // The C++ side of tests/tf/managers.py: eager's CheckpointManager on a
 // directory that TensorFlow then reads, or that TensorFlow started.
 //
-//   tf_manager_tool DIR MAX_TO_KEEP SAVES
+//   tf_manager_tool DIR MAX_TO_KEEP SAVES [KEEP_CHECKPOINT_EVERY_N_HOURS]
 //
 // The checkpoint is tf.train.Checkpoint(v=tf.Variable(0.0)). The manager
 // first restores DIR's latest checkpoint if there is one (save_counter and v
@@ -18,14 +18,16 @@
 #include "eager.h"
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: tf_manager_tool DIR MAX_TO_KEEP SAVES\n";
+  if (argc != 4 && argc != 5) {
+    std::cerr << "usage: tf_manager_tool DIR MAX_TO_KEEP SAVES [KEEP_CHECKPOINT_EVERY_N_HOURS]\n";
     return 2;
   }
   try {
     eager::Variable v(0.0f, "v");
     eager::Checkpoint checkpoint({{"v", &v}});
-    eager::CheckpointManager manager(checkpoint, argv[1], std::stoi(argv[2]));
+    std::optional<double> keep_every_n_hours;
+    if (argc == 5) keep_every_n_hours = std::stod(argv[4]);
+    eager::CheckpointManager manager(checkpoint, argv[1], std::stoi(argv[2]), keep_every_n_hours);
     if (const std::optional<std::string> restored = manager.RestoreOrInitialize()) {
       std::cout << "restored " << *restored << " v=" << v.value().ValuesString() << "\n";
     }

@@ -1,7 +1,8 @@
 """Issue 25, item 6: CheckpointManager directories and `checkpoint` state
 files, judged by TensorFlow.
 
-  eager's manager writes (absolute and relative directory, retention) ->
+  eager's manager writes (absolute and relative directory, max_to_keep and
+  keep_checkpoint_every_n_hours retention) ->
       tf.train.latest_checkpoint, tf.train.get_checkpoint_state and
       tf.train.CheckpointManager see the same list, timestamps and values,
       also after the directory is moved; TF's manager goes on from it.
@@ -20,9 +21,9 @@ from common import Cases, expect_equal, run_tool
 import tensorflow as tf
 
 
-def eager_manager(tool, directory, max_to_keep, saves, cwd=None):
+def eager_manager(tool, directory, max_to_keep, saves, hours=None, cwd=None):
     """Runs tf_manager_tool; returns {restored, saved: [], latest, kept: []}."""
-    out = run_tool(tool, directory, max_to_keep, saves, cwd=cwd)
+    out = run_tool(tool, directory, max_to_keep, saves, *([hours] if hours else []), cwd=cwd)
     result = {"restored": None, "saved": [], "latest": None, "kept": []}
     for line in out.splitlines():
         word, _, rest = line.partition(" ")
@@ -141,6 +142,35 @@ def main():
                      before.last_preserved_timestamp)
 
     cases.run("eager's manager continues a directory TF's manager started", eager_continues_tf)
+
+    # keep_checkpoint_every_n_hours: the same saves by TF's manager and by
+    # eager's keep the same files (every one leaving the list, or none).
+    def same_files_kept(hours):
+        tf_dir = os.path.join(work, f"tf_every_{hours}")
+        checkpoint, v = tf_checkpoint()
+        manager = tf.train.CheckpointManager(checkpoint, tf_dir, max_to_keep=2,
+                                             keep_checkpoint_every_n_hours=hours)
+        for n in range(1, 5):
+            v.assign(float(n))
+            manager.save()
+            time.sleep(0.01)
+        eager_dir = os.path.join(work, f"eager_every_{hours}")
+        eager_manager(tool, eager_dir, 2, 4, hours)
+        expect_equal("files kept", sorted(os.listdir(eager_dir)), sorted(os.listdir(tf_dir)))
+        expect_equal("latest", tf.train.latest_checkpoint(eager_dir),
+                     os.path.join(eager_dir, "ckpt-4"))
+        state = tf.train.get_checkpoint_state(eager_dir)
+        expect_equal("listed", [os.path.basename(p) for p in state.all_model_checkpoint_paths],
+                     ["ckpt-3", "ckpt-4"])
+        for n in (1, 2):  # restorable when kept
+            if os.path.exists(os.path.join(eager_dir, f"ckpt-{n}.index")):
+                checkpoint.restore(os.path.join(eager_dir, f"ckpt-{n}")).assert_consumed()
+                expect_equal(f"v in ckpt-{n}", float(v.numpy()), float(n))
+
+    cases.run("keep_checkpoint_every_n_hours=1e-9: TF's and eager's managers keep the same files",
+              same_files_kept, 1e-9)
+    cases.run("keep_checkpoint_every_n_hours=1000: TF's and eager's managers keep the same files",
+              same_files_kept, 1000.0)
     cases.finish()
 
 
