@@ -14,7 +14,6 @@
 
 #include "autodiff/adam.h"
 #include "ops/array_ops.h"
-#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
@@ -25,6 +24,7 @@
 #include "ops/op_def.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/session.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"

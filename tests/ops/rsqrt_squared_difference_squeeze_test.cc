@@ -2,7 +2,7 @@
 // RsqrtGrad) against std math; their gradients are checked by central
 // differences in op_gradient_test.cc.
 
-#include "ops/batch_norm_ops.h"
+#include "ops/rsqrt_squared_difference_squeeze.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "ops/batch_norm_ops.h"
+#include "ops/rsqrt_squared_difference_squeeze.h"
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
