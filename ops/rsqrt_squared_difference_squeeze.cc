@@ -8,7 +8,7 @@
 #include "ops/internal/elementwise.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/unary_ops.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {
