@@ -6,8 +6,8 @@
 #include <string>
 
 #include "autodiff/internal/writable_value.h"
-#include "ops/internal/apply_adam.h"
-#include "runtime/internal/tensor_access.h"
+#include "ops/apply_adam.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

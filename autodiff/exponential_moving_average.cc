@@ -5,12 +5,12 @@
 #include "autodiff/internal/writable_value.h"
 #include "ops/array_ops.h"
 #include "ops/graph_ops.h"
-#include "ops/internal/parallel.h"
 #include "ops/operators.h"
-#include "runtime/internal/flush_denormal.h"
-#include "runtime/internal/tensor_access.h"
+#include "ops/parallel.h"
+#include "runtime/flush_denormal.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 

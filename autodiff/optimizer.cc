@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "autodiff/gradient_tape.h"
-#include "runtime/internal/flush_denormal.h"
+#include "runtime/flush_denormal.h"
 #include "runtime/names.h"
 
 namespace eager {

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <charconv>
 
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 #include "runtime/variable.h"
 
 namespace eager {

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/flush_denormal.h"
 #include "runtime/graph.h"
-#include "runtime/internal/flush_denormal.h"
-#include "runtime/internal/tensor_access.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -15,7 +15,7 @@
 #include "ops/nn_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {
