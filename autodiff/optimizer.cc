@@ -159,7 +159,9 @@ std::vector<Optimizer::GradientAndVariable> Optimizer::Clip(
   std::vector<GradientAndVariable> out = grads_and_vars;
   // Each in TF's operation order, elementwise in the gradient's dtype.
   auto transform = [&](auto&& fn) {
-    for (auto& [grad, variable] : out) {
+    for (GradientAndVariable& pair : out) {
+      // A named reference, not a structured binding: lambdas capture it.
+      std::optional<Tensor>& grad = pair.first;
       if (!grad) continue;
       grad = VisitFloatDType(grad->dtype(), "gradient clipping", [&](auto tag) {
         using T = typename decltype(tag)::type;
