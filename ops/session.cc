@@ -7,7 +7,7 @@
 #include "ops/internal/graph_builder.h"
 #include "ops/op_def.h"
 #include "ops/training_ops.h"
-#include "runtime/internal/flush_denormal.h"
+#include "runtime/flush_denormal.h"
 #include "runtime/variable.h"
 
 namespace eager {

@@ -15,8 +15,8 @@
 #include "checkpoint_test_model.h"
 #include "ops/nn_ops.h"
 #include "runtime/errors.h"
-#include "saving/bundle_reader.h"
-#include "saving/checkpoint.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/checkpoint/checkpoint.h"
 #include "saving_test_util.h"
 
 namespace eager::testing {

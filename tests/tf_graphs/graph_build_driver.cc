@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "eager.h"
-#include "ops/batch_norm_ops.h"
 #include "ops/control_flow_ops.h"
 #include "ops/elu.h"
+#include "ops/rsqrt_squared_difference_squeeze.h"
 
 namespace {
 
