@@ -136,7 +136,7 @@ std::string SavedModelBuilder::Save() {
         StrCat("SavedModelBuilder(\"", export_dir_, "\").Save(): no meta graph was added"));
   }
   internal::CreateDirectories(export_dir_ + "/variables");
-  const std::string path = SavedModelPath(export_dir_);
+  std::string path = SavedModelPath(export_dir_);
   WriteSavedModel(path, graphs_);
   return path;
 }
