@@ -54,5 +54,6 @@
 #include "saving/checkpoint/checkpoint_manager.h"
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
+#include "saving/saver/saved_model.h"
 #include "saving/saver/saver.h"
 #include "saving/summary/summary_writer.h"
