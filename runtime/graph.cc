@@ -38,11 +38,6 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-const NodeAttr* Node::FindAttr(std::string_view attr_name) const {
-  auto it = attrs.find(std::string(attr_name));
-  return it == attrs.end() ? nullptr : &it->second;
-}
-
 void SetDefaultOutputSpecs(Node& node) {
   node.output_dtypes.clear();
   node.output_shapes.clear();
@@ -64,7 +59,7 @@ void SetDefaultOutputSpecs(Node& node) {
   }
   std::optional<DType> dtype;
   for (const char* name : {"dtype", "DstT", "output_type", "out_type", "T", "Tparams"}) {
-    if (const NodeAttr* a = node.FindAttr(name); a && std::holds_alternative<DType>(*a)) {
+    if (const AttrValue* a = node.FindAttr(name); a && std::holds_alternative<DType>(*a)) {
       dtype = std::get<DType>(*a);
       break;
     }
@@ -77,7 +72,7 @@ void SetDefaultOutputSpecs(Node& node) {
   }
   Shape shape = shape_of(0);
   if (shape.unknown_rank()) {
-    const NodeAttr* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
+    const AttrValue* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
     if (attr != nullptr && std::holds_alternative<Shape>(*attr)) shape = std::get<Shape>(*attr);
     if (attr != nullptr && std::holds_alternative<Tensor>(*attr)) {
       shape = std::get<Tensor>(*attr).shape();

@@ -24,7 +24,7 @@ MetaShape ToMeta(const Shape& shape) {
   return {shape.ToVector(), false};
 }
 
-MetaAttrValue ToMeta(const NodeAttr& attr) {
+MetaAttrValue ToMeta(const AttrValue& attr) {
   return std::visit(
       [](const auto& v) -> MetaAttrValue {
         using V = std::decay_t<decltype(v)>;
@@ -50,8 +50,10 @@ MetaAttrValue ToMeta(const NodeAttr& attr) {
           MetaAttrList list;
           for (const Shape& shape : v) list.shape.push_back(ToMeta(shape));
           return list;
+        } else if constexpr (std::is_same_v<V, double>) {
+          return static_cast<float>(v);  // AttrValue.f is a float
         } else {
-          return v;  // bool, int64_t, float, std::string
+          return v;  // bool, int64_t, std::string
         }
       },
       attr);
@@ -68,24 +70,26 @@ std::optional<Shape> ToShape(const MetaShape& shape) {
   return Shape::Partial(shape.dims);
 }
 
-// The attribute as a NodeAttr, or nullopt when eager cannot hold it (a dtype
+// The attribute as an AttrValue, or nullopt when eager cannot hold it (a dtype
 // eager lacks, an unknown-rank shape, a list of shapes or functions): such a
 // node still imports, and fails only if a Session runs it.
-std::optional<NodeAttr> ToNodeAttr(const MetaAttrValue& value) {
+std::optional<AttrValue> FromMeta(const MetaAttrValue& value) {
   return std::visit(
-      [](const auto& v) -> std::optional<NodeAttr> {
+      [](const auto& v) -> std::optional<AttrValue> {
         using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, int64_t> ||
-                      std::is_same_v<V, float> || std::is_same_v<V, bool>) {
-          return NodeAttr(v);
+        if constexpr (std::is_same_v<V, float>) {
+          return AttrValue(static_cast<double>(v));
+        } else if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, int64_t> ||
+                             std::is_same_v<V, bool>) {
+          return AttrValue(v);
         } else if constexpr (std::is_same_v<V, MetaType>) {
-          if (auto d = DTypeFromTfDataType(v.tf_dtype)) return NodeAttr(*d);
+          if (auto d = DTypeFromTfDataType(v.tf_dtype)) return AttrValue(*d);
           return std::nullopt;
         } else if constexpr (std::is_same_v<V, MetaShape>) {
-          if (auto s = ToShape(v)) return NodeAttr(*s);
+          if (auto s = ToShape(v)) return AttrValue(*s);
           return std::nullopt;
         } else if constexpr (std::is_same_v<V, MetaTensor>) {
-          if (v.value) return NodeAttr(*v.value);
+          if (v.value) return AttrValue(*v.value);
           return std::nullopt;
         } else if constexpr (std::is_same_v<V, MetaAttrList>) {
           if (!v.type.empty()) {
@@ -95,9 +99,9 @@ std::optional<NodeAttr> ToNodeAttr(const MetaAttrValue& value) {
               if (!d) return std::nullopt;
               types.push_back(*d);
             }
-            return NodeAttr(types);
+            return AttrValue(types);
           }
-          if (!v.s.empty()) return NodeAttr(v.s);
+          if (!v.s.empty()) return AttrValue(v.s);
           if (!v.shape.empty()) {
             std::vector<Shape> shapes;
             for (const MetaShape& m : v.shape) {
@@ -105,12 +109,12 @@ std::optional<NodeAttr> ToNodeAttr(const MetaAttrValue& value) {
               if (!shape) return std::nullopt;
               shapes.push_back(*shape);
             }
-            return NodeAttr(shapes);
+            return AttrValue(shapes);
           }
           if (!v.f.empty() || !v.b.empty() || !v.tensor.empty() || !v.func.empty()) {
             return std::nullopt;
           }
-          return NodeAttr(v.i);  // also the empty list
+          return AttrValue(v.i);  // also the empty list
         } else {
           return std::nullopt;  // placeholders, functions, unset
         }
@@ -190,7 +194,7 @@ std::vector<Shape> OutputShapes(const MetaGraphNode& node, size_t count) {
 Node ToNode(const MetaGraphNode& m, const std::map<std::string, const MetaOpDef*>& file_ops) {
   Node node{.name = m.name, .op = m.op, .inputs = m.inputs, .device = m.device};
   for (const auto& [name, value] : m.attrs) {
-    if (auto attr = ToNodeAttr(value)) node.attrs.emplace(name, std::move(*attr));
+    if (auto attr = FromMeta(value)) node.attrs.Set(name, std::move(*attr));
   }
   // The outputs from the op's OpDef (the file's, else eager's table); else
   // runtime/graph.h's guess from the usual attribute names.
@@ -292,8 +296,8 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
     for (const MetaGraphNode& m : meta.nodes) {
       if (m.op != "VariableV2" || graph.VariableForNode(m.name) != nullptr) continue;
       const Node* n = graph.FindNode(m.name);
-      const NodeAttr* shape = n->FindAttr("shape");
-      const NodeAttr* dtype = n->FindAttr("dtype");
+      const AttrValue* shape = n->FindAttr("shape");
+      const AttrValue* dtype = n->FindAttr("dtype");
       if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
           !std::get<Shape>(*shape).IsFullyDefined() || dtype == nullptr ||
           !std::holds_alternative<DType>(*dtype)) {
