@@ -21,9 +21,13 @@
 
 // ops: the op functions and C++ operators.
 #include "ops/array_ops.h"
+#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
+#include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/elu.h"
+#include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"

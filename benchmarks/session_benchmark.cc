@@ -66,9 +66,8 @@ void BM_SessionRun(benchmark::State& state) {
     benchmark::DoNotOptimize(y);
   }
   state.counters["nodes"] = NodesRun(g);
-  state.counters["per_node"] =
-      benchmark::Counter(NodesRun(g), benchmark::Counter::kIsIterationInvariantRate |
-                                          benchmark::Counter::kInvert);
+  state.counters["per_node"] = benchmark::Counter(
+      NodesRun(g), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_SessionRun)->Arg(1)->Arg(25);
 

@@ -33,8 +33,11 @@ Shape CommonShape(const Shape& a, const Shape& b) {
 
 const OpDef kSwitchOp = {
     .type = "Switch", .num_inputs = 2, .num_outputs = 2, .flow = OpDef::Flow::kSwitch};
-const OpDef kRefSwitchOp = {
-    .type = "RefSwitch", .num_inputs = 2, .num_outputs = 2, .flow = OpDef::Flow::kSwitch};
+const OpDef kRefSwitchOp = {.type = "RefSwitch",
+                            .num_inputs = 2,
+                            .num_outputs = 2,
+                            .ref_inputs = 1,
+                            .flow = OpDef::Flow::kSwitch};
 const OpDef kMergeOp = {
     .type = "Merge", .num_inputs = OpDef::kVariadic, .num_outputs = 2, .flow = OpDef::Flow::kMerge};
 

@@ -81,13 +81,18 @@ struct Node {
   const T& Attr(std::string_view name) const;
 };
 
-// The outputs TF's NodeDef attributes imply, for importers: RestoreV2 one per
-// "dtypes" entry; else one output whose dtype is the first of the attributes
-// "dtype", "DstT", "output_type", "out_type", "T", "Tparams" (bool for TF's
-// comparison ops), shaped by "_output_shapes", by "shape" (Placeholder,
-// VariableV2), by a Const's "value", else of unknown rank; no outputs when
-// none of those attributes is present (NoOp, SaveV2). Switch and RefSwitch
-// have a second output like the first; Merge a second, int32 scalar one.
+// An imported node's output specs (one place decides them, for every
+// importer): the dtypes from its op's `signature` (runtime/op_signature.h:
+// type attributes, "N", list(type) attributes), shaped by "_output_shapes",
+// else a single output by a Const's "value" or a "shape" attribute
+// (Placeholder, VariableV2), else of unknown rank. Without a signature, or
+// when its attributes are missing, they are guessed from the usual
+// attribute names: one output whose dtype is the first of "dtype", "DstT",
+// "output_type", "out_type", "T", "Tparams" (bool for TF's comparison ops),
+// two for Switch and Merge; none when none of those is present.
+struct OpSignature;
+void SetOutputSpecs(Node& node, const OpSignature* signature);
+// SetOutputSpecs with the signature of node.op from eager's table.
 void SetDefaultOutputSpecs(Node& node);
 
 // A node input string taken apart: "x" -> {x, 0}, "x:1" -> {x, 1},

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "runtime/errors.h"
+#include "runtime/op_signature.h"
 #include "runtime/variable.h"
 #include "saving/internal/graph_saver.h"
 #include "saving/internal/tf_op_defs.h"
@@ -122,87 +123,15 @@ std::optional<AttrValue> FromMeta(const MetaAttrValue& value) {
       value);
 }
 
-// The dtypes of a node's outputs from its OpDef (the file's own, else
-// eager's table), or nullopt when unknown or not all dtypes eager has.
-std::optional<std::vector<DType>> OutputDTypes(const MetaGraphNode& node, const MetaOpDef* def) {
-  if (def == nullptr) return std::nullopt;
-  std::vector<DType> out;
-  for (const MetaArgDef& arg : def->outputs) {
-    std::vector<int> types;
-    if (!arg.type_list_attr.empty()) {
-      auto it = node.attrs.find(arg.type_list_attr);
-      if (it == node.attrs.end()) return std::nullopt;
-      const auto* list = std::get_if<MetaAttrList>(&it->second);
-      if (list == nullptr) return std::nullopt;
-      types = list->type;
-    } else {
-      int type = arg.type;
-      if (!arg.type_attr.empty()) {
-        auto it = node.attrs.find(arg.type_attr);
-        const MetaType* t = it == node.attrs.end() ? nullptr : std::get_if<MetaType>(&it->second);
-        if (t == nullptr) return std::nullopt;
-        type = t->tf_dtype;
-      }
-      int64_t count = 1;
-      if (!arg.number_attr.empty()) {
-        auto it = node.attrs.find(arg.number_attr);
-        const int64_t* n = it == node.attrs.end() ? nullptr : std::get_if<int64_t>(&it->second);
-        if (n == nullptr) return std::nullopt;
-        count = *n;
-      }
-      types.assign(static_cast<size_t>(std::max<int64_t>(count, 0)), type);
-    }
-    for (int t : types) {
-      auto d = DTypeFromTfDataType(t);
-      if (!d) return std::nullopt;
-      out.push_back(*d);
-    }
-  }
-  return out;
-}
-
-// Static output shapes: "_output_shapes" when the file has it, else what
-// the op's own attributes say, else of unknown rank.
-std::vector<Shape> OutputShapes(const MetaGraphNode& node, size_t count) {
-  std::vector<Shape> out(count, Shape::UnknownRank());
-  auto it = node.attrs.find("_output_shapes");
-  if (it != node.attrs.end()) {
-    if (const auto* list = std::get_if<MetaAttrList>(&it->second)) {
-      for (size_t i = 0; i < count && i < list->shape.size(); ++i) {
-        if (auto s = ToShape(list->shape[i])) out[i] = *s;
-      }
-      return out;
-    }
-  }
-  if (count == 1) {
-    if (node.op == "Const") {
-      auto v = node.attrs.find("value");
-      if (v != node.attrs.end()) {
-        if (const auto* t = std::get_if<MetaTensor>(&v->second)) {
-          if (auto s = ToShape(MetaShape{t->dims, false})) out[0] = *s;
-        }
-      }
-    } else if (auto s = node.attrs.find("shape"); s != node.attrs.end()) {
-      if (const auto* shape = std::get_if<MetaShape>(&s->second)) {
-        if (auto known = ToShape(*shape)) out[0] = *known;
-      }
-    }
-  }
-  return out;
-}
-
 Node ToNode(const MetaGraphNode& m, const std::map<std::string, const MetaOpDef*>& file_ops) {
   Node node{.name = m.name, .op = m.op, .inputs = m.inputs, .device = m.device};
   for (const auto& [name, value] : m.attrs) {
     if (auto attr = FromMeta(value)) node.attrs.Set(name, std::move(*attr));
   }
-  // The outputs from the op's OpDef (the file's, else eager's table); else
-  // runtime/graph.h's guess from the usual attribute names.
-  auto it = file_ops.find(m.op);
-  const MetaOpDef* def = it != file_ops.end() ? it->second : internal::FindTfOpDef(m.op);
-  if (auto dtypes = OutputDTypes(m, def)) {
-    node.output_dtypes = std::move(*dtypes);
-    node.output_shapes = OutputShapes(m, node.output_dtypes.size());
+  // The outputs from the op's OpDef: the file's, else eager's table.
+  if (auto it = file_ops.find(m.op); it != file_ops.end()) {
+    const OpSignature signature = internal::SignatureOf(*it->second);
+    SetOutputSpecs(node, &signature);
   } else {
     SetDefaultOutputSpecs(node);
   }
@@ -252,10 +181,6 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
     }
   }
   return meta;
-}
-
-void ExportMetaGraph(const std::string& path, const Graph& graph) {
-  WriteMetaGraph(path, GraphToMetaGraph(graph));
 }
 
 void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {

@@ -6,6 +6,7 @@
 #include "ops/internal/scalar_like.h"
 #include "ops/operators.h"
 #include "runtime/names.h"
+#include "runtime/op_signature.h"
 
 namespace eager::internal {
 namespace {
@@ -216,31 +217,11 @@ Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs,
   return graph.Output(graph.AddNode(std::move(node)), 0);
 }
 
-// TF's OpDef defaults for the attributes our kernels read: a NodeDef may
-// omit them (MetaGraphDef.meta_info_def.stripped_default_attrs).
-void SetTfDefaults(const OpDef& op, Attrs& attrs) {
-  const std::string_view t = op.type;
-  if (t == "MatMul") {
-    attrs.SetDefault("transpose_a", false).SetDefault("transpose_b", false);
-  } else if (t == "Sum" || t == "Mean" || t == "Max") {
-    attrs.SetDefault("keep_dims", false);
-  } else if (t == "ArgMax") {
-    attrs.SetDefault("output_type", DType::kInt64);
-  } else if (t == "GatherV2") {
-    attrs.SetDefault("batch_dims", int64_t{0});
-  } else if (t == "OneHot") {
-    attrs.SetDefault("axis", int64_t{-1});
-  } else if (t.starts_with("Conv2D")) {  // dilations: TF >= 1.5
-    attrs.SetDefault("dilations", std::vector<int64_t>{1, 1, 1, 1});
-    attrs.SetDefault("data_format", std::string("NHWC"));
-  } else if (t.starts_with("MaxPool")) {
-    attrs.SetDefault("data_format", std::string("NHWC"));
-  }
-}
-
 Attrs NodeKernelAttrs(const Node& node, const OpDef& op) {
   Attrs attrs = node.attrs;
-  SetTfDefaults(op, attrs);
+  const OpSignature* signature = FindOpSignature(node.op);
+  if (signature == nullptr) signature = FindOpSignature(op.type);
+  if (signature != nullptr) SetAttrDefaults(*signature, attrs);
   return attrs;
 }
 
