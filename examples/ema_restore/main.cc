@@ -3,7 +3,10 @@
 // through the rename map {"v/ExponentialMovingAverage": &v} and once through
 // ema.VariablesToRestore() (what evaluation code does to use the averages).
 //
-//   ema_restore [DIR]      # DIR defaults to ./model
+//   ema_restore [DIR [save|restore]]   # DIR defaults to ./model; both phases
+//
+// "restore" alone reads DIR/model.ckpt, such as the one TensorFlow's run of
+// the seed wrote (tests/tf/seed_004.py).
 
 #include <filesystem>
 #include <iostream>
@@ -12,10 +15,15 @@
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : "model";
-  std::filesystem::remove_all(dir);
+  const std::string phase = argc > 2 ? argv[2] : "both";
+  if (phase != "both" && phase != "save" && phase != "restore") {
+    std::cerr << "usage: ema_restore [DIR [save|restore]]\n";
+    return 2;
+  }
   try {
     const std::string prefix = dir + "/model.ckpt";
-    {
+    if (phase != "restore") {
+      std::filesystem::remove_all(dir);
       eager::Variable v(0.1f, "v");
       eager::ExponentialMovingAverage ema(0.999);
       ema.Apply({&v});  // shadow "v/ExponentialMovingAverage", initialised to 0.1
@@ -27,6 +35,7 @@ int main(int argc, char** argv) {
                 << "\n";
       std::cout << "saved " << eager::Saver().Save(prefix) << "\n";  // v and its shadow
     }
+    if (phase == "save") return 0;
     eager::ResetDefaultNames();
     {
       eager::Variable v(0.0f, "v");

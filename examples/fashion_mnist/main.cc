@@ -82,6 +82,10 @@ int Run(int argc, char** argv) {
     options.on_epoch = [&](const fashion_mnist::EpochReport& r) {
       summaries->Scalar("accuracy/raw", static_cast<float>(r.test_accuracy), r.step);
       summaries->Scalar("accuracy/ema", static_cast<float>(r.ema_test_accuracy), r.step);
+      // What the summaries hold, also in the log (tests/tf/tensorboard_logdir.py).
+      std::printf("epoch %d/%d: accuracy %.2f%% (raw weights), %.2f%% (EMA weights) at step %lld\n",
+                  r.epoch, options.epochs, 100 * r.test_accuracy, 100 * r.ema_test_accuracy,
+                  static_cast<long long>(r.step));
     };
   }
   fashion_mnist::Mlp model(options.seed);

@@ -4,7 +4,10 @@
 // registry (ResetDefaultNames, TF's reset_default_graph) whose variables are
 // created uninitialized, as graph variables are before an initializer runs.
 //
-//   partial_restore [DIR]      # DIR defaults to ./model
+//   partial_restore [DIR [save|restore]]   # DIR defaults to ./model; both phases
+//
+// "restore" alone reads DIR/model.ckpt, such as the one TensorFlow's run of
+// the seed wrote (tests/tf/seed_004.py).
 
 #include <filesystem>
 #include <iostream>
@@ -13,25 +16,31 @@
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : "model";
-  std::filesystem::remove_all(dir);
+  const std::string phase = argc > 2 ? argv[2] : "both";
+  if (phase != "both" && phase != "save" && phase != "restore") {
+    std::cerr << "usage: partial_restore [DIR [save|restore]]\n";
+    return 2;
+  }
   try {
     const std::string prefix = dir + "/model.ckpt";
-    {
-      eager::Variable v1(eager::Tensor::FromVector<float>({1.0f}, eager::Shape{1}), "v1");
-      eager::Variable v2(eager::Tensor::FromVector<float>({2.0f}, eager::Shape{1}), "v2");
+    if (phase != "restore") {
+      std::filesystem::remove_all(dir);
+      eager::Variable v1(1.0f, "v1"), v2(2.0f, "v2");  // scalars, as the seed's
       std::cout << "saved " << eager::Saver().Save(prefix) << "\n";
     }
-    eager::ResetDefaultNames();
-    eager::Variable v1(eager::DType::kFloat32, eager::Shape{1}, "v1");
-    eager::Variable v2(eager::DType::kFloat32, eager::Shape{1}, "v2");
-    eager::Saver({&v1}).Restore(prefix);
-    std::cout << "v1 = " << v1.value().ValuesString() << "\n";
-    try {
-      const eager::Tensor value = v2.value();  // throws: v2 was not restored
-      std::cout << "v2 = " << value.ValuesString() << "\n";
-      return 1;  // v2 must not be readable
-    } catch (const eager::FailedPreconditionError& e) {
-      std::cout << "FailedPreconditionError: " << e.what() << "\n";
+    if (phase != "save") {
+      eager::ResetDefaultNames();
+      eager::Variable v1(eager::DType::kFloat32, eager::Shape{}, "v1");
+      eager::Variable v2(eager::DType::kFloat32, eager::Shape{}, "v2");
+      eager::Saver({&v1}).Restore(prefix);
+      std::cout << "v1 = " << v1.value().ValuesString() << "\n";
+      try {
+        const eager::Tensor value = v2.value();  // throws: v2 was not restored
+        std::cout << "v2 = " << value.ValuesString() << "\n";
+        return 1;  // v2 must not be readable
+      } catch (const eager::FailedPreconditionError& e) {
+        std::cout << "FailedPreconditionError: " << e.what() << "\n";
+      }
     }
   } catch (const eager::Error& e) {
     std::cerr << "partial_restore: " << e.what() << "\n";

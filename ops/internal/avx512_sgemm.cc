@@ -21,18 +21,29 @@
 namespace eager::internal {
 namespace {
 
-// OpenBLAS 0.3.21's SkylakeX sgemm: GEMM_Q (the K-block) and GEMM_UNROLL_M
-// (what a split K-block is rounded up to). The first-use check confirms them.
-constexpr int64_t kBlasQ = 448;
+// How OpenBLAS 0.3.21's level-3 driver, on one thread, cuts k into K-blocks
+// on the cores with SkylakeX's sgemm (HasSkylakeXSgemm): GEMM_Q long while at
+// least twice that remains, else what remains, halved (rounded up to
+// GEMM_UNROLL_M, 16) when more than GEMM_Q; k = 449 is cut 224 + 225. Each
+// element of C is one FMA chain per K-block, the blocks' sums added in
+// order, so GEMM_Q fixes the bits. Measured against the library (and the
+// first-use check confirms it): 448 on SkylakeX, 320 on Cooperlake (AVX-512
+// BF16 CPUs, e.g. AMD Zen 4), where 0.3.21 runs the same kernel with a smaller Q.
 constexpr int64_t kBlasUnrollM = 16;
 
-// The K-block starting at `done` of k, as OpenBLAS's level-3 driver cuts
-// it: 448 while at least 896 remain, else what remains, halved (rounded up
-// to 16) when more than 448.
+int64_t BlasQ() {
+  static const int64_t q = [] {
+    EnsureBlasCore();
+    return BlasCoreName() == "Cooperlake" ? int64_t{320} : int64_t{448};
+  }();
+  return q;
+}
+
 int64_t KBlockAt(int64_t k, int64_t done) {
+  const int64_t q = BlasQ();
   const int64_t left = k - done;
-  if (left >= 2 * kBlasQ) return kBlasQ;
-  if (left > kBlasQ) return (left / 2 + kBlasUnrollM - 1) / kBlasUnrollM * kBlasUnrollM;
+  if (left >= 2 * q) return q;
+  if (left > q) return (left / 2 + kBlasUnrollM - 1) / kBlasUnrollM * kBlasUnrollM;
   return left;
 }
 
@@ -203,8 +214,9 @@ void FillForCheck(std::vector<float>& v, uint32_t seed) {
 
 // Does the kernel give the installed OpenBLAS's bits? Shapes chosen to take
 // every path: rows left over (m mod 12), columns left over (n mod 32, and
-// n < 32), one K-block, two split ones (448 < k < 896), full ones and a split
-// tail (k >= 896), every transpose case; all above the small-matrix size.
+// n < 32), one K-block, two split ones (GEMM_Q < k < 2 GEMM_Q: 449 on both
+// cores), full ones and a split tail, every transpose case; all above the
+// small-matrix size.
 bool CheckAgainstBlas() {
   struct Shape {
     int64_t m, n, k;

@@ -13,10 +13,11 @@
 // OpenBLAS's time and a 128-row block of it in 0.87-0.88x; two threads then ran
 // MatMul 256 1.85x faster than one (benchmarks/README.md).
 //
-// Bits: OpenBLAS's SkylakeX sgemm (0.3.21) computes every element of C as
-// one chain of fused multiply-adds over k, in order, from zero, in K-blocks
-// that its level-3 driver fixes from k alone (448 long, the last two split
-// evenly when fewer than 896 remain, rounded up to 16), and adds each
+// Bits: OpenBLAS's SkylakeX sgemm (0.3.21; Cooperlake runs the same kernel)
+// computes every element of C as one chain of fused multiply-adds over k, in
+// order, from zero, in K-blocks that its level-3 driver fixes from k alone
+// (448 long on SkylakeX, 320 on Cooperlake, the last two split evenly when
+// fewer than twice that remain, rounded up to 16), and adds each
 // K-block's chain to C (the first to +0: beta = 0 clears C first). This
 // kernel does the same, one zmm lane per element of C. So, above OpenBLAS's
 // small-matrix size (kSmallGemmMacs, whose kernels sum differently), it gives
@@ -30,13 +31,14 @@
 
 namespace eager::internal {
 
-// True when this CPU has AVX-512 (F, BW, DQ, VL), OpenBLAS runs its SkylakeX
-// core and the check against it passed. Settled once per process.
+// True when this CPU has AVX-512 (F, BW, DQ, VL), OpenBLAS runs a core with
+// SkylakeX's sgemm (HasSkylakeXSgemm) and the check against it passed.
+// Settled once per process.
 bool Avx512SgemmMatchesBlas();
 
 // Whether eager takes its own kernel for C[m, n] = op(A) op(B) (inner
 // dimension k) instead of OpenBLAS: above the small-matrix size, and while a
-// K-block of B packed (at most 448 x n floats) fits in 1 MiB of the core's
+// K-block of B packed (at most 448 x n floats; 320 x n on Cooperlake) fits in 1 MiB of the core's
 // L2; OpenBLAS's own blocking of n is faster beyond (768^3 on one thread:
 // 1.035x OpenBLAS's time, 1024^3: 1.08x). Shape only: the same answer on
 // any thread.

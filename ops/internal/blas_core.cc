@@ -64,6 +64,8 @@ std::string_view ChooseBlasCore(std::string_view detected, const CpuFeatures& cp
   return {};
 }
 
+bool HasSkylakeXSgemm(std::string_view core) { return core == "SkylakeX" || core == "Cooperlake"; }
+
 void EnsureBlasCore() {
   static std::once_flag once;
   std::call_once(once, [] {

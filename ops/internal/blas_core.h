@@ -47,4 +47,12 @@ void EnsureBlasCore();
 // The core OpenBLAS runs now (openblas_get_corename), e.g. "SkylakeX".
 std::string BlasCoreName();
 
+// True for the OpenBLAS cores whose float GEMM is SkylakeX's AVX-512 sgemm:
+// "SkylakeX" itself and "Cooperlake", which 0.3.21 picks for AVX-512 BF16
+// CPUs (Intel Cooper Lake, AMD Zen 4) and builds from SkylakeX's kernel list
+// plus its bf16 kernels (kernel/x86_64/KERNEL.COOPERLAKE includes
+// KERNEL.SKYLAKEX). What eager derives from that kernel's bits is still
+// checked against the installed library at first use (gemm.h, avx512_sgemm.h).
+bool HasSkylakeXSgemm(std::string_view core);
+
 }  // namespace eager::internal

@@ -63,7 +63,7 @@ template void Gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*,
 bool ExactSgemmCuts() {
   static const bool exact = [] {
     EnsureBlasCore();
-    return BlasCoreName() == "SkylakeX";
+    return HasSkylakeXSgemm(BlasCoreName());
   }();
   return exact;
 }

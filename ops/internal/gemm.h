@@ -47,7 +47,8 @@ void BlasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int
 // OpenBLAS's small-matrix sgemm kernels run at most this many multiply-adds.
 inline constexpr int64_t kSmallGemmMacs = 1000000;
 
-// True when OpenBLAS runs the SkylakeX core, whose sgemm gives the same bits
+// True when OpenBLAS runs a core with SkylakeX's sgemm (HasSkylakeXSgemm:
+// SkylakeX or Cooperlake), which gives the same bits
 // for any cut of C into blocks above kSmallGemmMacs (measured, see above).
 // Settles OpenBLAS's core first (EnsureBlasCore).
 bool ExactSgemmCuts();

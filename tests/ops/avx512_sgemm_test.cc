@@ -18,13 +18,14 @@ namespace eager::internal {
 namespace {
 
 // Skips unless the kernel can run here: an AVX-512 CPU with OpenBLAS on its
-// SkylakeX core (the bits it reproduces).
-#define EAGER_SKIP_WITHOUT_AVX512_SGEMM()                                              \
-  do {                                                                                 \
-    if (!HostCpuFeatures().avx512 || !ExactSgemmCuts()) {                              \
-      GTEST_SKIP() << "needs AVX-512 and OpenBLAS's SkylakeX core; OpenBLAS runs the " \
-                   << BlasCoreName();                                                  \
-    }                                                                                  \
+// SkylakeX sgemm (the bits it reproduces; HasSkylakeXSgemm).
+#define EAGER_SKIP_WITHOUT_AVX512_SGEMM()                                                   \
+  do {                                                                                      \
+    if (!HostCpuFeatures().avx512 || !ExactSgemmCuts()) {                                   \
+      GTEST_SKIP()                                                                          \
+          << "needs AVX-512 and an OpenBLAS core with SkylakeX's sgemm; OpenBLAS runs the " \
+          << BlasCoreName();                                                                \
+    }                                                                                       \
   } while (false)
 
 TEST(Avx512SgemmTest, PassesItsCheckAgainstOpenBlasOnThisMachine) {
@@ -97,11 +98,12 @@ TEST(Avx512SgemmTest, UnderflowedSumsGetOpenBlasSignOfZero) {
 
 TEST(Avx512SgemmTest, SuitsAboveTheSmallMatrixSizeWhileAPackedKBlockOfBFitsOneMiB) {
   EXPECT_TRUE(Avx512SgemmSuits(256, 256, 256));
-  EXPECT_TRUE(Avx512SgemmSuits(512, 512, 512));   // 448 x 512 floats: 896 KiB
+  EXPECT_TRUE(Avx512SgemmSuits(512, 512, 512));   // 448 (or 256) x 512 floats: <= 896 KiB
   EXPECT_TRUE(Avx512SgemmSuits(256, 1024, 256));  // exactly 1 MiB
-  EXPECT_TRUE(Avx512SgemmSuits(64, 256, 784));    // two K-blocks of 392
+  EXPECT_TRUE(Avx512SgemmSuits(64, 256, 784));    // K-blocks of 392 (or 320 and 232)
   EXPECT_FALSE(Avx512SgemmSuits(100, 100, 100));  // 1e6: OpenBLAS's small kernels
-  EXPECT_FALSE(Avx512SgemmSuits(768, 768, 768));  // 384 x 768 floats: 1.1 MiB
+  // 384 (SkylakeX) or 320 (Cooperlake) x 1024 floats: 1.5 or 1.25 MiB.
+  EXPECT_FALSE(Avx512SgemmSuits(768, 1024, 768));
   EXPECT_FALSE(Avx512SgemmSuits(1024, 1024, 1024));
   EXPECT_FALSE(Avx512SgemmSuits(256, 1025, 256));  // n padded to 1056
 }

@@ -29,6 +29,17 @@ TEST(BlasCoreTest, ACoreOpenBlasRecognisedIsKept) {
   EXPECT_EQ(ChooseBlasCore("SkylakeX", Avx512()), "");
 }
 
+// OpenBLAS 0.3.21 builds Cooperlake (AVX-512 BF16: Cooper Lake, Zen 4) from
+// SkylakeX's kernel list (kernel/x86_64/KERNEL.COOPERLAKE includes
+// KERNEL.SKYLAKEX), so both run the sgemm whose bits eager relies on.
+TEST(BlasCoreTest, SkylakeXAndCooperlakeShareTheSgemm) {
+  EXPECT_TRUE(HasSkylakeXSgemm("SkylakeX"));
+  EXPECT_TRUE(HasSkylakeXSgemm("Cooperlake"));
+  EXPECT_FALSE(HasSkylakeXSgemm("Haswell"));
+  EXPECT_FALSE(HasSkylakeXSgemm("Zen"));
+  EXPECT_FALSE(HasSkylakeXSgemm("Prescott"));
+}
+
 TEST(BlasCoreTest, HostFeaturesAreConsistentWithTheCompilersView) {
   // Each level implies the one below, and matches GCC's own cpuid reading.
   const CpuFeatures cpu = HostCpuFeatures();
