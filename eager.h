@@ -21,7 +21,6 @@
 
 // ops: the op functions and C++ operators.
 #include "ops/array_ops.h"
-#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/control_flow_ops.h"
@@ -34,6 +33,7 @@
 #include "ops/operators.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/session.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
@@ -51,12 +51,12 @@
 #include "autodiff/sgd.h"
 
 // saving: TensorFlow's checkpoint files (link eager_saving).
-#include "saving/bundle_reader.h"
-#include "saving/bundle_writer.h"
-#include "saving/checkpoint.h"
-#include "saving/checkpoint_manager.h"
-#include "saving/checkpoint_state.h"
-#include "saving/graph_meta_graph.h"
-#include "saving/meta_graph.h"
-#include "saving/saver.h"
-#include "saving/summary_writer.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/bundle/checkpoint_state.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/checkpoint/checkpoint_manager.h"
+#include "saving/saver/meta_graph_def.h"
+#include "saving/saver/meta_graph_import_export.h"
+#include "saving/saver/saver.h"
+#include "saving/summary/summary_writer.h"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "autodiff/internal/writable_value.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

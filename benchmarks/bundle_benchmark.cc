@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "saving/bundle_reader.h"
-#include "saving/bundle_writer.h"
-#include "saving/internal/crc32c.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/bundle/crc32c.h"
 
 namespace eager {
 namespace {

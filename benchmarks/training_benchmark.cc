@@ -39,7 +39,7 @@
 #include "examples/fashion_mnist/mlp.h"
 #include "ops/random_ops.h"
 #include "ops/threads.h"
-#include "saving/checkpoint.h"
+#include "saving/checkpoint/checkpoint.h"
 
 namespace {
 

@@ -31,14 +31,28 @@ endif()
 # Headers keep their layer folders under include/eager, so that user code
 # includes "eager.h" or "runtime/tensor.h" exactly as inside the repository.
 # internal/ headers are private to each library and not installed, nor
-# saving/tool/ (eager-ckpt's own).
+# saving/tools/ (eager-ckpt's own target, eager_tools, which the library does
+# not carry).
+# Nor the headers eager's own folders share with each other but users have no
+# business with (each says so in its first comment): Tensor's write side, the
+# kernels' floating-point mode, the thread limit and pool, and saving's file,
+# checksum and object-graph plumbing.
+set(eager_shared_private_headers)
+foreach(header runtime/tensor_access.h runtime/flush_denormal.h runtime/thread_limit.h
+               runtime/machine_cores.h runtime/buffer_cache.h ops/parallel.h ops/apply_adam.h
+               saving/bundle/posix_file.h saving/bundle/directory_lock.h
+               saving/bundle/checkpoint_retention.h saving/bundle/crc32c.h saving/bundle/coding.h
+               saving/bundle/partitioned_variables.h saving/checkpoint/object_graph.h)
+  string(REPLACE "." "\\." header_regex "${header}")
+  list(APPEND eager_shared_private_headers REGEX "/${header_regex}$" EXCLUDE)
+endforeach()
 set(EAGER_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/eager)
 install(FILES ${PROJECT_SOURCE_DIR}/eager.h DESTINATION ${EAGER_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime ${PROJECT_SOURCE_DIR}/ops
                   ${PROJECT_SOURCE_DIR}/autodiff ${PROJECT_SOURCE_DIR}/saving
         DESTINATION ${EAGER_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h" PATTERN "internal" EXCLUDE PATTERN "proto" EXCLUDE
-                      PATTERN "tool" EXCLUDE)
+                      PATTERN "tools" EXCLUDE ${eager_shared_private_headers})
 
 # eager_saving_proto is an implementation detail, but a static eager_saving
 # needs its archive at link time, so it is installed and exported too.

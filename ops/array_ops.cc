@@ -10,7 +10,7 @@
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -3,7 +3,7 @@
 #include "ops/execute.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

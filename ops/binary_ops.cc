@@ -8,10 +8,10 @@
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
-#include "ops/internal/parallel.h"
 #include "ops/internal/scalar_like.h"
+#include "ops/parallel.h"
 #include "ops/unary_ops.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {
@@ -102,7 +102,7 @@ Tensor BinaryKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& 
       }
     };
     // Fast path: same shapes (or one element each) are one contiguous run,
-    // split over the pool when large (ops/internal/parallel.h).
+    // split over the pool when large (ops/parallel.h).
     const int64_t n = spec.shape.num_elements();
     auto contiguous = [&](int64_t xs, int64_t ys) {
       if (n <= internal::kElementwiseGrain) {  // one block: what ParallelFor would run, inline

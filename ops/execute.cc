@@ -8,9 +8,9 @@
 
 #include "ops/internal/graph_builder.h"
 #include "ops/recorder.h"
+#include "runtime/flush_denormal.h"
 #include "runtime/graph.h"
-#include "runtime/internal/flush_denormal.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

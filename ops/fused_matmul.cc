@@ -9,7 +9,7 @@
 #include "ops/matmul.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "ops/execute.h"
 #include "ops/internal/graph_builder.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -7,7 +7,7 @@
 #include "ops/internal/blocked_gemm.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -7,7 +7,7 @@
 #include "ops/internal/eigen_view.h"
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

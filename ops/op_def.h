@@ -141,7 +141,7 @@ struct OpDef {
   // True for an op that only eager mode runs: a fusion such as FusedMatMul,
   // which TF's grappler makes at run time and no TF graph file holds. Its
   // public function adds the unfused ops' nodes to a graph instead, so that
-  // .meta files hold only ops with TF's OpDefs (saving/internal/tf_op_defs.cc).
+  // .meta files hold only ops with TF's OpDefs (saving/saver/internal/tf_op_defs.cc).
   bool eager_only = false;
 
   // Graph-only ops (see above): `compute` is nullptr and `run` is the kernel.

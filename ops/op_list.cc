@@ -2,7 +2,6 @@
 #include <iterator>
 
 #include "ops/array_ops.h"
-#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/control_flow_ops.h"
@@ -14,6 +13,7 @@
 #include "ops/nn_ops.h"
 #include "ops/op_def.h"
 #include "ops/reduction_ops.h"
+#include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
 
@@ -82,7 +82,7 @@ const OpDef* const kAllOps[] = {
     // elu.cc
     &kEluOp,
     &kEluGradOp,
-    // batch_norm_ops.cc
+    // rsqrt_squared_difference_squeeze.cc
     &kRsqrtOp,
     &kRsqrtGradOp,
     &kSquaredDifferenceOp,

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "ops/internal/dispatch.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 

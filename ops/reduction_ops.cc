@@ -10,9 +10,9 @@
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
-#include "ops/internal/parallel.h"
 #include "ops/internal/scalar_like.h"
-#include "runtime/internal/tensor_access.h"
+#include "ops/parallel.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

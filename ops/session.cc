@@ -6,7 +6,7 @@
 #include "ops/execute.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/op_def.h"
-#include "runtime/internal/flush_denormal.h"
+#include "runtime/flush_denormal.h"
 #include "runtime/variable.h"
 
 namespace eager {

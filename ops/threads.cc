@@ -13,10 +13,10 @@
 #endif
 
 #include "ops/internal/blas_core.h"
-#include "ops/internal/parallel.h"
+#include "ops/parallel.h"
 #include "runtime/errors.h"
-#include "runtime/internal/flush_denormal.h"
-#include "runtime/internal/thread_limit.h"
+#include "runtime/flush_denormal.h"
+#include "runtime/thread_limit.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 

@@ -12,7 +12,7 @@
 // It limits restores too: BundleReader reads a tensor of 4 MiB or more on
 // min(2, GetNumThreads()) threads (the calling thread and saving's helper
 // thread), unless BundleReaderOptions::num_threads is set explicitly
-// (saving/bundle_reader.h). SetNumThreads(1) keeps all of eager's work on
+// (saving/bundle/bundle_reader.h). SetNumThreads(1) keeps all of eager's work on
 // the threads that call it.
 //
 // Results do not depend on the thread count: work is cut into blocks fixed

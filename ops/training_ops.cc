@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "ops/internal/apply_adam.h"
+#include "ops/apply_adam.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/op_def.h"
+#include "runtime/flush_denormal.h"
 #include "runtime/graph.h"
-#include "runtime/internal/flush_denormal.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

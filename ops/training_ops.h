@@ -9,7 +9,7 @@
 //                                         lr, beta1, beta2, epsilon, grad);
 //
 // The arithmetic is FORMAT.md 7.1 in var's dtype, the same code the eager
-// Adam runs (ops/internal/apply_adam.h), so graph and eager training give the
+// Adam runs (ops/apply_adam.h), so graph and eager training give the
 // same bits.
 
 #include <span>

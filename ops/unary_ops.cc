@@ -5,7 +5,7 @@
 #include "ops/internal/dispatch.h"
 #include "ops/internal/elementwise.h"
 #include "ops/internal/scalar_like.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

@@ -4,8 +4,8 @@
 #include <atomic>
 #include <charconv>
 
-#include "runtime/internal/tensor_access.h"
 #include "runtime/op_signature.h"
+#include "runtime/tensor_access.h"
 #include "runtime/variable.h"
 
 namespace eager {
@@ -179,6 +179,10 @@ Graph::ControlDependencies::ControlDependencies(Graph& graph, const std::vector<
 Graph::ControlDependencies::~ControlDependencies() {
   graph_.control_inputs_.resize(previous_size_);
 }
+
+Graph::InitScope::InitScope(Graph& graph) : graph_(graph) { saved_.swap(graph.control_inputs_); }
+
+Graph::InitScope::~InitScope() { graph_.control_inputs_.swap(saved_); }
 
 int Graph::AddNode(Node node) {
   EAGER_CHECK(!node.name.empty(), "Graph::AddNode: a node of type '", node.op,

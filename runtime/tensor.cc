@@ -9,7 +9,7 @@
 
 #include "runtime/graph.h"
 #include "runtime/internal/buffer.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

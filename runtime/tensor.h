@@ -41,7 +41,7 @@ namespace eager {
 namespace internal {
 class Buffer;
 struct SymbolicOutput;  // runtime/graph.h
-class TensorAccess;     // the write side: runtime/internal/tensor_access.h
+class TensorAccess;     // the write side: runtime/tensor_access.h
 }  // namespace internal
 
 using TensorId = uint64_t;
@@ -136,7 +136,7 @@ class Tensor {
 
  private:
   // Code that creates tensors (kernels, factories, file readers, optimizers)
-  // fills fresh ones through runtime/internal/tensor_access.h, which is not
+  // fills fresh ones through runtime/tensor_access.h, which is not
   // installed: nothing here writes to a Tensor.
   friend class internal::TensorAccess;
 

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager::internal {
 
@@ -16,7 +16,7 @@ Tensor WritableValue(const Variable& variable) {
   if (BufferOf(value).use_count() == 2) {
     // use_count() is a relaxed load. The last other holder may have let go
     // on another thread (an asynchronous save that has copied the bytes,
-    // saving/internal/own_snapshot.h); its release of the reference orders
+    // saving/checkpoint/internal/own_copies.h); its release of the reference orders
     // its reads of the buffer before our writes only through this fence.
     std::atomic_thread_fence(std::memory_order_acquire);
     return value;

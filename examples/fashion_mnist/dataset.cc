@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "examples/fashion_mnist/idx_reader.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace fashion_mnist {
 

@@ -19,7 +19,7 @@
 
 #include "examples/fashion_mnist/dataset.h"
 #include "examples/fashion_mnist/training.h"
-#include "saving/summary_writer.h"
+#include "saving/summary/summary_writer.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
 #include "runtime/trackable.h"
-#include "saving/checkpoint.h"
-#include "saving/checkpoint_manager.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/checkpoint/checkpoint_manager.h"
 
 namespace fashion_mnist {
 

@@ -11,7 +11,7 @@
 #include <type_traits>
 
 #include "ops/internal/gemm.h"
-#include "ops/internal/parallel.h"
+#include "ops/parallel.h"
 
 namespace eager::internal {
 

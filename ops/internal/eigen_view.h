@@ -10,8 +10,8 @@
 #include <Eigen/Core>
 #include <cstdint>
 
-#include "runtime/internal/tensor_access.h"
 #include "runtime/tensor.h"
+#include "runtime/tensor_access.h"
 
 namespace eager::internal {
 

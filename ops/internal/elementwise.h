@@ -14,7 +14,7 @@
 //   }
 //
 // The kernel runs f on contiguous blocks of kElementwiseGrain elements over
-// the pool (ops/internal/parallel.h). Blocks start at multiples of the grain,
+// the pool (ops/parallel.h). Blocks start at multiples of the grain,
 // so each element goes through the same vector or scalar code on any thread
 // count: results do not depend on it.
 
@@ -28,10 +28,10 @@
 
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
-#include "ops/internal/parallel.h"
 #include "ops/op_def.h"
+#include "ops/parallel.h"
 #include "runtime/errors.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager::internal {
 

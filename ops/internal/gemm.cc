@@ -8,7 +8,7 @@
 
 #include "ops/internal/avx512_sgemm.h"
 #include "ops/internal/blas_core.h"
-#include "ops/internal/parallel.h"
+#include "ops/parallel.h"
 
 namespace eager::internal {
 namespace {

@@ -3,7 +3,7 @@
 #include <new>
 #include <string>
 
-#include "runtime/internal/buffer_cache.h"
+#include "runtime/buffer_cache.h"
 
 namespace eager::internal {
 namespace {

@@ -220,7 +220,7 @@ TEST_F(AdamTest, KerasFloat32StepsIntoNewBuffersWhenValuesAreHeld) {
   }
 }
 
-// The two forms of the kernel (ops/internal/apply_adam.h), side by side on
+// The two forms of the kernel (ops/apply_adam.h), side by side on
 // float64: one variable always updated in place (its buffer stays), the other
 // always into new buffers (its value, m and v held); the same bits at every
 // step, over 1003 elements (vector loop and remainder).
@@ -274,7 +274,7 @@ struct ThreadCountGuard {
 };
 
 // Variables of 2^16 elements or more are updated over the intra-op pool in
-// blocks (ops/internal/apply_adam.h). On 1, 2 and 3 threads, in place and
+// blocks (ops/apply_adam.h). On 1, 2 and 3 threads, in place and
 // into new buffers (value, m and v held by someone else), every element
 // follows the formulas bit for bit: 200,011 elements are 12 whole blocks of
 // 2^14 and a last one that is no multiple of the vector width.

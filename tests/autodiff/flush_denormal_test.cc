@@ -1,5 +1,5 @@
 // The optimizers' and the EMA's update loops are TF's Apply*/AssignSub
-// kernels and run in kernel mode (runtime/internal/flush_denormal.h): state
+// kernels and run in kernel mode (runtime/flush_denormal.h): state
 // that would decay into denormals becomes zero; the caller's mode is kept.
 
 #include <gtest/gtest.h>
@@ -53,7 +53,7 @@ TEST_F(FlushDenormalAutodiffTest, AdamFlushesDenormalSlotsAndKeepsTheCallersMode
   EXPECT_EQ(CallerControl(), before);
 }
 
-// A large variable is updated over the intra-op pool (ops/internal/apply_adam.h);
+// A large variable is updated over the intra-op pool (ops/apply_adam.h);
 // the blocks the pool's workers take flush as the caller's do: m = g * 0.1 for
 // g = 1e-37 is a denormal, so 0, in every one of the 2^18 elements.
 TEST_F(FlushDenormalAutodiffTest, AdamOverThePoolFlushesInEveryBlock) {

@@ -1,5 +1,5 @@
 // The intra-op pool's workers (ops/threads.cc) run in kernel mode from their
-// start (runtime/internal/flush_denormal.h), as TF's pool threads do.
+// start (runtime/flush_denormal.h), as TF's pool threads do.
 //
 // A new thread inherits its creator's floating-point mode (POSIX), and the
 // pool is usually created inside a kernel, already in kernel mode; so the
@@ -18,7 +18,7 @@
 #include <iterator>
 #include <thread>
 
-#include "ops/internal/parallel.h"
+#include "ops/parallel.h"
 #include "ops/threads.h"
 #include "tests/testing/fp_mode.h"
 

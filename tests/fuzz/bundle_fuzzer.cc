@@ -6,7 +6,7 @@
 // An even b reads with the default chunking (1 MiB chunks, two threads from
 // 4 MiB: never reached under the 1 MiB input cap); an odd b with chunks of
 // 2^(4 + (b >> 1) % 8) bytes (16 to 2048) and two threads from four chunks on
-// (internal/read_chunking.h), so that small inputs take the multi-chunk,
+// (saving/bundle/internal/read_chunking.h), so that small inputs take the multi-chunk,
 // two-thread path too ('C' = 0x43: 32-byte chunks, two threads from 128).
 // Any eager::Error is an expected outcome; anything else (a crash, a
 // sanitizer report, std::bad_alloc, std::filesystem_error, a timeout) is a bug.
@@ -21,11 +21,11 @@
 #include <string>
 
 #include "runtime/errors.h"
-#include "saving/bundle_files.h"
-#include "saving/bundle_reader.h"
-#include "saving/checkpoint_state.h"
-#include "saving/inspect_checkpoint.h"
-#include "saving/internal/read_chunking.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/checkpoint_state.h"
+#include "saving/bundle/internal/read_chunking.h"
+#include "saving/tools/inspect_checkpoint.h"
 
 namespace {
 

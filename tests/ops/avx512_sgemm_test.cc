@@ -12,7 +12,7 @@
 
 #include "ops/internal/blas_core.h"
 #include "ops/internal/gemm.h"
-#include "runtime/internal/flush_denormal.h"
+#include "runtime/flush_denormal.h"
 
 namespace eager::internal {
 namespace {

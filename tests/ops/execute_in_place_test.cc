@@ -10,7 +10,7 @@
 #include "ops/random_ops.h"
 #include "ops/recorder.h"
 #include "ops/unary_ops.h"
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {

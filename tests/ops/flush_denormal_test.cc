@@ -1,5 +1,5 @@
 // Kernels run in TF's kernel mode: denormal inputs read as zero and denormal
-// results are written as zero (runtime/internal/flush_denormal.h), on the
+// results are written as zero (runtime/flush_denormal.h), on the
 // calling thread, on the pool's workers and in a Session; the caller's own
 // mode is back after every op, also after one that throws.
 
@@ -13,7 +13,7 @@
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
-#include "ops/internal/parallel.h"
+#include "ops/parallel.h"
 #include "ops/session.h"
 #include "ops/threads.h"
 #include "runtime/graph.h"

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "ops/array_ops.h"
-#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
@@ -24,6 +23,7 @@
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/session.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"

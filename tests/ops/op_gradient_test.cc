@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "ops/array_ops.h"
-#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
@@ -20,6 +19,7 @@
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/unary_ops.h"
 #include "tests/testing/numeric_gradient.h"
 

@@ -12,8 +12,8 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
-#include "ops/internal/parallel.h"
 #include "ops/matmul.h"
+#include "ops/parallel.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"

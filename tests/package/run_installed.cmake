@@ -15,7 +15,7 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(file include/eager/eager.h include/eager/runtime/tensor.h include/eager/saving/bundle_writer.h
+foreach(file include/eager/eager.h include/eager/runtime/tensor.h include/eager/saving/bundle/bundle_writer.h
              lib/cmake/eager/eagerConfig.cmake lib/cmake/eager/eagerConfigVersion.cmake bin/eager-ckpt)
   if(NOT EXISTS ${prefix}/${file})
     message(FATAL_ERROR "cmake --install did not install ${file}")
@@ -25,6 +25,11 @@ file(GLOB_RECURSE internal_headers ${prefix}/include/*/internal/*.h)
 if(internal_headers)
   message(FATAL_ERROR "private headers installed: ${internal_headers}")
 endif()
+foreach(private saving/tools runtime/tensor_access.h saving/bundle/posix_file.h)
+  if(EXISTS ${prefix}/include/eager/${private})
+    message(FATAL_ERROR "not for users, yet installed: include/eager/${private}")
+  endif()
+endforeach()
 
 set(launcher "")
 if(LAUNCHER)

@@ -1,4 +1,4 @@
-#include "runtime/internal/buffer_cache.h"
+#include "runtime/buffer_cache.h"
 
 #include <gtest/gtest.h>
 

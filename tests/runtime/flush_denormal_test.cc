@@ -1,7 +1,7 @@
-// runtime/internal/flush_denormal.h: the kernel mode (denormals flushed,
+// runtime/flush_denormal.h: the kernel mode (denormals flushed,
 // round to nearest) and that the caller gets its own mode back.
 
-#include "runtime/internal/flush_denormal.h"
+#include "runtime/flush_denormal.h"
 
 #include <gtest/gtest.h>
 

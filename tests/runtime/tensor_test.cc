@@ -5,7 +5,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 #include "runtime/variable.h"
 
 namespace eager {
@@ -35,7 +35,7 @@ static_assert(!std::is_constructible_v<Tensor, const Variable*>);
 static_assert(!std::is_convertible_v<const char*, Tensor>);  // Tensor(std::string) is explicit
 static_assert(!std::is_convertible_v<std::nullptr_t, Tensor>);
 // No public way to build a Tensor around a buffer: writing goes through
-// runtime/internal/tensor_access.h.
+// runtime/tensor_access.h.
 static_assert(!std::is_constructible_v<Tensor, std::shared_ptr<const internal::Buffer>, Shape,
                                        DType, TensorId>);
 

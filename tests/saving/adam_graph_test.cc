@@ -25,8 +25,8 @@
 #include "ops/session.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
-#include "saving/bundle_reader.h"
-#include "saving/saver.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/saver/saver.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

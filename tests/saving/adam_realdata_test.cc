@@ -11,7 +11,7 @@
 
 #include "autodiff/adam.h"
 #include "runtime/names.h"
-#include "saving/bundle_reader.h"
+#include "saving/bundle/bundle_reader.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

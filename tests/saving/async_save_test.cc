@@ -12,15 +12,15 @@
 #include <thread>
 
 #include "autodiff/adam.h"
+#include "runtime/buffer_cache.h"
 #include "runtime/errors.h"
-#include "runtime/internal/buffer_cache.h"
-#include "runtime/internal/tensor_access.h"
-#include "saving/bundle_reader.h"
-#include "saving/checkpoint.h"
-#include "saving/checkpoint_manager.h"
-#include "saving/checkpoint_state.h"
-#include "saving/internal/directory_lock.h"
-#include "saving/internal/posix_file.h"
+#include "runtime/tensor_access.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/checkpoint_state.h"
+#include "saving/bundle/directory_lock.h"
+#include "saving/bundle/posix_file.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/checkpoint/checkpoint_manager.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
@@ -92,7 +92,7 @@ TEST(AsyncSaveTest, ValuesChangedAfterSaveAreNotInTheFile) {
     path = checkpoint.Save(dir + "/ckpt", kAsync);
     held.WaitUntilHeld();  // nothing written yet
     // Save() has let go of the values, keeping its own copies
-    // (saving/internal/own_copies.h), so Adam updates v, m and v-hat in place
+    // (saving/checkpoint/internal/own_copies.h), so Adam updates v, m and v-hat in place
     // (autodiff/internal/writable_value.h): the file must get the copies'
     // values, not these buffers'.
     const void* v_buffer = internal::RawData(v.value());

@@ -1,7 +1,7 @@
 // internal::BackgroundSave: one writer thread at nice 19 for every save of
 // its owner, the snapshot destroyed by the owner, errors kept for Sync().
 
-#include "saving/internal/background_save.h"
+#include "saving/checkpoint/internal/background_save.h"
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -16,11 +16,11 @@
 #include <string>
 #include <thread>
 
+#include "runtime/buffer_cache.h"
 #include "runtime/errors.h"
-#include "runtime/internal/buffer_cache.h"
-#include "runtime/internal/tensor_access.h"
 #include "runtime/tensor.h"
-#include "saving/internal/own_copies.h"
+#include "runtime/tensor_access.h"
+#include "saving/checkpoint/internal/own_copies.h"
 
 namespace eager::internal {
 namespace {
@@ -177,7 +177,7 @@ TEST(BackgroundSaveTest, TheSaveFunctionIsDestroyedByWaitOnTheOwnerThread) {
 }
 
 // Blocks freed on the writer (a save's own copies of held values,
-// internal/own_copies.h) stay in its buffer cache for the next save's
+// saving/checkpoint/internal/own_copies.h) stay in its buffer cache for the next save's
 // copies, up to the copy budget; beyond it, the long-lived writer gives
 // them back after the save.
 TEST(BackgroundSaveTest, BlocksFreedOnTheWriterAreKeptUpToTheCopyBudget) {

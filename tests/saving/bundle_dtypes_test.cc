@@ -8,11 +8,11 @@
 #include <limits>
 #include <sstream>
 
-#include "saving/bundle_files.h"
-#include "saving/bundle_reader.h"
-#include "saving/bundle_writer.h"
-#include "saving/inspect_checkpoint.h"
-#include "saving/internal/crc32c.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/bundle/crc32c.h"
+#include "saving/tools/inspect_checkpoint.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -5,7 +5,7 @@
 // the child of a fork (which has no helper thread); for a data file that
 // shrinks between the index check and the read; eager::SetNumThreads
 // choosing between one and two when BundleReaderOptions does not; and, with
-// chunk and threshold sizes of a few bytes (internal/read_chunking.h), on
+// chunk and threshold sizes of a few bytes (saving/bundle/internal/read_chunking.h), on
 // every size and cut of small tensors.
 
 #include <gtest/gtest.h>
@@ -23,14 +23,14 @@
 
 #include "ops/threads.h"
 #include "runtime/errors.h"
-#include "runtime/internal/machine_cores.h"
+#include "runtime/machine_cores.h"
 #include "runtime/variable.h"
-#include "saving/bundle_files.h"
-#include "saving/bundle_reader.h"
-#include "saving/bundle_writer.h"
-#include "saving/internal/helper_thread.h"
-#include "saving/internal/read_chunking.h"
-#include "saving/saver.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/bundle/internal/helper_thread.h"
+#include "saving/bundle/internal/read_chunking.h"
+#include "saving/saver/saver.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "saving/bundle_files.h"
-#include "saving/bundle_reader.h"
-#include "saving/bundle_writer.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

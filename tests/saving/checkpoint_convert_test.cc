@@ -1,4 +1,4 @@
-#include "saving/checkpoint_convert.h"
+#include "saving/tools/checkpoint_convert.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,9 +10,9 @@
 #include "autodiff/dense.h"
 #include "autodiff/module.h"
 #include "runtime/errors.h"
-#include "saving/bundle_reader.h"
-#include "saving/checkpoint.h"
-#include "saving/saver.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/saver/saver.h"
 #include "tests/saving/checkpoint_test_model.h"
 #include "tests/saving/saving_test_util.h"
 

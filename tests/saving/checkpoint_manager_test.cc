@@ -1,4 +1,4 @@
-#include "saving/checkpoint_manager.h"
+#include "saving/checkpoint/checkpoint_manager.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "runtime/errors.h"
-#include "saving/checkpoint_state.h"
+#include "saving/bundle/checkpoint_state.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -16,12 +16,12 @@
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/errors.h"
-#include "runtime/internal/flush_denormal.h"
+#include "runtime/flush_denormal.h"
 #include "runtime/names.h"
-#include "saving/bundle_reader.h"
-#include "saving/checkpoint.h"
-#include "saving/checkpoint_key.h"
-#include "saving/internal/object_graph.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/checkpoint/checkpoint_key.h"
+#include "saving/checkpoint/object_graph.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -1,12 +1,12 @@
-#include "saving/internal/checkpoint_retention.h"
+#include "saving/bundle/checkpoint_retention.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "runtime/errors.h"
-#include "saving/bundle_writer.h"
-#include "saving/checkpoint_state.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/bundle/checkpoint_state.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager::internal {

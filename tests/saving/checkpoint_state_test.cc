@@ -1,10 +1,10 @@
-#include "saving/checkpoint_state.h"
+#include "saving/bundle/checkpoint_state.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "saving/bundle_writer.h"
+#include "saving/bundle/bundle_writer.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -1,4 +1,4 @@
-#include "saving/checkpoint.h"
+#include "saving/checkpoint/checkpoint.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,10 +11,10 @@
 #include "autodiff/module.h"
 #include "runtime/errors.h"
 #include "runtime/names.h"
-#include "saving/bundle_reader.h"
-#include "saving/checkpoint_key.h"
-#include "saving/checkpoint_state.h"
-#include "saving/internal/object_graph.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/checkpoint_state.h"
+#include "saving/checkpoint/checkpoint_key.h"
+#include "saving/checkpoint/object_graph.h"
 #include "tests/saving/checkpoint_test_model.h"
 #include "tests/saving/saving_test_util.h"
 

@@ -1,4 +1,4 @@
-#include "saving/checkpoint_tools.h"
+#include "saving/tools/checkpoint_tools.h"
 
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "autodiff/dense.h"
-#include "saving/bundle_files.h"
-#include "saving/bundle_writer.h"
-#include "saving/checkpoint.h"
-#include "saving/checkpoint_state.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/bundle/checkpoint_state.h"
+#include "saving/checkpoint/checkpoint.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -1,4 +1,4 @@
-#include "saving/internal/closest_keys.h"
+#include "saving/saver/internal/closest_keys.h"
 
 #include <gtest/gtest.h>
 

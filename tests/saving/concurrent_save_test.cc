@@ -17,9 +17,9 @@
 
 #include "autodiff/adam.h"
 #include "runtime/variable.h"
-#include "saving/bundle_reader.h"
-#include "saving/checkpoint.h"
-#include "saving/saver.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/saver/saver.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

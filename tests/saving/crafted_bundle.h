@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "runtime/tensor.h"
-#include "saving/bundle_files.h"
-#include "saving/internal/coding.h"
-#include "saving/internal/crc32c.h"
-#include "saving/internal/leveldb_table.h"
-#include "saving/internal/posix_file.h"
-#include "saving/tensor_slice.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/coding.h"
+#include "saving/bundle/crc32c.h"
+#include "saving/bundle/internal/leveldb_table.h"
+#include "saving/bundle/posix_file.h"
+#include "saving/bundle/tensor_slice.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager::testing {

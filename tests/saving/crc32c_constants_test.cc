@@ -9,9 +9,9 @@
 
 #include <cstdint>
 
-#include "saving/internal/crc32c.h"
-#include "saving/internal/crc32c_fold.h"
-#include "saving/internal/crc32c_tables.h"
+#include "saving/bundle/crc32c.h"
+#include "saving/bundle/internal/crc32c_fold.h"
+#include "saving/bundle/internal/crc32c_tables.h"
 
 namespace eager::internal::crc32c {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "saving/internal/crc32c.h"
+#include "saving/bundle/crc32c.h"
 
 namespace eager::internal::crc32c {
 namespace {

@@ -1,4 +1,4 @@
-#include "saving/internal/crc32c.h"
+#include "saving/bundle/crc32c.h"
 
 #include <gtest/gtest.h>
 

@@ -16,13 +16,13 @@
 #include <optional>
 #include <sstream>
 
-#include "saving/bundle_files.h"
-#include "saving/bundle_reader.h"
-#include "saving/checkpoint_state.h"
-#include "saving/inspect_checkpoint.h"
-#include "saving/internal/coding.h"
-#include "saving/internal/crc32c.h"
-#include "saving/internal/table_reader.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/checkpoint_state.h"
+#include "saving/bundle/coding.h"
+#include "saving/bundle/crc32c.h"
+#include "saving/bundle/internal/table_reader.h"
+#include "saving/tools/inspect_checkpoint.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -1,12 +1,12 @@
-#include "saving/inspect_checkpoint.h"
+#include "saving/tools/inspect_checkpoint.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "saving/bundle_files.h"
-#include "saving/bundle_writer.h"
-#include "saving/checkpoint_state.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/bundle/checkpoint_state.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -2,7 +2,7 @@
 
 // What the crash and I/O-error tests (kill_test.cc, io_error_test.cc) share:
 // the old and new contents of a bundle they overwrite, and the trap, a
-// file-step hook (internal::SetFileStepHook, saving/internal/posix_file.h)
+// file-step hook (internal::SetFileStepHook, saving/bundle/posix_file.h)
 // that counts a save's file-changing system calls and, at number `at`, fails
 // that call with an errno or SIGKILLs the process. The hook is a plain
 // function, so its state is this one global.
@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "runtime/tensor.h"
-#include "saving/bundle_writer.h"
-#include "saving/internal/directory_lock.h"
-#include "saving/internal/posix_file.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/bundle/directory_lock.h"
+#include "saving/bundle/posix_file.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager::testing {

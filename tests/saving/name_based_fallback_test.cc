@@ -16,8 +16,8 @@
 #include "ops/array_ops.h"
 #include "runtime/errors.h"
 #include "runtime/names.h"
-#include "saving/checkpoint.h"
-#include "saving/saver.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/saver/saver.h"
 #include "tests/saving/checkpoint_test_model.h"
 #include "tests/saving/saving_test_util.h"
 

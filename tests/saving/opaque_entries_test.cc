@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "saving/bundle_reader.h"
-#include "saving/inspect_checkpoint.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/tools/inspect_checkpoint.h"
 #include "tests/saving/crafted_bundle.h"
 
 namespace eager {

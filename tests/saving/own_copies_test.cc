@@ -1,7 +1,7 @@
 // OwnCopiesOfHeldValues: an asynchronous save lets go of the values
 // their variables still hold, keeping copies, largest first within a budget.
 
-#include "saving/internal/own_copies.h"
+#include "saving/checkpoint/internal/own_copies.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 #include "runtime/variable.h"
 #include "tests/saving/saving_test_util.h"
 

@@ -1,13 +1,14 @@
 // Partitioned (sliced) variables (FORMAT.md 2.8): TF's slice key encoding,
 // reading the full tensor assembled from the slices, and hostile layouts.
 
+#include "saving/bundle/partitioned_variables.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "saving/bundle_reader.h"
-#include "saving/inspect_checkpoint.h"
-#include "saving/internal/slices.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/tools/inspect_checkpoint.h"
 #include "tests/saving/crafted_bundle.h"
 #include "tests/saving/saving_test_util.h"
 

@@ -16,9 +16,9 @@
 #include "autodiff/exponential_moving_average.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
-#include "saving/bundle_files.h"
-#include "saving/bundle_reader.h"
-#include "saving/saver.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/saver/saver.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -1,4 +1,4 @@
-#include "saving/saver.h"
+#include "saving/saver/saver.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,8 +12,8 @@
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
 #include "runtime/variable.h"
-#include "saving/bundle_reader.h"
-#include "saving/checkpoint_state.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/checkpoint_state.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

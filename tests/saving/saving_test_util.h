@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/internal/tensor_access.h"
+#include "runtime/tensor_access.h"
 #include "runtime/variable.h"
 
 namespace eager::testing {

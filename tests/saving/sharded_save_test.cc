@@ -9,11 +9,11 @@
 #include <tuple>
 
 #include "runtime/errors.h"
-#include "saving/bundle_files.h"
-#include "saving/bundle_reader.h"
-#include "saving/bundle_writer.h"
-#include "saving/checkpoint.h"
-#include "saving/checkpoint_manager.h"
+#include "saving/bundle/bundle_files.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/checkpoint/checkpoint_manager.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

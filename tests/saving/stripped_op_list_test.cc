@@ -14,7 +14,6 @@
 
 #include "autodiff/adam.h"
 #include "ops/array_ops.h"
-#include "ops/batch_norm_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
@@ -25,12 +24,13 @@
 #include "ops/op_def.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/session.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
-#include "saving/internal/tf_op_defs.h"
-#include "saving/meta_graph.h"
-#include "saving/saver.h"
+#include "saving/saver/internal/tf_op_defs.h"
+#include "saving/saver/meta_graph_def.h"
+#include "saving/saver/saver.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
@@ -53,7 +53,7 @@ TEST(StrippedOpListTest, EveryOpInAllOpsHasTfsOpDef) {
     if (op->eager_only) continue;  // never in a graph (ops/op_def.h)
     SCOPED_TRACE(std::string(op->type));
     const MetaOpDef* tf = FindTfOpDef(op->type);
-    ASSERT_NE(tf, nullptr) << op->type << " has no OpDef in saving/internal/tf_op_defs.cc";
+    ASSERT_NE(tf, nullptr) << op->type << " has no OpDef in runtime/op_signature.cc";
     if (op->compute == nullptr) {  // graph-only: TF's arguments, no Attrs of ours to match
       EXPECT_EQ(tf->outputs.size(), static_cast<size_t>(op->num_outputs));
       continue;

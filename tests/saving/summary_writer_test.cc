@@ -2,7 +2,7 @@
 // formats alone (TFRecord framing, CRC-32C bit by bit, protobuf wire format),
 // sharing no code with the writer.
 
-#include "saving/summary_writer.h"
+#include "saving/summary/summary_writer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "saving/internal/tf_op_defs.h"
+#include "saving/saver/internal/tf_op_defs.h"
 
 #include <gtest/gtest.h>
 

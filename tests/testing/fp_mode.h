@@ -1,7 +1,7 @@
 #pragma once
 
 // The calling thread's floating-point control register, for tests of the
-// kernel mode (runtime/internal/flush_denormal.h). Header-only, std and
+// kernel mode (runtime/flush_denormal.h). Header-only, std and
 // runtime only, so every test binary can use it.
 
 #include <bit>
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "runtime/internal/flush_denormal.h"
+#include "runtime/flush_denormal.h"
 
 namespace eager::testing {
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "runtime/tensor.h"
-#include "saving/bundle_reader.h"
-#include "saving/bundle_writer.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

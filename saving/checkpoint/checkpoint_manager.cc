@@ -1,0 +1,105 @@
+#include "saving/checkpoint/checkpoint_manager.h"
+
+#include <filesystem>
+
+#include "runtime/errors.h"
+#include "runtime/variable.h"
+#include "saving/bundle/checkpoint_retention.h"
+#include "saving/bundle/directory_lock.h"
+#include "saving/bundle/posix_file.h"
+#include "saving/checkpoint/internal/background_save.h"
+
+namespace eager {
+namespace {
+
+internal::RetentionOptions ManagerOptions(std::optional<int> max_to_keep,
+                                          std::optional<double> keep_hours) {
+  internal::RetentionOptions options;
+  options.max_to_keep = max_to_keep;
+  options.keep_checkpoint_every_n_hours = keep_hours;
+  return options;
+}
+
+int64_t StepOf(const Variable& step) {
+  const Tensor value = step.value();
+  EAGER_CHECK(value.num_elements() == 1 &&
+                  (value.dtype() == DType::kInt64 || value.dtype() == DType::kInt32),
+              "CheckpointManager: step_counter '", step.shared_name(),
+              "' must be an int32 or int64 scalar, got ", value.dtype(), " of shape ",
+              value.shape());
+  return value.dtype() == DType::kInt64 ? value.scalar<int64_t>() : value.scalar<int32_t>();
+}
+
+}  // namespace
+
+CheckpointManager::CheckpointManager(Checkpoint& checkpoint, const std::string& directory,
+                                     std::optional<int> max_to_keep,
+                                     std::optional<double> keep_checkpoint_every_n_hours,
+                                     const std::string& checkpoint_name, Variable* step_counter,
+                                     std::optional<int64_t> checkpoint_interval)
+    : checkpoint_(checkpoint),
+      prefix_((std::filesystem::path(directory) / checkpoint_name).string()),
+      step_counter_(step_counter),
+      checkpoint_interval_(checkpoint_interval),
+      retention_(std::make_unique<internal::CheckpointRetention>(
+          directory, ManagerOptions(max_to_keep, keep_checkpoint_every_n_hours))) {
+  EAGER_CHECK(!checkpoint_interval || step_counter != nullptr,
+              "CheckpointManager: checkpoint_interval needs a step_counter");
+  EAGER_CHECK(!checkpoint_interval || *checkpoint_interval > 0,
+              "CheckpointManager: checkpoint_interval must be positive, got ",
+              checkpoint_interval.value_or(0));
+  EAGER_CHECK(!checkpoint_name.empty(), "CheckpointManager: checkpoint_name must not be empty");
+}
+
+// A background save of ours uses retention_: it must end first.
+CheckpointManager::~CheckpointManager() { checkpoint_.background_->Wait(); }
+
+const std::optional<std::string>& CheckpointManager::latest_checkpoint() const {
+  checkpoint_.background_->Wait();
+  return retention_->latest_checkpoint();
+}
+
+std::vector<std::string> CheckpointManager::checkpoints() const {
+  checkpoint_.background_->Wait();
+  return retention_->checkpoints();
+}
+
+const std::string& CheckpointManager::directory() const { return retention_->directory(); }
+
+std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_number,
+                                                   bool check_interval,
+                                                   const CheckpointOptions& options) {
+  checkpoint_.Sync();
+  if (checkpoint_interval_) {
+    const int64_t step = StepOf(*step_counter_);
+    if (last_checkpoint_step_) {
+      if (step == *last_checkpoint_step_) return std::nullopt;
+      if (check_interval && step < *last_checkpoint_step_ + *checkpoint_interval_) {
+        return std::nullopt;
+      }
+    }
+    last_checkpoint_step_ = step;
+  }
+  // One lock over the bundle, the state file and the retention deletions;
+  // taken by the background thread for an asynchronous save.
+  internal::CreateDirectories(directory());
+  std::optional<internal::DirectoryLock> lock;
+  if (!options.async) lock.emplace(directory());
+  Variable& counter = checkpoint_.save_counter();
+  counter.AssignAdd(Tensor(int64_t{1}));
+  const int64_t number = checkpoint_number ? *checkpoint_number : counter.value().scalar<int64_t>();
+  const std::string path = StrCat(prefix_, "-", number);
+  // The bundle is durable before the state file names it.
+  checkpoint_.WriteThen(path, options,
+                        [retention = retention_.get(), path] { retention->Record(path); });
+  return path;
+}
+
+std::optional<std::string> CheckpointManager::RestoreOrInitialize() {
+  const std::optional<std::string>& latest = latest_checkpoint();
+  if (!latest) return std::nullopt;
+  checkpoint_.Restore(*latest);
+  return latest;
+}
+
+}  // namespace eager

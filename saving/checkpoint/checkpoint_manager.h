@@ -1,0 +1,85 @@
+#pragma once
+
+// CheckpointManager: numbered checkpoints in a directory with TensorFlow's
+// retention, tf.train.CheckpointManager (FORMAT.md 3.4).
+//
+//   eager::Checkpoint checkpoint({{"model", &model}, {"optimizer", &optimizer}});
+//   eager::CheckpointManager manager(checkpoint, "/tmp/run", /*max_to_keep=*/3);
+//   if (auto latest = manager.latest_checkpoint()) checkpoint.Restore(*latest);
+//   ...
+//   manager.Save();   // "/tmp/run/ckpt-1", then -2, ...; the oldest beyond 3 deleted
+//
+// Each Save writes DIR/NAME-N (N = the checkpoint's save_counter after it is
+// incremented, or the number given), records it in DIR/checkpoint (with
+// timestamps), and only then deletes what falls out of the list. A manager
+// made on a directory that has a state file resumes its list; it deletes
+// only checkpoints it saved or found listed there, nothing else.
+//
+// With CheckpointOptions{.async = true} the write, the state file and the
+// deletions run on the Checkpoint's background thread (checkpoint.h); the
+// accessors below wait for it first, and the next Save (or the Checkpoint's
+// Sync/Restore) throws its error.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "saving/checkpoint/checkpoint.h"
+
+namespace eager {
+
+class Variable;
+namespace internal {
+class CheckpointRetention;
+}  // namespace internal
+
+class CheckpointManager {
+ public:
+  // max_to_keep: nullopt keeps every checkpoint; else >= 1.
+  // keep_checkpoint_every_n_hours: of the checkpoints leaving the list, one
+  // per that many hours is kept for good.
+  // step_counter and checkpoint_interval: with both, Save() does nothing
+  // until the step counter has advanced checkpoint_interval past the last
+  // saved step.
+  // Throws InvalidArgumentError for max_to_keep <= 0, a checkpoint_interval
+  // without step_counter, or a Checkpoint made for a root object;
+  // DataLossError for a malformed state file.
+  CheckpointManager(Checkpoint& checkpoint, const std::string& directory,
+                    std::optional<int> max_to_keep,
+                    std::optional<double> keep_checkpoint_every_n_hours = std::nullopt,
+                    const std::string& checkpoint_name = "ckpt", Variable* step_counter = nullptr,
+                    std::optional<int64_t> checkpoint_interval = std::nullopt);
+  ~CheckpointManager();
+  CheckpointManager(const CheckpointManager&) = delete;
+  CheckpointManager& operator=(const CheckpointManager&) = delete;
+
+  // Saves and returns the path, or nullopt when the interval says not yet.
+  std::optional<std::string> Save(std::optional<int64_t> checkpoint_number = std::nullopt,
+                                  bool check_interval = true,
+                                  const CheckpointOptions& options = {});
+
+  // The newest checkpoint (saved by this manager or found in the state
+  // file), or nullopt. These three wait for an asynchronous save (they never
+  // throw its error).
+  const std::optional<std::string>& latest_checkpoint() const;
+  // The managed checkpoints, oldest first.
+  std::vector<std::string> checkpoints() const;
+  const std::string& directory() const;
+
+  // Restores latest_checkpoint() if there is one (and returns its path);
+  // otherwise leaves the objects as initialized and returns nullopt.
+  std::optional<std::string> RestoreOrInitialize();
+
+ private:
+  Checkpoint& checkpoint_;
+  std::string prefix_;
+  Variable* step_counter_;
+  std::optional<int64_t> checkpoint_interval_;
+  std::optional<int64_t> last_checkpoint_step_;
+  std::unique_ptr<internal::CheckpointRetention>
+      retention_;  // saving/bundle/checkpoint_retention.h
+};
+
+}  // namespace eager

@@ -1,0 +1,107 @@
+#pragma once
+
+// RestoreCoordinator: one object-based restore in progress (TF's
+// CheckpointRestoreCoordinator, FORMAT.md 4.5).
+//
+// It matches checkpoint nodes to live Trackables by walking local names from
+// the root, assigns the values of objects that exist, and queues itself as a
+// Trackable::DeferredRestoration on every live object that still has
+// unmatched checkpoint children or slots, so objects created later (a Dense's
+// kernel on its first call, Adam's slots on the first step) get their saved
+// values when they are created. Slot restorations wait for both the
+// optimizer and the original variable to be matched.
+//
+// It is shared by the status object and the objects it is queued on, and
+// drops itself from an object once nothing is pending there. When the last
+// owner lets go of an unchecked restore that left values unused, it warns
+// once on stderr, as TensorFlow does.
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "runtime/trackable.h"
+#include "saving/checkpoint/object_graph.h"
+
+namespace eager {
+class BundleReader;
+}  // namespace eager
+
+namespace eager::internal {
+
+class RestoreCoordinator final : public Trackable::DeferredRestoration,
+                                 public std::enable_shared_from_this<RestoreCoordinator> {
+ public:
+  // Reads the object graph of the bundle `reader` (opened on `save_path`).
+  RestoreCoordinator(std::string save_path, std::shared_ptr<const BundleReader> reader,
+                     SavedObjectGraph graph);
+  ~RestoreCoordinator() override;
+
+  // Matches `root` to node 0 and everything reachable from it. Validates
+  // every value against its live object before assigning any (so a dtype or
+  // shape mismatch, InvalidArgumentError naming the key, assigns nothing).
+  void Start(Trackable& root);
+
+  // The status checks (TF's messages; FailedPreconditionError).
+  void AssertConsumed(Trackable& root);
+  void AssertExistingObjectsMatched(Trackable& root);
+  void AssertNontrivialMatch(Trackable& root);
+  void ExpectPartial() { expect_partial_ = true; }
+  void MarkChecked() { checked_ = true; }
+
+  const std::string& save_path() const { return save_path_; }
+  // For tests: how many checkpoint nodes are matched to live objects.
+  int matched_count() const;
+
+  // Trackable::DeferredRestoration.
+  std::optional<Tensor> InitialValue(const Trackable& owner, std::string_view name, DType dtype,
+                                     const Shape& shape) override;
+  std::optional<Tensor> InitialSlotValue(const Trackable& owner, const Variable& original,
+                                         std::string_view slot_name, DType dtype,
+                                         const Shape& shape) override;
+  void ChildAdded(Trackable& owner, std::string_view name, Trackable& child) override;
+  void SlotAdded(Trackable& owner, const Trackable::Slot& slot) override;
+
+ private:
+  struct Assignment {
+    int node;
+    Trackable* object;
+    std::map<std::string, Tensor> tensors;
+  };
+
+  // Matches node <-> object and everything below; values are appended to
+  // *batch when given (validated, assigned later), else assigned at once.
+  void Match(int node, Trackable& object, std::vector<Assignment>* batch);
+  void MatchSlotsOf(int optimizer_node, std::vector<Assignment>* batch);
+  void Restore(int node, Trackable& object, std::vector<Assignment>* batch);
+  Tensor ReadChecked(int node, const std::string& attribute, DType dtype, const Shape& shape,
+                     const std::string& what) const;
+  static void Apply(std::vector<Assignment>& batch);
+  void Hook(Trackable& object);
+  bool HasPending(int node) const;
+  void UnhookSettled();
+  int NodeOf(const Trackable& object) const;
+  int ChildNode(int node, std::string_view local_name) const;
+  int SlotNode(int optimizer_node, int original_node, std::string_view slot_name) const;
+  std::vector<std::string> Unresolved() const;
+  std::vector<std::string> UnusedAttributes() const;
+  std::vector<std::string> UnboundLiveObjects(Trackable& root) const;
+
+  std::string save_path_;
+  std::shared_ptr<const BundleReader> reader_;
+  SavedObjectGraph graph_;
+  std::vector<std::string> pretty_;            // per node
+  std::vector<Trackable*> object_of_;          // per node; nullptr while unmatched
+  std::vector<bool> restored_;                 // per node: values assigned
+  std::vector<std::set<std::string>> unused_;  // per node: attributes the object did not take
+  std::unordered_map<const Trackable*, int> node_of_;
+  std::unordered_set<Trackable*> hooked_;
+  bool expect_partial_ = false;
+  bool checked_ = false;
+};
+
+}  // namespace eager::internal

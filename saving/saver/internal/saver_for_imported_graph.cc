@@ -1,0 +1,89 @@
+#include "saving/saver/internal/saver_for_imported_graph.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "runtime/errors.h"
+#include "runtime/variable.h"
+
+namespace eager::internal {
+namespace {
+
+// The checkpoint key an Assign's value input reads: RestoreV2:i (maybe
+// through Identity nodes) -> tensor_names[i]; nullopt when it is not that.
+std::optional<std::string> RestoredKey(const Graph& graph, const std::string& input) {
+  NodeInput in = ParseNodeInput(input);
+  const Node* n = graph.FindNode(in.node);
+  while (n != nullptr && n->op == "Identity" && !n->inputs.empty()) {
+    in = ParseNodeInput(n->inputs[0]);
+    n = graph.FindNode(in.node);
+  }
+  if (n == nullptr || n->op != "RestoreV2" || n->inputs.size() < 2) return std::nullopt;
+  const Node* names = graph.FindNode(ParseNodeInput(n->inputs[1]).node);
+  if (names == nullptr || names->op != "Const") return std::nullopt;
+  const AttrValue* value = names->FindAttr("value");
+  if (value == nullptr || !std::holds_alternative<Tensor>(*value)) return std::nullopt;
+  const Tensor& t = std::get<Tensor>(*value);
+  if (t.dtype() != DType::kString || in.index >= t.num_elements()) return std::nullopt;
+  return t.data<std::string>()[static_cast<size_t>(in.index)];
+}
+
+// The Variable of VariableV2 node `name`; one is made for a node that no
+// collection listed (a graph exported without collections), as TF's
+// restore op would assign the node anyway. nullptr when eager cannot hold
+// it (another op, a dtype eager lacks, an unknown shape).
+Variable* VariableOfNode(Graph& graph, const std::string& name) {
+  if (Variable* v = graph.VariableForNode(name)) return v;
+  const Node* n = graph.FindNode(name);
+  if (n == nullptr || n->op != "VariableV2") return nullptr;
+  const AttrValue* dtype = n->FindAttr("dtype");
+  const AttrValue* shape = n->FindAttr("shape");
+  if (dtype == nullptr || !std::holds_alternative<DType>(*dtype) || shape == nullptr ||
+      !std::holds_alternative<Shape>(*shape) || !std::get<Shape>(*shape).IsFullyDefined() ||
+      n->output_dtypes.empty()) {
+    return nullptr;
+  }
+  GraphVariable record;
+  record.variable_node = name;
+  record.trainable = false;
+  return &graph.ImportVariable(record);
+}
+
+void Walk(Graph& graph, const std::string& node_name, std::set<std::string>& seen,
+          std::map<std::string, Variable*>& out) {
+  if (!seen.insert(node_name).second) return;
+  const Node* n = graph.FindNode(node_name);
+  if (n == nullptr) return;
+  if (n->op == "Assign" && n->inputs.size() >= 2) {
+    Variable* v = VariableOfNode(graph, ParseNodeInput(n->inputs[0]).node);
+    std::optional<std::string> key = RestoredKey(graph, n->inputs[1]);
+    if (v != nullptr && key) out.emplace(*key, v);
+    return;
+  }
+  if (n->op != "NoOp") return;
+  for (const std::string& input : n->inputs) Walk(graph, ParseNodeInput(input).node, seen, out);
+}
+
+}  // namespace
+
+std::unique_ptr<Saver> SaverForImportedGraph(const MetaGraph& meta, Graph& graph) {
+  Graph::AsDefault in(graph);
+  if (meta.saver_def && !meta.saver_def->restore_op_name.empty()) {
+    std::map<std::string, Variable*> variables;
+    std::set<std::string> seen;
+    Walk(graph, meta.saver_def->restore_op_name, seen, variables);
+    if (!variables.empty()) {
+      SaverOptions options;
+      options.max_to_keep = meta.saver_def->max_to_keep;
+      options.keep_checkpoint_every_n_hours = meta.saver_def->keep_checkpoint_every_n_hours;
+      auto saver = std::make_unique<Saver>(variables, options);
+      saver->imported_saver_def_ = meta.saver_def;
+      return saver;
+    }
+  }
+  if (graph.GlobalVariables().empty()) return nullptr;
+  return std::make_unique<Saver>(graph.GlobalVariables());
+}
+
+}  // namespace eager::internal

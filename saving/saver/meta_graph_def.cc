@@ -1,0 +1,509 @@
+#include "saving/saver/meta_graph_def.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "runtime/errors.h"
+#include "runtime/tensor_access.h"
+#include "saving/bundle/directory_lock.h"
+#include "saving/bundle/posix_file.h"
+#include "saving/proto/meta_graph.pb.h"
+
+namespace eager {
+namespace {
+
+namespace pb = ::eager::tfproto;
+
+// ---- protobuf -> MetaGraph ----------------------------------------------
+
+MetaShape FromProto(const pb::TensorShapeProto& p) {
+  MetaShape shape;
+  shape.unknown_rank = p.unknown_rank();
+  for (const auto& d : p.dim()) shape.dims.push_back(d.size());
+  return shape;
+}
+
+// The `n` elements of a typed repeated field: the values as stored, the last
+// one repeated to fill, zeros when there are none (TF's rule).
+template <typename T, typename Field>
+std::vector<T> Filled(const Field& field, int64_t n, const std::string& where) {
+  if (static_cast<int64_t>(field.size()) > n) {
+    throw DataLossError(
+        StrCat(where, ": a tensor of ", n, " elements holds ", field.size(), " values"));
+  }
+  std::vector<T> out(static_cast<size_t>(n), T{});
+  for (int64_t i = 0; i < n && !field.empty(); ++i) {
+    out[i] = static_cast<T>(field[static_cast<int>(std::min<int64_t>(i, field.size() - 1))]);
+  }
+  return out;
+}
+
+MetaTensor FromProto(const pb::TensorProto& p, const std::string& where) {
+  MetaTensor t;
+  t.tf_dtype = p.dtype();
+  const MetaShape shape = FromProto(p.tensor_shape());
+  t.dims = shape.dims;
+  const std::optional<DType> dtype = DTypeFromTfDataType(p.dtype());
+  int64_t n = 1;
+  for (int64_t d : shape.dims) {
+    if (d < 0 || shape.unknown_rank) return t;
+    if (d != 0 && n > std::numeric_limits<int32_t>::max() / d) {
+      throw DataLossError(StrCat(where, ": tensor of shape ", Shape(shape.dims),
+                                 " is too large for a graph constant"));
+    }
+    n *= d;
+  }
+  if (!dtype || shape.dims.size() > static_cast<size_t>(Shape::kMaxRank)) return t;
+  const Shape s(shape.dims);
+  if (!p.tensor_content().empty()) {
+    if (*dtype == DType::kString) {
+      throw DataLossError(StrCat(where, ": a string tensor with tensor_content"));
+    }
+    const size_t bytes = static_cast<size_t>(n) * DTypeSize(*dtype);
+    if (p.tensor_content().size() != bytes) {
+      throw DataLossError(StrCat(where, ": tensor_content has ", p.tensor_content().size(),
+                                 " bytes, the ", *dtype, " shape ", s, " needs ", bytes));
+    }
+    Tensor out = internal::NewTensor(s, *dtype);
+    VisitDType(*dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (!std::is_same_v<T, std::string>) {
+        std::memcpy(internal::MutableData<T>(out), p.tensor_content().data(), bytes);
+      }
+    });
+    t.value = out;
+    return t;
+  }
+  VisitDType(*dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float>) {
+      t.value = Tensor::FromVector<float>(Filled<float>(p.float_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, double>) {
+      t.value = Tensor::FromVector<double>(Filled<double>(p.double_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, int32_t>) {
+      t.value = Tensor::FromVector<int32_t>(Filled<int32_t>(p.int_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      t.value = Tensor::FromVector<int64_t>(Filled<int64_t>(p.int64_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      const std::vector<uint8_t> bits = Filled<uint8_t>(p.bool_val(), n, where);
+      t.value = Tensor::FromVector<bool>(std::vector<bool>(bits.begin(), bits.end()), s);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      t.value = Tensor::FromVector<std::string>(Filled<std::string>(p.string_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+      std::vector<T> values;  // half_val holds the 16 bits of each value
+      for (const uint16_t bits : Filled<uint16_t>(p.half_val(), n, where)) {
+        values.push_back(T::FromBits(bits));
+      }
+      t.value = Tensor::FromVector<T>(std::move(values), s);
+    } else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, int16_t> ||
+                         std::is_same_v<T, uint8_t> || std::is_same_v<T, uint16_t>) {
+      t.value = Tensor::FromVector<T>(Filled<T>(p.int_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, uint32_t>) {
+      t.value = Tensor::FromVector<T>(Filled<T>(p.uint32_val(), n, where), s);
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+      t.value = Tensor::FromVector<T>(Filled<T>(p.uint64_val(), n, where), s);
+    } else {  // complex: (real, imag) pairs in scomplex_val / dcomplex_val
+      using Part = typename T::value_type;
+      const auto& parts = [&]() -> const auto& {
+        if constexpr (std::is_same_v<Part, float>) {
+          return p.scomplex_val();
+        } else {
+          return p.dcomplex_val();
+        }
+      }
+      ();
+      if (parts.size() % 2 != 0 || parts.size() / 2 > n) {
+        throw DataLossError(StrCat(where, ": a complex tensor of ", n, " elements holds ",
+                                   parts.size(), " parts (expected an even count up to ", 2 * n,
+                                   ")"));
+      }
+      std::vector<T> values(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n && !parts.empty(); ++i) {
+        const int k = static_cast<int>(std::min<int64_t>(i, parts.size() / 2 - 1));
+        values[static_cast<size_t>(i)] = T(parts[2 * k], parts[2 * k + 1]);
+      }
+      t.value = Tensor::FromVector<T>(std::move(values), s);
+    }
+  });
+  return t;
+}
+
+MetaAttrValue FromProto(const pb::AttrValue& a, const std::string& where) {
+  switch (a.value_case()) {
+    case pb::AttrValue::kS:
+      return a.s();
+    case pb::AttrValue::kI:
+      return a.i();
+    case pb::AttrValue::kF:
+      return a.f();
+    case pb::AttrValue::kB:
+      return a.b();
+    case pb::AttrValue::kType:
+      return MetaType{a.type()};
+    case pb::AttrValue::kShape:
+      return FromProto(a.shape());
+    case pb::AttrValue::kTensor:
+      return FromProto(a.tensor(), where);
+    case pb::AttrValue::kPlaceholder:
+      return MetaPlaceholder{a.placeholder()};
+    case pb::AttrValue::kFunc:
+      return MetaFunc{a.func().name()};
+    case pb::AttrValue::kList: {
+      const auto& l = a.list();
+      MetaAttrList list;
+      list.s.assign(l.s().begin(), l.s().end());
+      list.i.assign(l.i().begin(), l.i().end());
+      list.f.assign(l.f().begin(), l.f().end());
+      list.b.assign(l.b().begin(), l.b().end());
+      list.type.assign(l.type().begin(), l.type().end());
+      for (const auto& shape : l.shape()) list.shape.push_back(FromProto(shape));
+      for (const auto& tensor : l.tensor()) list.tensor.push_back(FromProto(tensor, where));
+      for (const auto& func : l.func()) list.func.push_back(func.name());
+      return list;
+    }
+    case pb::AttrValue::VALUE_NOT_SET:
+      break;
+  }
+  return std::monostate{};
+}
+
+MetaArgDef FromProto(const pb::OpDef::ArgDef& a) {
+  return {a.name(), a.type(), a.type_attr(), a.number_attr(), a.type_list_attr(), a.is_ref()};
+}
+
+MetaOpDef FromProto(const pb::OpDef& op) {
+  MetaOpDef out;
+  out.name = op.name();
+  for (const auto& a : op.input_arg()) out.inputs.push_back(FromProto(a));
+  for (const auto& a : op.output_arg()) out.outputs.push_back(FromProto(a));
+  for (const auto& a : op.attr()) {
+    MetaAttrDef def{a.name(), a.type(), std::nullopt, a.has_minimum(), a.minimum(), std::nullopt};
+    const std::string where = StrCat("op ", op.name(), " attr ", a.name());
+    if (a.has_default_value()) def.default_value = FromProto(a.default_value(), where);
+    if (a.has_allowed_values()) def.allowed_values = FromProto(a.allowed_values(), where);
+    out.attrs.push_back(std::move(def));
+  }
+  out.is_stateful = op.is_stateful();
+  out.is_commutative = op.is_commutative();
+  out.is_aggregate = op.is_aggregate();
+  out.allows_uninitialized_input = op.allows_uninitialized_input();
+  return out;
+}
+
+MetaGraph FromProto(const pb::MetaGraphDef& p, const std::string& path) {
+  MetaGraph meta;
+  const auto& info = p.meta_info_def();
+  meta.meta_graph_version = info.meta_graph_version();
+  meta.tensorflow_version = info.tensorflow_version();
+  meta.tensorflow_git_version = info.tensorflow_git_version();
+  meta.tags.assign(info.tags().begin(), info.tags().end());
+  meta.stripped_default_attrs = info.stripped_default_attrs();
+  for (const auto& op : info.stripped_op_list().op())
+    meta.stripped_op_list.push_back(FromProto(op));
+
+  const auto& graph = p.graph_def();
+  meta.producer = graph.versions().producer();
+  meta.min_consumer = graph.versions().min_consumer();
+  meta.nodes.reserve(graph.node_size());
+  for (const auto& n : graph.node()) {
+    MetaGraphNode node{n.name(), n.op(), {n.input().begin(), n.input().end()}, n.device(), {}};
+    for (const auto& [name, value] : n.attr()) {
+      node.attrs.emplace(name, FromProto(value, StrCat(path, ": node ", n.name(), " attr ", name)));
+    }
+    meta.nodes.push_back(std::move(node));
+  }
+  if (p.has_saver_def()) {
+    const auto& s = p.saver_def();
+    meta.saver_def = MetaSaverDef{s.filename_tensor_name(),
+                                  s.save_tensor_name(),
+                                  s.restore_op_name(),
+                                  s.max_to_keep(),
+                                  s.sharded(),
+                                  s.keep_checkpoint_every_n_hours(),
+                                  static_cast<int>(s.version())};
+  }
+  for (const auto& [name, c] : p.collection_def()) {
+    MetaCollection out;
+    switch (c.kind_case()) {
+      case pb::CollectionDef::kNodeList:
+        out.kind = MetaCollection::Kind::kNodeList;
+        out.node_list.assign(c.node_list().value().begin(), c.node_list().value().end());
+        break;
+      case pb::CollectionDef::kBytesList:
+        out.kind = MetaCollection::Kind::kBytesList;
+        out.bytes_list.assign(c.bytes_list().value().begin(), c.bytes_list().value().end());
+        break;
+      case pb::CollectionDef::kInt64List:
+        out.kind = MetaCollection::Kind::kInt64List;
+        out.int64_list.assign(c.int64_list().value().begin(), c.int64_list().value().end());
+        break;
+      case pb::CollectionDef::kFloatList:
+        out.kind = MetaCollection::Kind::kFloatList;
+        out.float_list.assign(c.float_list().value().begin(), c.float_list().value().end());
+        break;
+      case pb::CollectionDef::KIND_NOT_SET:
+        break;
+    }
+    meta.collections.emplace(name, std::move(out));
+  }
+  return meta;
+}
+
+// ---- MetaGraph -> protobuf ----------------------------------------------
+
+void ToProto(const MetaShape& shape, pb::TensorShapeProto* p) {
+  p->set_unknown_rank(shape.unknown_rank);
+  for (int64_t d : shape.dims) p->add_dim()->set_size(d);
+}
+
+void ToProto(const MetaTensor& t, pb::TensorProto* p, const std::string& where) {
+  if (!t.value) {
+    throw InvalidArgumentError(StrCat(where, ": a tensor attribute of ", TfDataTypeName(t.tf_dtype),
+                                      " without a value cannot be written"));
+  }
+  const Tensor& v = *t.value;
+  p->set_dtype(static_cast<pb::DataType>(TfDataType(v.dtype())));
+  ToProto(MetaShape{v.shape().ToVector(), false}, p->mutable_tensor_shape());
+  // As TF's make_tensor_proto: strings and tensors of one repeated value in
+  // the typed field (one value), everything else as raw bytes.
+  VisitDType(v.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto data = v.data<T>();
+    const bool uniform =
+        std::all_of(data.begin(), data.end(), [&](const T& x) { return x == data[0]; });
+    if constexpr (std::is_same_v<T, std::string>) {
+      for (const std::string& s : data) p->add_string_val(s);
+    } else if (!uniform || data.empty()) {
+      const auto bytes = v.bytes();
+      p->set_tensor_content(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    } else if constexpr (std::is_same_v<T, float>) {
+      p->add_float_val(data[0]);
+    } else if constexpr (std::is_same_v<T, double>) {
+      p->add_double_val(data[0]);
+    } else if constexpr (std::is_same_v<T, int32_t>) {
+      p->add_int_val(data[0]);
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      p->add_int64_val(data[0]);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      p->add_bool_val(data[0]);
+    } else {  // the storage dtypes: raw bytes always
+      const auto bytes = v.bytes();
+      p->set_tensor_content(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    }
+  });
+}
+
+void ToProto(const MetaAttrValue& value, pb::AttrValue* a, const std::string& where) {
+  std::visit(
+      [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, std::string>) {
+          a->set_s(v);
+        } else if constexpr (std::is_same_v<V, int64_t>) {
+          a->set_i(v);
+        } else if constexpr (std::is_same_v<V, float>) {
+          a->set_f(v);
+        } else if constexpr (std::is_same_v<V, bool>) {
+          a->set_b(v);
+        } else if constexpr (std::is_same_v<V, MetaType>) {
+          a->set_type(static_cast<pb::DataType>(v.tf_dtype));
+        } else if constexpr (std::is_same_v<V, MetaShape>) {
+          ToProto(v, a->mutable_shape());
+        } else if constexpr (std::is_same_v<V, MetaTensor>) {
+          ToProto(v, a->mutable_tensor(), where);
+        } else if constexpr (std::is_same_v<V, MetaPlaceholder>) {
+          a->set_placeholder(v.name);
+        } else if constexpr (std::is_same_v<V, MetaFunc>) {
+          a->mutable_func()->set_name(v.name);
+        } else if constexpr (std::is_same_v<V, MetaAttrList>) {
+          auto* l = a->mutable_list();
+          for (const auto& s : v.s) l->add_s(s);
+          for (int64_t i : v.i) l->add_i(i);
+          for (float f : v.f) l->add_f(f);
+          for (bool b : v.b) l->add_b(b);
+          for (int t : v.type) l->add_type(static_cast<pb::DataType>(t));
+          for (const auto& s : v.shape) ToProto(s, l->add_shape());
+          for (const auto& t : v.tensor) ToProto(t, l->add_tensor(), where);
+          for (const auto& f : v.func) l->add_func()->set_name(f);
+        }
+      },
+      value);
+}
+
+void ToProto(const MetaArgDef& a, pb::OpDef::ArgDef* p) {
+  p->set_name(a.name);
+  p->set_type(static_cast<pb::DataType>(a.type));
+  p->set_type_attr(a.type_attr);
+  p->set_number_attr(a.number_attr);
+  p->set_type_list_attr(a.type_list_attr);
+  p->set_is_ref(a.is_ref);
+}
+
+void ToProto(const MetaOpDef& op, pb::OpDef* p) {
+  p->set_name(op.name);
+  for (const auto& a : op.inputs) ToProto(a, p->add_input_arg());
+  for (const auto& a : op.outputs) ToProto(a, p->add_output_arg());
+  for (const auto& a : op.attrs) {
+    auto* attr = p->add_attr();
+    attr->set_name(a.name);
+    attr->set_type(a.type);
+    const std::string where = StrCat("op ", op.name, " attr ", a.name);
+    if (a.default_value) ToProto(*a.default_value, attr->mutable_default_value(), where);
+    attr->set_has_minimum(a.has_minimum);
+    attr->set_minimum(a.minimum);
+    if (a.allowed_values) ToProto(*a.allowed_values, attr->mutable_allowed_values(), where);
+  }
+  p->set_is_stateful(op.is_stateful);
+  p->set_is_commutative(op.is_commutative);
+  p->set_is_aggregate(op.is_aggregate);
+  p->set_allows_uninitialized_input(op.allows_uninitialized_input);
+}
+
+pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
+  pb::MetaGraphDef p;
+  auto* info = p.mutable_meta_info_def();
+  info->set_meta_graph_version(meta.meta_graph_version);
+  info->set_tensorflow_version(meta.tensorflow_version);
+  info->set_tensorflow_git_version(meta.tensorflow_git_version);
+  for (const auto& tag : meta.tags) info->add_tags(tag);
+  info->set_stripped_default_attrs(meta.stripped_default_attrs);
+  for (const auto& op : meta.stripped_op_list)
+    ToProto(op, info->mutable_stripped_op_list()->add_op());
+  auto* graph = p.mutable_graph_def();
+  graph->mutable_versions()->set_producer(meta.producer);
+  graph->mutable_versions()->set_min_consumer(meta.min_consumer);
+  for (const MetaGraphNode& node : meta.nodes) {
+    auto* n = graph->add_node();
+    n->set_name(node.name);
+    n->set_op(node.op);
+    for (const auto& input : node.inputs) n->add_input(input);
+    n->set_device(node.device);
+    for (const auto& [name, value] : node.attrs) {
+      ToProto(value, &(*n->mutable_attr())[name],
+              StrCat(path, ": node ", node.name, " attr ", name));
+    }
+  }
+  if (meta.saver_def) {
+    const MetaSaverDef& s = *meta.saver_def;
+    auto* d = p.mutable_saver_def();
+    d->set_filename_tensor_name(s.filename_tensor_name);
+    d->set_save_tensor_name(s.save_tensor_name);
+    d->set_restore_op_name(s.restore_op_name);
+    d->set_max_to_keep(s.max_to_keep);
+    d->set_sharded(s.sharded);
+    d->set_keep_checkpoint_every_n_hours(s.keep_checkpoint_every_n_hours);
+    d->set_version(static_cast<pb::SaverDef::CheckpointFormatVersion>(s.version));
+  }
+  for (const auto& [name, c] : meta.collections) {
+    pb::CollectionDef& out = (*p.mutable_collection_def())[name];
+    switch (c.kind) {
+      case MetaCollection::Kind::kNodeList:
+        for (const auto& v : c.node_list) out.mutable_node_list()->add_value(v);
+        break;
+      case MetaCollection::Kind::kBytesList:
+        for (const auto& v : c.bytes_list) out.mutable_bytes_list()->add_value(v);
+        break;
+      case MetaCollection::Kind::kInt64List:
+        for (int64_t v : c.int64_list) out.mutable_int64_list()->add_value(v);
+        break;
+      case MetaCollection::Kind::kFloatList:
+        for (float v : c.float_list) out.mutable_float_list()->add_value(v);
+        break;
+      case MetaCollection::Kind::kNone:
+        break;
+    }
+  }
+  return p;
+}
+
+template <typename Proto>
+Proto ParseFile(const std::string& path, const char* what) {
+  if (!internal::FileExists(path)) throw NotFoundError(StrCat(what, " file not found: ", path));
+  // Protobuf refuses messages of 2 GiB or more: reading more is pointless.
+  constexpr uint64_t kMaxProtoFileSize = (uint64_t{2} << 30) - 1;
+  const std::string bytes = internal::ReadFileToString(path, kMaxProtoFileSize);
+  Proto proto;
+  if (!proto.ParseFromString(bytes)) {
+    throw DataLossError(StrCat(path, ": not a binary ", what, " (", bytes.size(),
+                               " bytes that do not parse as one)"));
+  }
+  return proto;
+}
+
+}  // namespace
+
+MetaGraph ReadMetaGraph(const std::string& path) {
+  return FromProto(ParseFile<pb::MetaGraphDef>(path, "MetaGraphDef"), path);
+}
+
+MetaGraph ReadGraphDef(const std::string& path) {
+  pb::MetaGraphDef wrapper;
+  *wrapper.mutable_graph_def() = ParseFile<pb::GraphDef>(path, "GraphDef");
+  return FromProto(wrapper, path);
+}
+
+std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path) {
+  const pb::SavedModel model = ParseFile<pb::SavedModel>(path, "SavedModel");
+  std::vector<MetaGraph> out;
+  for (const auto& meta : model.meta_graphs()) out.push_back(FromProto(meta, path));
+  return out;
+}
+
+void WriteMetaGraph(const std::string& path, const MetaGraph& meta) {
+  std::string bytes;
+  if (!ToProto(meta, path).SerializeToString(&bytes)) {
+    throw InternalError(StrCat(path, ": the MetaGraphDef could not be serialized"));
+  }
+  const std::string dir = internal::DirName(path);
+  internal::CreateDirectories(dir);
+  const internal::DirectoryLock lock(dir);
+  const std::string temp = StrCat(path, ".tmp", internal::RandomUint64());
+  try {
+    auto file = internal::WritableFile::Create(temp, 1 << 16);
+    file->Append(bytes.data(), bytes.size());
+    file->Sync();
+    file->Close();
+    internal::RenameFile(temp, path);
+    internal::SyncDirectory(dir);
+  } catch (...) {
+    internal::RemoveFileNoThrow(temp);
+    throw;
+  }
+}
+
+std::vector<MetaVariableDef> VariableDefsOf(const MetaGraph& meta, const std::string& name) {
+  auto it = meta.collections.find(name);
+  if (it == meta.collections.end()) return {};
+  EAGER_CHECK(it->second.kind == MetaCollection::Kind::kBytesList, "collection '", name,
+              "' is not a bytes list, so it holds no VariableDefs");
+  std::vector<MetaVariableDef> out;
+  for (const std::string& bytes : it->second.bytes_list) {
+    pb::VariableDef d;
+    if (!d.ParseFromString(bytes)) {
+      throw DataLossError(StrCat("collection '", name, "': an entry is not a VariableDef"));
+    }
+    out.push_back({d.variable_name(), d.initializer_name(), d.snapshot_name(),
+                   d.initial_value_name(), d.is_resource(), d.trainable()});
+  }
+  return out;
+}
+
+MetaCollection VariableDefCollection(const std::vector<MetaVariableDef>& defs) {
+  MetaCollection c;
+  c.kind = MetaCollection::Kind::kBytesList;
+  for (const MetaVariableDef& v : defs) {
+    pb::VariableDef d;
+    d.set_variable_name(v.variable_name);
+    d.set_initializer_name(v.initializer_name);
+    d.set_snapshot_name(v.snapshot_name);
+    d.set_initial_value_name(v.initial_value_name);
+    d.set_is_resource(v.is_resource);
+    d.set_trainable(v.trainable);
+    c.bytes_list.push_back(d.SerializeAsString());
+  }
+  return c;
+}
+
+}  // namespace eager

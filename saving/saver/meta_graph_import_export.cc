@@ -1,0 +1,258 @@
+#include "saving/saver/meta_graph_import_export.h"
+
+#include <algorithm>
+#include <set>
+#include <type_traits>
+
+#include "runtime/errors.h"
+#include "runtime/op_signature.h"
+#include "runtime/variable.h"
+#include "saving/saver/internal/saver_for_imported_graph.h"
+#include "saving/saver/internal/tf_op_defs.h"
+#include "saving/saver/saver.h"
+
+namespace eager {
+namespace {
+
+// TF 1.14's GraphDef version: the first TF with AddV2, which graphs built
+// by eager use.
+constexpr int kProducer = 38;
+
+// ---- Graph -> MetaGraph -------------------------------------------------
+
+MetaShape ToMeta(const Shape& shape) {
+  if (shape.unknown_rank()) return {{}, true};
+  return {shape.ToVector(), false};
+}
+
+MetaAttrValue ToMeta(const AttrValue& attr) {
+  return std::visit(
+      [](const auto& v) -> MetaAttrValue {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, DType>) {
+          return MetaType{TfDataType(v)};
+        } else if constexpr (std::is_same_v<V, Shape>) {
+          return ToMeta(v);
+        } else if constexpr (std::is_same_v<V, Tensor>) {
+          return MetaTensor{TfDataType(v.dtype()), v.shape().ToVector(), v};
+        } else if constexpr (std::is_same_v<V, std::vector<int64_t>>) {
+          MetaAttrList list;
+          list.i = v;
+          return list;
+        } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+          MetaAttrList list;
+          list.s = v;
+          return list;
+        } else if constexpr (std::is_same_v<V, std::vector<DType>>) {
+          MetaAttrList list;
+          for (DType d : v) list.type.push_back(TfDataType(d));
+          return list;
+        } else if constexpr (std::is_same_v<V, std::vector<Shape>>) {
+          MetaAttrList list;
+          for (const Shape& shape : v) list.shape.push_back(ToMeta(shape));
+          return list;
+        } else if constexpr (std::is_same_v<V, double>) {
+          return static_cast<float>(v);  // AttrValue.f is a float
+        } else {
+          return v;  // bool, int64_t, std::string
+        }
+      },
+      attr);
+}
+
+// ---- MetaGraph -> Graph -------------------------------------------------
+
+std::optional<Shape> ToShape(const MetaShape& shape) {
+  if (shape.unknown_rank) return Shape::UnknownRank();
+  if (shape.dims.size() > static_cast<size_t>(Shape::kMaxRank)) return std::nullopt;
+  for (int64_t d : shape.dims) {
+    if (d < Shape::kUnknownDim) return std::nullopt;
+  }
+  return Shape::Partial(shape.dims);
+}
+
+// The attribute as an AttrValue, or nullopt when eager cannot hold it (a dtype
+// eager lacks, an unknown-rank shape, a list of shapes or functions): such a
+// node still imports, and fails only if a Session runs it.
+std::optional<AttrValue> FromMeta(const MetaAttrValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::optional<AttrValue> {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, float>) {
+          return AttrValue(static_cast<double>(v));
+        } else if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, int64_t> ||
+                             std::is_same_v<V, bool>) {
+          return AttrValue(v);
+        } else if constexpr (std::is_same_v<V, MetaType>) {
+          if (auto d = DTypeFromTfDataType(v.tf_dtype)) return AttrValue(*d);
+          return std::nullopt;
+        } else if constexpr (std::is_same_v<V, MetaShape>) {
+          if (auto s = ToShape(v)) return AttrValue(*s);
+          return std::nullopt;
+        } else if constexpr (std::is_same_v<V, MetaTensor>) {
+          if (v.value) return AttrValue(*v.value);
+          return std::nullopt;
+        } else if constexpr (std::is_same_v<V, MetaAttrList>) {
+          if (!v.type.empty()) {
+            std::vector<DType> types;
+            for (int t : v.type) {
+              auto d = DTypeFromTfDataType(t);
+              if (!d) return std::nullopt;
+              types.push_back(*d);
+            }
+            return AttrValue(types);
+          }
+          if (!v.s.empty()) return AttrValue(v.s);
+          if (!v.shape.empty()) {
+            std::vector<Shape> shapes;
+            for (const MetaShape& m : v.shape) {
+              auto shape = ToShape(m);
+              if (!shape) return std::nullopt;
+              shapes.push_back(*shape);
+            }
+            return AttrValue(shapes);
+          }
+          if (!v.f.empty() || !v.b.empty() || !v.tensor.empty() || !v.func.empty()) {
+            return std::nullopt;
+          }
+          return AttrValue(v.i);  // also the empty list
+        } else {
+          return std::nullopt;  // placeholders, functions, unset
+        }
+      },
+      value);
+}
+
+Node ToNode(const MetaGraphNode& m, const std::map<std::string, const MetaOpDef*>& file_ops) {
+  Node node{.name = m.name, .op = m.op, .inputs = m.inputs, .device = m.device};
+  for (const auto& [name, value] : m.attrs) {
+    if (auto attr = FromMeta(value)) node.attrs.Set(name, std::move(*attr));
+  }
+  // The outputs from the op's OpDef: the file's, else eager's table.
+  if (auto it = file_ops.find(m.op); it != file_ops.end()) {
+    const OpSignature signature = internal::SignatureOf(*it->second);
+    SetOutputSpecs(node, &signature);
+  } else {
+    SetDefaultOutputSpecs(node);
+  }
+  return node;
+}
+
+}  // namespace
+
+MetaGraph GraphToMetaGraph(const Graph& graph) {
+  MetaGraph meta;
+  meta.producer = kProducer;
+  // The TF release whose GraphDef version (kProducer) and OpDefs
+  // (saving/saver/internal/tf_op_defs.cc) the file follows; the git version says
+  // who wrote it.
+  meta.tensorflow_version = "1.14.0";
+  meta.tensorflow_git_version = "eager";
+  for (int i = 0; i < graph.num_nodes(); ++i) {
+    const Node& n = graph.node(i);
+    MetaGraphNode node{n.name, n.op, n.inputs, n.device, {}};
+    for (const auto& [name, value] : n.attrs) {
+      if (name != "_output_shapes") node.attrs.emplace(name, ToMeta(value));  // written below
+    }
+    if (!n.output_shapes.empty()) {
+      MetaAttrList shapes;
+      for (const Shape& s : n.output_shapes) shapes.shape.push_back(ToMeta(s));
+      node.attrs.emplace("_output_shapes", shapes);
+    }
+    meta.nodes.push_back(std::move(node));
+  }
+  meta.stripped_op_list = internal::StrippedOpList(meta.nodes);
+  for (const std::string& key : graph.CollectionKeys()) {
+    const std::vector<Variable*> variables = graph.VariableCollection(key);
+    if (!variables.empty()) {
+      std::vector<MetaVariableDef> defs;
+      for (const Variable* v : variables) {
+        const GraphVariable* record = graph.FindVariable(v);
+        if (record == nullptr) continue;
+        defs.push_back({record->variable_node + ":0", record->initializer, record->snapshot,
+                        record->initial_value, false, record->trainable});
+      }
+      meta.collections.emplace(key, VariableDefCollection(defs));
+    } else {
+      MetaCollection names;
+      names.kind = MetaCollection::Kind::kNodeList;
+      names.node_list = graph.NameCollection(key);
+      meta.collections.emplace(key, std::move(names));
+    }
+  }
+  return meta;
+}
+
+void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
+  std::map<std::string, const MetaOpDef*> file_ops;
+  for (const MetaOpDef& op : meta.stripped_op_list) file_ops.emplace(op.name, &op);
+  for (const MetaGraphNode& m : meta.nodes) {
+    EAGER_CHECK(graph.FindNode(m.name) == nullptr,
+                "ImportMetaGraph: the graph already has a node '", m.name,
+                "' (import into a fresh Graph)");
+    graph.AddNode(ToNode(m, file_ops));
+  }
+  std::set<std::string> trainable;
+  for (const MetaVariableDef& v : VariableDefsOf(meta, "trainable_variables")) {
+    trainable.insert(v.variable_name);
+  }
+  for (const MetaVariableDef& v : VariableDefsOf(meta, "variables")) {
+    if (v.is_resource) continue;  // resource variables: not supported (UnimplementedError when run)
+    const std::string node = v.variable_name.substr(0, v.variable_name.rfind(':'));
+    const Node* n = graph.FindNode(node);
+    if (n == nullptr || n->op != "VariableV2" || graph.VariableForNode(node) != nullptr) continue;
+    const auto* shape = n->FindAttr("shape");
+    if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
+        !std::get<Shape>(*shape).IsFullyDefined() || n->FindAttr("dtype") == nullptr ||
+        !std::holds_alternative<DType>(*n->FindAttr("dtype"))) {
+      continue;  // a dtype eager lacks, or an unknown shape
+    }
+    GraphVariable record;
+    record.variable_node = node;
+    record.initializer = v.initializer_name;
+    record.snapshot = v.snapshot_name;
+    record.initial_value = v.initial_value_name;
+    record.trainable = v.trainable || trainable.count(v.variable_name) != 0;
+    graph.ImportVariable(record);
+  }
+  // A bare GraphDef has no collections: every VariableV2 node it has is a
+  // variable then (non-trainable: nothing says otherwise).
+  if (meta.collections.count("variables") == 0) {
+    for (const MetaGraphNode& m : meta.nodes) {
+      if (m.op != "VariableV2" || graph.VariableForNode(m.name) != nullptr) continue;
+      const Node* n = graph.FindNode(m.name);
+      const AttrValue* shape = n->FindAttr("shape");
+      const AttrValue* dtype = n->FindAttr("dtype");
+      if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
+          !std::get<Shape>(*shape).IsFullyDefined() || dtype == nullptr ||
+          !std::holds_alternative<DType>(*dtype)) {
+        continue;
+      }
+      GraphVariable record;
+      record.variable_node = m.name;
+      if (graph.FindNode(m.name + "/Assign") != nullptr) record.initializer = m.name + "/Assign";
+      if (graph.FindNode(m.name + "/read") != nullptr) record.snapshot = m.name + "/read:0";
+      record.trainable = false;
+      graph.ImportVariable(record);
+    }
+  }
+  for (const auto& [key, c] : meta.collections) {
+    if (c.kind != MetaCollection::Kind::kNodeList) continue;
+    for (const std::string& name : c.node_list) graph.AddToCollection(key, name);
+  }
+}
+
+std::unique_ptr<Saver> ImportMetaGraph(const std::string& path) {
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) {
+    throw FailedPreconditionError(
+        StrCat("ImportMetaGraph(\"", path,
+               "\"): no default graph. Importing a meta graph needs graph mode: "
+               "eager::Graph graph; eager::Graph::AsDefault in(graph); ..."));
+  }
+  const MetaGraph meta = ReadMetaGraph(path);
+  ImportIntoGraph(meta, *graph);
+  return internal::SaverForImportedGraph(meta, *graph);
+}
+
+}  // namespace eager

@@ -1,0 +1,55 @@
+#pragma once
+
+// Graph <-> MetaGraphDef: TF1's export_meta_graph and import_meta_graph.
+//
+//   // Writing: what Saver::Save(sess, prefix) does for PREFIX.meta.
+//   eager::WriteMetaGraph("model.meta", eager::GraphToMetaGraph(graph));
+//
+//   // Reading: rebuild a graph from any TF1 .meta file and restore it.
+//   eager::Graph graph;
+//   eager::Graph::AsDefault in(graph);
+//   std::unique_ptr<eager::Saver> saver = eager::ImportMetaGraph("model.ckpt.meta");
+//   eager::Session sess(graph);
+//   saver->Restore(sess, "model.ckpt");
+//   sess.Run(graph.TensorByName("add:0"));
+//
+// Export writes every node with TF's op type, inputs, device and attributes
+// (plus "_output_shapes", as TF's export does), versions {producer 38}
+// (TF 1.14, the first with AddV2), the collections (variables as
+// VariableDefs, names as node lists) and the stripped op list; a Saver's
+// save/restore subgraph and SaverDef are added by the Saver. Import adds the
+// nodes to a graph as they are (an op type eager lacks imports fine and fails
+// with UnimplementedError only when a Session must run it), gives every
+// variable of the "variables" collection a Variable (uninitialized), and
+// restores the other collections of names.
+
+#include <memory>
+#include <string>
+
+#include "runtime/graph.h"
+#include "saving/saver/meta_graph_def.h"
+
+namespace eager {
+
+class Saver;
+
+// `graph` as a MetaGraph (no SaverDef).
+MetaGraph GraphToMetaGraph(const Graph& graph);
+
+// Adds `meta`'s nodes, variables and collections to `graph` (for a meta
+// graph without a "variables" collection, such as ReadGraphDef's, every
+// VariableV2 node gets a Variable). Throws
+// InvalidArgumentError naming the node when a name is already taken in
+// `graph` or the meta graph is malformed.
+void ImportIntoGraph(const MetaGraph& meta, Graph& graph);
+
+// tf.compat.v1.train.import_meta_graph: reads `path`, imports it into the
+// default graph (Graph::Current()) and returns the Saver its SaverDef
+// describes (the variables its restore subgraph assigns, under the keys it
+// reads), a Saver of the global variables when there is no SaverDef, or
+// nullptr when there are no variables either. Throws
+// FailedPreconditionError when no graph is the default (TF: not supported
+// with eager execution), and the errors of ReadMetaGraph and ImportIntoGraph.
+std::unique_ptr<Saver> ImportMetaGraph(const std::string& path);
+
+}  // namespace eager

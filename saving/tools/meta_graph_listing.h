@@ -1,0 +1,38 @@
+#pragma once
+
+// What eager-ckpt's `meta` command shows of a `.meta` file (a MetaGraphDef)
+// or a SavedModel's saved_model.pb: versions and tags, the op types used,
+// the SaverDef, the collections with their VariableDefs, and every node with
+// its op type, inputs and attributes, as text or JSON.
+//
+//   eager-ckpt meta model.ckpt.meta          (or the prefix model.ckpt)
+//   eager-ckpt meta export/saved_model.pb --json
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "saving/saver/meta_graph_def.h"
+
+namespace eager {
+
+struct MetaGraphListing {
+  std::string file;               // the file read
+  std::vector<MetaGraph> graphs;  // one for a .meta, one per tag set for a SavedModel
+};
+
+// Reads PATH: a file named saved_model.pb as a SavedModel, any other file
+// as a MetaGraphDef, and a checkpoint prefix without such a file as
+// PREFIX.meta. Throws NotFoundError naming both paths tried when neither
+// exists, DataLossError (from ReadMetaGraph) when the file does not parse.
+MetaGraphListing ReadMetaGraphListing(const std::string& path);
+
+// Text: a header per meta graph, then one line per node (name, op type,
+// "<- inputs", {attrs}). JSON: one object with "file" and "meta_graphs".
+void PrintMetaGraphListing(const MetaGraphListing& listing, bool json, std::ostream& out);
+
+// One attribute value as text: DT_FLOAT, [2,3], a tensor's dtype and shape,
+// a list, a string (quoted, shortened when long).
+std::string MetaAttrText(const MetaAttrValue& value);
+
+}  // namespace eager
