@@ -157,6 +157,15 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
     if (!n.output_shapes.empty()) {
       MetaAttrList shapes;
       for (const Shape& s : n.output_shapes) shapes.shape.push_back(ToMeta(s));
+      // TF's importer wants one shape per output of the op's TF signature;
+      // where eager computes fewer (SparseSoftmaxCrossEntropyWithLogits has
+      // no backprop output in eager), the rest are written as unknown.
+      if (const OpSignature* signature = FindOpSignature(n.op)) {
+        const std::optional<std::vector<DType>> types = OutputDTypes(*signature, n.attrs);
+        if (types && shapes.shape.size() < types->size()) {
+          shapes.shape.resize(types->size(), MetaShape{{}, /*unknown_rank=*/true});
+        }
+      }
       node.attrs.emplace("_output_shapes", shapes);
     }
     meta.nodes.push_back(std::move(node));

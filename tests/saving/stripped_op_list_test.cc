@@ -125,6 +125,18 @@ void ExpectValidAgainst(const MetaGraphNode& node, const MetaOpDef& op) {
   size_t data_inputs = 0;
   for (const std::string& in : node.inputs) data_inputs += !in.starts_with("^");
   EXPECT_EQ(data_inputs, ExpectedInputs(node, op));
+  // TF's importer rejects a node whose "_output_shapes" does not list one
+  // shape per output ("Node ... has 2 outputs but the _output_shapes
+  // attribute specifies shapes for 1 outputs"), e.g. the backprop output of
+  // SparseSoftmaxCrossEntropyWithLogits, which eager does not compute.
+  const bool fixed_outputs = std::none_of(op.outputs.begin(), op.outputs.end(), [](const auto& a) {
+    return !a.number_attr.empty() || !a.type_list_attr.empty();
+  });
+  const auto shapes = node.attrs.find("_output_shapes");
+  if (fixed_outputs && shapes != node.attrs.end()) {
+    EXPECT_EQ(std::get<MetaAttrList>(shapes->second).shape.size(), op.outputs.size())
+        << "_output_shapes";
+  }
 }
 
 // A model touching every op eager has, trained by TF1 Adam and saved.
