@@ -150,7 +150,7 @@ TEST(CheckpointManagerTest, OpeningRemovesLeftoversOfKilledSavesAndSweeps) {
   {
     // Another thread holds the directory: its files may be a save in progress.
     const internal::DirectoryLock held(dir);
-    for (const std::string& name : leftovers) WriteFile(dir + "/" + name, "x");
+    for (const std::string& name : leftovers) WriteFile((dir + "/").append(name), "x");
     std::thread([&] { CheckpointManager manager(checkpoint, dir, 3); }).join();
     EXPECT_EQ(ListDir(dir).size(), clean.size() + leftovers.size());
   }

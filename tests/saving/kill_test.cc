@@ -255,7 +255,7 @@ TEST(KillTest, CheckpointManagerRetentionLeavesALatestCheckpointThatRestores) {
         for (const std::string& name : ListDir(dir)) {
           if (name == "checkpoint") continue;
           const std::string base = name.substr(0, name.find('.'));
-          EXPECT_TRUE(fs::exists(IndexFilename(dir + "/" + base))) << name << " left over";
+          EXPECT_TRUE(fs::exists(IndexFilename((dir + "/").append(base)))) << name << " left over";
         }
       },
       10);
