@@ -1,9 +1,11 @@
 #include "autodiff/adam.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "autodiff/internal/writable_value.h"
 #include "ops/apply_adam.h"
@@ -21,14 +23,57 @@ AdamOptions MakeOptions(double learning_rate, double beta_1, double beta_2, doub
   return o;
 }
 
+// TF's ApplyAdamWithAmsgrad CPU functor, element by element in its order.
+// Into new buffers: amsgrad is the rarer path, kept simple.
+template <typename T>
+void ApplyAmsgrad(const Tensor& grad, Variable& variable, Variable& m_slot, Variable& v_slot,
+                  Variable& vhat_slot, T lr, T beta1, T beta2, T beta1_power, T beta2_power,
+                  T epsilon) {
+  const auto hold_value = internal::LockVariable(variable);
+  const auto hold_m = internal::LockVariable(m_slot);
+  const auto hold_v = internal::LockVariable(v_slot);
+  const auto hold_vhat = internal::LockVariable(vhat_slot);
+  const Tensor var_in = variable.value(), m_in = m_slot.value(), v_in = v_slot.value(),
+               vhat_in = vhat_slot.value();
+  Tensor var_out = internal::NewTensor(var_in.shape(), var_in.dtype());
+  Tensor m_out = internal::NewTensor(m_in.shape(), m_in.dtype());
+  Tensor v_out = internal::NewTensor(v_in.shape(), v_in.dtype());
+  Tensor vhat_out = internal::NewTensor(vhat_in.shape(), vhat_in.dtype());
+  const T* g = grad.data<T>().data();
+  const T* var = var_in.data<T>().data();
+  const T* m = m_in.data<T>().data();
+  const T* v = v_in.data<T>().data();
+  const T* vhat = vhat_in.data<T>().data();
+  T* var_o = internal::MutableData<T>(var_out);
+  T* m_o = internal::MutableData<T>(m_out);
+  T* v_o = internal::MutableData<T>(v_out);
+  T* vhat_o = internal::MutableData<T>(vhat_out);
+  const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
+  const auto n = static_cast<size_t>(var_in.num_elements());
+  for (size_t i = 0; i < n; ++i) {
+    m_o[i] = m[i] + (g[i] - m[i]) * (T(1) - beta1);
+    v_o[i] = v[i] + (g[i] * g[i] - v[i]) * (T(1) - beta2);
+    vhat_o[i] = std::max(vhat[i], v_o[i]);  // Eigen's cwiseMax
+    var_o[i] = var[i] - (m_o[i] * alpha) / (std::sqrt(vhat_o[i]) + epsilon);
+  }
+  m_slot.Assign(m_out);
+  v_slot.Assign(v_out);
+  vhat_slot.Assign(vhat_out);
+  variable.Assign(var_out);
+}
+
 }  // namespace
 
 Adam::Adam(double learning_rate, double beta_1, double beta_2, double epsilon)
     : Adam(MakeOptions(learning_rate, beta_1, beta_2, epsilon)) {}
 
 Adam::Adam(const AdamOptions& options)
-    : Optimizer(options.name, {"m", "v"}, /*keras_variables=*/!options.tf1_compatible),
+    : Optimizer(options.name,
+                options.amsgrad ? std::vector<std::string>{"m", "v", "vhat"}
+                                : std::vector<std::string>{"m", "v"},
+                /*keras_variables=*/!options.tf1_compatible),
       tf1_(options.tf1_compatible),
+      amsgrad_(options.amsgrad),
       epsilon_(options.epsilon ? *options.epsilon : (options.tf1_compatible ? 1e-8 : 1e-7)),
       lr_value_(options.learning_rate),
       beta_1_value_(options.beta_1),
@@ -43,6 +88,9 @@ Adam::Adam(const AdamOptions& options)
   EAGER_CHECK(options.decay >= 0.0, "Adam '", name(), "': decay must be >= 0, got ", options.decay);
   EAGER_CHECK(!tf1_ || options.decay == 0.0, "Adam '", name(),
               "': decay is a Keras option; TF1 AdamOptimizer has none (got ", options.decay, ")");
+  EAGER_CHECK(!tf1_ || !amsgrad_, "Adam '", name(),
+              "': amsgrad is a Keras option; TF1 AdamOptimizer has none");
+  SetGradientClipping(options.clipping);
   if (tf1_) return;
   use_decay_ = options.decay > 0.0;
   // Sorted order, as Keras lists hyper-parameters in the object graph.
@@ -78,6 +126,7 @@ void Adam::CreateSlots(const Variable& variable) {
   } else {
     AddSlot(variable, "m", scope(), var_name + "/m");
     AddSlot(variable, "v", scope(), var_name + "/v");
+    if (amsgrad_) AddSlot(variable, "vhat", scope(), var_name + "/vhat");
   }
 }
 
@@ -132,6 +181,11 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
     }
     Variable& m_slot = *GetSlot(variable, "m");
     Variable& v_slot = *GetSlot(variable, "v");
+    if (amsgrad_) {
+      ApplyAmsgrad<T>(grad, variable, m_slot, v_slot, *GetSlot(variable, "vhat"), lr, beta1, beta2,
+                      beta1_power, beta2_power, epsilon);
+      return;
+    }
     // Held until the three Assigns: a save on another thread sees each of
     // them before or after this step, never half-written (WritableValue).
     const auto hold_value = internal::LockVariable(variable);

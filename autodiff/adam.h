@@ -28,6 +28,16 @@
 //   var  -= (m * alpha) / (sqrt(v) + epsilon)
 // with lr = learning_rate / (1 + decay * iterations) when decay > 0 (Keras).
 // float32 and float64 variables only.
+//
+// amsgrad (Keras mode; Reddi et al., "On the Convergence of Adam and
+// Beyond"): a third slot "vhat" per variable ("Adam/<variable>/vhat", after
+// all "m" and "v" slots, as OptimizerV2's _create_slots), and TF's
+// ApplyAdamWithAmsgrad kernel: m and v as above, then
+//   vhat = max(vhat, v)
+//   var -= (m * alpha) / (sqrt(vhat) + epsilon)
+//
+// Gradient clipping (clipnorm, clipvalue, global_clipnorm): Optimizer's
+// GradientClipping, settable here through AdamOptions.
 
 #include <optional>
 #include <string_view>
@@ -43,7 +53,9 @@ struct AdamOptions {
   double beta_2 = 0.999;
   // Default: 1e-7 (Keras) or 1e-8 (tf1_compatible).
   std::optional<double> epsilon;
-  double decay = 0.0;  // Keras mode only
+  double decay = 0.0;    // Keras mode only
+  bool amsgrad = false;  // Keras mode only
+  GradientClipping clipping = {};
   bool tf1_compatible = false;
   std::string_view name = "Adam";
 };
@@ -80,6 +92,7 @@ class Adam final : public Optimizer {
   Operation Minimize(const Tensor& loss, std::vector<Variable*> var_list = {});
 
   bool tf1_compatible() const { return tf1_; }
+  bool amsgrad() const { return amsgrad_; }
   double epsilon() const { return epsilon_; }
 
   // Keras mode: the float32 hyper-parameter variables (Assign to change
@@ -103,6 +116,7 @@ class Adam final : public Optimizer {
   Variable& Hyper(Variable* hyper, const char* what) const;
 
   bool tf1_;
+  bool amsgrad_;
   double epsilon_;
   bool use_decay_ = false;
   // TF1 mode: Python-float hyper-parameters, as TF1 holds them.

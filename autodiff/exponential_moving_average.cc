@@ -4,6 +4,7 @@
 
 #include "autodiff/internal/writable_value.h"
 #include "ops/array_ops.h"
+#include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/operators.h"
 #include "ops/parallel.h"
@@ -13,6 +14,68 @@
 #include "runtime/tensor_access.h"
 
 namespace eager {
+namespace {
+
+// `one_minus` (the float32 1 - decay) as a scalar of `dtype`: TF casts the
+// float32 tensor to the variable's dtype.
+Tensor OneMinusDecay(float one_minus, DType dtype) {
+  const Tensor f = Tensor(one_minus);
+  return dtype == DType::kFloat32 ? f : Cast(Constant(f), dtype);
+}
+
+// assign_moving_average with `one_minus` already the float32 1 - decay,
+// in the caller's name scope.
+Tensor AssignMovingAverageWith(Variable& variable, const Tensor& value, float one_minus,
+                               ZeroDebiasState* zero_debias) {
+  const DType dtype = variable.dtype();
+  const Tensor decay = OneMinusDecay(one_minus, dtype);
+  if (zero_debias == nullptr) return AssignSub(variable, (variable.value() - value) * decay);
+  EAGER_CHECK(zero_debias->biased != nullptr && zero_debias->local_step != nullptr,
+              "AssignMovingAverage: the zero_debias state of '", variable.shared_name(),
+              "' is empty (make it with MakeZeroDebiasState)");
+  Variable& biased = *zero_debias->biased;
+  Variable& local_step = *zero_debias->local_step;
+  // TF's _zero_debias, op for op: the biased average, the step count, then
+  // bias_factor = 1 - pow(1 - (1 - decay), step) and the division.
+  const Tensor update_biased = AssignSub(biased, (biased.value() - value) * decay);
+  const Tensor one = Cast(Constant(Tensor(1.0f)), dtype);
+  const Tensor update_local_step = AssignAdd(local_step, one);
+  const Tensor bias_factor = one - Pow(one - decay, update_local_step);
+  return Assign(variable, update_biased / bias_factor);
+}
+
+}  // namespace
+
+ZeroDebiasState MakeZeroDebiasState(const Variable& unbiased) {
+  EAGER_CHECK(IsFloating(unbiased.dtype()), "MakeZeroDebiasState: variable '",
+              unbiased.shared_name(), "' has dtype ", unbiased.dtype(),
+              "; moving averages are float32 or float64");
+  std::optional<Graph::InitScope> init_scope;
+  if (Graph* graph = Graph::Current()) init_scope.emplace(*graph);
+  NameScope scope(std::string(unbiased.shared_name()) + "/");
+  ZeroDebiasState state;
+  state.biased = std::make_unique<Variable>(Tensor::Zeros(unbiased.shape(), unbiased.dtype()),
+                                            "biased", /*trainable=*/false);
+  state.local_step = std::make_unique<Variable>(Tensor::Zeros(Shape{}, unbiased.dtype()),
+                                                "local_step", /*trainable=*/false);
+  return state;
+}
+
+Tensor AssignMovingAverage(Variable& variable, const Tensor& value, double decay,
+                           ZeroDebiasState* zero_debias) {
+  EAGER_CHECK(IsFloating(variable.dtype()), "AssignMovingAverage: variable '",
+              variable.shared_name(), "' has dtype ", variable.dtype(),
+              "; moving averages are float32 or float64");
+  EAGER_CHECK(value.dtype() == variable.dtype() && value.shape() == variable.shape(),
+              "AssignMovingAverage: the value for '", variable.shared_name(), "' is ",
+              value.dtype(), " of shape ", value.shape(), ", expected ", variable.dtype(),
+              " of shape ", variable.shape());
+  EAGER_CHECK(decay >= 0.0 && decay <= 1.0, "AssignMovingAverage: decay must be in [0, 1], got ",
+              decay);
+  NameScope scope("AssignMovingAvg");
+  // convert_to_tensor(1.0 - decay): the subtraction in Python's double.
+  return AssignMovingAverageWith(variable, value, static_cast<float>(1.0 - decay), zero_debias);
+}
 
 ExponentialMovingAverage::ExponentialMovingAverage(double decay, std::optional<int64_t> num_updates,
                                                    bool zero_debias, std::string_view name)
@@ -28,6 +91,71 @@ std::string ExponentialMovingAverage::AverageName(const Variable& variable) cons
   return std::string(variable.shared_name()) + "/" + name_;
 }
 
+std::string ExponentialMovingAverage::AverageName(const Tensor& tensor) const {
+  // tensor.op.name: "add:0" -> "add".
+  const std::string& name = tensor.name();
+  return name.substr(0, name.rfind(':')) + "/" + name_;
+}
+
+Operation ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list,
+                                          const std::vector<Tensor>& tensors) {
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) {
+    if (!tensors.empty()) {
+      throw FailedPreconditionError(
+          StrCat("ExponentialMovingAverage '", name_,
+                 "' does not support non-Variable tensors when eager execution is enabled"));
+    }
+    return Apply(var_list);
+  }
+  CreateAverages(var_list);
+  const std::vector<size_t> tensor_entries = CreateTensorAverages(*graph, tensors);
+  std::vector<size_t> entries;
+  entries.reserve(var_list.size());
+  for (Variable* v : var_list) entries.push_back(index_.at(v));
+  return UpdateOp(*graph, entries, tensor_entries);
+}
+
+std::vector<size_t> ExponentialMovingAverage::CreateTensorAverages(
+    Graph& graph, const std::vector<Tensor>& tensors) {
+  for (const Tensor& t : tensors) {
+    // Throws for an eager tensor or another graph's.
+    (void)graph.OperationOf(t);
+    EAGER_CHECK(IsFloating(t.dtype()), "ExponentialMovingAverage '", name_, "'.Apply: tensor '",
+                t.name(), "' has dtype ", t.dtype(),
+                "; the moving average supports only float32 and float64");
+    EAGER_CHECK(t.shape().IsFullyDefined(), "ExponentialMovingAverage '", name_,
+                "'.Apply: tensor '", t.name(), "' has the partial shape ", t.shape(),
+                "; its average needs a fully defined one");
+  }
+  std::vector<size_t> out;
+  const Graph::InitScope init_scope(graph);
+  for (const Tensor& t : tensors) {
+    auto it = tensor_index_.find(t.name());
+    if (it == tensor_index_.end()) {
+      // slot_creator.create_zeros_slot: "<op name>/<ema name>", zeros.
+      const std::string op_name = graph.OperationOf(t).name();
+      TensorEntry entry{t, nullptr, {}};
+      {
+        NameScope scope(op_name + "/");
+        entry.shadow = std::make_unique<Variable>(Tensor::Zeros(t.shape(), t.dtype()), name_,
+                                                  /*trainable=*/false);
+      }
+      if (zero_debias_) entry.debias = MakeZeroDebiasState(*entry.shadow);
+      it = tensor_index_.emplace(t.name(), tensor_entries_.size()).first;
+      tensor_entries_.push_back(std::move(entry));
+    }
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+Variable* ExponentialMovingAverage::AverageVariable(const Tensor& tensor) const {
+  if (!tensor.is_symbolic()) return nullptr;
+  auto it = tensor_index_.find(tensor.name());
+  return it == tensor_index_.end() ? nullptr : tensor_entries_[it->second].shadow.get();
+}
+
 Operation ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list) {
   CreateAverages(var_list);
   if (Graph* graph = Graph::Current()) {
@@ -41,7 +169,8 @@ Operation ExponentialMovingAverage::Apply(const std::vector<Variable*>& var_list
   return Operation();
 }
 
-Operation ExponentialMovingAverage::UpdateOp(Graph& graph, const std::vector<size_t>& entries) {
+Operation ExponentialMovingAverage::UpdateOp(Graph& graph, const std::vector<size_t>& entries,
+                                             const std::vector<size_t>& tensor_entries) {
   // TF's assign_moving_average: shadow -= (shadow - value) * (1 - decay),
   // with 1 - decay a float32 constant cast to the variable's dtype.
   // TF: `with name_scope(name) as scope: ... group(*updates, name=scope)`,
@@ -61,6 +190,12 @@ Operation ExponentialMovingAverage::UpdateOp(Graph& graph, const std::vector<siz
     const Tensor delta = (e.shadow->value() - e.original->value()) * decay;
     updates.push_back(OperationOf(AssignSub(*e.shadow, delta)));
   }
+  for (size_t i : tensor_entries) {
+    TensorEntry& e = tensor_entries_[i];
+    NameScope assign_scope("AssignMovingAvg");
+    updates.push_back(OperationOf(AssignMovingAverageWith(
+        *e.shadow, e.tensor, EffectiveOneMinusDecay(), zero_debias_ ? &e.debias : nullptr)));
+  }
   scope.reset();
   return Group(updates, group_name);
 }
@@ -72,6 +207,10 @@ void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_
                 v->shared_name(), "' has dtype ", v->dtype(),
                 "; the moving average supports only float32 and float64 variables");
   }
+  // TF's apply() creates the shadows inside init_scope(): no control
+  // dependencies open around Apply reach their nodes.
+  std::optional<Graph::InitScope> init_scope;
+  if (Graph* graph = Graph::Current()) init_scope.emplace(*graph);
   for (Variable* v : var_list) {
     if (index_.contains(v)) continue;
     // slot_creator: scope "<var op name>/", the shadow named after the EMA
@@ -100,9 +239,10 @@ void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_
 
 Operation ExponentialMovingAverage::Apply() {
   if (Graph* graph = Graph::Current()) {
-    std::vector<size_t> entries;
+    std::vector<size_t> entries, tensor_entries;
     for (size_t i = 0; i < entries_.size(); ++i) entries.push_back(i);
-    return UpdateOp(*graph, entries);
+    for (size_t i = 0; i < tensor_entries_.size(); ++i) tensor_entries.push_back(i);
+    return UpdateOp(*graph, entries, tensor_entries);
   }
   const float one_minus = EffectiveOneMinusDecay();
   for (const Entry& e : entries_) Update(e, one_minus);

@@ -16,9 +16,14 @@
 //   shadow -= (shadow - value) * one_minus
 // in the variable's dtype. Only float32 and float64 variables.
 //
-// zero_debias is accepted for API parity: TensorFlow applies it only to
-// averages of plain tensors, which start at 0; averages of Variables (all
-// this class supports) start at the variable's value and are unaffected.
+// Averages of plain tensors (graph mode only, as TF: eager tensors have no
+// identity across steps): Apply(var_list, tensors) gives each tensor a
+// shadow "<tensor op name>/<name>" ("add/ExponentialMovingAverage") that
+// starts at zeros; with zero_debias each is debiased as TF's _zero_debias
+// (AssignMovingAverage below, state "<shadow>/biased" and
+// "<shadow>/local_step"). zero_debias does not touch averages of variables,
+// which start at the variable's value (TF: "zero debias moving-averages
+// that are initialized with tensors").
 //
 // Graph mode (runtime/graph.h): inside Graph::AsDefault, Apply(var_list)
 // creates the shadows as graph variables (uninitialized until the graph's
@@ -28,8 +33,11 @@
 // non-trainable variables), and returns the update op: a NoOp named after the
 // EMA ("ExponentialMovingAverage") depending on one AssignSub per shadow,
 // shadow -= (shadow - value) * (1 - decay), with the decay fixed when the op
-// is built. Average(v) is then the shadow's symbolic read tensor. In eager
-// mode Apply updates at once and returns a none Operation.
+// is built. As TF's apply(), which creates the shadows in init_scope(), the
+// shadows' nodes never wait for control dependencies open around Apply:
+// under Graph::ControlDependencies(graph, {train_op}) only the update op
+// waits for train_op, and the shadows initialize from the initial values. Average(v) is then the
+// shadow's symbolic read tensor. In eager mode Apply updates at once and returns a none Operation.
 //
 // The EMA is a Trackable whose children are the shadows, each under its
 // average name ("v/ExponentialMovingAverage"). It keeps pointers to the
@@ -50,6 +58,35 @@
 
 namespace eager {
 
+// What TF's _zero_debias keeps for one debiased moving average: "biased",
+// the average started at zeros, and "local_step", its update count (both of
+// the average's dtype and non-trainable).
+struct ZeroDebiasState {
+  std::unique_ptr<Variable> biased;
+  std::unique_ptr<Variable> local_step;
+};
+
+// Creates the state for averaging into `unbiased`: zeros named
+// "<unbiased op name>/biased" and ".../local_step" (made unique), in the
+// default graph when there is one, free of open control dependencies.
+ZeroDebiasState MakeZeroDebiasState(const Variable& unbiased);
+
+// tf.__internal__.train.assign_moving_average(variable, value, decay):
+//   variable -= (variable - value) * (1 - decay)
+// with 1 - decay computed in double and rounded to float32 (TF converts the
+// Python float 1.0 - decay), then cast to the variable's dtype. With
+// `zero_debias` (TF's default zero_debias=True, for a variable that started
+// at 0) instead, as _zero_debias:
+//   biased -= (biased - value) * (1 - decay);  local_step += 1
+//   variable = biased / (1 - (1 - (1 - decay)) ^ local_step)
+// Eager: updates at once and returns the new value. Graph mode: adds the ops
+// (AssignSub, and AssignAdd, Pow, RealDiv, Assign for zero_debias) and
+// returns the tensor that performs the update when run. Throws
+// InvalidArgumentError for a non-float variable, a `value` of another dtype
+// or shape, or a decay outside [0, 1].
+Tensor AssignMovingAverage(Variable& variable, const Tensor& value, double decay,
+                           ZeroDebiasState* zero_debias = nullptr);
+
 class ExponentialMovingAverage final : public Trackable {
  public:
   // `num_updates`, if given, lowers the decay early in training to
@@ -66,6 +103,12 @@ class ExponentialMovingAverage final : public Trackable {
   // non-float variable (before creating anything), or for a null pointer.
   // Returns the update op in graph mode (see above), else a none Operation.
   Operation Apply(const std::vector<Variable*>& var_list);
+  // Graph mode: the same for variables and plain tensors at once (TF's
+  // apply([v, tensor])): one update op for both. Tensors get zero-started
+  // shadows (debiased with zero_debias). Throws FailedPreconditionError for
+  // tensors in eager mode (as TF), InvalidArgumentError for a non-float or
+  // another graph's tensor.
+  Operation Apply(const std::vector<Variable*>& var_list, const std::vector<Tensor>& tensors);
   // Updates every shadow created so far (graph mode: returns the op that does).
   Operation Apply();
   // Only the first half of Apply(var_list): creates the missing shadows
@@ -79,9 +122,13 @@ class ExponentialMovingAverage final : public Trackable {
   Tensor Average(const Variable& variable) const;
   // The shadow Variable of `variable`, or nullptr when it has none.
   Variable* AverageVariable(const Variable& variable) const;
+  // The shadow of a plain graph tensor ("add:0"), or nullptr.
+  Variable* AverageVariable(const Tensor& tensor) const;
   // "<variable op name>/<name>", e.g. "v/ExponentialMovingAverage", whether
   // or not a shadow exists (tf's average_name).
   std::string AverageName(const Variable& variable) const;
+  // "<tensor op name>/<name>" ("add/ExponentialMovingAverage").
+  std::string AverageName(const Tensor& tensor) const;
 
   // What a name-based Saver should restore for evaluation with averaged
   // weights (TF's variables_to_restore()): AverageName(v) -> v for every
@@ -115,10 +162,20 @@ class ExponentialMovingAverage final : public Trackable {
     std::unique_ptr<Variable> shadow;
   };
 
+  struct TensorEntry {
+    Tensor tensor;
+    std::unique_ptr<Variable> shadow;
+    ZeroDebiasState debias;  // empty unless zero_debias
+  };
+
   float EffectiveOneMinusDecay() const;
   void Update(const Entry& entry, float one_minus_decay);
   // Graph mode: the op updating `entries` (indices into entries_).
-  Operation UpdateOp(Graph& graph, const std::vector<size_t>& entries);
+  Operation UpdateOp(Graph& graph, const std::vector<size_t>& entries,
+                     const std::vector<size_t>& tensor_entries = {});
+  // Graph mode: creates the missing shadows of `tensors`; returns their
+  // indices into tensor_entries_.
+  std::vector<size_t> CreateTensorAverages(Graph& graph, const std::vector<Tensor>& tensors);
 
   double decay_;
   std::optional<int64_t> num_updates_;
@@ -126,6 +183,8 @@ class ExponentialMovingAverage final : public Trackable {
   std::string name_;
   std::vector<Entry> entries_;
   std::unordered_map<const Variable*, size_t> index_;
+  std::vector<TensorEntry> tensor_entries_;
+  std::unordered_map<std::string, size_t> tensor_index_;  // by tensor name
 };
 
 }  // namespace eager

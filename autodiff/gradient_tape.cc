@@ -10,11 +10,14 @@
 //      is ready once every use of its output has passed a gradient back, and
 //      gradients reaching the same tensor are summed.
 // Each step is linear in the number of records. The backward ops run through
-// Execute like any other op, with this tape paused, so outer tapes record
-// them (higher-order gradients) and this one does not.
+// Execute like any other op, so outer tapes record them (higher-order
+// gradients); a persistent tape records them too (TF's tape.gradient inside
+// its context), a non-persistent one pauses itself.
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -38,6 +41,12 @@ enum : uint8_t {
   kUnvisited = 0,
   kAncestor = 1,  // the target depends on its output
   kRelevant = 2,  // ... and its output depends on a source: its gradient is computed
+};
+
+// One target of one Gradient() call and the gradient flowing into it.
+struct Target {
+  Tensor tensor;
+  Tensor gradient;
 };
 
 // One source of one Gradient() call: the tensor ids whose gradients it sums
@@ -140,10 +149,10 @@ struct GradientTape::Impl {
 
   int64_t ProducerOf(TensorId id) const { return tensors.Find(id); }
 
-  std::vector<std::optional<Tensor>> Differentiate(OpRecorder* self, const Tensor& target,
+  std::vector<std::optional<Tensor>> Differentiate(OpRecorder* self,
+                                                   const std::vector<Target>& targets,
                                                    const std::vector<Source>& sources,
-                                                   UnconnectedGradients unconnected,
-                                                   const std::optional<Tensor>& output_gradient);
+                                                   UnconnectedGradients unconnected);
   // The gradients of `target` that reach the ids in `source_ids`: per record
   // output (`by_record`, kept for sources) and per source no record produced
   // (`loose`).
@@ -153,20 +162,28 @@ struct GradientTape::Impl {
   };
   // Not const: it tells each record's call which inputs need a gradient.
   struct BackpropPass;
-  Gradients Backprop(const Tensor& target, const std::unordered_set<TensorId>& source_ids,
-                     const Tensor& output_gradient);
+  Gradients Backprop(const std::vector<Target>& targets,
+                     const std::unordered_set<TensorId>& source_ids);
   // Drops every record and stops recording: a non-persistent tape is done.
   void Release(GradientTape* tape);
   // Differentiate, then Release a spent (non-persistent) tape, also when a
   // gradient function throws.
-  std::vector<std::optional<Tensor>> DifferentiateAndRelease(
-      GradientTape* tape, const Tensor& target, const std::vector<Source>& sources,
-      UnconnectedGradients unconnected, const std::optional<Tensor>& output_gradient);
+  std::vector<std::optional<Tensor>> DifferentiateAndRelease(GradientTape* tape,
+                                                             const std::vector<Target>& targets,
+                                                             const std::vector<Source>& sources,
+                                                             UnconnectedGradients unconnected);
+  // The targets with their output gradients, checked (`output_gradients`
+  // empty: ones). Throws FailedPreconditionError on a spent tape.
+  std::vector<Target> ResolveTargets(std::span<const Tensor> targets,
+                                     std::span<const Tensor> output_gradients) const;
 
   const bool persistent;
   const bool watch_accessed_variables;
   bool used = false;  // a non-persistent tape whose Gradient() was called
   int paused = 0;     // depth of StopRecording and of our own backward pass
+  // Whether this tape records the backward pass now running (persistent and
+  // not paused): its records may then grow while the pass walks them.
+  bool recording_backward = false;
 
   // Records in execution order, so a tensor's producer always precedes its
   // consumers.
@@ -190,6 +207,23 @@ GradientTape::GradientTape(bool persistent, bool watch_accessed_variables)
   impl_->recording.emplace(static_cast<OpRecorder*>(this));
   internal::AddVariableReadObserver(this);
   impl_->observing_reads = true;
+}
+
+void GradientTape::Reset() {
+  Impl& s = *impl_;
+  if (s.paused > 0) {
+    // TF: reset() inside stop_recording() fails the same way.
+    throw FailedPreconditionError(
+        "GradientTape.reset: the tape is not recording (inside StopRecording or its own "
+        "Gradient call)");
+  }
+  s.Release(this);
+  s.variables.clear();
+  s.variable_index.clear();
+  s.used = false;
+  s.recording.emplace(static_cast<OpRecorder*>(this));
+  internal::AddVariableReadObserver(this);
+  s.observing_reads = true;
 }
 
 GradientTape::~GradientTape() {
@@ -292,13 +326,15 @@ struct GradientTape::Impl::BackpropPass {
     return IsFloating(input.dtype()) && source_ids.contains(input.id());
   }
 
-  // 1. The records the target depends on, by a depth-first walk from its
-  //    producer `root` along recorded inputs.
-  void MarkAncestors(int64_t root) {
+  // 1. The records the targets depend on, by a depth-first walk from their
+  //    producers `roots` along recorded inputs.
+  void MarkAncestors(const std::vector<int64_t>& roots) {
     std::vector<int64_t> stack;
-    if (root >= 0) {
-      state[root] = kAncestor;
-      stack.push_back(root);
+    for (const int64_t root : roots) {
+      if (root >= 0 && state[root] == kUnvisited) {
+        state[root] = kAncestor;
+        stack.push_back(root);
+      }
     }
     while (!stack.empty()) {
       const Record& rec = tape.records[stack.back()];
@@ -350,22 +386,31 @@ struct GradientTape::Impl::BackpropPass {
     return input_grads;
   }
 
-  // 3. Backwards with a ready stack from `root`, accumulating gradients. A
-  //    record's output gradient is dropped once used unless it is a source's.
-  Gradients RunBackward(int64_t root, const Tensor& target, const Tensor& output_gradient) {
+  // 3. Backwards with a ready stack from the targets' producers `roots`,
+  //    accumulating gradients. A record's output gradient is dropped once
+  //    used unless it is a source's.
+  Gradients RunBackward(const std::vector<int64_t>& roots, const std::vector<Target>& targets) {
     Gradients grads;
     grads.by_record.resize(state.size());
     std::vector<int64_t> stack;
-    if (root >= 0) {
-      grads.by_record[root] = output_gradient;
-      if (state[root] == kRelevant) stack.push_back(root);
-    } else {
-      grads.loose[target.id()] = output_gradient;
+    for (size_t t = 0; t < targets.size(); ++t) {
+      const int64_t root = roots[t];
+      Accumulate(root >= 0 ? grads.by_record[root] : grads.loose[targets[t].tensor.id()],
+                 targets[t].gradient);
+      // A target another target depends on (y and y * y) is ready only once
+      // the records using it have passed their gradients back.
+      if (root >= 0 && state[root] == kRelevant && uses[root] == 0 &&
+          std::find(stack.begin(), stack.end(), root) == stack.end()) {
+        stack.push_back(root);
+      }
     }
+    // A tape recording this pass appends records (and may move them): the
+    // record being differentiated is then a copy.
+    std::optional<Record> copy;
     while (!stack.empty()) {
       const int64_t r = stack.back();
       stack.pop_back();
-      Record& rec = tape.records[r];
+      Record& rec = tape.recording_backward ? copy.emplace(tape.records[r]) : tape.records[r];
       std::vector<std::optional<Tensor>> input_grads;
       if (std::optional<Tensor>& out = grads.by_record[r]; out.has_value()) {
         const Tensor grad = *out;
@@ -397,8 +442,7 @@ struct GradientTape::Impl::BackpropPass {
 };
 
 GradientTape::Impl::Gradients GradientTape::Impl::Backprop(
-    const Tensor& target, const std::unordered_set<TensorId>& source_ids,
-    const Tensor& output_gradient) {
+    const std::vector<Target>& targets, const std::unordered_set<TensorId>& source_ids) {
   const size_t n = records.size();
   BackpropPass pass{*this, source_ids, std::vector<uint8_t>(n, kUnvisited),
                     std::vector<uint8_t>(n, 0), std::vector<int32_t>(n, 0)};
@@ -407,41 +451,73 @@ GradientTape::Impl::Gradients GradientTape::Impl::Backprop(
   for (TensorId id : source_ids) {
     if (const int64_t p = ProducerOf(id); p >= 0) pass.is_source[p] = 1;
   }
-  const int64_t root = ProducerOf(target.id());
-  pass.MarkAncestors(root);
+  std::vector<int64_t> roots;
+  roots.reserve(targets.size());
+  for (const Target& t : targets) roots.push_back(ProducerOf(t.tensor.id()));
+  pass.MarkAncestors(roots);
   pass.MarkRelevantAndCountUses();
-  return pass.RunBackward(root, target, output_gradient);
+  return pass.RunBackward(roots, targets);
+}
+
+std::vector<Target> GradientTape::Impl::ResolveTargets(
+    std::span<const Tensor> targets, std::span<const Tensor> output_gradients) const {
+  if (used) throw FailedPreconditionError(kSecondCallMessage);
+  if (!output_gradients.empty() && output_gradients.size() != targets.size()) {
+    throw InvalidArgumentError(StrCat("GradientTape.gradient: got ", output_gradients.size(),
+                                      " output gradients for ", targets.size(), " targets"));
+  }
+  std::vector<Target> resolved;
+  resolved.reserve(targets.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const Tensor& target = targets[i];
+    if (output_gradients.empty()) {
+      // An integer target carries no gradient (TF gives None for it).
+      if (IsFloating(target.dtype())) resolved.push_back({target, OnesLike(target)});
+      continue;
+    }
+    const Tensor& g = output_gradients[i];
+    if (g.shape() != target.shape() || g.dtype() != target.dtype()) {
+      throw InvalidArgumentError(
+          StrCat("GradientTape.gradient: output_gradient", targets.size() > 1 ? StrCat(" ", i) : "",
+                 " has shape ", g.shape(), " and dtype ", g.dtype(), ", but the target has shape ",
+                 target.shape(), " and dtype ", target.dtype()));
+    }
+    if (IsFloating(target.dtype())) resolved.push_back({target, g});
+  }
+  return resolved;
 }
 
 std::vector<std::optional<Tensor>> GradientTape::Impl::Differentiate(
-    OpRecorder* self, const Tensor& target, const std::vector<Source>& sources,
-    UnconnectedGradients unconnected, const std::optional<Tensor>& output_gradient) {
-  if (used) throw FailedPreconditionError(kSecondCallMessage);
-  if (output_gradient.has_value() &&
-      (output_gradient->shape() != target.shape() || output_gradient->dtype() != target.dtype())) {
-    throw InvalidArgumentError(StrCat("GradientTape.gradient: output_gradient has shape ",
-                                      output_gradient->shape(), " and dtype ",
-                                      output_gradient->dtype(), ", but the target has shape ",
-                                      target.shape(), " and dtype ", target.dtype()));
-  }
+    OpRecorder* self, const std::vector<Target>& targets, const std::vector<Source>& sources,
+    UnconnectedGradients unconnected) {
   if (!persistent) used = true;
 
   std::vector<std::optional<Tensor>> result(sources.size());
   {
-    // Our own backward pass is not recorded by us, but is by outer tapes.
-    PauseRecording pause(self);
-    ++paused;
-    struct Unpause {
-      int& paused;
-      ~Unpause() { --paused; }
-    } unpause{paused};
+    // Outer tapes record our backward pass; we do too when persistent and
+    // recording (TF), else we pause ourselves.
+    const bool record_self = persistent && paused == 0;
+    std::optional<PauseRecording> pause;
+    if (!record_self) {
+      pause.emplace(self);
+      ++paused;  // nor does it watch the variables the gradients read
+    }
+    recording_backward = record_self;
+    struct Restore {
+      Impl& impl;
+      bool record_self;
+      ~Restore() {
+        if (!record_self) --impl.paused;
+        impl.recording_backward = false;
+      }
+    } restore{*this, record_self};
 
     std::unordered_set<TensorId> source_ids;
     for (const Source& source : sources) {
       if (IsFloating(source.dtype)) source_ids.insert(source.ids.begin(), source.ids.end());
     }
-    if (IsFloating(target.dtype()) && !source_ids.empty()) {
-      Gradients grads = Backprop(target, source_ids, output_gradient.value_or(OnesLike(target)));
+    if (!targets.empty() && !source_ids.empty()) {
+      Gradients grads = Backprop(targets, source_ids);
       for (size_t i = 0; i < sources.size(); ++i) {
         if (!IsFloating(sources[i].dtype)) continue;
         for (TensorId id : sources[i].ids) {
@@ -464,35 +540,70 @@ std::vector<std::optional<Tensor>> GradientTape::Impl::Differentiate(
   return result;
 }
 
-std::vector<std::optional<Tensor>> GradientTape::Gradient(
-    const Tensor& target, std::span<const Variable* const> sources,
-    UnconnectedGradients unconnected, const std::optional<Tensor>& output_gradient) {
+namespace {
+
+// The Source of each variable: the ids of its reads this tape watched.
+template <typename Impl>
+std::vector<Source> VariableSources(const Impl& impl, std::span<const Variable* const> sources) {
   std::vector<Source> resolved;
   resolved.reserve(sources.size());
   for (const Variable* variable : sources) {
     EAGER_CHECK(variable != nullptr, "GradientTape.gradient: source ", resolved.size(),
                 " is a null Variable pointer");
     Source source{{}, variable->shape(), variable->dtype()};
-    if (auto it = impl_->variable_index.find(variable); it != impl_->variable_index.end()) {
-      source.ids = impl_->variables[it->second].reads;
+    if (auto it = impl.variable_index.find(variable); it != impl.variable_index.end()) {
+      source.ids = impl.variables[it->second].reads;
     }
     resolved.push_back(std::move(source));
   }
-  return impl_->DifferentiateAndRelease(this, target, resolved, unconnected, output_gradient);
+  return resolved;
+}
+
+std::vector<Source> TensorSources(std::span<const Tensor> sources) {
+  std::vector<Source> resolved;
+  resolved.reserve(sources.size());
+  for (const Tensor& t : sources) resolved.push_back({{t.id()}, t.shape(), t.dtype()});
+  return resolved;
+}
+
+std::span<const Tensor> OneOrNone(const std::optional<Tensor>& t) {
+  return t.has_value() ? std::span<const Tensor>(&*t, 1) : std::span<const Tensor>();
+}
+
+}  // namespace
+
+std::vector<std::optional<Tensor>> GradientTape::Gradient(
+    const Tensor& target, std::span<const Variable* const> sources,
+    UnconnectedGradients unconnected, const std::optional<Tensor>& output_gradient) {
+  return Gradient(std::span<const Tensor>(&target, 1), sources, unconnected,
+                  OneOrNone(output_gradient));
 }
 
 std::vector<std::optional<Tensor>> GradientTape::Gradient(
     const Tensor& target, std::span<const Tensor> sources, UnconnectedGradients unconnected,
     const std::optional<Tensor>& output_gradient) {
-  std::vector<Source> resolved;
-  resolved.reserve(sources.size());
-  for (const Tensor& t : sources) resolved.push_back({{t.id()}, t.shape(), t.dtype()});
-  return impl_->DifferentiateAndRelease(this, target, resolved, unconnected, output_gradient);
+  return Gradient(std::span<const Tensor>(&target, 1), sources, unconnected,
+                  OneOrNone(output_gradient));
+}
+
+std::vector<std::optional<Tensor>> GradientTape::Gradient(
+    std::span<const Tensor> targets, std::span<const Variable* const> sources,
+    UnconnectedGradients unconnected, std::span<const Tensor> output_gradients) {
+  std::vector<Source> resolved = VariableSources(*impl_, sources);
+  return impl_->DifferentiateAndRelease(this, impl_->ResolveTargets(targets, output_gradients),
+                                        resolved, unconnected);
+}
+
+std::vector<std::optional<Tensor>> GradientTape::Gradient(
+    std::span<const Tensor> targets, std::span<const Tensor> sources,
+    UnconnectedGradients unconnected, std::span<const Tensor> output_gradients) {
+  return impl_->DifferentiateAndRelease(this, impl_->ResolveTargets(targets, output_gradients),
+                                        TensorSources(sources), unconnected);
 }
 
 std::vector<std::optional<Tensor>> GradientTape::Impl::DifferentiateAndRelease(
-    GradientTape* tape, const Tensor& target, const std::vector<Source>& sources,
-    UnconnectedGradients unconnected, const std::optional<Tensor>& output_gradient) {
+    GradientTape* tape, const std::vector<Target>& targets, const std::vector<Source>& sources,
+    UnconnectedGradients unconnected) {
   // A non-persistent tape is spent either way; its records should not
   // outlive the call.
   struct ReleaseAtExit {
@@ -502,7 +613,7 @@ std::vector<std::optional<Tensor>> GradientTape::Impl::DifferentiateAndRelease(
       if (impl->used) impl->Release(tape);
     }
   } release{this, tape};
-  return Differentiate(tape, target, sources, unconnected, output_gradient);
+  return Differentiate(tape, targets, sources, unconnected);
 }
 
 std::optional<Tensor> GradientTape::Gradient(const Tensor& target, const Variable& source) {

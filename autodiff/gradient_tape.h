@@ -18,9 +18,20 @@
 // - A non-persistent tape allows one Gradient() call, then releases its
 //   records and stops recording; a second call throws
 //   FailedPreconditionError. A persistent tape keeps its records and goes on
-//   recording until it is destroyed.
+//   recording until it is destroyed or Reset().
 // - Tapes nest: an outer tape records the ops an inner tape's Gradient() runs,
-//   so second derivatives work. A tape does not record its own backward pass.
+//   so second derivatives work. A persistent tape also records the ops of
+//   its own Gradient() calls (TF's tape.gradient inside the tape's context),
+//   so one tape gives higher derivatives:
+//     GradientTape tape(/*persistent=*/true);
+//     Tensor y = x * x * x;                      // x = 3
+//     Tensor dy = *tape.Gradient(y, x);          // 27
+//     Tensor d2y = *tape.Gradient(dy, x);        // 18
+//   That costs a record per backward op; a Gradient() call inside a
+//   StopRecording scope records nothing (TF's call outside the context).
+//   A non-persistent tape never records its own backward pass.
+// - Several targets in one call differentiate their sum (TF's
+//   tape.gradient([y1, y2], x)).
 // - StopGradient() cuts the flow; integer and bool tensors carry no gradient.
 //
 // Errors: Gradient() throws FailedPreconditionError when a non-persistent
@@ -99,6 +110,31 @@ class GradientTape final : private OpRecorder, private internal::VariableReadObs
   // Convenience for one variable.
   std::optional<Tensor> Gradient(const Tensor& target, const Variable& source);
 
+  // Several targets at once (tape.gradient([y1, y2], sources)): the gradient
+  // of their sum, each target weighted by its output gradient
+  // (`output_gradients`: empty for ones, else one per target, each shaped
+  // like its target; InvalidArgumentError otherwise). Integer targets
+  // contribute nothing. A target listed twice counts twice, as in TF.
+  std::vector<std::optional<Tensor>> Gradient(
+      std::span<const Tensor> targets, std::span<const Variable* const> sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone,
+      std::span<const Tensor> output_gradients = {});
+  std::vector<std::optional<Tensor>> Gradient(
+      std::span<const Tensor> targets, std::span<const Tensor> sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone,
+      std::span<const Tensor> output_gradients = {});
+  // The same for braced lists: `tape.Gradient({y1, y2}, {&w})`.
+  template <typename Source>
+  std::vector<std::optional<Tensor>> Gradient(
+      std::initializer_list<Tensor> targets, std::initializer_list<Source> sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone);
+
+  // Forgets everything recorded and watched, as if this tape had just been
+  // made with the same options (tape.reset()): a spent non-persistent tape
+  // may be used again, and later Gradient() calls see only ops run after the
+  // reset.
+  void Reset();
+
   // Variables watched so far, in first-watched order (tape.watched_variables()).
   std::vector<const Variable*> WatchedVariables() const;
 
@@ -144,6 +180,23 @@ std::vector<std::optional<Tensor>> GradientTape::Gradient(
                   "Tensors ({x, y})");
     return Gradient(target, std::span<const Tensor>(sources.begin(), sources.size()), unconnected,
                     output_gradient);
+  }
+}
+
+template <typename Source>
+std::vector<std::optional<Tensor>> GradientTape::Gradient(std::initializer_list<Tensor> targets,
+                                                          std::initializer_list<Source> sources,
+                                                          UnconnectedGradients unconnected) {
+  const std::span<const Tensor> target_span(targets.begin(), targets.size());
+  if constexpr (std::is_convertible_v<Source, const Variable*>) {
+    return Gradient(target_span, std::span<const Variable* const>(sources.begin(), sources.size()),
+                    unconnected);
+  } else {
+    static_assert(std::is_same_v<Source, Tensor>,
+                  "GradientTape::Gradient: sources are Variable pointers ({&w, &b}) or "
+                  "Tensors ({x, y})");
+    return Gradient(target_span, std::span<const Tensor>(sources.begin(), sources.size()),
+                    unconnected);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "autodiff/optimizer.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "autodiff/gradient_tape.h"
 #include "runtime/flush_denormal.h"
@@ -87,6 +88,13 @@ void Optimizer::ApplyGradients(const std::vector<GradientAndVariable>& grads_and
     throw InvalidArgumentError(
         StrCat("Optimizer '", name_, "': No gradients provided for any variable: [", names, "]"));
   }
+  if (clipping_.clipnorm || clipping_.clipvalue || clipping_.global_clipnorm) {
+    return ApplyValidated(Clip(grads_and_vars));
+  }
+  ApplyValidated(grads_and_vars);
+}
+
+void Optimizer::ApplyValidated(const std::vector<GradientAndVariable>& grads_and_vars) {
   for (const auto& [grad, variable] : grads_and_vars) {
     if (grad && !slot_of_.contains(variable)) {
       CreateSlots(*variable);
@@ -131,6 +139,92 @@ Tensor Optimizer::Minimize(const std::function<Tensor()>& loss_fn,
   Tensor loss = loss_fn();
   ApplyGradients(tape.Gradient(loss, var_list), var_list);
   return loss;
+}
+
+void Optimizer::SetGradientClipping(const GradientClipping& clipping) {
+  EAGER_CHECK(!(clipping.clipnorm && clipping.global_clipnorm), "Optimizer '", name_,
+              "': Cannot accept both `clipnorm` and `global_clipnorm` (got clipnorm ",
+              *clipping.clipnorm, ", global_clipnorm ", clipping.global_clipnorm.value_or(0), ")");
+  for (const auto& [what, value] :
+       {std::pair{"clipnorm", clipping.clipnorm}, std::pair{"clipvalue", clipping.clipvalue},
+        std::pair{"global_clipnorm", clipping.global_clipnorm}}) {
+    EAGER_CHECK(!value || *value >= 0.0, "Optimizer '", name_, "': ", what, " must be >= 0, got ",
+                value.value_or(0));
+  }
+  clipping_ = clipping;
+}
+
+std::vector<Optimizer::GradientAndVariable> Optimizer::Clip(
+    const std::vector<GradientAndVariable>& grads_and_vars) const {
+  std::vector<GradientAndVariable> out = grads_and_vars;
+  // Each in TF's operation order, elementwise in the gradient's dtype.
+  auto transform = [&](auto&& fn) {
+    for (GradientAndVariable& pair : out) {
+      // A named reference, not a structured binding: lambdas capture it.
+      std::optional<Tensor>& grad = pair.first;
+      if (!grad) continue;
+      grad = VisitFloatDType(grad->dtype(), "gradient clipping", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        std::vector<T> g = grad->template ToVector<T>();
+        fn(g);
+        return Tensor::FromVector<T>(g, grad->shape());
+      });
+    }
+  };
+  if (clipping_.clipvalue) {
+    // clip_by_value: maximum(minimum(g, c), -c).
+    const double c = *clipping_.clipvalue;
+    transform([&](auto& g) {
+      using T = typename std::remove_reference_t<decltype(g)>::value_type;
+      const T hi = static_cast<T>(c), lo = static_cast<T>(-c);
+      for (T& x : g) x = std::max(std::min(x, hi), lo);
+    });
+  }
+  if (clipping_.clipnorm) {
+    // clip_by_norm: l2norm = sqrt(sum(g * g)) (0 when the sum is 0), then
+    // (g * c) / maximum(l2norm, c).
+    const double c = *clipping_.clipnorm;
+    transform([&](auto& g) {
+      using T = typename std::remove_reference_t<decltype(g)>::value_type;
+      const T clip = static_cast<T>(c);
+      T l2sum = 0;
+      for (T x : g) l2sum += x * x;
+      const T l2norm = l2sum > 0 ? std::sqrt(l2sum) : l2sum;
+      const T denominator = std::max(l2norm, clip);
+      for (T& x : g) x = (x * clip) / denominator;
+    });
+  }
+  if (clipping_.global_clipnorm) {
+    // clip_by_global_norm: norm = sqrt(sum_i l2_loss(g_i) * 2), l2_loss =
+    // sum(g * g * 0.5); scale = c * minimum(1 / norm, 1 / c) + (norm - norm).
+    DType dtype = DType::kFloat32;
+    bool first = true;
+    for (const auto& [grad, variable] : out) {
+      if (!grad) continue;
+      EAGER_CHECK(first || grad->dtype() == dtype, "Optimizer '", name_,
+                  "': global_clipnorm needs gradients of one dtype, got ", dtype, " and ",
+                  grad->dtype(), " (for '", variable->shared_name(), "')");
+      dtype = grad->dtype();
+      first = false;
+    }
+    VisitFloatDType(dtype, "global_clipnorm", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T half_squared = 0;
+      for (const auto& [grad, variable] : out) {
+        if (!grad) continue;
+        T l2_loss = 0;
+        for (T x : grad->template data<T>()) l2_loss += x * x * T(0.5);
+        half_squared += l2_loss;
+      }
+      const T norm = std::sqrt(half_squared * T(2));
+      const T clip = static_cast<T>(*clipping_.global_clipnorm);
+      const T scale = clip * std::min(T(1) / norm, T(1) / clip) + (norm - norm);
+      transform([&](auto& g) {
+        for (auto& x : g) x = x * static_cast<std::remove_reference_t<decltype(x)>>(scale);
+      });
+    });
+  }
+  return out;
 }
 
 int64_t Optimizer::iterations() const {

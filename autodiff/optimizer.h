@@ -38,6 +38,22 @@
 
 namespace eager {
 
+// Keras's gradient clipping options (OptimizerV2 kwargs), applied to the
+// gradients ApplyGradients receives, in this order, before any update:
+//  - clipvalue c: each element to [-c, c] (tf.clip_by_value);
+//  - clipnorm c: each gradient g to g * c / max(||g||, c) (tf.clip_by_norm,
+//    ||g|| = sqrt(sum(g * g)), 0 for an all-zero g);
+//  - global_clipnorm c: every gradient g to g * c * min(1 / N, 1 / c),
+//    N = sqrt(2 * sum over gradients of sum(g * g) / 2)
+//    (tf.clip_by_global_norm; a NaN or infinite N makes every gradient NaN).
+// Arithmetic in the gradients' dtype, c converted to it. Gradients that are
+// nullopt are left out, as Keras filters them first.
+struct GradientClipping {
+  std::optional<double> clipnorm = std::nullopt;
+  std::optional<double> clipvalue = std::nullopt;
+  std::optional<double> global_clipnorm = std::nullopt;
+};
+
 class Optimizer : public Trackable {
  public:
   // A gradient (nullopt: the variable got none and is skipped) and the
@@ -70,6 +86,13 @@ class Optimizer : public Trackable {
   // the (scalar) loss it returns and applies the gradients; returns the
   // loss. Errors as ApplyGradients, plus the tape's.
   Tensor Minimize(const std::function<Tensor()>& loss_fn, const std::vector<Variable*>& var_list);
+
+  // Sets the clipping later ApplyGradients calls use. Throws
+  // InvalidArgumentError, changing nothing, when both clipnorm and
+  // global_clipnorm are set (Keras: "Cannot accept both `clipnorm` and
+  // `global_clipnorm`") or a value is negative or NaN.
+  void SetGradientClipping(const GradientClipping& clipping);
+  const GradientClipping& gradient_clipping() const { return clipping_; }
 
   // Steps completed (the "iter" variable's value).
   int64_t iterations() const;
@@ -120,6 +143,12 @@ class Optimizer : public Trackable {
   Variable* iter() const { return iter_; }
 
  private:
+  // ApplyGradients after validation (and clipping).
+  void ApplyValidated(const std::vector<GradientAndVariable>& grads_and_vars);
+  // Applies clipping_ to the gradients of `grads_and_vars`.
+  std::vector<GradientAndVariable> Clip(
+      const std::vector<GradientAndVariable>& grads_and_vars) const;
+
   struct SlotEntry {
     const Variable* original;
     Variable* slot;
@@ -127,6 +156,7 @@ class Optimizer : public Trackable {
 
   std::string name_;
   std::string scope_;
+  GradientClipping clipping_;
   std::vector<std::string> slot_names_;
   Variable* iter_ = nullptr;
   int64_t steps_ = 0;  // used when there is no iter variable

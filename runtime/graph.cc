@@ -168,6 +168,10 @@ Graph::ControlDependencies::~ControlDependencies() {
   graph_.control_inputs_.resize(previous_size_);
 }
 
+Graph::InitScope::InitScope(Graph& graph) : graph_(graph) { saved_.swap(graph.control_inputs_); }
+
+Graph::InitScope::~InitScope() { graph_.control_inputs_.swap(saved_); }
+
 int Graph::AddNode(Node node) {
   EAGER_CHECK(!node.name.empty(), "Graph::AddNode: a node of type '", node.op,
               "' has an empty name");

@@ -209,6 +209,24 @@ class Graph {
     size_t previous_size_;
   };
 
+  // The part of tf.init_scope() that concerns a graph: while the object
+  // lives, no open ControlDependencies scope applies (nodes added get none);
+  // scopes opened inside it apply as usual. TF builds every variable and its
+  // initializer in one, so a variable created under control dependencies
+  // (an ExponentialMovingAverage's shadow) can be initialized on its own.
+  // REQUIRES: the graph outlives the object; scopes nest properly.
+  class InitScope {
+   public:
+    explicit InitScope(Graph& graph);
+    ~InitScope();
+    InitScope(const InitScope&) = delete;
+    InitScope& operator=(const InitScope&) = delete;
+
+   private:
+    Graph& graph_;
+    std::vector<std::string> saved_;
+  };
+
   // Adds `node` as is (its name is marked used), plus the control inputs of
   // any open ControlDependencies scope, and returns its index.
   // Inputs are not resolved here (an imported GraphDef may list a node before

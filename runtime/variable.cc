@@ -81,6 +81,9 @@ Variable::Variable(GraphNodeTag, Graph& graph, GraphVariable& record, DType dtyp
 void Variable::AddToGraph(Graph& graph, const Tensor* initial_value) {
   // TF1's tf.Variable: VariableV2 "v1", its initializer "v1/Assign" fed by
   // "v1/initial_value" (or by the given graph tensor), and "v1/read".
+  // TF builds a variable inside init_scope(): none of its nodes waits for
+  // the control dependencies open where it is created.
+  const Graph::InitScope init_scope(graph);
   const std::string op(shared_name());
   const std::vector<std::string> colocate = {"loc:@" + op};
   GraphVariable record;

@@ -286,16 +286,6 @@ TEST(GradientTapeTest, NestedTapesOnWatchedTensorGiveThirdDerivative) {
   EXPECT_THAT(Values(d3), ElementsAre(DoubleNear(48, 1e-12)));
 }
 
-TEST(GradientTapeTest, TapeDoesNotRecordItsOwnBackwardPass) {
-  Variable x(Tensor::Scalar<double>(3), "x");
-  GradientTape tape(/*persistent=*/true);
-  Tensor y = Mul(Mul(x.value(), x.value()), x.value());
-  std::optional<Tensor> dy = tape.Gradient(y, x);
-  ASSERT_TRUE(dy.has_value());
-  // dy was computed while the tape paused itself: it is not on this tape.
-  EXPECT_FALSE(tape.Gradient(*dy, x).has_value());
-}
-
 TEST(GradientTapeTest, StopGradientCutsTheFlow) {
   Variable x(Tensor::Vector<double>({2, 5}), "x");
   GradientTape tape;
