@@ -302,7 +302,8 @@ int RecordStateAtUnlink(std::string_view step, const std::string& path) {
   if (step == "unlink" && path.ends_with(".index")) {
     const std::optional<CheckpointState> state = ReadCheckpointState(g_state_dir);
     for (const std::string& listed : state->all_model_checkpoint_paths) {
-      if ((g_state_dir + "/").append(listed).append(".index") == path) g_listed_when_unlinked.push_back(path);
+      if ((g_state_dir + "/").append(listed).append(".index") == path)
+        g_listed_when_unlinked.push_back(path);
     }
   }
   return 0;
