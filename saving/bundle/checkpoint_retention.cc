@@ -31,6 +31,14 @@ std::string RelativeTo(const std::string& path, const std::string& dir) {
 
 bool SamePath(const std::string& a, const std::string& b) { return Normal(a) == Normal(b); }
 
+// `path` with `..` and every symlink of its existing part resolved; the
+// lexical normal form when the file system cannot tell (never throws).
+fs::path Resolved(const fs::path& path) {
+  std::error_code ec;
+  fs::path out = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? Normal(path.string()) : out;
+}
+
 // "NAME.data-00000-of-00001": five digits, "-of-", five digits.
 bool IsDataFileOf(const std::string& file, const std::string& base) {
   const std::string head = base + ".data-";
@@ -43,6 +51,38 @@ bool IsDataFileOf(const std::string& file, const std::string& base) {
 }
 
 }  // namespace
+
+bool IsCheckpointInDirectory(const std::string& prefix, const std::string& directory) {
+  const fs::path resolved = Resolved(prefix);
+  return resolved.has_filename() &&
+         resolved.parent_path() == Resolved(directory.empty() ? "." : directory);
+}
+
+int RemoveOrphanedDataFiles(const std::string& directory, const std::string& name) {
+  int removed = 0;
+  std::error_code ec;
+  std::vector<fs::path> orphans;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string file = it->path().filename().string();
+    // NAME-<digits>.data-NNNNN-of-NNNNN
+    const size_t dot = file.find(".data-");
+    if (dot == std::string::npos || !file.starts_with(name + "-")) continue;
+    const std::string_view number =
+        std::string_view(file).substr(name.size() + 1, dot - name.size() - 1);
+    if (number.empty() ||
+        !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    const std::string base = file.substr(0, dot);
+    if (!IsDataFileOf(file, base)) continue;
+    std::error_code exists_ec;
+    if (!fs::exists(it->path().parent_path() / IndexFilename(base), exists_ec) && !exists_ec) {
+      orphans.push_back(it->path());
+    }
+  }
+  for (const fs::path& f : orphans) removed += internal::RemoveFileNoThrow(f.string()) ? 1 : 0;
+  return removed;
+}
 
 int DeleteCheckpointFiles(const std::string& prefix, bool meta) {
   int removed = 0;
@@ -93,17 +133,22 @@ CheckpointRetention::CheckpointRetention(std::string directory, RetentionOptions
   const auto& paths = state->all_model_checkpoint_paths;
   const auto& stamps = state->all_model_checkpoint_timestamps;
   for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string path = JoinOnto(directory_, paths[i]);
+    if (!IsCheckpointInDirectory(path, directory_)) {
+      ignored_.push_back(path);  // never managed, so never deleted
+      continue;
+    }
     double stamp;
     if (stamps.empty()) {
       stamp = options_.adopt_untimestamped_paths ? now : last_preserved_;
       if (options_.adopt_untimestamped_paths) {
-        managed_.push_back({JoinOnto(directory_, paths[i]), stamp});
+        managed_.push_back({path, stamp});
         continue;
       }
     } else {
       stamp = i < stamps.size() ? std::min(stamps[i], now) : last_preserved_;
     }
-    if (stamp > last_preserved_) managed_.push_back({JoinOnto(directory_, paths[i]), stamp});
+    if (stamp > last_preserved_) managed_.push_back({path, stamp});
   }
 }
 
@@ -136,27 +181,39 @@ void CheckpointRetention::WriteState() const {
 
 std::vector<std::string> CheckpointRetention::Record(const std::string& prefix) {
   const double now = Now();
+  const std::vector<Entry> managed_before = managed_;
+  const std::optional<std::string> latest_before = latest_;
+  const double last_preserved_before = last_preserved_;
   std::erase_if(managed_, [&](const Entry& e) { return SamePath(e.path, prefix); });
   managed_.push_back({prefix, now});
   latest_ = prefix;
-  WriteState();  // the new checkpoint is listed before anything is deleted
-
-  std::vector<std::string> deleted;
-  if (!options_.max_to_keep) return deleted;
-  bool changed = false;
-  while (managed_.size() > static_cast<size_t>(*options_.max_to_keep)) {
+  std::vector<std::string> doomed;
+  while (options_.max_to_keep && managed_.size() > static_cast<size_t>(*options_.max_to_keep)) {
     const Entry oldest = managed_.front();
     managed_.erase(managed_.begin());
-    changed = true;
     const auto& hours = options_.keep_checkpoint_every_n_hours;
     if (hours && *hours > 0.0 && oldest.timestamp - *hours * 3600.0 >= last_preserved_) {
       last_preserved_ = oldest.timestamp;  // kept forever, no longer managed
       continue;
     }
-    DeleteCheckpointFiles(oldest.path, options_.delete_meta_files);
-    deleted.push_back(oldest.path);
+    doomed.push_back(oldest.path);
   }
-  if (changed) WriteState();
+  // The state file stops listing the doomed checkpoints before any of their
+  // files goes, so a kill at any point leaves every listed checkpoint whole.
+  try {
+    WriteState();
+  } catch (...) {
+    managed_ = managed_before;
+    latest_ = latest_before;
+    last_preserved_ = last_preserved_before;
+    throw;
+  }
+  std::vector<std::string> deleted;
+  for (const std::string& path : doomed) {
+    if (!IsCheckpointInDirectory(path, directory_)) continue;  // a caller's prefix elsewhere
+    DeleteCheckpointFiles(path, options_.delete_meta_files);
+    deleted.push_back(path);
+  }
   return deleted;
 }
 

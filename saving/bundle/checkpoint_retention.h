@@ -6,18 +6,27 @@
 // (cmake/package.cmake): not user API.
 //
 // The caller writes a checkpoint's files (durably: BundleWriter::Finish
-// fsyncs and renames), then calls Record(prefix). Record does what TF's
-// CheckpointManager.save does after the write:
+// fsyncs and renames), then calls Record(prefix). Record keeps TF's
+// CheckpointManager.save rules but not its order (TF writes the state file,
+// deletes, then writes it again, so a kill in between leaves it listing a
+// deleted checkpoint):
 //   1. the prefix becomes the newest managed checkpoint (a prefix already
-//      listed moves to the end) and the state file is written (atomically,
-//      fsynced), so a crash from here on finds the new checkpoint;
+//      listed moves to the end);
 //   2. while more than max_to_keep are managed, the oldest leaves the list:
 //      preserved forever when keep_checkpoint_every_n_hours says so, else
-//      its files are deleted (PREFIX.index, PREFIX.data-?????-of-????? and,
-//      if asked, PREFIX.meta; nothing else);
-//   3. the state file is written again without the deleted ones.
+//      doomed;
+//   3. the state file is written (atomically, fsynced) listing the new
+//      checkpoint and not the doomed ones;
+//   4. only then are the doomed checkpoints' files deleted (PREFIX.index
+//      first, then PREFIX.data-?????-of-????? and, if asked, PREFIX.meta;
+//      nothing else).
+// So at every instant (a SIGKILL included) each checkpoint the state file
+// lists is complete. A kill during step 4 can leave data files whose index
+// is gone; RemoveOrphanedDataFiles removes them.
 // Only prefixes this object recorded or adopted from the state file at
-// construction are ever deleted, never anything else in the directory.
+// construction are ever deleted, never anything else in the directory, and
+// never a prefix outside the directory: a state file's paths that resolve
+// (after `..` and symlinks) outside it are ignored (ignored_checkpoints()).
 
 #include <functional>
 #include <optional>
@@ -66,9 +75,14 @@ class CheckpointRetention {
   // get_checkpoint_state gives them: relative ones joined onto directory).
   std::vector<std::string> checkpoints() const;
   // The newest recorded prefix, or the state file's model_checkpoint_path at
-  // construction (joined onto directory), or nullopt.
+  // construction (joined onto directory), or nullopt. It is only ever read,
+  // so it may lie outside the directory.
   const std::optional<std::string>& latest_checkpoint() const { return latest_; }
   double last_preserved_timestamp() const { return last_preserved_; }
+  // The state file's listed paths (joined onto directory) that resolve
+  // outside the directory: neither managed nor deleted, and dropped from the
+  // state file at the next Record.
+  const std::vector<std::string>& ignored_checkpoints() const { return ignored_; }
   const std::string& directory() const { return directory_; }
 
  private:
@@ -85,10 +99,22 @@ class CheckpointRetention {
   std::vector<Entry> managed_;  // oldest first
   std::optional<std::string> latest_;
   double last_preserved_ = 0.0;
+  std::vector<std::string> ignored_;
 };
 
 // Deletes PREFIX.index and every PREFIX.data-NNNNN-of-NNNNN (and PREFIX.meta
 // when `meta`); missing files are fine. Returns how many files were removed.
 int DeleteCheckpointFiles(const std::string& prefix, bool meta = false);
+
+// Whether `prefix` names a checkpoint directly in `directory`, both resolved
+// (`..`, symlinks of their existing parts) first. Never throws.
+bool IsCheckpointInDirectory(const std::string& prefix, const std::string& directory);
+
+// The leftovers of a killed retention sweep (or of a save killed between its
+// data and index renames): every NAME-<digits>.data-NNNNN-of-NNNNN in
+// `directory` whose NAME-<digits>.index is missing. A checkpoint without
+// its index cannot be read, so nothing readable is removed. Call with the
+// directory's lock held (directory_lock.h). Returns how many were removed.
+int RemoveOrphanedDataFiles(const std::string& directory, const std::string& name);
 
 }  // namespace eager::internal

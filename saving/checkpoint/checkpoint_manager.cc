@@ -1,5 +1,6 @@
 #include "saving/checkpoint/checkpoint_manager.h"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "runtime/errors.h"
@@ -30,6 +31,20 @@ int64_t StepOf(const Variable& step) {
   return value.dtype() == DType::kInt64 ? value.scalar<int64_t>() : value.scalar<int32_t>();
 }
 
+// What killed saves and sweeps left in `directory`: temporary files (removed
+// by taking the lock) and data files whose index is gone. Skipped when
+// another writer holds the lock (its files are not leftovers) or the
+// directory cannot be locked (e.g. it does not exist yet, or is read-only).
+void RemoveLeftovers(const std::string& directory, const std::string& checkpoint_name) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(directory, ec)) return;
+  try {
+    const internal::DirectoryLock lock(directory);
+    internal::RemoveOrphanedDataFiles(directory, checkpoint_name);
+  } catch (const Error&) {
+  }
+}
+
 }  // namespace
 
 CheckpointManager::CheckpointManager(Checkpoint& checkpoint, const std::string& directory,
@@ -49,6 +64,13 @@ CheckpointManager::CheckpointManager(Checkpoint& checkpoint, const std::string& 
               "CheckpointManager: checkpoint_interval must be positive, got ",
               checkpoint_interval.value_or(0));
   EAGER_CHECK(!checkpoint_name.empty(), "CheckpointManager: checkpoint_name must not be empty");
+  for (const std::string& path : retention_->ignored_checkpoints()) {
+    std::fprintf(stderr,
+                 "WARNING: CheckpointManager(%s): the state file lists %s, which is outside the "
+                 "directory; it is ignored (never deleted) and dropped from the list\n",
+                 directory.c_str(), path.c_str());
+  }
+  RemoveLeftovers(directory, checkpoint_name);
 }
 
 // A background save of ours uses retention_: it must end first.
@@ -65,6 +87,10 @@ std::vector<std::string> CheckpointManager::checkpoints() const {
 }
 
 const std::string& CheckpointManager::directory() const { return retention_->directory(); }
+
+const std::vector<std::string>& CheckpointManager::ignored_checkpoints() const {
+  return retention_->ignored_checkpoints();
+}
 
 std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkpoint_number,
                                                    bool check_interval,

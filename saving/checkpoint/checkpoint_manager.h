@@ -11,9 +11,17 @@
 //
 // Each Save writes DIR/NAME-N (N = the checkpoint's save_counter after it is
 // incremented, or the number given), records it in DIR/checkpoint (with
-// timestamps), and only then deletes what falls out of the list. A manager
-// made on a directory that has a state file resumes its list; it deletes
-// only checkpoints it saved or found listed there, nothing else.
+// timestamps, and already without the checkpoints about to be deleted), and
+// only then deletes what fell out of the list: a kill at any point leaves
+// every listed checkpoint complete. A manager made on a directory that has a
+// state file resumes its list; it deletes only checkpoints it saved or found
+// listed there, and only those directly in its directory (after resolving
+// `..` and symlinks): a listed path elsewhere is ignored, reported by
+// ignored_checkpoints() and a warning on stderr.
+//
+// Making a manager also removes what a killed save or sweep left in the
+// directory (temporary files, data files whose index is gone), unless
+// another writer holds the directory (directory_lock.h).
 //
 // With CheckpointOptions{.async = true} the write, the state file and the
 // deletions run on the Checkpoint's background thread (checkpoint.h); the
@@ -67,6 +75,9 @@ class CheckpointManager {
   // The managed checkpoints, oldest first.
   std::vector<std::string> checkpoints() const;
   const std::string& directory() const;
+  // The state file's listed paths that resolve outside directory(), at
+  // construction: never managed, never deleted.
+  const std::vector<std::string>& ignored_checkpoints() const;
 
   // Restores latest_checkpoint() if there is one (and returns its path);
   // otherwise leaves the objects as initialized and returns nullopt.

@@ -10,6 +10,73 @@
 
 namespace eager::internal {
 
+SavedObjectNames::SavedObjectNames(const SavedObjectGraph& graph)
+    : graph_(graph), parent_(graph.nodes.size(), -1), edge_(graph.nodes.size(), -1) {
+  const size_t n = graph.nodes.size();
+  if (n == 0) return;
+  std::vector<bool> seen(n, false);
+  seen[0] = true;
+  std::deque<int> queue{0};
+  while (!queue.empty()) {
+    const int id = queue.front();
+    queue.pop_front();
+    const auto& children = graph.nodes[static_cast<size_t>(id)].children;
+    for (size_t k = 0; k < children.size(); ++k) {
+      const auto c = static_cast<size_t>(children[k].node_id);
+      if (seen[c]) continue;
+      seen[c] = true;
+      parent_[c] = id;
+      edge_[c] = static_cast<int>(k);
+      queue.push_back(children[k].node_id);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto& slots = graph.nodes[i].slot_variables;
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const int slot = slots[k].slot_variable_node_id;
+      if (!seen[static_cast<size_t>(slot)]) {
+        slot_ref_.try_emplace(slot, static_cast<int>(i), static_cast<int>(k));
+      }
+    }
+  }
+}
+
+std::string SavedObjectNames::PathName(int node) const {
+  if (node != 0 && parent_[static_cast<size_t>(node)] < 0) return "";
+  std::vector<const std::string*> names;  // leaf first
+  size_t length = 6;                      // "(root)"
+  for (int at = node; at != 0; at = parent_[static_cast<size_t>(at)]) {
+    const int up = parent_[static_cast<size_t>(at)];
+    names.push_back(&graph_.nodes[static_cast<size_t>(up)]
+                         .children[static_cast<size_t>(edge_[static_cast<size_t>(at)])]
+                         .local_name);
+    length += 1 + names.back()->size();
+  }
+  std::string out;
+  out.reserve(length);
+  out = "(root)";
+  for (auto it = names.rbegin(); it != names.rend(); ++it) out.append(".").append(**it);
+  return out;
+}
+
+std::string SavedObjectNames::Name(int node) const {
+  std::string path = PathName(node);
+  if (!path.empty()) return path;
+  const auto slot = slot_ref_.find(node);
+  if (slot != slot_ref_.end()) {
+    const auto& [optimizer, k] = slot->second;
+    const auto& ref =
+        graph_.nodes[static_cast<size_t>(optimizer)].slot_variables[static_cast<size_t>(k)];
+    auto named = [&](int id) {
+      std::string name = PathName(id);
+      return name.empty() ? StrCat("(unreachable node ", id, ")") : name;
+    };
+    return StrCat(named(optimizer), "'s state '", ref.slot_name, "' for ",
+                  named(ref.original_variable_node_id));
+  }
+  return StrCat("(unreachable node ", node, ")");
+}
+
 std::string SerializeObjectGraph(const SavedObjectGraph& graph) {
   tfproto::TrackableObjectGraph proto;
   for (const SavedObjectGraph::Node& node : graph.nodes) {

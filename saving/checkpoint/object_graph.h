@@ -48,6 +48,33 @@ struct SavedObjectGraph {
   std::vector<Node> nodes;
 };
 
+// TF's display names of a saved graph's nodes: "(root).model.dense.kernel"
+// for the first breadth-first path to a node; "(root).optimizer's state 'm'
+// for (root).model.dense.kernel" for a slot variable no path reaches (the
+// first slot reference to it, in node order); "(unreachable node 7)"
+// otherwise. Only each node's first-path parent is kept and a name is built
+// when asked for, so memory stays linear in the graph even when the names
+// together are quadratic (a chain 20,000 deep). Keeps a reference to
+// `graph`, which must outlive it.
+class SavedObjectNames {
+ public:
+  explicit SavedObjectNames(const SavedObjectGraph& graph);
+  // O(depth of the node) time.
+  std::string Name(int node) const;
+  // The node's parent on its first path and the index of that edge in the
+  // parent's children; -1 for the root, slot variables and unreachable nodes.
+  int parent(int node) const { return parent_[static_cast<size_t>(node)]; }
+  int parent_edge(int node) const { return edge_[static_cast<size_t>(node)]; }
+
+ private:
+  std::string PathName(int node) const;  // "" when no path reaches it
+  const SavedObjectGraph& graph_;
+  std::vector<int> parent_;
+  std::vector<int> edge_;
+  // Slot variables no path reaches: the optimizer node and its SlotRef index.
+  std::unordered_map<int, std::pair<int, int>> slot_ref_;
+};
+
 std::string SerializeObjectGraph(const SavedObjectGraph& graph);
 // Throws DataLossError naming `where` when `bytes` is not a valid
 // TrackableObjectGraph, has no nodes, or refers to a node id out of range.

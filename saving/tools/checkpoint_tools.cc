@@ -4,7 +4,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -384,8 +383,11 @@ std::vector<ObjectGraphNode> DescribeObjectGraph(const BundleReader& reader) {
                                ": it is name-based (tf.compat.v1.train.Saver), not "
                                "object-based, so it has no object graph"));
   }
-  const internal::SavedObjectGraph& graph = *read;
+  return DescribeObjectGraph(*read, reader);
+}
 
+std::vector<ObjectGraphNode> DescribeObjectGraph(const internal::SavedObjectGraph& graph,
+                                                 const BundleReader& reader) {
   std::vector<ObjectGraphNode> nodes(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const internal::SavedObjectGraph::Node& in = graph.nodes[i];
@@ -403,36 +405,60 @@ std::vector<ObjectGraphNode> DescribeObjectGraph(const BundleReader& reader) {
           {s.slot_name, s.original_variable_node_id, s.slot_variable_node_id});
     }
   }
-  // Breadth-first from the root: the first path found names a node, as TF does.
-  nodes[0].pretty_name = "(root)";
-  std::deque<int> queue = {0};
-  std::vector<bool> seen(nodes.size(), false);
-  seen[0] = true;
-  while (!queue.empty()) {
-    const int id = queue.front();
-    queue.pop_front();
-    for (const ObjectGraphNode::Child& c : nodes[static_cast<size_t>(id)].children) {
-      if (seen[static_cast<size_t>(c.node_id)]) continue;
-      seen[static_cast<size_t>(c.node_id)] = true;
-      ObjectGraphNode& child = nodes[static_cast<size_t>(c.node_id)];
-      child.parent = id;
-      child.pretty_name = nodes[static_cast<size_t>(id)].pretty_name + "." + c.local_name;
-      queue.push_back(c.node_id);
-    }
+  // Only each node's first-path parent is kept (SavedObjectNames); paths
+  // are spelled out when printed.
+  const internal::SavedObjectNames names(graph);
+  for (ObjectGraphNode& node : nodes) {
+    node.parent = names.parent(node.id);
+    node.parent_edge = names.parent_edge(node.id);
   }
   for (const ObjectGraphNode& optimizer : nodes) {
-    for (const ObjectGraphNode::Slot& s : optimizer.slot_variables) {
-      ObjectGraphNode& slot = nodes[static_cast<size_t>(s.slot_variable_node_id)];
-      if (!slot.pretty_name.empty()) continue;
-      slot.pretty_name =
-          StrCat(optimizer.pretty_name, "'s state '", s.slot_name, "' for ",
-                 nodes[static_cast<size_t>(s.original_variable_node_id)].pretty_name);
+    for (size_t k = 0; k < optimizer.slot_variables.size(); ++k) {
+      ObjectGraphNode& slot =
+          nodes[static_cast<size_t>(optimizer.slot_variables[k].slot_variable_node_id)];
+      if (slot.id == 0 || slot.parent >= 0 || slot.slot_optimizer >= 0) continue;
+      slot.slot_optimizer = optimizer.id;
+      slot.slot_entry = static_cast<int>(k);
     }
   }
-  for (ObjectGraphNode& node : nodes) {
-    if (node.pretty_name.empty()) node.pretty_name = StrCat("(unreachable node ", node.id, ")");
-  }
   return nodes;
+}
+
+namespace {
+
+// The path by parent links only; "" when no path reaches `id`.
+std::string TreePath(const std::vector<ObjectGraphNode>& nodes, int id) {
+  if (id != 0 && nodes[static_cast<size_t>(id)].parent < 0) return "";
+  std::vector<const std::string*> names;  // leaf first
+  for (int at = id; at != 0;) {
+    const ObjectGraphNode& n = nodes[static_cast<size_t>(at)];
+    names.push_back(&nodes[static_cast<size_t>(n.parent)]
+                         .children[static_cast<size_t>(n.parent_edge)]
+                         .local_name);
+    at = n.parent;
+  }
+  std::string out = "(root)";
+  for (auto it = names.rbegin(); it != names.rend(); ++it) out.append(".").append(**it);
+  return out;
+}
+
+}  // namespace
+
+std::string ObjectGraphPath(const std::vector<ObjectGraphNode>& nodes, int id) {
+  std::string path = TreePath(nodes, id);
+  if (!path.empty()) return path;
+  const ObjectGraphNode& n = nodes[static_cast<size_t>(id)];
+  auto named = [&](int node) {
+    std::string name = TreePath(nodes, node);
+    return name.empty() ? StrCat("(unreachable node ", node, ")") : name;
+  };
+  if (n.slot_optimizer >= 0) {
+    const ObjectGraphNode::Slot& s = nodes[static_cast<size_t>(n.slot_optimizer)]
+                                         .slot_variables[static_cast<size_t>(n.slot_entry)];
+    return StrCat(named(n.slot_optimizer), "'s state '", s.slot_name, "' for ",
+                  named(s.original_variable_node_id));
+  }
+  return StrCat("(unreachable node ", id, ")");
 }
 
 void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphNode>& nodes,
@@ -441,8 +467,9 @@ void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphN
     out << "{\"prefix\":" << JsonString(reader.prefix()) << ",\"nodes\":[";
     for (size_t i = 0; i < nodes.size(); ++i) {
       const ObjectGraphNode& n = nodes[i];
-      out << (i ? "," : "") << "{\"id\":" << n.id << ",\"path\":" << JsonString(n.pretty_name)
-          << ",\"parent\":" << n.parent << ",\"children\":[";
+      out << (i ? "," : "") << "{\"id\":" << n.id
+          << ",\"path\":" << JsonString(ObjectGraphPath(nodes, n.id)) << ",\"parent\":" << n.parent
+          << ",\"children\":[";
       for (size_t k = 0; k < n.children.size(); ++k) {
         out << (k ? "," : "") << "{\"local_name\":" << JsonString(n.children[k].local_name)
             << ",\"node_id\":" << n.children[k].node_id << "}";
@@ -475,30 +502,43 @@ void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphN
       out << "\n";
     }
   };
-  std::function<void(int, int)> show = [&](int id, int depth) {
-    const ObjectGraphNode& n = nodes[static_cast<size_t>(id)];
-    const std::string indent(static_cast<size_t>(2 * depth), ' ');
-    attributes(n, indent);
-    for (const ObjectGraphNode::Child& c : n.children) {
-      const ObjectGraphNode& child = nodes[static_cast<size_t>(c.node_id)];
-      if (child.parent == id && child.pretty_name == n.pretty_name + "." + c.local_name) {
-        out << indent << "  " << c.local_name << "  #" << c.node_id << "\n";
-        show(c.node_id, depth + 1);
-      } else {
-        out << indent << "  " << c.local_name << " -> " << child.pretty_name << "  #" << c.node_id
-            << "\n";
-      }
-    }
+  // Depth first without recursion (a crafted chain is as deep as it is
+  // long): each frame is a node, its depth and the next child edge to show.
+  struct Frame {
+    int id;
+    size_t depth;
+    size_t next;
   };
   out << "(root)  #0\n";
-  show(0, 0);
+  attributes(nodes[0], "");
+  std::vector<Frame> stack = {{0, 0, 0}};
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    const ObjectGraphNode& n = nodes[static_cast<size_t>(top.id)];
+    if (top.next == n.children.size()) {
+      stack.pop_back();
+      continue;
+    }
+    const size_t k = top.next++;
+    const ObjectGraphNode::Child& c = n.children[k];
+    const ObjectGraphNode& child = nodes[static_cast<size_t>(c.node_id)];
+    const std::string indent(2 * top.depth, ' ');
+    if (child.parent == n.id && child.parent_edge == static_cast<int>(k)) {
+      out << indent << "  " << c.local_name << "  #" << c.node_id << "\n";
+      attributes(child, indent + "  ");
+      stack.push_back({c.node_id, top.depth + 1, 0});  // `top` is not used after this
+    } else {
+      out << indent << "  " << c.local_name << " -> " << ObjectGraphPath(nodes, c.node_id) << "  #"
+          << c.node_id << "\n";
+    }
+  }
   bool header = false;
   for (const ObjectGraphNode& optimizer : nodes) {
     for (const ObjectGraphNode::Slot& s : optimizer.slot_variables) {
       if (!header) out << "slot variables:\n";
       header = true;
       const ObjectGraphNode& slot = nodes[static_cast<size_t>(s.slot_variable_node_id)];
-      out << "  " << slot.pretty_name << "  #" << slot.id << "\n";
+      out << "  " << ObjectGraphPath(nodes, slot.id) << "  #" << slot.id << "\n";
       attributes(slot, "  ");
     }
   }

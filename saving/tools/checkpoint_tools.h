@@ -21,6 +21,9 @@
 #include "saving/bundle/bundle_reader.h"
 
 namespace eager {
+namespace internal {
+struct SavedObjectGraph;  // saving/checkpoint/object_graph.h
+}  // namespace internal
 
 // ---- state -----------------------------------------------------------------
 
@@ -99,11 +102,15 @@ void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorS
 // One node of the TrackableObjectGraph stored under _CHECKPOINTABLE_OBJECT_GRAPH.
 struct ObjectGraphNode {
   int id = 0;
-  // TF's pretty path of the first breadth-first path to it,
-  // "(root).model.dense.kernel"; for a slot variable
-  // "(root).optimizer's state 'm' for (root).model.dense.kernel".
-  std::string pretty_name;
-  int parent = -1;  // on that path; -1 for the root, slots and unreachable nodes
+  // The first breadth-first path to it (TF's naming): the parent on that path
+  // and the index of the edge in the parent's children; -1 for the root, slot
+  // variables and unreachable nodes. ObjectGraphPath spells the path out.
+  int parent = -1;
+  int parent_edge = -1;
+  // A slot variable no path reaches: the first optimizer node listing it and
+  // the index of that entry in its slot_variables; else -1.
+  int slot_optimizer = -1;
+  int slot_entry = -1;
   struct Child {
     std::string local_name;
     int node_id = 0;
@@ -125,11 +132,20 @@ struct ObjectGraphNode {
 };
 
 // NotFoundError when the checkpoint has no object graph (a name-based one);
-// DataLossError when the graph does not parse.
+// DataLossError when the graph does not parse. Memory linear in the graph:
+// no path is spelled out here (a chain 20,000 deep has paths of 200 MB in all).
 std::vector<ObjectGraphNode> DescribeObjectGraph(const BundleReader& reader);
+// The same for a graph already parsed; `reader` gives the attributes' types.
+std::vector<ObjectGraphNode> DescribeObjectGraph(const internal::SavedObjectGraph& graph,
+                                                 const BundleReader& reader);
+// TF's pretty path of node `id`, "(root).model.dense.kernel"; for a slot
+// variable "(root).optimizer's state 'm' for (root).model.dense.kernel";
+// "(unreachable node 7)" for a node no path reaches. O(its depth).
+std::string ObjectGraphPath(const std::vector<ObjectGraphNode>& nodes, int id);
 // Text: the tree of first paths, indented, each node with its attributes
 // (key, dtype, shape); an edge to a node already shown as "-> <path>"; then
-// the slot variables. JSON: the nodes as above.
+// the slot variables. JSON: the nodes as above, each with its "path". Both
+// are streamed: memory stays linear in the graph however long the output.
 void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphNode>& nodes,
                       bool json, std::ostream& out);
 

@@ -1,6 +1,14 @@
-// libFuzzer target: the bundle reader and the `checkpoint` state-file parser
-// on arbitrary bytes (issue 10). Input layout:
+// libFuzzer target: the bundle reader, the `checkpoint` state-file parser,
+// object graphs and meta graphs on arbitrary bytes (issues 10 and 27).
+// Input layout:
 //   'S' + text                      -> ParseCheckpointStateText(text)
+//   'G' + bytes                     -> the bytes as a TrackableObjectGraph:
+//                                      parsed, restored into a small model
+//                                      (with the status checks), described
+//                                      and printed as `eager-ckpt graph` does
+//   'M' / 'P' / 'D' + bytes         -> the bytes as a .meta file, a
+//                                      saved_model.pb, a bare GraphDef: read,
+//                                      listed as `eager-ckpt meta` does
 //   any other byte b, fixed32 n, then n bytes of PREFIX.index and the rest as
 //   PREFIX.data-00000-of-00001      -> BundleReader: list, Read and dump every key
 // An even b reads with the default chunking (1 MiB chunks, two threads from
@@ -17,15 +25,25 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <sstream>
 #include <string>
 
 #include "runtime/errors.h"
+#include "runtime/variable.h"
 #include "saving/bundle/bundle_files.h"
 #include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
 #include "saving/bundle/checkpoint_state.h"
 #include "saving/bundle/internal/read_chunking.h"
+#include "saving/bundle/posix_file.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/checkpoint/internal/restore_coordinator.h"
+#include "saving/checkpoint/object_graph.h"
+#include "saving/saver/meta_graph_def.h"
+#include "saving/tools/checkpoint_tools.h"
 #include "saving/tools/inspect_checkpoint.h"
+#include "saving/tools/meta_graph_listing.h"
 
 namespace {
 
@@ -78,6 +96,83 @@ void FuzzBundle(uint8_t mode, const char* data, size_t size) {
   }
 }
 
+// One bundle for every graph input: the tensor "v" its attributes may name.
+std::shared_ptr<const eager::BundleReader> GraphBundle() {
+  static const std::shared_ptr<const eager::BundleReader> reader = [] {
+    const std::string prefix = Prefix() + "_graph";
+    eager::BundleWriter writer(prefix);
+    writer.Add("v", eager::Tensor(1.0f));
+    writer.Finish();
+    return std::make_shared<const eager::BundleReader>(prefix);
+  }();
+  return reader;
+}
+
+// A small live model: a Checkpoint of "a" and "b" (Variables).
+void FuzzObjectGraph(const char* data, size_t size) {
+  eager::internal::SavedObjectGraph graph;
+  try {
+    graph = eager::internal::ParseObjectGraph(std::string(data, size), "fuzz");
+  } catch (const eager::Error&) {
+    return;
+  }
+  const auto reader = GraphBundle();
+  const eager::internal::SavedObjectNames names(graph);
+  // Every name is O(depth): only a bounded sample, as messages do.
+  for (size_t i = 0; i < graph.nodes.size() && i < 64; ++i) (void)names.Name(static_cast<int>(i));
+  eager::Variable a(eager::Tensor(0.0f), "a");
+  eager::Variable b(eager::Tensor(0.0f), "b");
+  eager::Checkpoint root({{"a", &a}, {"b", &b}});  // a Trackable with a save_counter child
+  try {
+    auto coordinator = std::make_shared<eager::internal::RestoreCoordinator>("fuzz", reader, graph);
+    coordinator->Start(root);
+    for (int check = 0; check < 3; ++check) {
+      try {
+        if (check == 0) coordinator->AssertExistingObjectsMatched(root);
+        if (check == 1) coordinator->AssertNontrivialMatch(root);
+        if (check == 2) coordinator->AssertConsumed(root);
+      } catch (const eager::Error&) {
+      }
+    }
+    coordinator->MarkChecked();
+  } catch (const eager::Error&) {
+  }
+  const std::vector<eager::ObjectGraphNode> nodes = eager::DescribeObjectGraph(graph, *reader);
+  if (nodes.size() > 2000) return;  // the printed paths are quadratic in the depth
+  for (bool json : {false, true}) {
+    std::ostringstream out;
+    eager::PrintObjectGraph(*reader, nodes, json, out);
+  }
+}
+
+void FuzzMetaGraph(char mode, const char* data, size_t size) {
+  const std::string dir = eager::internal::DirName(Prefix());
+  const std::string path = dir + (mode == 'P' ? "/saved_model.pb" : "/graph.meta");
+  WriteWhole(path, data, size);
+  try {
+    eager::MetaGraphListing listing;
+    if (mode == 'D') {
+      listing.file = path;
+      listing.graphs.push_back(eager::ReadGraphDef(path));
+    } else {
+      listing = eager::ReadMetaGraphListing(path);
+    }
+    for (bool json : {false, true}) {
+      std::ostringstream out;
+      eager::PrintMetaGraphListing(listing, json, out);
+    }
+    for (const eager::MetaGraph& meta : listing.graphs) {
+      for (const char* name : {"variables", "trainable_variables"}) {
+        try {
+          (void)eager::VariableDefsOf(meta, name);
+        } catch (const eager::Error&) {
+        }
+      }
+    }
+  } catch (const eager::Error&) {
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -90,6 +185,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     return 0;
   }
-  FuzzBundle(data[0], bytes + 1, size - 1);
+  switch (bytes[0]) {
+    case 'G':
+      FuzzObjectGraph(bytes + 1, size - 1);
+      return 0;
+    case 'M':
+    case 'P':
+    case 'D':
+      FuzzMetaGraph(bytes[0], bytes + 1, size - 1);
+      return 0;
+    default:
+      FuzzBundle(data[0], bytes + 1, size - 1);
+  }
   return 0;
 }

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "runtime/errors.h"
 #include "saving/bundle/checkpoint_state.h"
+#include "saving/bundle/directory_lock.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
@@ -99,6 +101,62 @@ TEST(CheckpointManagerTest, TictactoeDirectoryResolvesAndRestoresItsLatestStep) 
   checkpoint.Restore(*manager.latest_checkpoint()).ExpectPartial();  // net, optimizer not here
   EXPECT_GT(step.value().scalar<int32_t>(), 0);
   EXPECT_EQ(checkpoint.save_counter().value().scalar<int64_t>(), 19);
+}
+
+// issue 27: the TF behaviour this replaces deletes ../victim/v's files.
+TEST(CheckpointManagerTest, AStateFileCannotMakeItDeleteOutsideItsDirectory) {
+  const std::string base = TempDir();
+  const std::string run = base + "/run";
+  fs::create_directories(base + "/victim");
+  Variable v(Tensor(1.0f), "v");
+  Checkpoint({{"v", &v}}).Write(base + "/victim/v");
+  CheckpointState state;
+  state.model_checkpoint_path = "../victim/v";
+  state.all_model_checkpoint_paths = {"../victim/v"};
+  state.all_model_checkpoint_timestamps = {10};
+  state.last_preserved_timestamp = 1;
+  fs::create_directories(run);
+  WriteCheckpointState(run, state);
+  Checkpoint checkpoint({{"v", &v}});
+  CheckpointManager manager(checkpoint, run, 1);
+  EXPECT_THAT(manager.ignored_checkpoints(), ElementsAre(run + "/../victim/v"));
+  EXPECT_TRUE(manager.checkpoints().empty());
+  manager.Save();
+  manager.Save();
+  EXPECT_THAT(ListDir(base + "/victim"), ElementsAre("v.data-00000-of-00001", "v.index"));
+  EXPECT_THAT(manager.checkpoints(), ElementsAre(run + "/ckpt-2"));
+  EXPECT_THAT(ReadCheckpointState(run)->all_model_checkpoint_paths, ElementsAre("ckpt-2"));
+}
+
+// What a killed save or sweep leaves goes when a manager opens the
+// directory, before any save; not while another writer holds it.
+TEST(CheckpointManagerTest, OpeningRemovesLeftoversOfKilledSavesAndSweeps) {
+  const std::string dir = TempDir();
+  Variable v(Tensor(1.0f), "v");
+  Checkpoint checkpoint({{"v", &v}});
+  {
+    CheckpointManager manager(checkpoint, dir, 3);
+    manager.Save();
+  }
+  const std::vector<std::string> leftovers = {
+      "ckpt-0.data-00000-of-00001",                     // a sweep killed after the index went
+      "ckpt-2.data-00000-of-00001.tempstate123",        // a save killed while writing
+      "ckpt-2.index.tempstate123",                      //
+      "checkpoint.tmp0123456789abcdef0123456789abcdef"  // a state file write killed
+  };
+  const std::vector<std::string> clean = {"checkpoint", "ckpt-1.data-00000-of-00001",
+                                          "ckpt-1.index", "notes.txt"};
+  WriteFile(dir + "/notes.txt", "the user's");
+  {
+    // Another thread holds the directory: its files may be a save in progress.
+    const internal::DirectoryLock held(dir);
+    for (const std::string& name : leftovers) WriteFile((dir + "/").append(name), "x");
+    std::thread([&] { CheckpointManager manager(checkpoint, dir, 3); }).join();
+    EXPECT_EQ(ListDir(dir).size(), clean.size() + leftovers.size());
+  }
+  CheckpointManager manager(checkpoint, dir, 3);
+  EXPECT_EQ(ListDir(dir), clean);
+  EXPECT_THAT(manager.checkpoints(), ElementsAre(dir + "/ckpt-1"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "runtime/errors.h"
 #include "saving/bundle/bundle_writer.h"
 #include "saving/bundle/checkpoint_state.h"
+#include "saving/bundle/posix_file.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager::internal {
@@ -230,6 +231,117 @@ TEST(CheckpointRetentionTest, RejectsBadOptions) {
     EXPECT_TRUE(all.Record(dir + "/c" + std::to_string(i)).empty());
   }
   EXPECT_EQ(all.checkpoints().size(), 7u);
+}
+
+// issue 27: a hostile state file listing paths outside the directory (by
+// `..`, by an absolute path, through a symlinked subdirectory) makes the
+// retention neither manage nor delete them; a path into the directory
+// through a symlinked alias of it is still its own.
+TEST(CheckpointRetentionTest, NeverDeletesCheckpointsOutsideItsDirectory) {
+  const std::string base = TempDir();
+  const std::string run = base + "/run";
+  const std::string victim = base + "/victim";
+  fs::create_directories(run);
+  fs::create_directories(victim);
+  for (const char* name : {"v", "w", "x"}) WriteBundle(victim + "/" + name);
+  fs::create_directory_symlink(victim, run + "/link");
+  fs::create_directory_symlink(run, base + "/alias");
+  WriteBundle(run + "/ckpt-1");
+  WriteBundle(run + "/ckpt-2");
+  CheckpointState state;
+  state.model_checkpoint_path = "ckpt-2";
+  state.all_model_checkpoint_paths = {"../victim/v", victim + "/w", "link/x", "ckpt-1",
+                                      base + "/alias/ckpt-2"};
+  state.all_model_checkpoint_timestamps = {10, 20, 30, 40, 50};
+  state.last_preserved_timestamp = 1;
+  WriteCheckpointState(run, state);
+
+  FakeClock clock;
+  RetentionOptions options;
+  options.max_to_keep = 1;
+  options.clock = clock.fn();
+  CheckpointRetention retention(run, options);
+  EXPECT_EQ(retention.ignored_checkpoints(),
+            (std::vector<std::string>{run + "/../victim/v", victim + "/w", run + "/link/x"}));
+  EXPECT_EQ(retention.checkpoints(),
+            (std::vector<std::string>{run + "/ckpt-1", base + "/alias/ckpt-2"}));
+  WriteBundle(run + "/ckpt-3");
+  EXPECT_EQ(retention.Record(run + "/ckpt-3"),
+            (std::vector<std::string>{run + "/ckpt-1", base + "/alias/ckpt-2"}));
+  EXPECT_EQ(ListDir(victim),
+            (std::vector<std::string>{"v.data-00000-of-00001", "v.index", "w.data-00000-of-00001",
+                                      "w.index", "x.data-00000-of-00001", "x.index"}));
+  EXPECT_EQ(ListDir(run), (std::vector<std::string>{"checkpoint", "ckpt-3.data-00000-of-00001",
+                                                    "ckpt-3.index", "link"}));
+  EXPECT_EQ(ReadCheckpointState(run)->all_model_checkpoint_paths,
+            (std::vector<std::string>{"ckpt-3"}));
+}
+
+TEST(CheckpointRetentionTest, IsCheckpointInDirectoryResolvesDotsAndSymlinks) {
+  const std::string base = TempDir();
+  fs::create_directories(base + "/run/sub");
+  fs::create_directory_symlink(base + "/run", base + "/alias");
+  fs::create_directory_symlink(base, base + "/run/up");
+  EXPECT_TRUE(IsCheckpointInDirectory(base + "/run/ckpt-1", base + "/run"));
+  EXPECT_TRUE(IsCheckpointInDirectory(base + "/run/sub/../ckpt-1", base + "/run"));
+  EXPECT_TRUE(IsCheckpointInDirectory(base + "/alias/ckpt-1", base + "/run"));
+  EXPECT_TRUE(IsCheckpointInDirectory(base + "/run/ckpt-1", base + "/alias/"));
+  EXPECT_TRUE(IsCheckpointInDirectory(base + "/run/up/run/ckpt-1", base + "/run"));
+  EXPECT_FALSE(IsCheckpointInDirectory(base + "/run/sub/ckpt-1", base + "/run"));
+  EXPECT_FALSE(IsCheckpointInDirectory(base + "/run/../ckpt-1", base + "/run"));
+  EXPECT_FALSE(IsCheckpointInDirectory(base + "/run/up/ckpt-1", base + "/run"));
+  EXPECT_FALSE(IsCheckpointInDirectory(base + "/run", base + "/run"));
+  EXPECT_FALSE(IsCheckpointInDirectory("/ckpt-1", base + "/run"));
+}
+
+// At the moment each doomed index is unlinked, the state file must already
+// have stopped listing it (TF lists it until after the sweep).
+std::string g_state_dir;
+std::vector<std::string> g_listed_when_unlinked;
+int RecordStateAtUnlink(std::string_view step, const std::string& path) {
+  if (step == "unlink" && path.ends_with(".index")) {
+    const std::optional<CheckpointState> state = ReadCheckpointState(g_state_dir);
+    for (const std::string& listed : state->all_model_checkpoint_paths) {
+      if ((g_state_dir + "/").append(listed).append(".index") == path)
+        g_listed_when_unlinked.push_back(path);
+    }
+  }
+  return 0;
+}
+
+TEST(CheckpointRetentionTest, TheStateFileDropsACheckpointBeforeItsFilesGo) {
+  const std::string dir = TempDir();
+  RetentionOptions options;
+  options.max_to_keep = 2;
+  CheckpointRetention retention(dir, options);
+  g_state_dir = dir;
+  g_listed_when_unlinked.clear();
+  SetFileStepHook(RecordStateAtUnlink);
+  for (int i = 1; i <= 5; ++i) {
+    WriteBundle(dir + "/ckpt-" + std::to_string(i));
+    retention.Record(dir + "/ckpt-" + std::to_string(i));
+  }
+  SetFileStepHook(nullptr);
+  EXPECT_EQ(g_listed_when_unlinked, std::vector<std::string>{});
+  EXPECT_EQ(Names(retention.checkpoints()), (std::vector<std::string>{"ckpt-4", "ckpt-5"}));
+  EXPECT_FALSE(fs::exists(dir + "/ckpt-3.index"));
+}
+
+TEST(CheckpointRetentionTest, RemovesOnlyDataFilesWhoseIndexIsGone) {
+  const std::string dir = TempDir();
+  WriteBundle(dir + "/ckpt-2");  // whole: kept
+  for (const char* name :
+       {"ckpt-1.data-00000-of-00001", "ckpt-3.data-00000-of-00002", "ckpt-3.data-00001-of-00002",
+        // not the manager's: another name, no number, not a data file
+        "other-1.data-00000-of-00001", "ckpt-x.data-00000-of-00001", "ckpt-.data-00000-of-00001",
+        "ckpt-4.data-notes", "ckpt-5.meta"}) {
+    WriteFile(dir + "/" + name, "x");
+  }
+  EXPECT_EQ(RemoveOrphanedDataFiles(dir, "ckpt"), 3);
+  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{
+                              "ckpt-.data-00000-of-00001", "ckpt-2.data-00000-of-00001",
+                              "ckpt-2.index", "ckpt-4.data-notes", "ckpt-5.meta",
+                              "ckpt-x.data-00000-of-00001", "other-1.data-00000-of-00001"}));
 }
 
 }  // namespace

@@ -219,10 +219,10 @@ TEST(ObjectGraphToolTest, TheGraphOfWhatCheckpointWrites) {
   const BundleReader reader(checkpoint.Write(TempDir() + "/ckpt"));
   const std::vector<ObjectGraphNode> nodes = DescribeObjectGraph(reader);
   ASSERT_GE(nodes.size(), 4u);
-  EXPECT_EQ(nodes[0].pretty_name, "(root)");
+  EXPECT_EQ(ObjectGraphPath(nodes, 0), "(root)");
   const ObjectGraphNode* kernel = nullptr;
   for (const ObjectGraphNode& n : nodes) {
-    if (n.pretty_name == "(root).model.kernel") kernel = &n;
+    if (ObjectGraphPath(nodes, n.id) == "(root).model.kernel") kernel = &n;
   }
   ASSERT_NE(kernel, nullptr);
   ASSERT_EQ(kernel->attributes.size(), 1u);

@@ -37,54 +37,42 @@ bool HasSaveableValues(Trackable& object) {
 RestoreCoordinator::RestoreCoordinator(std::string save_path,
                                        std::shared_ptr<const BundleReader> reader,
                                        SavedObjectGraph graph)
-    : save_path_(std::move(save_path)), reader_(std::move(reader)), graph_(std::move(graph)) {
+    : save_path_(std::move(save_path)),
+      reader_(std::move(reader)),
+      graph_(std::move(graph)),
+      names_(graph_) {
   const size_t n = graph_.nodes.size();
   object_of_.assign(n, nullptr);
   restored_.assign(n, false);
   unused_.resize(n);
-  // Pretty names from the first breadth-first path, as TF prints them.
-  pretty_.assign(n, "");
-  std::vector<bool> seen(n, false);
-  std::deque<int> queue{0};
-  seen[0] = true;
-  pretty_[0] = "(root)";
-  while (!queue.empty()) {
-    const int id = queue.front();
-    queue.pop_front();
-    for (const auto& child : graph_.nodes[static_cast<size_t>(id)].children) {
-      const auto c = static_cast<size_t>(child.node_id);
-      if (seen[c]) continue;
-      seen[c] = true;
-      pretty_[c] = pretty_[static_cast<size_t>(id)] + "." + child.local_name;
-      queue.push_back(child.node_id);
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    for (const auto& slot : graph_.nodes[i].slot_variables) {
-      auto& name = pretty_[static_cast<size_t>(slot.slot_variable_node_id)];
-      if (name.empty()) {
-        name = StrCat(pretty_[i], "'s state '", slot.slot_name, "' for ",
-                      pretty_[static_cast<size_t>(slot.original_variable_node_id)]);
-      }
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    if (pretty_[i].empty()) pretty_[i] = StrCat("(unreachable node ", i, ")");
-  }
+}
+
+std::string RestoreCoordinator::NameList::Joined() const {
+  std::string out = JoinList(shown);
+  if (total > shown.size()) out += StrCat(", ... (", total - shown.size(), " more)");
+  return out;
 }
 
 RestoreCoordinator::~RestoreCoordinator() {
   if (checked_ || expect_partial_) return;
-  const std::vector<std::string> unresolved = Unresolved();
-  const std::vector<std::string> unused = UnusedAttributes();
-  if (unresolved.empty() && unused.empty()) return;
-  for (const std::string& name : unresolved) {
+  const NameList unresolved = Unresolved();
+  const NameList unused = UnusedAttributes();
+  if (unresolved.total == 0 && unused.total == 0) return;
+  for (const std::string& name : unresolved.shown) {
     std::fprintf(stderr,
                  "WARNING: Value in checkpoint could not be found in the restored object: %s\n",
                  name.c_str());
   }
-  for (const std::string& name : unused) {
+  if (unresolved.total > unresolved.shown.size()) {
+    std::fprintf(stderr, "WARNING: ... and %zu more values not found\n",
+                 unresolved.total - unresolved.shown.size());
+  }
+  for (const std::string& name : unused.shown) {
     std::fprintf(stderr, "WARNING: Unused attribute in object %s\n", name.c_str());
+  }
+  if (unused.total > unused.shown.size()) {
+    std::fprintf(stderr, "WARNING: ... and %zu more unused attributes\n",
+                 unused.total - unused.shown.size());
   }
   std::fprintf(stderr,
                "WARNING: A checkpoint was restored (e.g. Checkpoint::Restore) but not all "
@@ -163,7 +151,7 @@ Tensor RestoreCoordinator::ReadChecked(int node, const std::string& attribute, D
     if (a.name != attribute) continue;
     if (!reader_->Contains(a.checkpoint_key)) {
       throw NotFoundError(StrCat("Checkpoint ", save_path_, ": the object graph lists key '",
-                                 a.checkpoint_key, "' for ", pretty_[static_cast<size_t>(node)],
+                                 a.checkpoint_key, "' for ", names_.Name(node),
                                  ", but the bundle has no such tensor"));
     }
     const BundleReader::Entry& entry = reader_->GetEntry(a.checkpoint_key);
@@ -171,10 +159,10 @@ Tensor RestoreCoordinator::ReadChecked(int node, const std::string& attribute, D
     if (!entry.dtype || *entry.dtype != dtype || saved_shape != shape) {
       const std::string saved_dtype =
           entry.dtype ? StrCat(*entry.dtype) : StrCat("TF DataType ", entry.tf_dtype);
-      throw InvalidArgumentError(StrCat(
-          "Checkpoint ", save_path_, ": key '", a.checkpoint_key, "' (",
-          pretty_[static_cast<size_t>(node)], ") holds ", saved_dtype, " of shape ", saved_shape,
-          ", but ", what, " is ", dtype, " of shape ", shape, "; nothing was restored"));
+      throw InvalidArgumentError(StrCat("Checkpoint ", save_path_, ": key '", a.checkpoint_key,
+                                        "' (", names_.Name(node), ") holds ", saved_dtype,
+                                        " of shape ", saved_shape, ", but ", what, " is ", dtype,
+                                        " of shape ", shape, "; nothing was restored"));
     }
     return reader_->Read(a.checkpoint_key);
   }
@@ -347,30 +335,32 @@ int RestoreCoordinator::matched_count() const {
   return count;
 }
 
-std::vector<std::string> RestoreCoordinator::Unresolved() const {
-  std::vector<std::string> out;
+RestoreCoordinator::NameList RestoreCoordinator::Unresolved() const {
+  NameList out;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-    if (object_of_[i] == nullptr && !graph_.nodes[i].attributes.empty()) out.push_back(pretty_[i]);
-  }
-  return out;
-}
-
-std::vector<std::string> RestoreCoordinator::UnusedAttributes() const {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-    for (const std::string& attribute : unused_[i]) {
-      out.push_back(StrCat(pretty_[i], ": ", attribute));
+    if (object_of_[i] == nullptr && !graph_.nodes[i].attributes.empty()) {
+      out.Add([&] { return names_.Name(static_cast<int>(i)); });
     }
   }
   return out;
 }
 
-std::vector<std::string> RestoreCoordinator::UnboundLiveObjects(Trackable& root) const {
-  std::vector<std::string> out;
+RestoreCoordinator::NameList RestoreCoordinator::UnusedAttributes() const {
+  NameList out;
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    for (const std::string& attribute : unused_[i]) {
+      out.Add([&] { return StrCat(names_.Name(static_cast<int>(i)), ": ", attribute); });
+    }
+  }
+  return out;
+}
+
+RestoreCoordinator::NameList RestoreCoordinator::UnboundLiveObjects(Trackable& root) const {
+  NameList out;
   const LiveObjectGraph live = WalkObjectGraph(root);
   for (const auto& node : live.nodes) {
     if (!node_of_.contains(node.object) && HasSaveableValues(*node.object)) {
-      out.push_back(node.pretty_name);
+      out.Add([&] { return node.pretty_name; });
     }
   }
   return out;
@@ -378,53 +368,60 @@ std::vector<std::string> RestoreCoordinator::UnboundLiveObjects(Trackable& root)
 
 void RestoreCoordinator::AssertExistingObjectsMatched(Trackable& root) {
   checked_ = true;
-  std::vector<std::string> unassigned;
+  NameList unassigned;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
-    if (object_of_[i] != nullptr && !restored_[i]) unassigned.push_back(pretty_[i]);
+    if (object_of_[i] != nullptr && !restored_[i]) {
+      unassigned.Add([&] { return names_.Name(static_cast<int>(i)); });
+    }
   }
-  if (!unassigned.empty()) {
+  if (unassigned.total > 0) {
     throw FailedPreconditionError(StrCat("Checkpoint ", save_path_, ": Object ",
-                                         JoinList(unassigned),
+                                         unassigned.Joined(),
                                          " not assigned a value from checkpoint."));
   }
-  const std::vector<std::string> unbound = UnboundLiveObjects(root);
-  if (!unbound.empty()) {
+  const NameList unbound = UnboundLiveObjects(root);
+  if (unbound.total > 0) {
     throw FailedPreconditionError(
         StrCat("Checkpoint ", save_path_,
                ": Some objects were not bound to checkpointed values, likely due to changes in the "
                "program: [",
-               JoinList(unbound), "]"));
+               unbound.Joined(), "]"));
   }
 }
 
 void RestoreCoordinator::AssertConsumed(Trackable& root) {
   AssertExistingObjectsMatched(root);
   std::vector<std::string> problems;
+  size_t unresolved = 0;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     if (object_of_[i] != nullptr || graph_.nodes[i].attributes.empty()) continue;
+    if (++unresolved > kMaxListed) continue;
     std::vector<std::string> keys;
     for (const auto& a : graph_.nodes[i].attributes) keys.push_back(a.checkpoint_key);
-    problems.push_back(StrCat("Unresolved object in checkpoint ", pretty_[i], ": attributes {",
-                              JoinList(keys), "}"));
+    problems.push_back(StrCat("Unresolved object in checkpoint ", names_.Name(static_cast<int>(i)),
+                              ": attributes {", JoinList(keys), "}"));
   }
-  std::vector<std::string> pending_slots;
+  if (unresolved > kMaxListed) {
+    problems.push_back(StrCat("... and ", unresolved - kMaxListed, " more unresolved objects"));
+  }
+  NameList pending_slots;
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     if (object_of_[i] == nullptr) continue;
     for (const auto& slot : graph_.nodes[i].slot_variables) {
       if (object_of_[static_cast<size_t>(slot.slot_variable_node_id)] == nullptr) {
-        pending_slots.push_back(pretty_[static_cast<size_t>(slot.slot_variable_node_id)]);
+        pending_slots.Add([&] { return names_.Name(slot.slot_variable_node_id); });
       }
     }
   }
-  if (!pending_slots.empty()) {
-    problems.push_back(StrCat("Unresolved slot restorations: [", JoinList(pending_slots), "]"));
+  if (pending_slots.total > 0) {
+    problems.push_back(StrCat("Unresolved slot restorations: [", pending_slots.Joined(), "]"));
   }
-  const std::vector<std::string> unused = UnusedAttributes();
-  if (!unused.empty()) {
+  const NameList unused = UnusedAttributes();
+  if (unused.total > 0) {
     problems.push_back(
         StrCat("Unused attributes in these objects (the objects don't take "
                "these values): [",
-               JoinList(unused), "]"));
+               unused.Joined(), "]"));
   }
   if (!problems.empty()) {
     std::string message = StrCat("Checkpoint ", save_path_, " was not fully consumed:");
@@ -436,14 +433,14 @@ void RestoreCoordinator::AssertConsumed(Trackable& root) {
 void RestoreCoordinator::AssertNontrivialMatch(Trackable& root) {
   checked_ = true;
   if (matched_count() > 1) return;
-  const std::vector<std::string> unbound = UnboundLiveObjects(root);
-  if (!unbound.empty()) {
+  const NameList unbound = UnboundLiveObjects(root);
+  if (unbound.total > 0) {
     throw FailedPreconditionError(StrCat(
         "Checkpoint ", save_path_,
         ": Nothing except the root object matched a checkpointed value. Typically this means "
         "that the checkpoint does not match the program. The following objects have no "
         "matching checkpointed value: [",
-        JoinList(unbound), "]"));
+        unbound.Joined(), "]"));
   }
   throw FailedPreconditionError(StrCat("Checkpoint ", save_path_,
                                        ": Nothing to load. No dependencies have been added to "

@@ -87,14 +87,27 @@ class RestoreCoordinator final : public Trackable::DeferredRestoration,
   int NodeOf(const Trackable& object) const;
   int ChildNode(int node, std::string_view local_name) const;
   int SlotNode(int optimizer_node, int original_node, std::string_view slot_name) const;
-  std::vector<std::string> Unresolved() const;
-  std::vector<std::string> UnusedAttributes() const;
-  std::vector<std::string> UnboundLiveObjects(Trackable& root) const;
+  // The first kMaxListed names (a crafted graph can have thousands, each as
+  // long as the graph is deep) and how many there are in all.
+  struct NameList {
+    std::vector<std::string> shown;
+    size_t total = 0;
+    template <typename MakeName>
+    void Add(MakeName&& make) {
+      if (shown.size() < kMaxListed) shown.push_back(make());
+      ++total;
+    }
+    std::string Joined() const;
+  };
+  static constexpr size_t kMaxListed = 20;
+  NameList Unresolved() const;
+  NameList UnusedAttributes() const;
+  NameList UnboundLiveObjects(Trackable& root) const;
 
   std::string save_path_;
   std::shared_ptr<const BundleReader> reader_;
   SavedObjectGraph graph_;
-  std::vector<std::string> pretty_;            // per node
+  SavedObjectNames names_;                     // of graph_; built when a message needs one
   std::vector<Trackable*> object_of_;          // per node; nullptr while unmatched
   std::vector<bool> restored_;                 // per node: values assigned
   std::vector<std::set<std::string>> unused_;  // per node: attributes the object did not take

@@ -1,0 +1,192 @@
+// A crafted object graph that is one long chain (issue 27): its display
+// names together are quadratic in its depth (a 20,000-deep chain in a
+// 0.5 MB file names 400 MB), so restoring it and describing it for
+// `eager-ckpt graph` must build a name only when a message or a printed
+// line needs it. Each run happens in a forked child, whose peak resident
+// memory (getrusage) is its own, under an alarm.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <ostream>
+#include <sstream>
+#include <streambuf>
+#include <string>
+
+#include "runtime/errors.h"
+#include "runtime/variable.h"
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
+#include "saving/checkpoint/checkpoint.h"
+#include "saving/checkpoint/checkpoint_key.h"
+#include "saving/checkpoint/object_graph.h"
+#include "saving/tools/checkpoint_tools.h"
+#include "tests/saving/saving_test_util.h"
+
+namespace eager {
+namespace {
+
+using ::eager::testing::TempDir;
+using ::testing::HasSubstr;
+
+constexpr int kDepth = 20000;
+
+// Root -> "a" -> "a" -> ... `depth` edges deep; every node below the root
+// holds a VARIABLE_VALUE, all read from the bundle's one tensor "v".
+std::string WriteChain(const std::string& prefix, int depth) {
+  internal::SavedObjectGraph graph;
+  graph.nodes.resize(static_cast<size_t>(depth) + 1);
+  for (int i = 0; i < depth; ++i) {
+    graph.nodes[static_cast<size_t>(i)].children.push_back({i + 1, "a"});
+    graph.nodes[static_cast<size_t>(i) + 1].attributes.push_back({"VARIABLE_VALUE", "", "v"});
+  }
+  BundleWriter writer(prefix);
+  writer.Add(kObjectGraphKey, Tensor(internal::SerializeObjectGraph(graph)));
+  writer.Add("v", Tensor(1.0f));
+  writer.Finish();
+  return prefix;
+}
+
+// An ostream that counts what it is given and keeps none of it.
+class CountingBuffer : public std::streambuf {
+ public:
+  size_t count = 0;
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) ++count;
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    count += static_cast<size_t>(n);
+    return n;
+  }
+};
+
+long ResidentKb() {
+  long pages = 0, resident = 0;
+  std::ifstream("/proc/self/statm") >> pages >> resident;
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// Runs `work` in a child under a 60 s alarm, stderr silenced; returns the
+// growth of the child's peak resident memory over its start, in MB, or -1
+// when the child failed (a signal, the alarm, or a nonzero exit).
+long PeakGrowthMb(const std::function<void()>& work) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stderr);
+    alarm(60);
+    const long start = ResidentKb();
+    try {
+      work();
+    } catch (const std::exception&) {
+      _exit(2);
+    }
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    const long growth = (usage.ru_maxrss - start) / 1024;
+    (void)!write(fds[1], &growth, sizeof(growth));
+    _exit(0);
+  }
+  close(fds[1]);
+  long growth = -1;
+  if (read(fds[0], &growth, sizeof(growth)) != sizeof(growth)) growth = -1;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? growth : -1;
+}
+
+// All names built up front, as before, take more than 400 MB at kDepth; the
+// streamed names take about 10 MB.
+constexpr long kBoundMb = 100;
+
+TEST(DeepObjectGraphTest, RestoreOfADeepChainUsesLinearMemory) {
+  const std::string prefix = WriteChain(TempDir() + "/chain", kDepth);
+  const long growth = PeakGrowthMb([&] {
+    Variable v(Tensor(0.0f), "v");
+    Checkpoint checkpoint({{"a", &v}});
+    {
+      CheckpointLoadStatus status = checkpoint.Read(prefix);
+      try {
+        status.AssertConsumed();
+        _exit(3);
+      } catch (const FailedPreconditionError& e) {
+        // 19,999 unresolved objects: the first 20 are named.
+        if (std::string(e.what()).find("... and 19979 more unresolved objects") ==
+            std::string::npos) {
+          _exit(4);
+        }
+      }
+    }
+    checkpoint.Read(prefix);  // unchecked: the warnings on stderr
+    if (v.value().scalar<float>() != 1.0f) _exit(5);
+  });
+  EXPECT_GE(growth, 0) << "the child failed or ran out of time";
+  std::printf("restore: peak growth %ld MB\n", growth);
+  EXPECT_LT(growth, kBoundMb) << "MB of peak memory to restore a chain " << kDepth << " deep";
+}
+
+// Described at full depth; printed at half of it (printing is quadratic in
+// time: every line carries its path or indentation).
+TEST(DeepObjectGraphTest, GraphCommandOfADeepChainUsesLinearMemory) {
+  const std::string dir = TempDir();
+  const std::string prefix = WriteChain(dir + "/chain", kDepth);
+  const std::string half = WriteChain(dir + "/half", kDepth / 2);
+  const long growth = PeakGrowthMb([&] {
+    if (DescribeObjectGraph(BundleReader(prefix)).size() != kDepth + 1) _exit(3);
+    const BundleReader reader(half);
+    const std::vector<ObjectGraphNode> nodes = DescribeObjectGraph(reader);
+    for (bool json : {false, true}) {
+      CountingBuffer buffer;
+      std::ostream out(&buffer);
+      PrintObjectGraph(reader, nodes, json, out);
+      // Every node's path (JSON) or indentation (text) is printed: 50 MB and
+      // more of output, though not of memory.
+      if (buffer.count < static_cast<size_t>(kDepth / 2) * (kDepth / 2)) _exit(4);
+    }
+  });
+  std::printf("describe and print: peak growth %ld MB\n", growth);
+  EXPECT_GE(growth, 0) << "the child failed or ran out of time";
+  EXPECT_LT(growth, kBoundMb) << "MB of peak memory to describe a chain " << kDepth << " deep";
+}
+
+TEST(DeepObjectGraphTest, NamesAndListingsOfAShortChain) {
+  const std::string prefix = WriteChain(TempDir() + "/chain", 3);
+  const BundleReader reader(prefix);
+  const std::vector<ObjectGraphNode> nodes = DescribeObjectGraph(reader);
+  EXPECT_EQ(ObjectGraphPath(nodes, 3), "(root).a.a.a");
+  EXPECT_EQ(nodes[3].parent, 2);
+  EXPECT_EQ(nodes[3].parent_edge, 0);
+  std::ostringstream text;
+  PrintObjectGraph(reader, nodes, false, text);
+  EXPECT_EQ(text.str(), prefix +
+                            ": object graph of 4 nodes\n"
+                            "(root)  #0\n"
+                            "  a  #1\n"
+                            "    .VARIABLE_VALUE = v  float32[]\n"
+                            "    a  #2\n"
+                            "      .VARIABLE_VALUE = v  float32[]\n"
+                            "      a  #3\n"
+                            "        .VARIABLE_VALUE = v  float32[]\n");
+  Variable v(Tensor(0.0f), "v");
+  EXPECT_THAT(
+      [&] {
+        Checkpoint({{"a", &v}}).Read(prefix).AssertConsumed();
+      },
+      ::testing::ThrowsMessage<FailedPreconditionError>(
+          HasSubstr("Unresolved object in checkpoint (root).a.a.a: attributes {v}")));
+}
+
+}  // namespace
+}  // namespace eager
