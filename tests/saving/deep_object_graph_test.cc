@@ -111,6 +111,17 @@ long PeakGrowthMb(const std::function<void()>& work) {
 // streamed names take about 10 MB.
 constexpr long kBoundMb = 100;
 
+// Under AddressSanitizer the peak counts its quarantine of freed blocks
+// (256 MB by default) and the redzones of every allocation, not eager's
+// memory (786 MB measured there for 2 MB in Release): the sanitized pass
+// still runs every step and checks every result; the bound is checked by the
+// unsanitized pass.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPeakMemoryIsEagers = false;
+#else
+constexpr bool kPeakMemoryIsEagers = true;
+#endif
+
 TEST(DeepObjectGraphTest, RestoreOfADeepChainUsesLinearMemory) {
   const std::string prefix = WriteChain(TempDir() + "/chain", kDepth);
   const long growth = PeakGrowthMb([&] {
@@ -134,7 +145,9 @@ TEST(DeepObjectGraphTest, RestoreOfADeepChainUsesLinearMemory) {
   });
   EXPECT_GE(growth, 0) << "the child failed or ran out of time";
   std::printf("restore: peak growth %ld MB\n", growth);
-  EXPECT_LT(growth, kBoundMb) << "MB of peak memory to restore a chain " << kDepth << " deep";
+  if (kPeakMemoryIsEagers) {
+    EXPECT_LT(growth, kBoundMb) << "MB of peak memory to restore a chain " << kDepth << " deep";
+  }
 }
 
 // Described at full depth; printed at half of it (printing is quadratic in
@@ -158,7 +171,9 @@ TEST(DeepObjectGraphTest, GraphCommandOfADeepChainUsesLinearMemory) {
   });
   std::printf("describe and print: peak growth %ld MB\n", growth);
   EXPECT_GE(growth, 0) << "the child failed or ran out of time";
-  EXPECT_LT(growth, kBoundMb) << "MB of peak memory to describe a chain " << kDepth << " deep";
+  if (kPeakMemoryIsEagers) {
+    EXPECT_LT(growth, kBoundMb) << "MB of peak memory to describe a chain " << kDepth << " deep";
+  }
 }
 
 TEST(DeepObjectGraphTest, NamesAndListingsOfAShortChain) {
