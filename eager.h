@@ -51,6 +51,7 @@
 #include "saving/bundle/bundle_writer.h"
 #include "saving/bundle/checkpoint_state.h"
 #include "saving/checkpoint/checkpoint.h"
+#include "saving/checkpoint/checkpoint_management.h"
 #include "saving/checkpoint/checkpoint_manager.h"
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
