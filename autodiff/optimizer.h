@@ -18,6 +18,11 @@
 // non-trainable, and listed by Slots() all of the first slot name, then all
 // of the next, each in creation order.
 //
+// After a Checkpoint restore that holds saved slots, the slots of a variable
+// are created with their saved values as soon as the optimizer and the
+// variable both exist (TF's deferred slot restoration), so GetSlot gives
+// them before the first step.
+//
 // Slots are keyed by the model variable's address: a variable passed to an
 // optimizer must outlive it. Not thread-safe.
 
@@ -104,6 +109,10 @@ class Optimizer : public Trackable {
   // Trackable.
   std::vector<Child> Children() override;
   std::vector<Slot> Slots() override;
+  // Creates every slot of `original` (CreateSlots) when a restore has a
+  // saved value for its `slot_name`, unless it has them already or its
+  // dtype is not one this optimizer supports.
+  bool CreateSlotsForRestore(const Variable& original, std::string_view slot_name) override;
 
  protected:
   // With `keras_variables`, opens the unique name scope `name` (whose prefix

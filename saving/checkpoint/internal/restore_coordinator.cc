@@ -105,6 +105,7 @@ void RestoreCoordinator::Start(Trackable& root) {
     throw;
   }
   Apply(batch);
+  CreateMissingSlots();
   // Everything hooked now is alive: drop the hooks that have nothing to wait for.
   for (auto it = hooked_.begin(); it != hooked_.end();) {
     if (!HasPending(NodeOf(**it))) {
@@ -266,6 +267,26 @@ void RestoreCoordinator::Match(int node, Trackable& object, std::vector<Assignme
   }
   for (const auto& [id, live] : matched) {
     if (HasPending(id)) Hook(*live);
+  }
+  // A batch is applied first; Start creates the slots after it.
+  if (batch == nullptr) CreateMissingSlots();
+}
+
+void RestoreCoordinator::CreateMissingSlots() {
+  for (size_t opt = 0; opt < graph_.nodes.size(); ++opt) {
+    Trackable* optimizer = object_of_[opt];
+    if (optimizer == nullptr) continue;
+    for (const auto& ref : graph_.nodes[opt].slot_variables) {
+      // Re-read each time: creating one slot matches its siblings too.
+      if (object_of_[static_cast<size_t>(ref.slot_variable_node_id)] != nullptr) continue;
+      const auto* original = dynamic_cast<const Variable*>(
+          object_of_[static_cast<size_t>(ref.original_variable_node_id)]);
+      if (original == nullptr) continue;
+      // The slots' creation asks InitialSlotValue and reports SlotAdded: the
+      // restoration must be queued on the optimizer for that.
+      Hook(*optimizer);
+      optimizer->CreateSlotsForRestore(*original, ref.slot_name);
+    }
   }
 }
 

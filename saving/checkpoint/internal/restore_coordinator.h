@@ -8,8 +8,10 @@
 // Trackable::DeferredRestoration on every live object that still has
 // unmatched checkpoint children or slots, so objects created later (a Dense's
 // kernel on its first call, Adam's slots on the first step) get their saved
-// values when they are created. Slot restorations wait for both the
-// optimizer and the original variable to be matched.
+// values when they are created. Once both an optimizer and a variable that
+// has saved slots are matched, the optimizer is asked to create those slots
+// at once (Trackable::CreateSlotsForRestore, TF's deferred slot
+// restoration), so they hold their saved values before the first step.
 //
 // It is shared by the status object and the objects it is queued on, and
 // drops itself from an object once nothing is pending there. When the last
@@ -77,6 +79,9 @@ class RestoreCoordinator final : public Trackable::DeferredRestoration,
   // *batch when given (validated, assigned later), else assigned at once.
   void Match(int node, Trackable& object, std::vector<Assignment>* batch);
   void MatchSlotsOf(int optimizer_node, std::vector<Assignment>* batch);
+  // Asks matched optimizers to create the slots the checkpoint holds for
+  // their matched variables (they then take the saved values on creation).
+  void CreateMissingSlots();
   void Restore(int node, Trackable& object, std::vector<Assignment>* batch);
   Tensor ReadChecked(int node, const std::string& attribute, DType dtype, const Shape& shape,
                      const std::string& what) const;
