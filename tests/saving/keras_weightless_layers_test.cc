@@ -97,5 +97,47 @@ TEST(KerasWeightlessLayersTest, InputLayerGivesTheFunctionalLayout) {
   EXPECT_THROW(restored(Tensor::Zeros(Shape{2, 5})), InvalidArgumentError);  // InputLayer's shape
 }
 
+// TF's two-edge rule (restore.py, CheckpointPosition.bind_object): a
+// Sequential saved with Flatten as layer-0, restored into one without it. The
+// saved Dense objects are reached through "layer_with_weights-K" first and
+// bind there, so both layers get the right values; the saved "layer-1" (the
+// first Dense) leads to the second Dense here: reported, not an error.
+TEST(KerasWeightlessLayersTest, FirstEdgeBindsTheOtherIsChecked) {
+  const std::string dir = TempDir();
+  Sequential saved;
+  saved.Add(std::make_unique<Flatten>());
+  saved.Add(std::make_unique<Dense>(4));
+  saved.Add(std::make_unique<Dense>(4));
+  const Tensor x = RandomNormal(Shape{2, 4}, 9);
+  const Tensor y = saved(x);
+  const std::string path = Checkpoint(saved).Write(dir + "/weights");
+
+  Sequential restored;  // no Flatten
+  restored.Add(std::make_unique<Dense>(4));
+  restored.Add(std::make_unique<Dense>(4));
+  restored(x);
+  ::testing::internal::CaptureStderr();
+  CheckpointLoadStatus status = Checkpoint(restored).Read(path);
+  const std::string warning = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(restored(x).ToVector<float>(), y.ToVector<float>());
+  EXPECT_THAT(warning, ::testing::HasSubstr("Inconsistent references"));
+  EXPECT_THAT(warning, ::testing::HasSubstr("(root).layer_with_weights-0 is also reached through "
+                                            "(root).layer-1"));
+  status.AssertExistingObjectsMatched();
+
+  // A mismatch names the edge the restore followed to the variable.
+  Sequential wrong;
+  wrong.Add(std::make_unique<Flatten>());
+  wrong.Add(std::make_unique<Dense>(5));
+  wrong.Add(std::make_unique<Dense>(4));
+  wrong(x);
+  try {
+    Checkpoint(wrong).Read(path);
+    FAIL() << "a kernel of another shape must be rejected";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("((root).layer_with_weights-0.kernel)"));
+  }
+}
+
 }  // namespace
 }  // namespace eager

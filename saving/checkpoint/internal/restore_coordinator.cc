@@ -42,6 +42,7 @@ RestoreCoordinator::RestoreCoordinator(std::string save_path,
   object_of_.assign(n, nullptr);
   restored_.assign(n, false);
   unused_.resize(n);
+  via_.assign(n, "");
   // Pretty names from the first breadth-first path, as TF prints them.
   pretty_.assign(n, "");
   std::vector<bool> seen(n, false);
@@ -97,7 +98,7 @@ RestoreCoordinator::~RestoreCoordinator() {
 void RestoreCoordinator::Start(Trackable& root) {
   std::vector<Assignment> batch;
   try {
-    Match(0, root, &batch);
+    Match(0, root, "(root)", &batch);
   } catch (...) {
     for (Trackable* object : hooked_) object->RemoveDeferredRestoration(this);
     hooked_.clear();
@@ -115,6 +116,11 @@ void RestoreCoordinator::Start(Trackable& root) {
       ++it;
     }
   }
+}
+
+const std::string& RestoreCoordinator::Describe(int node) const {
+  const auto n = static_cast<size_t>(node);
+  return via_[n].empty() ? pretty_[n] : via_[n];
 }
 
 int RestoreCoordinator::NodeOf(const Trackable& object) const {
@@ -164,7 +170,7 @@ Tensor RestoreCoordinator::ReadChecked(int node, const std::string& attribute, D
     if (a.name != attribute) continue;
     if (!reader_->Contains(a.checkpoint_key)) {
       throw NotFoundError(StrCat("Checkpoint ", save_path_, ": the object graph lists key '",
-                                 a.checkpoint_key, "' for ", pretty_[static_cast<size_t>(node)],
+                                 a.checkpoint_key, "' for ", Describe(node),
                                  ", but the bundle has no such tensor"));
     }
     const BundleReader::Entry& entry = reader_->GetEntry(a.checkpoint_key);
@@ -172,10 +178,10 @@ Tensor RestoreCoordinator::ReadChecked(int node, const std::string& attribute, D
     if (!entry.dtype || *entry.dtype != dtype || saved_shape != shape) {
       const std::string saved_dtype =
           entry.dtype ? StrCat(*entry.dtype) : StrCat("TF DataType ", entry.tf_dtype);
-      throw InvalidArgumentError(StrCat(
-          "Checkpoint ", save_path_, ": key '", a.checkpoint_key, "' (",
-          pretty_[static_cast<size_t>(node)], ") holds ", saved_dtype, " of shape ", saved_shape,
-          ", but ", what, " is ", dtype, " of shape ", shape, "; nothing was restored"));
+      throw InvalidArgumentError(StrCat("Checkpoint ", save_path_, ": key '", a.checkpoint_key,
+                                        "' (", Describe(node), ") holds ", saved_dtype,
+                                        " of shape ", saved_shape, ", but ", what, " is ", dtype,
+                                        " of shape ", shape, "; nothing was restored"));
     }
     return reader_->Read(a.checkpoint_key);
   }
@@ -223,26 +229,48 @@ void RestoreCoordinator::Apply(std::vector<Assignment>& batch) {
   for (Assignment& a : batch) a.object->RestoreFromTensors(a.tensors);
 }
 
-void RestoreCoordinator::Match(int node, Trackable& object, std::vector<Assignment>* batch) {
-  std::deque<std::pair<int, Trackable*>> queue{{node, &object}};
+void RestoreCoordinator::Match(int node, Trackable& object, const std::string& path,
+                               std::vector<Assignment>* batch) {
+  struct Pending {
+    int node;
+    Trackable* live;
+    std::string path;  // the edges followed, for messages
+  };
+  std::deque<Pending> queue{{node, &object, path}};
   std::vector<std::pair<int, Trackable*>> matched;
   while (!queue.empty()) {
-    const auto [id, live] = queue.front();
+    Pending next = std::move(queue.front());
     queue.pop_front();
+    const int id = next.node;
+    Trackable* live = next.live;
     const auto n = static_cast<size_t>(id);
-    if (object_of_[n] != nullptr || node_of_.contains(live)) continue;
+    if (object_of_[n] != nullptr) {
+      // TF's bind_object: the first match binds; another path to the same
+      // saved object is checked, and a different object there is reported,
+      // not an error.
+      if (object_of_[n] != live) {
+        std::fprintf(stderr,
+                     "WARNING: Inconsistent references when loading checkpoint %s into this "
+                     "object graph: the saved object %s is also reached through %s, which leads "
+                     "to a different object here; it keeps the values of the first.\n",
+                     save_path_.c_str(), via_[n].c_str(), next.path.c_str());
+      }
+      continue;
+    }
+    // One live object may take several saved objects (TF's testObjectsCombined,
+    // e.g. a layer reached by "layer-<i>" and a saved weightless layer's edge).
     object_of_[n] = live;
-    node_of_[live] = id;
+    node_of_.try_emplace(live, id);
+    via_[n] = next.path;
     matched.emplace_back(id, live);
     Restore(id, *live, batch);
     const auto& saved = graph_.nodes[n];
     if (!saved.children.empty()) {
       const std::vector<Trackable::Child> children = live->Children();
       for (const auto& edge : saved.children) {
-        if (object_of_[static_cast<size_t>(edge.node_id)] != nullptr) continue;
         for (const auto& child : children) {
           if (child.name == edge.local_name) {
-            queue.emplace_back(edge.node_id, child.object);
+            queue.push_back({edge.node_id, child.object, next.path + "." + edge.local_name});
             break;
           }
         }
@@ -346,7 +374,9 @@ std::optional<Tensor> RestoreCoordinator::InitialSlotValue(const Trackable& owne
 void RestoreCoordinator::ChildAdded(Trackable& owner, std::string_view name, Trackable& child) {
   const int owner_node = NodeOf(owner);
   const int node = ChildNode(owner_node, name);
-  if (node >= 0 && object_of_[static_cast<size_t>(node)] == nullptr) Match(node, child, nullptr);
+  if (node >= 0 && object_of_[static_cast<size_t>(node)] == nullptr) {
+    Match(node, child, StrCat(Describe(owner_node), ".", name), nullptr);
+  }
   if (!HasPending(owner_node) && hooked_.erase(&owner) > 0) owner.RemoveDeferredRestoration(this);
 }
 

@@ -77,7 +77,11 @@ class RestoreCoordinator final : public Trackable::DeferredRestoration,
 
   // Matches node <-> object and everything below; values are appended to
   // *batch when given (validated, assigned later), else assigned at once.
-  void Match(int node, Trackable& object, std::vector<Assignment>* batch);
+  // `path`: the live edges followed to `object` ("(root).model.dense"), for
+  // messages.
+  void Match(int node, Trackable& object, const std::string& path, std::vector<Assignment>* batch);
+  // The path the node was bound through, else TF's pretty name.
+  const std::string& Describe(int node) const;
   void MatchSlotsOf(int optimizer_node, std::vector<Assignment>* batch);
   // Asks matched optimizers to create the slots the checkpoint holds for
   // their matched variables (they then take the saved values on creation).
@@ -100,6 +104,7 @@ class RestoreCoordinator final : public Trackable::DeferredRestoration,
   std::shared_ptr<const BundleReader> reader_;
   SavedObjectGraph graph_;
   std::vector<std::string> pretty_;            // per node
+  std::vector<std::string> via_;               // per node: the path it was bound through
   std::vector<Trackable*> object_of_;          // per node; nullptr while unmatched
   std::vector<bool> restored_;                 // per node: values assigned
   std::vector<std::set<std::string>> unused_;  // per node: attributes the object did not take
