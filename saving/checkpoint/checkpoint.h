@@ -9,8 +9,8 @@
 //   MyModel new_model; eager::Adam new_optimizer;                  // fresh, unbuilt
 //   eager::Checkpoint restored({{"model", &new_model}, {"optimizer", &new_optimizer}});
 //   restored.Restore(*eager::LatestCheckpoint("./my_checkpoint")).AssertExistingObjectsMatched();
-//   // new_model's Dense gets its saved kernel when it builds; Adam's slots
-//   // their saved values on the first ApplyGradients.
+//   // new_model's Dense gets its saved kernel when it builds, and Adam its
+//   // saved slots for it right then (TF's deferred slot restoration).
 //
 // Files are TensorFlow's (FORMAT.md 4): every value under
 // "<object path>/.ATTRIBUTES/<attribute>", slots under ".OPTIMIZER_SLOT",
