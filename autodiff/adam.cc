@@ -92,6 +92,9 @@ Adam::Adam(const AdamOptions& options)
               "': amsgrad is a Keras option; TF1 AdamOptimizer has none");
   SetGradientClipping(options.clipping);
   if (tf1_) return;
+  SetSlotListNames(amsgrad_
+                       ? std::vector<std::string>{"_momentums", "_velocities", "_velocity_hats"}
+                       : std::vector<std::string>{"_momentums", "_velocities"});
   use_decay_ = options.decay > 0.0;
   // Sorted order, as Keras lists hyper-parameters in the object graph.
   beta_1_ = &AddHyper("beta_1", options.beta_1);
@@ -101,6 +104,18 @@ Adam::Adam(const AdamOptions& options)
 }
 
 Adam::~Adam() = default;
+
+void Adam::UseKerasLayout(KerasLayout layout) {
+  // Keras builds every m and v, then every vhat: "_variables/N" of a vhat
+  // depends on how many variables there are, which eager's per-variable slot
+  // creation does not know yet.
+  if (amsgrad_ && layout != KerasLayout::kKeras2Legacy) {
+    throw UnimplementedError(
+        StrCat("Adam '", name(), "': amsgrad in the ", KerasLayoutName(layout),
+               " checkpoint layout is not supported yet (only keras2_legacy)"));
+  }
+  Optimizer::UseKerasLayout(layout);
+}
 
 Variable& Adam::Hyper(Variable* hyper, const char* what) const {
   if (hyper == nullptr) {

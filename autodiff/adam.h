@@ -91,6 +91,10 @@ class Adam final : public Optimizer {
   // Throws InvalidArgumentError when no variable gets a gradient.
   Operation Minimize(const Tensor& loss, std::vector<Variable*> var_list = {});
 
+  // Trackable: as Optimizer; with amsgrad only kKeras2Legacy (else
+  // UnimplementedError).
+  void UseKerasLayout(KerasLayout layout) override;
+
   bool tf1_compatible() const { return tf1_; }
   bool amsgrad() const { return amsgrad_; }
   double epsilon() const { return epsilon_; }

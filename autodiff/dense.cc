@@ -68,8 +68,17 @@ void Dense::Build(int64_t input_dim, DType dtype) {
   NameScope scope(NameScope::Current() + name() + "/");
   const double limit = std::sqrt(6.0 / static_cast<double>(input_dim + units_));
   Tensor initial_kernel = RandomUniform(Shape{input_dim, units_}, seed_, -limit, limit, dtype);
-  kernel_ = &AddVariable("kernel", initial_kernel);
+  kernel_ = &AddVariable(layout_ == KerasLayout::kKeras3 ? "_kernel" : "kernel", initial_kernel,
+                         /*trainable=*/true, "kernel");
   if (use_bias_) bias_ = &AddVariable("bias", Tensor::Zeros(Shape{units_}, dtype));
+}
+
+std::vector<Trackable::Child> Dense::Children() {
+  std::vector<Child> children = Module::Children();
+  for (Child& c : children) {
+    if (c.object == kernel_) c.name = layout_ == KerasLayout::kKeras3 ? "_kernel" : "kernel";
+  }
+  return children;
 }
 
 Tensor Dense::Call(const Tensor& x) {

@@ -25,6 +25,10 @@
 // MatMul, AddV2 and Relu, in fewer passes); in a graph it adds TF's MatMul,
 // AddV2 and Relu nodes.
 //
+// Checkpoint edges by Keras layout (SetKerasLayout, runtime/trackable.h):
+// "kernel" and "bias", or "_kernel" and "bias" in kKeras3 (Keras 3's Dense
+// keeps its kernel as `_kernel`). The variable names do not change.
+//
 // A deferred restoration queued on the layer gives the variables their saved
 // values at creation (restore-on-create, see runtime/trackable.h).
 
@@ -32,6 +36,7 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "autodiff/layer.h"
 
@@ -65,6 +70,10 @@ class Dense : public Layer {
   // nullptr when use_bias is false. REQUIRES: built().
   Variable* bias() const;
 
+  // Trackable: the kernel's edge follows the layout.
+  std::vector<Child> Children() override;
+  void UseKerasLayout(KerasLayout layout) override { layout_ = layout; }
+
  private:
   void RequireBuilt(const char* what) const;
   // The layer on a [n, input_dim] input.
@@ -77,6 +86,7 @@ class Dense : public Layer {
   uint64_t seed_;
   Variable* kernel_ = nullptr;  // owned by Module
   Variable* bias_ = nullptr;    // owned by Module
+  KerasLayout layout_ = KerasLayout::kKeras2Legacy;
 };
 
 }  // namespace eager

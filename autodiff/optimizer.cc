@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "autodiff/gradient_tape.h"
+#include "autodiff/internal/trackable_list.h"
 #include "runtime/flush_denormal.h"
 #include "runtime/names.h"
 
@@ -11,8 +12,15 @@ namespace eager {
 
 Optimizer::Optimizer(std::string_view name, std::vector<std::string> slot_names,
                      bool keras_variables)
-    : name_(name), slot_names_(std::move(slot_names)), slots_(slot_names_.size()) {
+    : name_(name),
+      slot_names_(std::move(slot_names)),
+      slots_(slot_names_.size()),
+      variables_list_(std::make_unique<internal::TrackableList>()),
+      trainable_list_(std::make_unique<internal::TrackableList>()) {
   EAGER_CHECK(!name.empty(), "Optimizer: the name must not be empty");
+  for (size_t i = 0; i < slot_names_.size(); ++i) {
+    slot_lists_.push_back(std::make_unique<internal::TrackableList>());
+  }
   if (!keras_variables) return;
   // Keras OptimizerV2 creates its variables under name_scope(self._name),
   // which the graph makes unique: "Adam", then "Adam_1".
@@ -23,6 +31,7 @@ Optimizer::Optimizer(std::string_view name, std::vector<std::string> slot_names,
   name_ = scope_.substr(0, scope_.size() - 1);
   NameScope scope(scope_);
   iter_ = &AddOwnedVariable("iter", Tensor(int64_t{0}), "iter");
+  variables_list_->Append(*iter_);
 }
 
 Optimizer::~Optimizer() = default;
@@ -53,11 +62,50 @@ Variable& Optimizer::AddSlot(const Variable& variable, std::string_view slot_nam
   EAGER_INTERNAL_CHECK(slots.size() == index);  // created in slot_names_ order
 
   NameScope scope(scope_prefix);
-  return CreateSlot(variable, slot_name, variable_name, [&](std::unique_ptr<Variable> slot) {
-    slots_[index].push_back({&variable, slot.get()});
-    slots.push_back(slot.get());
-    owned_.push_back(std::move(slot));
-  });
+  Variable& created =
+      CreateSlot(variable, slot_name, variable_name, [&](std::unique_ptr<Variable> slot) {
+        slots_[index].push_back({&variable, slot.get()});
+        slots.push_back(slot.get());
+        owned_.push_back(std::move(slot));
+      });
+  // The newer layouts' lists; appending reports the edges to a restoration
+  // waiting for them. The model variable is listed, not changed: the const
+  // is dropped only because a Trackable child is non-const.
+  if (index == 0) {
+    auto& original =
+        const_cast<Variable&>(variable);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    slotted_.push_back(&original);
+    trainable_list_->Append(original);
+  }
+  if (index < slot_lists_.size()) slot_lists_[index]->Append(created);
+  variables_list_->Append(created);
+  return created;
+}
+
+void Optimizer::SetSlotListNames(std::vector<std::string> names) {
+  EAGER_INTERNAL_CHECK(names.size() == slot_names_.size());
+  slot_list_names_ = std::move(names);
+}
+
+void Optimizer::RebuildVariablesList() {
+  // tf_keras: [iterations, then each variable's slots]; Keras 3 puts the
+  // learning rate second.
+  variables_list_->Clear();
+  variables_list_->Append(*iter_);
+  if (layout_ == KerasLayout::kKeras3) {
+    for (const Child& c : children_) {
+      if (c.name == "learning_rate") variables_list_->Append(*c.object);
+    }
+  }
+  for (Variable* v : slotted_) {
+    for (Variable* slot : slot_of_.at(v)) variables_list_->Append(*slot);
+  }
+}
+
+void Optimizer::UseKerasLayout(KerasLayout layout) {
+  if (iter_ == nullptr || layout == layout_) return;
+  layout_ = layout;
+  RebuildVariablesList();
 }
 
 bool Optimizer::CreateSlotsForRestore(const Variable& original, std::string_view slot_name) {
@@ -255,10 +303,24 @@ Variable* Optimizer::GetSlot(const Variable& variable, std::string_view slot_nam
   return nullptr;
 }
 
-std::vector<Trackable::Child> Optimizer::Children() { return children_; }
+std::vector<Trackable::Child> Optimizer::Children() {
+  if (layout_ == KerasLayout::kKeras2Legacy) return children_;
+  std::vector<Child> out{{"_variables", variables_list_.get()}};
+  if (layout_ == KerasLayout::kKeras3)
+    out.push_back({"_trainable_variables", trainable_list_.get()});
+  out.push_back({"_iterations", iter_});
+  for (const Child& c : children_) {
+    if (c.name == "learning_rate") out.push_back({"_learning_rate", c.object});
+  }
+  for (size_t i = 0; i < slot_list_names_.size(); ++i) {
+    out.push_back({slot_list_names_[i], slot_lists_[i].get()});
+  }
+  return out;
+}
 
 std::vector<Trackable::Slot> Optimizer::Slots() {
   std::vector<Slot> out;
+  if (layout_ != KerasLayout::kKeras2Legacy) return out;  // the lists hold them
   for (size_t i = 0; i < slot_names_.size(); ++i) {
     for (const SlotEntry& e : slots_[i]) out.push_back({e.original, slot_names_[i], e.slot});
   }

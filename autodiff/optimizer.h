@@ -23,6 +23,17 @@
 // variable both exist (TF's deferred slot restoration), so GetSlot gives
 // them before the first step.
 //
+// Checkpoint layout (KerasLayout, runtime/trackable.h): kKeras2Legacy by
+// default, as above; in kKeras2 / kKeras3 (SetKerasLayout) the children are
+// those of tf_keras 2.11+ / Keras 3 optimizers ("_iterations",
+// "_learning_rate", "_variables/N", the slot lists such as Adam's
+// "_momentums/N" and "_velocities/N"; Keras 3 also "_trainable_variables/N")
+// and Slots() is empty. The state is the same in every layout: a layout can
+// change at any time, and a Keras 3 checkpoint restores into an eager Adam
+// set to kKeras3 before or after its first step. The extra float32
+// hyper-parameter variables of OptimizerV2 ("beta_1", "decay", ...) are not
+// in the newer layouts, as Keras keeps those as Python floats there.
+//
 // Slots are keyed by the model variable's address: a variable passed to an
 // optimizer must outlive it. Not thread-safe.
 
@@ -42,6 +53,9 @@
 #include "runtime/variable.h"
 
 namespace eager {
+namespace internal {
+class TrackableList;  // autodiff/internal/trackable_list.h
+}  // namespace internal
 
 // Keras's gradient clipping options (OptimizerV2 kwargs), applied to the
 // gradients ApplyGradients receives, in this order, before any update:
@@ -106,6 +120,8 @@ class Optimizer : public Trackable {
   Variable* GetSlot(const Variable& variable, std::string_view slot_name) const;
   const std::vector<std::string>& slot_names() const { return slot_names_; }
 
+  KerasLayout keras_layout() const { return layout_; }
+
   // Trackable.
   std::vector<Child> Children() override;
   std::vector<Slot> Slots() override;
@@ -113,6 +129,8 @@ class Optimizer : public Trackable {
   // saved value for its `slot_name`, unless it has them already or its
   // dtype is not one this optimizer supports.
   bool CreateSlotsForRestore(const Variable& original, std::string_view slot_name) override;
+  // TF1-compatible optimizers (no "iter") have one layout and ignore this.
+  void UseKerasLayout(KerasLayout layout) override;
 
  protected:
   // With `keras_variables`, opens the unique name scope `name` (whose prefix
@@ -136,6 +154,10 @@ class Optimizer : public Trackable {
   // (entered exactly, e.g. "Adam/"). Call in slot_names() order.
   Variable& AddSlot(const Variable& variable, std::string_view slot_name,
                     const std::string& scope_prefix, std::string_view variable_name);
+
+  // The list edges of the newer Keras layouts for each slot name, in
+  // slot_names() order (Adam: "_momentums", "_velocities").
+  void SetSlotListNames(std::vector<std::string> names);
 
   // Creates the slots of `variable`; called once per variable, before its
   // first update.
@@ -174,6 +196,15 @@ class Optimizer : public Trackable {
   std::vector<std::vector<SlotEntry>> slots_;  // per slot name, in creation order
   // Per original variable, its slots in slot_names() order.
   std::unordered_map<const Variable*, std::vector<Variable*>> slot_of_;
+  // The newer Keras layouts' lists (kept in every layout, so a layout can
+  // change at any time). `slotted_`: variables with slots, in creation order.
+  void RebuildVariablesList();
+  KerasLayout layout_ = KerasLayout::kKeras2Legacy;
+  std::vector<std::string> slot_list_names_;
+  std::vector<Variable*> slotted_;
+  std::unique_ptr<internal::TrackableList> variables_list_;  // "_variables"
+  std::unique_ptr<internal::TrackableList> trainable_list_;  // "_trainable_variables"
+  std::vector<std::unique_ptr<internal::TrackableList>> slot_lists_;
 };
 
 }  // namespace eager

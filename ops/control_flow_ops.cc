@@ -3,6 +3,7 @@
 #include <string>
 
 #include "ops/internal/graph_builder.h"
+#include "ops/op_def.h"
 #include "runtime/graph.h"
 
 namespace eager {
@@ -30,13 +31,23 @@ Shape CommonShape(const Shape& a, const Shape& b) {
 
 }  // namespace
 
+const OpDef kSwitchOp = {
+    .type = "Switch", .num_inputs = 2, .num_outputs = 2, .flow = OpDef::Flow::kSwitch};
+const OpDef kRefSwitchOp = {.type = "RefSwitch",
+                            .num_inputs = 2,
+                            .num_outputs = 2,
+                            .ref_inputs = 1,
+                            .flow = OpDef::Flow::kSwitch};
+const OpDef kMergeOp = {
+    .type = "Merge", .num_inputs = OpDef::kVariadic, .num_outputs = 2, .flow = OpDef::Flow::kMerge};
+
 SwitchOutputs Switch(const Tensor& data, const Tensor& pred) {
   Graph& graph = GraphFor("Switch");
   if (pred.dtype() != DType::kBool || (!pred.shape().unknown_rank() && pred.shape().rank() != 0)) {
     throw InvalidArgumentError(StrCat("Switch: pred must be a bool scalar, got a ", pred.dtype(),
                                       " tensor of shape ", pred.shape()));
   }
-  Node node{.name = graph.UniqueName("Switch"), .op = "Switch"};
+  Node node{.name = graph.UniqueName(kSwitchOp.type), .op = std::string(kSwitchOp.type)};
   node.inputs = {internal::GraphInput(graph, data), internal::GraphInput(graph, pred)};
   node.attrs = {{"T", data.dtype()}};
   node.output_dtypes = {data.dtype(), data.dtype()};
@@ -48,7 +59,7 @@ SwitchOutputs Switch(const Tensor& data, const Tensor& pred) {
 MergeOutputs Merge(const std::vector<Tensor>& inputs) {
   Graph& graph = GraphFor("Merge");
   if (inputs.empty()) throw InvalidArgumentError("Merge: needs at least one input");
-  Node node{.name = graph.UniqueName("Merge"), .op = "Merge"};
+  Node node{.name = graph.UniqueName(kMergeOp.type), .op = std::string(kMergeOp.type)};
   Shape shape = inputs[0].shape();
   for (const Tensor& t : inputs) {
     if (t.dtype() != inputs[0].dtype()) {

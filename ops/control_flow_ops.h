@@ -23,6 +23,12 @@
 
 namespace eager {
 
+struct OpDef;
+// Graph-only, run by the Session itself (OpDef::flow).
+extern const OpDef kSwitchOp;     // "Switch"
+extern const OpDef kRefSwitchOp;  // "RefSwitch": Switch of a variable reference
+extern const OpDef kMergeOp;      // "Merge"
+
 struct SwitchOutputs {
   Tensor output_false;
   Tensor output_true;

@@ -15,8 +15,8 @@
 #include <initializer_list>
 #include <span>
 
-#include "ops/attrs.h"
 #include "ops/op_def.h"
+#include "runtime/attrs.h"
 
 namespace eager {
 

@@ -19,6 +19,44 @@ Tensor IdentityKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec
 
 Grads IdentityGradient(const OpCall&, const Tensor& grad) { return {grad}; }
 
+// ---- Graph-only kernels (a Session runs them) ----------------------------------
+
+NodeOutputs RunConst(const NodeContext& c) { return {{c.node.Attr<Tensor>("value")}}; }
+
+NodeOutputs RunPlaceholder(const NodeContext& c) {
+  throw InvalidArgumentError(StrCat("You must feed a value for placeholder tensor '", c.node.name,
+                                    ":0' with dtype ", c.node.output_dtypes.at(0), " and shape ",
+                                    c.node.output_shapes.at(0)));
+}
+
+NodeOutputs RunPlaceholderWithDefault(const NodeContext& c) {
+  EAGER_CHECK(c.inputs.size() == 1, "node '", c.node.name, "' (", c.node.op,
+              ") needs 1 input, has ", c.inputs.size());
+  return {{c.inputs[0]}};
+}
+
+NodeOutputs RunVariableV2(const NodeContext& c) {
+  Variable* v = c.graph.VariableForNode(c.node.name);
+  if (v == nullptr) {
+    throw FailedPreconditionError(
+        StrCat("node '", c.node.name, "' (", c.node.op,
+               ") has no Variable object to hold its value; create it with Graph::ImportVariable"));
+  }
+  return {.values = {}, .ref = v};
+}
+
+// Assign / AssignAdd / AssignSub: inputs (ref, value).
+template <void (Variable::*kUpdate)(const Tensor&)>
+NodeOutputs RunAssign(const NodeContext& c) {
+  EAGER_CHECK(c.refs.size() == 1 && c.inputs.size() == 1, "node '", c.node.name, "' (", c.node.op,
+              ") needs 2 inputs, has ", c.refs.size() + c.inputs.size());
+  Variable& v = *c.refs[0];
+  (v.*kUpdate)(c.inputs[0]);
+  return {{v.stored_value()}};
+}
+
+NodeOutputs RunNoOp(const NodeContext&) { return {}; }
+
 // The current graph and the record of `variable` in it, or throws naming both.
 const GraphVariable& VariableInGraph(Graph& graph, const Variable& variable, const char* op) {
   const GraphVariable* record = graph.FindVariable(&variable);
@@ -45,7 +83,7 @@ Tensor AddAssignNode(Graph& graph, Variable& variable, const Tensor& value, cons
   node.attrs = {{"T", variable.dtype()},
                 {"_class", std::vector<std::string>{"loc:@" + record.variable_node}},
                 {"use_locking", std::string_view(op) == "Assign"}};
-  if (std::string_view(op) == "Assign") node.attrs.emplace("validate_shape", true);
+  if (std::string_view(op) == "Assign") node.attrs.Set("validate_shape", true);
   node.output_dtypes = {variable.dtype()};
   node.output_shapes = {variable.shape()};
   return graph.Output(graph.AddNode(std::move(node)));
@@ -68,6 +106,19 @@ const OpDef kIdentityOp = {.type = "Identity",
                            .infer = InferIdentity,
                            .compute = IdentityKernel,
                            .gradient = IdentityGradient};
+
+const OpDef kConstOp = {.type = "Const", .run = RunConst};
+const OpDef kPlaceholderOp = {.type = "Placeholder", .run = RunPlaceholder};
+const OpDef kPlaceholderWithDefaultOp = {
+    .type = "PlaceholderWithDefault", .num_inputs = 1, .run = RunPlaceholderWithDefault};
+const OpDef kVariableV2Op = {.type = "VariableV2", .run = RunVariableV2};
+const OpDef kAssignOp = {
+    .type = "Assign", .num_inputs = 2, .run = RunAssign<&Variable::Assign>, .ref_inputs = 1};
+const OpDef kAssignAddOp = {
+    .type = "AssignAdd", .num_inputs = 2, .run = RunAssign<&Variable::AssignAdd>, .ref_inputs = 1};
+const OpDef kAssignSubOp = {
+    .type = "AssignSub", .num_inputs = 2, .run = RunAssign<&Variable::AssignSub>, .ref_inputs = 1};
+const OpDef kNoOpOp = {.type = "NoOp", .run = RunNoOp, .num_outputs = 0};
 
 Tensor Placeholder(DType dtype, const Shape& shape, std::string_view name) {
   Graph* graph = Graph::Current();

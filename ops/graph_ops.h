@@ -64,5 +64,14 @@ Operation VariablesInitializer(const std::vector<Variable*>& variables,
                                std::string_view name = "init");
 
 extern const OpDef kIdentityOp;
+// Graph-only node types (OpDef::run; ops/op_def.h).
+extern const OpDef kConstOp;                   // "Const": its "value"
+extern const OpDef kPlaceholderOp;             // "Placeholder": must be fed
+extern const OpDef kPlaceholderWithDefaultOp;  // its input unless fed
+extern const OpDef kVariableV2Op;              // the Variable object (a ref)
+extern const OpDef kAssignOp;                  // ref = value; outputs the new value
+extern const OpDef kAssignAddOp;
+extern const OpDef kAssignSubOp;
+extern const OpDef kNoOpOp;  // nothing; waits for its control inputs
 
 }  // namespace eager

@@ -20,6 +20,15 @@
 // a node instead (runtime/graph.h), which a Session later runs through the
 // same RunKernel.
 //
+// Graph-only node types (Const, Placeholder, VariableV2, Assign*, ApplyAdam,
+// NoOp, ...) are OpDefs of the same table: they have no `compute` but a
+// `run` kernel, which sees the node and the Variables its reference inputs
+// reach (the Session's variable store), and say which inputs are references
+// (`ref_inputs`) and how many outputs they have. Switch and Merge carry
+// `flow`: a Session runs them itself (dead tensors, ops/control_flow_ops.h),
+// as TF's executor does. TF's signature and attribute defaults of every op
+// type live once, in runtime/op_signature.h, where saving/ reads them too.
+//
 // Graph facts: what a TF NodeDef of the op holds beyond our Attrs.
 //   .node_name   = "add",                             // TF's default node name
 //   .input_attrs = kReductionInputs,                  // attrs TF passes as inputs
@@ -33,12 +42,15 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/attrs.h"
+#include "runtime/attrs.h"
 #include "runtime/tensor.h"
 
 namespace eager {
 
 struct OpDef;
+class Graph;
+struct Node;
+class Variable;
 
 // One executed op: what a GradientTape keeps.
 struct OpCall {
@@ -71,6 +83,22 @@ using KernelFn = Tensor (*)(std::span<const Tensor> inputs, const Attrs& attrs,
 // output (same shape as the output); nullopt for an input that has none (an
 // integer index, a non-differentiable path). Written with public ops only.
 using GradientFn = std::vector<std::optional<Tensor>> (*)(const OpCall& call, const Tensor& grad);
+
+// What a graph-only kernel (OpDef::run) gets when a Session runs its node.
+struct NodeContext {
+  const Graph& graph;
+  const Node& node;
+  const Attrs& attrs;               // the node's, with TF's defaults filled in
+  std::span<Variable* const> refs;  // the Variables of its reference inputs, in order
+  std::span<const Tensor> inputs;   // the values of its other data inputs, in order
+};
+// Its outputs; `ref` set: output 0 is that Variable itself (TF's ref
+// output), whose value its consumers read when they run.
+struct NodeOutputs {
+  std::vector<Tensor> values;
+  Variable* ref = nullptr;
+};
+using NodeKernelFn = NodeOutputs (*)(const NodeContext& context);
 
 // An attribute that a TF graph passes as an input tensor.
 struct InputAttr {
@@ -116,10 +144,20 @@ struct OpDef {
   // .meta files hold only ops with TF's OpDefs (saving/saver/internal/tf_op_defs.cc).
   bool eager_only = false;
 
+  // Graph-only ops (see above): `compute` is nullptr and `run` is the kernel.
+  NodeKernelFn run = nullptr;
+  int num_outputs = 1;      // kVariadic: as many as the node's specs say (RestoreV2)
+  uint32_t ref_inputs = 0;  // bit i: data input i is a variable reference
+  // Switch / Merge, which a Session runs itself.
+  enum class Flow : uint8_t { kNone, kSwitch, kMerge };
+  Flow flow = Flow::kNone;
+
+  bool IsRefInput(size_t i) const { return i < 32 && ((ref_inputs >> i) & 1u) != 0; }
+
   static constexpr int kVariadic = -1;
 };
 
-// Every op, once. Defined in ops/op_list.cc.
+// Every op, once, graph-only ones included. Defined in ops/op_list.cc.
 std::span<const OpDef* const> AllOps();
 // The op with TensorFlow type `type`, or nullptr. Older TF graphs' names for
 // the same op resolve too ("Add" is AddV2).

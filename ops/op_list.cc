@@ -4,6 +4,7 @@
 #include "ops/array_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
+#include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
 #include "ops/fused_matmul.h"
@@ -13,6 +14,7 @@
 #include "ops/op_def.h"
 #include "ops/reduction_ops.h"
 #include "ops/rsqrt_squared_difference_squeeze.h"
+#include "ops/training_ops.h"
 #include "ops/unary_ops.h"
 
 namespace eager {
@@ -85,6 +87,21 @@ const OpDef* const kAllOps[] = {
     &kRsqrtGradOp,
     &kSquaredDifferenceOp,
     &kSqueezeOp,
+    // Graph-only node types (OpDef::run or OpDef::flow). graph_ops.cc
+    &kConstOp,
+    &kPlaceholderOp,
+    &kPlaceholderWithDefaultOp,
+    &kVariableV2Op,
+    &kAssignOp,
+    &kAssignAddOp,
+    &kAssignSubOp,
+    &kNoOpOp,
+    // training_ops.cc
+    &kApplyAdamOp,
+    // control_flow_ops.cc
+    &kSwitchOp,
+    &kRefSwitchOp,
+    &kMergeOp,
 };
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include "ops/execute.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/op_def.h"
-#include "ops/training_ops.h"
 #include "runtime/flush_denormal.h"
 #include "runtime/variable.h"
 
@@ -21,10 +20,18 @@ struct ResolvedInput {
   bool control;
 };
 
-// Per node index, its inputs in Node::inputs order once resolved (a deque:
-// growing it keeps references to the lists already made).
+// What a Session works out about a node once, the first time it needs it:
+// its inputs' producers (when first visited), then its OpDef and the
+// attributes its kernel gets (when it first runs).
+struct ResolvedNode {
+  std::optional<std::vector<ResolvedInput>> inputs;
+  const OpDef* op = nullptr;  // nullptr: not resolved yet
+  Attrs attrs;                // the node's, with TF's defaults
+};
+
+// Per node index (a deque: growing it keeps references to the entries made).
 struct ResolvedInputs {
-  std::deque<std::optional<std::vector<ResolvedInput>>> by_node;
+  std::deque<ResolvedNode> by_node;
 };
 
 }  // namespace internal
@@ -32,11 +39,12 @@ struct ResolvedInputs {
 namespace {
 
 using internal::ResolvedInput;
+using internal::ResolvedNode;
 
 // eager's kernels compute TF's default layout, NHWC; a node imported with
 // another "data_format" must not run as if it were NHWC.
 void CheckLayoutIsNhwc(const Node& node) {
-  const NodeAttr* format = node.FindAttr("data_format");
+  const AttrValue* format = node.FindAttr("data_format");
   if (format == nullptr) return;
   const auto* value = std::get_if<std::string>(format);
   if (value == nullptr || *value != "NHWC") {
@@ -49,18 +57,6 @@ void CheckLayoutIsNhwc(const Node& node) {
 // TF's node context suffix.
 std::string NodeContext(const Node& node) { return StrCat("\n\t [[{{node ", node.name, "}}]]"); }
 
-bool IsAssign(std::string_view op) {
-  return op == "Assign" || op == "AssignAdd" || op == "AssignSub";
-}
-
-// Input 0 of an Assign* is the variable itself (a ref), not its value; so
-// are ApplyAdam's inputs var, m and v.
-bool IsRefInput(const Node& node, size_t input) {
-  return (input == 0 && IsAssign(node.op)) || (input < 3 && node.op == "ApplyAdam");
-}
-
-bool IsSwitch(std::string_view op) { return op == "Switch" || op == "RefSwitch"; }
-
 using Endpoint = std::pair<int, int>;  // node index, output index
 
 // One Session::Run call: which nodes to run, their outputs.
@@ -69,6 +65,7 @@ class RunState {
   RunState(Graph& graph, internal::ResolvedInputs& resolved, const Feeds& feeds)
       : graph_(graph), resolved_(resolved) {
     outputs_.resize(static_cast<size_t>(graph.num_nodes()));
+    refs_.resize(static_cast<size_t>(graph.num_nodes()), nullptr);
     dead_.resize(static_cast<size_t>(graph.num_nodes()), 0);
     for (const auto& [key, value] : feeds) AddFeed(key, value);
   }
@@ -164,7 +161,7 @@ class RunState {
       }
       const ResolvedInput& in = inputs[next++];
       const int m = in.node;
-      if (!in.control && feeds_.contains({m, in.index})) continue;
+      if (!in.control && !feeds_.empty() && feeds_.contains({m, in.index})) continue;
       if (state[static_cast<size_t>(m)] == 2) continue;
       if (state[static_cast<size_t>(m)] == 1) {
         throw InvalidArgumentError(StrCat("Session::Run: the graph has a cycle through node '",
@@ -176,13 +173,17 @@ class RunState {
     }
   }
 
+  ResolvedNode& Resolved(int n) {
+    auto& by_node = resolved_.by_node;
+    if (by_node.size() <= static_cast<size_t>(n)) by_node.resize(static_cast<size_t>(n) + 1);
+    return by_node[static_cast<size_t>(n)];
+  }
+
   // Node n's inputs, resolved the first time any Run needs them (kept in
   // the Session). Throws InvalidArgumentError for an input naming no node;
   // that is not kept, as the graph may get the node later.
   const std::vector<ResolvedInput>& InputsOf(int n) {
-    auto& by_node = resolved_.by_node;
-    if (by_node.size() <= static_cast<size_t>(n)) by_node.resize(static_cast<size_t>(n) + 1);
-    std::optional<std::vector<ResolvedInput>>& slot = by_node[static_cast<size_t>(n)];
+    std::optional<std::vector<ResolvedInput>>& slot = Resolved(n).inputs;
     if (slot) return *slot;
     const Node& node = graph_.node(n);
     std::vector<ResolvedInput> inputs;
@@ -200,39 +201,53 @@ class RunState {
     return slot.emplace(std::move(inputs));
   }
 
-  // The Variable ref input `input` of node n reaches: its VariableV2 node,
-  // through any RefSwitch (tf.cond's switch of a variable reference) on the way.
-  Variable& RefVariable(int n, size_t input) {
-    int m = InputsOf(n)[input].node;
-    while (graph_.node(m).op == "RefSwitch" && !InputsOf(m).empty()) m = InputsOf(m)[0].node;
-    return VariableOf(m);
+  // Node n's OpDef and kernel attributes, worked out the first time it runs
+  // and kept. Throws UnimplementedError for an op type eager lacks or a
+  // layout it does not compute (not kept: thrown each time such a node must
+  // run).
+  const ResolvedNode& OpOf(int n, const Node& node) {
+    ResolvedNode& r = Resolved(n);
+    if (r.op != nullptr) return r;
+    const OpDef* def = FindOp(node.op);
+    if (def == nullptr) {
+      throw UnimplementedError(StrCat("Session::Run: node '", node.name, "' has op type '", node.op,
+                                      "', which eager does not implement"));
+    }
+    if (def->compute != nullptr) CheckLayoutIsNhwc(node);
+    r.attrs = internal::NodeKernelAttrs(node, *def);
+    r.op = def;
+    return r;
   }
 
-  Variable& VariableOf(int n) const {
-    const Node& node = graph_.node(n);
-    Variable* v = graph_.VariableForNode(node.name);
+  // The Variable that ref input `input` of node n reaches (VariableV2's
+  // output, passed on by a RefSwitch).
+  Variable& RefVariable(const Node& node, const ResolvedInput& in, size_t input) {
+    Variable* v = refs_[static_cast<size_t>(in.node)];
     if (v == nullptr) {
-      throw FailedPreconditionError(StrCat(
-          "node '", node.name, "' (", node.op,
-          ") has no Variable object to hold its value; create it with Graph::ImportVariable"));
+      const Node& producer = graph_.node(in.node);
+      throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, "): input ", input,
+                                        " must be a variable reference; '", producer.name, "' (",
+                                        producer.op, ") gives none"));
     }
     return *v;
   }
 
-  // Output `index` of node `n` as input to (or fetch of) `consumer`.
+  // Output `index` of node `n` as input to (or fetch of) `consumer`. A
+  // variable reference (VariableV2's output) reads the variable now.
   Tensor Value(int n, int index, const Node& consumer) {
-    if (auto it = feeds_.find({n, index}); it != feeds_.end()) return it->second;
-    const Node& node = graph_.node(n);
-    if (node.op == "VariableV2") {
-      Variable& v = VariableOf(n);
-      if (!v.is_initialized()) {
-        throw FailedPreconditionError(
-            StrCat("Attempting to use uninitialized value ", node.name, NodeContext(consumer)));
-      }
-      return v.stored_value();
+    if (!feeds_.empty()) {
+      if (auto it = feeds_.find({n, index}); it != feeds_.end()) return it->second;
     }
     const std::vector<Tensor>& outs = outputs_[static_cast<size_t>(n)];
+    if (Variable* v = refs_[static_cast<size_t>(n)]; v != nullptr && outs.empty()) {
+      if (!v->is_initialized()) {
+        throw FailedPreconditionError(StrCat("Attempting to use uninitialized value ",
+                                             graph_.node(n).name, NodeContext(consumer)));
+      }
+      return v->stored_value();
+    }
     if (index < 0 || static_cast<size_t>(index) >= outs.size()) {
+      const Node& node = graph_.node(n);
       throw InvalidArgumentError(StrCat("node '", consumer.name, "' uses output ", index,
                                         " of node '", node.name, "' (", node.op, "), which has ",
                                         outs.size(), " outputs when run"));
@@ -273,6 +288,7 @@ class RunState {
   }
 
   // Switch: `data` on the branch `pred` selects; the other output is dead.
+  // A switched variable reference stays a reference (RefSwitch).
   void RunSwitch(int n, const Node& node) {
     std::vector<Tensor> inputs;
     for (const ResolvedInput& in : InputsOf(n)) {
@@ -289,6 +305,10 @@ class RunState {
     }
     const bool taken = pred.data<bool>()[0];
     outputs_[static_cast<size_t>(n)] = {inputs[0], inputs[0]};
+    const ResolvedInput& data = InputsOf(n)[0];
+    if (!feeds_.contains({data.node, data.index})) {
+      refs_[static_cast<size_t>(n)] = refs_[static_cast<size_t>(data.node)];
+    }
     dead_[static_cast<size_t>(n)] = taken ? 1u : 2u;  // output_false is 0, output_true 1
     any_dead_ = true;
   }
@@ -296,13 +316,18 @@ class RunState {
   void RunNode(int n) {
     const Node& node = graph_.node(n);
     try {
-      if (node.op == "Merge") return RunMerge(n, node);
+      // Merge runs with dead inputs; any other node with one is dead
+      // without running, even of a type eager lacks.
+      const OpDef* def = Resolved(n).op;
+      if (def == nullptr) def = FindOp(node.op);
+      if (def != nullptr && def->flow == OpDef::Flow::kMerge) return RunMerge(n, node);
       if (any_dead_ && HasDeadInput(n)) {
         dead_[static_cast<size_t>(n)] = ~uint64_t{0};
         return;
       }
-      if (IsSwitch(node.op)) return RunSwitch(n, node);
-      outputs_[static_cast<size_t>(n)] = Compute(n, node);
+      const ResolvedNode& r = OpOf(n, node);
+      if (r.op->flow == OpDef::Flow::kSwitch) return RunSwitch(n, node);
+      Compute(n, node, r);
     } catch (const Error& e) {
       const std::string message = e.what();
       if (message.find("[[{{node ") != std::string::npos) throw;  // context already there
@@ -310,70 +335,51 @@ class RunState {
     }
   }
 
-  std::vector<Tensor> Compute(int n, const Node& node) {
-    const std::string& op = node.op;
-    if (op == "NoOp" || op == "VariableV2") return {};  // variables are read by their consumers
-    if (op == "Const") return {node.Attr<Tensor>("value")};
-    if (op == "Placeholder") {
-      throw InvalidArgumentError(StrCat("You must feed a value for placeholder tensor '", node.name,
-                                        ":0' with dtype ", node.output_dtypes[0], " and shape ",
-                                        node.output_shapes[0]));
-    }
-    const std::vector<ResolvedInput>& resolved = InputsOf(n);
+  void Compute(int n, const Node& node, const ResolvedNode& r) {
+    const OpDef& def = *r.op;
+    const std::vector<ResolvedInput>& resolved = *r.inputs;
     std::vector<Tensor> inputs;
     inputs.reserve(resolved.size());
+    std::vector<Variable*> refs;
     for (size_t i = 0; i < resolved.size(); ++i) {
-      if (IsRefInput(node, i)) {
-        inputs.emplace_back();  // the variable is the target, not a value
-        continue;
-      }
       const ResolvedInput& in = resolved[i];
       if (in.control) continue;
-      inputs.push_back(Value(in.node, in.index, node));
-    }
-    if (op == "PlaceholderWithDefault") return {inputs.at(0)};
-    if (IsAssign(op)) {
-      EAGER_CHECK(inputs.size() == 2, "node '", node.name, "' (", op, ") needs 2 inputs, has ",
-                  inputs.size());
-      Variable& v = RefVariable(n, 0);
-      if (op == "Assign") {
-        v.Assign(inputs[1]);
-      } else if (op == "AssignAdd") {
-        v.AssignAdd(inputs[1]);
+      if (def.IsRefInput(i)) {
+        refs.push_back(&RefVariable(node, in, i));
       } else {
-        v.AssignSub(inputs[1]);
+        inputs.push_back(Value(in.node, in.index, node));
       }
-      return {v.stored_value()};
     }
-    if (op == "ApplyAdam") {
-      EAGER_CHECK(inputs.size() == 10, "node '", node.name, "' (", op, ") needs 10 inputs, has ",
-                  inputs.size());
-      const auto ref = [&](size_t i) -> Variable& { return RefVariable(n, i); };
-      return {internal::RunApplyAdam(ref(0), ref(1), ref(2), std::span(inputs).subspan(3))};
+    if (def.run != nullptr) {
+      NodeOutputs out = def.run({graph_, node, r.attrs, refs, inputs});
+      outputs_[static_cast<size_t>(n)] = std::move(out.values);
+      refs_[static_cast<size_t>(n)] = out.ref;
+      return;
     }
-    const OpDef* def = FindOp(op);
-    if (def == nullptr) {
-      throw UnimplementedError(StrCat("Session::Run: node '", node.name, "' has op type '", op,
-                                      "', which eager does not implement"));
-    }
-    CheckLayoutIsNhwc(node);
-    const size_t num_attr_inputs = def->input_attrs.size();
+    const size_t num_attr_inputs = def.input_attrs.size();
     if (inputs.size() < num_attr_inputs) {
-      throw InvalidArgumentError(StrCat("node '", node.name, "' (", op, ") has ", inputs.size(),
-                                        " inputs; expected at least ", num_attr_inputs));
+      throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, ") has ",
+                                        inputs.size(), " inputs; expected at least ",
+                                        num_attr_inputs));
     }
     const size_t num_tensors = inputs.size() - num_attr_inputs;
     const std::span<const Tensor> all(inputs);
-    const Attrs attrs = internal::KernelAttrs(node, *def, all.subspan(num_tensors));
-    return {RunKernel(*def, all.first(num_tensors), attrs)};
+    if (num_attr_inputs == 0) {
+      outputs_[static_cast<size_t>(n)] = {RunKernel(def, all, r.attrs)};
+      return;
+    }
+    Attrs attrs = r.attrs;
+    internal::SetInputAttrs(node, def, all.subspan(num_tensors), attrs);
+    outputs_[static_cast<size_t>(n)] = {RunKernel(def, all.first(num_tensors), attrs)};
   }
 
   Graph& graph_;
   internal::ResolvedInputs& resolved_;
   std::map<Endpoint, Tensor> feeds_;
   std::vector<std::vector<Tensor>> outputs_;
-  std::vector<uint64_t> dead_;  // per node: bit i set when output i is dead
-  bool any_dead_ = false;       // whether a Switch ran (else nothing is dead)
+  std::vector<Variable*> refs_;  // per node: the Variable its output 0 refers to, if any
+  std::vector<uint64_t> dead_;   // per node: bit i set when output i is dead
+  bool any_dead_ = false;        // whether a Switch ran (else nothing is dead)
 };
 
 }  // namespace

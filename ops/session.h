@@ -10,16 +10,20 @@
 //
 // Run evaluates only the nodes the fetches need (their data and control
 // inputs, transitively; a fed tensor's producer is not run) and each of them
-// once per call, in dependency order. Ops run through RunKernel with the
-// kernels eager uses, found by the node's TF op type (FindOp: "Add" from an
-// older graph runs AddV2's). Graph-only nodes: Const, Placeholder (must be
-// fed), VariableV2 (reads the Variable object; uninitialized throws
-// FailedPreconditionError "Attempting to use uninitialized value v2"),
-// Assign/AssignAdd/AssignSub (write the Variable object; their variable
-// may come through a RefSwitch), NoOp, PlaceholderWithDefault (its input
-// unless fed), and tf.cond's Switch/RefSwitch and Merge with TF's dead
-// tensors (ops/control_flow_ops.h): a node on an untaken branch does not
-// run, and fetching its output throws InvalidArgumentError.
+// once per call, in dependency order. Every node type is an OpDef of the one
+// op table (ops/op_def.h), found by the node's TF op type (FindOp: "Add"
+// from an older graph runs AddV2's): ops with a kernel run through RunKernel
+// as in eager mode; graph-only ones through their node kernel (Const,
+// Placeholder (must be fed), PlaceholderWithDefault (its input unless fed),
+// VariableV2 (its output is the Variable object, read when a consumer runs;
+// uninitialized throws FailedPreconditionError "Attempting to use
+// uninitialized value v2"), Assign/AssignAdd/AssignSub and ApplyAdam (write
+// the Variables their reference inputs reach, also through a RefSwitch),
+// NoOp). Only tf.cond's Switch/RefSwitch and Merge are the Session's own,
+// with TF's dead tensors (ops/control_flow_ops.h): a node on an untaken
+// branch does not run, and fetching its output throws InvalidArgumentError.
+// A kernel gets the node's attributes with TF's defaults for any the node
+// omits (runtime/op_signature.h).
 //
 // Errors name the node: a missing feed ("You must feed a value for
 // placeholder tensor 'x' ..."), a feed of the wrong dtype or shape, an op
@@ -29,8 +33,9 @@
 //
 // State lives in the Variable objects, so Sessions on one graph share it.
 // The graph must outlive the Session. Not thread-safe. A Session resolves
-// each node's input names ("x:1") to node indices once, when the node first
-// runs, and keeps them: nodes never change once added, and nodes added to the
+// each node once and keeps what it found: its input names ("x:1") to node
+// indices when a Run first needs the node, its OpDef and kernel attributes
+// when it first runs. Nodes never change once added, and nodes added to the
 // graph later are resolved when they run.
 
 #include <memory>

@@ -6,6 +6,7 @@
 
 #include "ops/apply_adam.h"
 #include "ops/internal/graph_builder.h"
+#include "ops/op_def.h"
 #include "runtime/flush_denormal.h"
 #include "runtime/graph.h"
 #include "runtime/tensor_access.h"
@@ -63,7 +64,16 @@ std::string RefInput(Graph& graph, const Variable& variable) {
   return record->variable_node;
 }
 
+NodeOutputs RunApplyAdamNode(const NodeContext& c) {
+  EAGER_CHECK(c.refs.size() == 3 && c.inputs.size() == 7, "node '", c.node.name, "' (", c.node.op,
+              ") needs 10 inputs, has ", c.refs.size() + c.inputs.size());
+  return {{internal::RunApplyAdam(*c.refs[0], *c.refs[1], *c.refs[2], c.inputs)}};
+}
+
 }  // namespace
+
+const OpDef kApplyAdamOp = {
+    .type = "ApplyAdam", .num_inputs = 10, .run = RunApplyAdamNode, .ref_inputs = 0b111};
 
 namespace internal {
 

@@ -31,6 +31,10 @@ Tensor ApplyAdam(Variable& var, Variable& m, Variable& v, const Tensor& beta1_po
                  const Tensor& beta2_power, const Tensor& lr, const Tensor& beta1,
                  const Tensor& beta2, const Tensor& epsilon, const Tensor& grad);
 
+struct OpDef;
+// "ApplyAdam": graph-only (OpDef::run), inputs var, m, v are references.
+extern const OpDef kApplyAdamOp;
+
 namespace internal {
 // What running an ApplyAdam node does (Session): `tensors` are its seven
 // non-ref inputs' values. Returns var's new value.

@@ -1,5 +1,7 @@
 #include "ops/unary_ops.h"
 
+#include <cmath>
+
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
@@ -23,8 +25,13 @@ struct ExpFn {
 struct LogFn {
   static auto Apply(const auto& a) { return a.log(); }
 };
+// Correctly rounded, as TensorFlow's Sqrt: Eigen 3.4's array sqrt() on
+// AVX-512 (EIGEN_FAST_MATH) is an rsqrt approximation with one Newton step,
+// 1-2 bits off (sqrt(49) gave 7.0000005; tests/tf_graphs found it).
 struct SqrtFn {
-  static auto Apply(const auto& a) { return a.sqrt(); }
+  static auto Apply(const auto& a) {
+    return a.unaryExpr([](auto v) { return std::sqrt(v); });
+  }
 };
 struct SquareFn {
   static auto Apply(const auto& a) { return a.square(); }

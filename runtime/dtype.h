@@ -65,8 +65,6 @@ std::string TfDataTypeName(int tf_datatype);
 // The dtypes eager computes in: IsFloating is float32/float64 only (what
 // gradients, optimizers and the float kernels take), not float16/bfloat16.
 inline bool IsFloating(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
-inline bool IsInteger(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
-inline bool IsNumeric(DType d) { return IsFloating(d) || IsInteger(d); }
 
 std::ostream& operator<<(std::ostream& out, DType dtype);
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <charconv>
 
+#include "runtime/op_signature.h"
 #include "runtime/tensor_access.h"
 #include "runtime/variable.h"
 
@@ -38,12 +39,11 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-const NodeAttr* Node::FindAttr(std::string_view attr_name) const {
-  auto it = attrs.find(std::string(attr_name));
-  return it == attrs.end() ? nullptr : &it->second;
-}
+namespace {
 
-void SetDefaultOutputSpecs(Node& node) {
+// The outputs of a node with no signature, guessed from the usual attribute
+// names (an op type eager's table lacks, in a file without its OpDef).
+void GuessOutputSpecs(Node& node) {
   node.output_dtypes.clear();
   node.output_shapes.clear();
   const auto* known_shapes = std::get_if<std::vector<Shape>>(
@@ -52,19 +52,9 @@ void SetDefaultOutputSpecs(Node& node) {
     if (known_shapes != nullptr && i < known_shapes->size()) return (*known_shapes)[i];
     return Shape::UnknownRank();
   };
-  if (node.op == "RestoreV2") {
-    if (const auto* dtypes = std::get_if<std::vector<DType>>(
-            node.FindAttr("dtypes") ? node.FindAttr("dtypes") : nullptr)) {
-      for (size_t i = 0; i < dtypes->size(); ++i) {
-        node.output_dtypes.push_back((*dtypes)[i]);
-        node.output_shapes.push_back(shape_of(i));
-      }
-    }
-    return;
-  }
   std::optional<DType> dtype;
   for (const char* name : {"dtype", "DstT", "output_type", "out_type", "T", "Tparams"}) {
-    if (const NodeAttr* a = node.FindAttr(name); a && std::holds_alternative<DType>(*a)) {
+    if (const AttrValue* a = node.FindAttr(name); a && std::holds_alternative<DType>(*a)) {
       dtype = std::get<DType>(*a);
       break;
     }
@@ -77,7 +67,7 @@ void SetDefaultOutputSpecs(Node& node) {
   }
   Shape shape = shape_of(0);
   if (shape.unknown_rank()) {
-    const NodeAttr* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
+    const AttrValue* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
     if (attr != nullptr && std::holds_alternative<Shape>(*attr)) shape = std::get<Shape>(*attr);
     if (attr != nullptr && std::holds_alternative<Tensor>(*attr)) {
       shape = std::get<Tensor>(*attr).shape();
@@ -95,6 +85,28 @@ void SetDefaultOutputSpecs(Node& node) {
     node.output_shapes.push_back(Shape{});
   }
 }
+
+}  // namespace
+
+void SetOutputSpecs(Node& node, const OpSignature* signature) {
+  std::optional<std::vector<DType>> dtypes;
+  if (signature != nullptr) dtypes = OutputDTypes(*signature, node.attrs);
+  if (!dtypes) return GuessOutputSpecs(node);
+  node.output_dtypes = std::move(*dtypes);
+  node.output_shapes.assign(node.output_dtypes.size(), Shape::UnknownRank());
+  if (const auto* known = std::get_if<std::vector<Shape>>(node.FindAttr("_output_shapes"))) {
+    for (size_t i = 0; i < node.output_shapes.size() && i < known->size(); ++i) {
+      node.output_shapes[i] = (*known)[i];
+    }
+    return;
+  }
+  if (node.output_shapes.size() != 1) return;
+  const AttrValue* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
+  if (const auto* shape = std::get_if<Shape>(attr)) node.output_shapes[0] = *shape;
+  if (const auto* value = std::get_if<Tensor>(attr)) node.output_shapes[0] = value->shape();
+}
+
+void SetDefaultOutputSpecs(Node& node) { SetOutputSpecs(node, FindOpSignature(node.op)); }
 
 NodeInput ParseNodeInput(std::string_view input) {
   NodeInput out;

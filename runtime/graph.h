@@ -52,6 +52,7 @@
 #include <variant>
 #include <vector>
 
+#include "runtime/attrs.h"
 #include "runtime/dtype.h"
 #include "runtime/names.h"
 #include "runtime/shape.h"
@@ -62,37 +63,36 @@ namespace eager {
 class Graph;
 class Variable;
 
-// One attribute value of a node, as NodeDef's AttrValue holds it: b, i, f,
-// s, type, shape, tensor, list(i), list(s), list(type), list(shape).
-using NodeAttr =
-    std::variant<bool, int64_t, float, std::string, DType, Shape, Tensor, std::vector<int64_t>,
-                 std::vector<std::string>, std::vector<DType>, std::vector<Shape>>;
-
 // One node of a graph: a NodeDef plus its outputs' static specs.
 struct Node {
-  std::string name = {};                       // "add", "v1/read"
-  std::string op = {};                         // TF op type: "AddV2", "VariableV2"
-  std::vector<std::string> inputs = {};        // "x", "x:1", then "^ctrl"
-  std::string device = {};                     // "" (any), or "/device:CPU:0" as imported
-  std::map<std::string, NodeAttr> attrs = {};  // TF attribute names -> values
-  std::vector<DType> output_dtypes = {};       // one per output
-  std::vector<Shape> output_shapes = {};       // one per output; may be partial
+  std::string name = {};                  // "add", "v1/read"
+  std::string op = {};                    // TF op type: "AddV2", "VariableV2"
+  std::vector<std::string> inputs = {};   // "x", "x:1", then "^ctrl"
+  std::string device = {};                // "" (any), or "/device:CPU:0" as imported
+  Attrs attrs = {};                       // TF attribute names -> values
+  std::vector<DType> output_dtypes = {};  // one per output
+  std::vector<Shape> output_shapes = {};  // one per output; may be partial
 
   // The attribute `name`, or nullptr.
-  const NodeAttr* FindAttr(std::string_view name) const;
+  const AttrValue* FindAttr(std::string_view name) const { return attrs.Find(name); }
   // The attribute `name` of type T; throws InvalidArgumentError naming the
   // node and the attribute when it is missing or of another type.
   template <typename T>
   const T& Attr(std::string_view name) const;
 };
 
-// The outputs TF's NodeDef attributes imply, for importers: RestoreV2 one per
-// "dtypes" entry; else one output whose dtype is the first of the attributes
-// "dtype", "DstT", "output_type", "out_type", "T", "Tparams" (bool for TF's
-// comparison ops), shaped by "_output_shapes", by "shape" (Placeholder,
-// VariableV2), by a Const's "value", else of unknown rank; no outputs when
-// none of those attributes is present (NoOp, SaveV2). Switch and RefSwitch
-// have a second output like the first; Merge a second, int32 scalar one.
+// An imported node's output specs (one place decides them, for every
+// importer): the dtypes from its op's `signature` (runtime/op_signature.h:
+// type attributes, "N", list(type) attributes), shaped by "_output_shapes",
+// else a single output by a Const's "value" or a "shape" attribute
+// (Placeholder, VariableV2), else of unknown rank. Without a signature, or
+// when its attributes are missing, they are guessed from the usual
+// attribute names: one output whose dtype is the first of "dtype", "DstT",
+// "output_type", "out_type", "T", "Tparams" (bool for TF's comparison ops),
+// two for Switch and Merge; none when none of those is present.
+struct OpSignature;
+void SetOutputSpecs(Node& node, const OpSignature* signature);
+// SetOutputSpecs with the signature of node.op from eager's table.
 void SetDefaultOutputSpecs(Node& node);
 
 // A node input string taken apart: "x" -> {x, 0}, "x:1" -> {x, 1},
@@ -325,7 +325,7 @@ std::vector<Variable*> TrainableVariables();
 
 template <typename T>
 const T& Node::Attr(std::string_view attr_name) const {
-  const NodeAttr* value = FindAttr(attr_name);
+  const AttrValue* value = FindAttr(attr_name);
   if (value == nullptr || !std::holds_alternative<T>(*value)) {
     throw InvalidArgumentError(StrCat("node '", name, "' (", op, "): attribute '", attr_name,
                                       value == nullptr ? "' is missing" : "' has another type"));

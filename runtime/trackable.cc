@@ -1,8 +1,37 @@
 #include "runtime/trackable.h"
 
+#include <set>
+
 #include "runtime/variable.h"
 
 namespace eager {
+
+std::string_view KerasLayoutName(KerasLayout layout) {
+  switch (layout) {
+    case KerasLayout::kKeras2Legacy:
+      return "keras2_legacy";
+    case KerasLayout::kKeras2:
+      return "keras2";
+    case KerasLayout::kKeras3:
+      return "keras3";
+  }
+  return "unknown";
+}
+
+namespace {
+
+void SetLayout(Trackable& object, KerasLayout layout, std::set<const Trackable*>& seen) {
+  if (!seen.insert(&object).second) return;
+  object.UseKerasLayout(layout);  // first: it decides which children there are
+  for (const Trackable::Child& child : object.Children()) SetLayout(*child.object, layout, seen);
+}
+
+}  // namespace
+
+void SetKerasLayout(Trackable& root, KerasLayout layout) {
+  std::set<const Trackable*> seen;
+  SetLayout(root, layout, seen);
+}
 
 Variable& Trackable::CreateVariable(std::string_view local_name, DType dtype, const Shape& shape,
                                     const std::function<Tensor()>& initial_value,

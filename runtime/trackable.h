@@ -42,6 +42,22 @@ namespace eager {
 
 class Variable;
 
+// The object layout one Keras line gives a tf.train.Checkpoint of a model and
+// its optimizer. The same state, under different edges:
+//   kKeras2Legacy: tf.keras 2.0-2.10 (OptimizerV2; tf_keras.optimizers.legacy):
+//     optimizer children "iter", "beta_1", "beta_2", "decay",
+//     "learning_rate"; slots as ".OPTIMIZER_SLOT/optimizer/m". Dense:
+//     "kernel", "bias". eager's default.
+//   kKeras2: tf_keras (the Keras 2 line) 2.11+ optimizers: "_iterations",
+//     "_learning_rate", "_variables/N" (iterations, then m and v per
+//     variable), "_momentums/N", "_velocities/N"; no slot references.
+//   kKeras3: Keras 3 (tf.keras of TF 2.16+): as kKeras2, plus
+//     "_trainable_variables/N" (the model's variables) and the learning rate
+//     as "_variables/1"; a Dense's kernel edge is "_kernel".
+enum class KerasLayout { kKeras2Legacy, kKeras2, kKeras3 };
+// "keras2_legacy", "keras2", "keras3".
+std::string_view KerasLayoutName(KerasLayout layout);
+
 class Trackable {
  public:
   struct Child {
@@ -97,6 +113,10 @@ class Trackable {
   virtual std::vector<Child> Children() { return {}; }
   // Slot variables, for optimizers; in slot-name order, then variable order.
   virtual std::vector<Slot> Slots() { return {}; }
+  // Objects whose edges differ between Keras lines (Dense, optimizers)
+  // switch to `layout` (see KerasLayout); the default ignores it. May add
+  // restorations' matches (NotifyChildAdded) but creates no variables.
+  virtual void UseKerasLayout(KerasLayout layout) { (void)layout; }
   // Tensors saved under "<object path>/.ATTRIBUTES/<key>".
   virtual std::map<std::string, Tensor> SerializeToTensors() const { return {}; }
   // Receives the tensors saved by SerializeToTensors, keyed alike.
@@ -200,4 +220,7 @@ class Trackable {
   std::vector<std::shared_ptr<DeferredRestoration>> deferred_;
 };
 
+// Calls UseKerasLayout(layout) on `root` and every object reachable from it
+// (each once, parents before their children).
+void SetKerasLayout(Trackable& root, KerasLayout layout);
 }  // namespace eager

@@ -94,7 +94,6 @@ class Variable final : public Trackable {
   // The stored value, even for a graph variable (what a Session's VariableV2
   // node yields). Throws FailedPreconditionError when uninitialized.
   Tensor stored_value() const;
-  Tensor ReadValue() const { return value(); }
 
   // Replace the value. Throws InvalidArgumentError (naming this variable) when
   // the dtype or shape differs from the variable's.

@@ -6,6 +6,7 @@
 #include "ops/internal/scalar_like.h"
 #include "ops/operators.h"
 #include "runtime/names.h"
+#include "runtime/op_signature.h"
 
 namespace eager::internal {
 namespace {
@@ -52,37 +53,6 @@ Tensor InputAttrValue(const OpDef& op, const InputAttr& a, const Attrs& attrs,
       return ScalarLike(attrs.GetFloat(a.attr), spec.dtype);
   }
   throw InternalError("unknown InputAttr kind");
-}
-
-NodeAttr ToNodeAttr(const AttrValue& value) {
-  return std::visit(
-      [](const auto& v) -> NodeAttr {
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, double>) {
-          return static_cast<float>(v);  // AttrValue.f is a float
-        } else {
-          return v;
-        }
-      },
-      value);
-}
-
-std::optional<AttrValue> ToAttrValue(const NodeAttr& value) {
-  return std::visit(
-      [](const auto& v) -> std::optional<AttrValue> {
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, float>) {
-          return static_cast<double>(v);
-        } else if constexpr (std::is_same_v<V, bool> || std::is_same_v<V, int64_t> ||
-                             std::is_same_v<V, DType> || std::is_same_v<V, Shape> ||
-                             std::is_same_v<V, std::vector<int64_t>> ||
-                             std::is_same_v<V, std::string>) {
-          return v;
-        } else {
-          return std::nullopt;  // tensors, lists of strings/types/shapes: no kernel reads these
-        }
-      },
-      value);
 }
 
 // A symbolic stand-in for `t` whose unknown dimensions are `fill`.
@@ -227,7 +197,7 @@ Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs,
         graph.node(AddConstNode(graph, value, StrCat(node.name, "/", a.input))).name);
   }
   for (const auto& [name, value] : attrs.items()) {
-    if (!IsInputAttr(op, name)) node.attrs.emplace(std::string(name), ToNodeAttr(value));
+    if (!IsInputAttr(op, name)) node.attrs.SetDefault(name, value);
   }
   for (const TypeAttr& t : TypeAttrsOf(op)) {
     DType dtype = DType::kInt32;
@@ -237,44 +207,32 @@ Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs,
       EAGER_INTERNAL_CHECK(static_cast<size_t>(t.source) < inputs.size());
       dtype = inputs[static_cast<size_t>(t.source)].dtype();
     }
-    node.attrs.emplace(std::string(t.name), dtype);
+    node.attrs.SetDefault(t.name, dtype);
   }
   if (op.num_inputs == OpDef::kVariadic) {
-    node.attrs.emplace("N", static_cast<int64_t>(inputs.size()));
+    node.attrs.SetDefault("N", static_cast<int64_t>(inputs.size()));
   }
   node.output_dtypes = {spec.dtype};
   node.output_shapes = {spec.shape};
   return graph.Output(graph.AddNode(std::move(node)), 0);
 }
 
-// TF's OpDef defaults for the attributes our kernels read: a NodeDef may
-// omit them (MetaGraphDef.meta_info_def.stripped_default_attrs).
-void SetTfDefaults(const OpDef& op, Attrs& attrs) {
-  const std::string_view t = op.type;
-  if (t == "MatMul") {
-    attrs.Set("transpose_a", false).Set("transpose_b", false);
-  } else if (t == "Sum" || t == "Mean" || t == "Max") {
-    attrs.Set("keep_dims", false);
-  } else if (t == "ArgMax") {
-    attrs.Set("output_type", DType::kInt64);
-  } else if (t == "GatherV2") {
-    attrs.Set("batch_dims", int64_t{0});
-  } else if (t == "OneHot") {
-    attrs.Set("axis", int64_t{-1});
-  } else if (t.starts_with("Conv2D")) {  // dilations: TF >= 1.5
-    attrs.Set("dilations", std::vector<int64_t>{1, 1, 1, 1});
-    attrs.Set("data_format", std::string("NHWC"));
-  } else if (t.starts_with("MaxPool")) {
-    attrs.Set("data_format", std::string("NHWC"));
-  }
+Attrs NodeKernelAttrs(const Node& node, const OpDef& op) {
+  Attrs attrs = node.attrs;
+  const OpSignature* signature = FindOpSignature(node.op);
+  if (signature == nullptr) signature = FindOpSignature(op.type);
+  if (signature != nullptr) SetAttrDefaults(*signature, attrs);
+  return attrs;
 }
 
 Attrs KernelAttrs(const Node& node, const OpDef& op, std::span<const Tensor> input_attr_values) {
-  Attrs attrs;
-  SetTfDefaults(op, attrs);
-  for (const auto& [name, value] : node.attrs) {
-    if (std::optional<AttrValue> v = ToAttrValue(value)) attrs.Set(name, std::move(*v));
-  }
+  Attrs attrs = NodeKernelAttrs(node, op);
+  SetInputAttrs(node, op, input_attr_values, attrs);
+  return attrs;
+}
+
+void SetInputAttrs(const Node& node, const OpDef& op, std::span<const Tensor> input_attr_values,
+                   Attrs& attrs) {
   EAGER_INTERNAL_CHECK(input_attr_values.size() == op.input_attrs.size());
   for (size_t i = 0; i < op.input_attrs.size(); ++i) {
     const InputAttr& a = op.input_attrs[i];
@@ -317,7 +275,6 @@ Attrs KernelAttrs(const Node& node, const OpDef& op, std::span<const Tensor> inp
       }
     }
   }
-  return attrs;
 }
 
 OpCall NodeCall(const Graph& graph, int index) {

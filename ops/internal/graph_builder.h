@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/attrs.h"
 #include "ops/op_def.h"
+#include "runtime/attrs.h"
 #include "runtime/graph.h"
 
 namespace eager::internal {
@@ -34,10 +34,15 @@ std::string GraphInput(Graph& graph, const Tensor& tensor, std::string_view cons
 // Adds a Const node holding `value`, named graph.UniqueName(name); returns its index.
 int AddConstNode(Graph& graph, const Tensor& value, std::string_view name);
 
-// Session's half: the Attrs a kernel gets for `node` (convertible node
-// attributes under their TF names, whose storage `node` keeps) plus the input
-// attrs from the values of the node's trailing inputs. Throws
-// InvalidArgumentError naming the node for a value of the wrong kind.
+// Session's half: the Attrs a kernel gets for `node`: its attributes, with
+// TF's defaults for those a NodeDef may omit (stripped_default_attrs).
+Attrs NodeKernelAttrs(const Node& node, const OpDef& op);
+// Adds the input attrs from the values of the node's trailing inputs to
+// `attrs`. Throws InvalidArgumentError naming the node for a value of the
+// wrong kind.
+void SetInputAttrs(const Node& node, const OpDef& op, std::span<const Tensor> input_attr_values,
+                   Attrs& attrs);
+// Both.
 Attrs KernelAttrs(const Node& node, const OpDef& op, std::span<const Tensor> input_attr_values);
 
 // The OpCall a GradientTape would have recorded for node `index`: the OpDef

@@ -192,6 +192,24 @@ MetaOpDef FromProto(const pb::OpDef& op) {
   return out;
 }
 
+MetaTensorInfo FromProto(const pb::TensorInfo& p) {
+  MetaTensorInfo info;
+  info.name = p.name();  // empty for the sparse and composite encodings
+  info.tf_dtype = p.dtype();
+  if (p.has_tensor_shape()) info.shape = FromProto(p.tensor_shape());
+  return info;
+}
+
+MetaSignature SignatureFromBytes(const std::string& bytes, const std::string& where) {
+  pb::SignatureDef p;
+  if (!p.ParseFromString(bytes)) throw DataLossError(StrCat(where, ": not a SignatureDef"));
+  MetaSignature signature;
+  for (const auto& [key, info] : p.inputs()) signature.inputs.emplace(key, FromProto(info));
+  for (const auto& [key, info] : p.outputs()) signature.outputs.emplace(key, FromProto(info));
+  signature.method_name = p.method_name();
+  return signature;
+}
+
 MetaGraph FromProto(const pb::MetaGraphDef& p, const std::string& path) {
   MetaGraph meta;
   const auto& info = p.meta_info_def();
@@ -248,6 +266,18 @@ MetaGraph FromProto(const pb::MetaGraphDef& p, const std::string& path) {
     }
     meta.collections.emplace(name, std::move(out));
   }
+  for (const auto& [key, bytes] : p.signature_def()) {
+    meta.signatures.emplace(key,
+                            SignatureFromBytes(bytes, StrCat(path, ": signature '", key, "'")));
+  }
+  for (const std::string& bytes : p.asset_file_def()) {
+    pb::AssetFileDef asset;
+    if (!asset.ParseFromString(bytes)) {
+      throw DataLossError(StrCat(path, ": an asset_file_def entry is not an AssetFileDef"));
+    }
+    meta.asset_files.push_back({FromProto(asset.tensor_info()), asset.filename()});
+  }
+  meta.has_object_graph = !p.object_graph_def().empty();
   return meta;
 }
 
@@ -361,6 +391,12 @@ void ToProto(const MetaOpDef& op, pb::OpDef* p) {
   p->set_allows_uninitialized_input(op.allows_uninitialized_input);
 }
 
+void ToProto(const MetaTensorInfo& info, pb::TensorInfo* p) {
+  p->set_name(info.name);
+  p->set_dtype(static_cast<pb::DataType>(info.tf_dtype));
+  ToProto(info.shape, p->mutable_tensor_shape());
+}
+
 pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
   pb::MetaGraphDef p;
   auto* info = p.mutable_meta_info_def();
@@ -415,6 +451,21 @@ pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
         break;
     }
   }
+  for (const auto& [key, signature] : meta.signatures) {
+    pb::SignatureDef def;
+    for (const auto& [name, info] : signature.inputs) ToProto(info, &(*def.mutable_inputs())[name]);
+    for (const auto& [name, info] : signature.outputs) {
+      ToProto(info, &(*def.mutable_outputs())[name]);
+    }
+    def.set_method_name(signature.method_name);
+    (*p.mutable_signature_def())[key] = def.SerializeAsString();
+  }
+  for (const MetaAssetFile& asset : meta.asset_files) {
+    pb::AssetFileDef def;
+    ToProto(asset.tensor_info, def.mutable_tensor_info());
+    def.set_filename(asset.filename);
+    p.add_asset_file_def(def.SerializeAsString());
+  }
   return p;
 }
 
@@ -451,11 +502,10 @@ std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path) {
   return out;
 }
 
-void WriteMetaGraph(const std::string& path, const MetaGraph& meta) {
-  std::string bytes;
-  if (!ToProto(meta, path).SerializeToString(&bytes)) {
-    throw InternalError(StrCat(path, ": the MetaGraphDef could not be serialized"));
-  }
+namespace {
+
+// Writes `bytes` to `path` atomically: a temp file, fsync, rename.
+void WriteFileAtomically(const std::string& path, const std::string& bytes) {
   const std::string dir = internal::DirName(path);
   internal::CreateDirectories(dir);
   const internal::DirectoryLock lock(dir);
@@ -471,6 +521,27 @@ void WriteMetaGraph(const std::string& path, const MetaGraph& meta) {
     internal::RemoveFileNoThrow(temp);
     throw;
   }
+}
+
+}  // namespace
+
+void WriteMetaGraph(const std::string& path, const MetaGraph& meta) {
+  std::string bytes;
+  if (!ToProto(meta, path).SerializeToString(&bytes)) {
+    throw InternalError(StrCat(path, ": the MetaGraphDef could not be serialized"));
+  }
+  WriteFileAtomically(path, bytes);
+}
+
+void WriteSavedModel(const std::string& path, const std::vector<MetaGraph>& graphs) {
+  pb::SavedModel model;
+  model.set_saved_model_schema_version(1);
+  for (const MetaGraph& meta : graphs) *model.add_meta_graphs() = ToProto(meta, path);
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) {
+    throw InternalError(StrCat(path, ": the SavedModel could not be serialized"));
+  }
+  WriteFileAtomically(path, bytes);
 }
 
 std::vector<MetaVariableDef> VariableDefsOf(const MetaGraph& meta, const std::string& name) {

@@ -11,8 +11,9 @@
 // The GraphDef's nodes keep TF's op types and attribute values as stored
 // (constants decoded to Tensors when eager has their dtype), so that a graph
 // can be rebuilt from them; nothing is checked against any op registry here:
-// an op eager lacks reads fine. Parts eager does not interpret (function
-// library, signatures, the SavedObjectGraph) are not kept.
+// an op eager lacks reads fine. A SavedModel's signatures and asset files
+// are kept; parts eager does not interpret (function library, the
+// SavedObjectGraph) are not.
 
 #include <cstdint>
 #include <map>
@@ -138,6 +139,30 @@ struct MetaOpDef {
   bool allows_uninitialized_input = false;
 };
 
+// TensorInfo: a graph tensor named "x:0" with its dtype (TF's enum number)
+// and shape. `name` is empty for a sparse or composite tensor, which eager
+// does not interpret.
+struct MetaTensorInfo {
+  std::string name{};
+  int tf_dtype = 0;
+  MetaShape shape{.dims = {}, .unknown_rank = true};
+};
+
+// SignatureDef: a named function of the graph, its inputs and outputs keyed
+// by the names callers use ("images" -> "Placeholder:0").
+struct MetaSignature {
+  std::map<std::string, MetaTensorInfo> inputs{};
+  std::map<std::string, MetaTensorInfo> outputs{};
+  std::string method_name{};  // "tensorflow/serving/predict"
+};
+
+// AssetFileDef: the graph tensor that holds an asset's path, and the file's
+// name under assets/.
+struct MetaAssetFile {
+  MetaTensorInfo tensor_info{};
+  std::string filename{};
+};
+
 struct MetaGraph {
   // MetaInfoDef.
   std::string meta_graph_version{};
@@ -152,6 +177,11 @@ struct MetaGraph {
   int min_consumer = 0;
   std::optional<MetaSaverDef> saver_def{};
   std::map<std::string, MetaCollection> collections{};
+  // SignatureDefs by key ("serving_default") and AssetFileDefs (SavedModel).
+  std::map<std::string, MetaSignature> signatures{};
+  std::vector<MetaAssetFile> asset_files{};
+  // Whether a SavedObjectGraph is present (a TF2 SavedModel).
+  bool has_object_graph = false;
 };
 
 // Parses a binary MetaGraphDef file. Throws NotFoundError when `path` does
@@ -162,6 +192,10 @@ MetaGraph ReadMetaGraph(const std::string& path);
 MetaGraph ReadGraphDef(const std::string& path);
 // The MetaGraphDefs of a SavedModel's saved_model.pb (errors as above).
 std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path);
+
+// Writes a SavedModel (schema version 1) holding `graphs` to `path`
+// atomically, as WriteMetaGraph does.
+void WriteSavedModel(const std::string& path, const std::vector<MetaGraph>& graphs);
 
 // Writes `meta` as a binary MetaGraphDef to `path` atomically (temp file,
 // fsync, rename). Throws InvalidArgumentError for an attribute value that

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "runtime/errors.h"
+#include "runtime/op_signature.h"
 #include "runtime/variable.h"
 #include "saving/saver/internal/saver_for_imported_graph.h"
 #include "saving/saver/internal/tf_op_defs.h"
@@ -24,7 +25,7 @@ MetaShape ToMeta(const Shape& shape) {
   return {shape.ToVector(), false};
 }
 
-MetaAttrValue ToMeta(const NodeAttr& attr) {
+MetaAttrValue ToMeta(const AttrValue& attr) {
   return std::visit(
       [](const auto& v) -> MetaAttrValue {
         using V = std::decay_t<decltype(v)>;
@@ -50,8 +51,10 @@ MetaAttrValue ToMeta(const NodeAttr& attr) {
           MetaAttrList list;
           for (const Shape& shape : v) list.shape.push_back(ToMeta(shape));
           return list;
+        } else if constexpr (std::is_same_v<V, double>) {
+          return static_cast<float>(v);  // AttrValue.f is a float
         } else {
-          return v;  // bool, int64_t, float, std::string
+          return v;  // bool, int64_t, std::string
         }
       },
       attr);
@@ -68,24 +71,26 @@ std::optional<Shape> ToShape(const MetaShape& shape) {
   return Shape::Partial(shape.dims);
 }
 
-// The attribute as a NodeAttr, or nullopt when eager cannot hold it (a dtype
+// The attribute as an AttrValue, or nullopt when eager cannot hold it (a dtype
 // eager lacks, an unknown-rank shape, a list of shapes or functions): such a
 // node still imports, and fails only if a Session runs it.
-std::optional<NodeAttr> ToNodeAttr(const MetaAttrValue& value) {
+std::optional<AttrValue> FromMeta(const MetaAttrValue& value) {
   return std::visit(
-      [](const auto& v) -> std::optional<NodeAttr> {
+      [](const auto& v) -> std::optional<AttrValue> {
         using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, int64_t> ||
-                      std::is_same_v<V, float> || std::is_same_v<V, bool>) {
-          return NodeAttr(v);
+        if constexpr (std::is_same_v<V, float>) {
+          return AttrValue(static_cast<double>(v));
+        } else if constexpr (std::is_same_v<V, std::string> || std::is_same_v<V, int64_t> ||
+                             std::is_same_v<V, bool>) {
+          return AttrValue(v);
         } else if constexpr (std::is_same_v<V, MetaType>) {
-          if (auto d = DTypeFromTfDataType(v.tf_dtype)) return NodeAttr(*d);
+          if (auto d = DTypeFromTfDataType(v.tf_dtype)) return AttrValue(*d);
           return std::nullopt;
         } else if constexpr (std::is_same_v<V, MetaShape>) {
-          if (auto s = ToShape(v)) return NodeAttr(*s);
+          if (auto s = ToShape(v)) return AttrValue(*s);
           return std::nullopt;
         } else if constexpr (std::is_same_v<V, MetaTensor>) {
-          if (v.value) return NodeAttr(*v.value);
+          if (v.value) return AttrValue(*v.value);
           return std::nullopt;
         } else if constexpr (std::is_same_v<V, MetaAttrList>) {
           if (!v.type.empty()) {
@@ -95,9 +100,9 @@ std::optional<NodeAttr> ToNodeAttr(const MetaAttrValue& value) {
               if (!d) return std::nullopt;
               types.push_back(*d);
             }
-            return NodeAttr(types);
+            return AttrValue(types);
           }
-          if (!v.s.empty()) return NodeAttr(v.s);
+          if (!v.s.empty()) return AttrValue(v.s);
           if (!v.shape.empty()) {
             std::vector<Shape> shapes;
             for (const MetaShape& m : v.shape) {
@@ -105,12 +110,12 @@ std::optional<NodeAttr> ToNodeAttr(const MetaAttrValue& value) {
               if (!shape) return std::nullopt;
               shapes.push_back(*shape);
             }
-            return NodeAttr(shapes);
+            return AttrValue(shapes);
           }
           if (!v.f.empty() || !v.b.empty() || !v.tensor.empty() || !v.func.empty()) {
             return std::nullopt;
           }
-          return NodeAttr(v.i);  // also the empty list
+          return AttrValue(v.i);  // also the empty list
         } else {
           return std::nullopt;  // placeholders, functions, unset
         }
@@ -118,87 +123,15 @@ std::optional<NodeAttr> ToNodeAttr(const MetaAttrValue& value) {
       value);
 }
 
-// The dtypes of a node's outputs from its OpDef (the file's own, else
-// eager's table), or nullopt when unknown or not all dtypes eager has.
-std::optional<std::vector<DType>> OutputDTypes(const MetaGraphNode& node, const MetaOpDef* def) {
-  if (def == nullptr) return std::nullopt;
-  std::vector<DType> out;
-  for (const MetaArgDef& arg : def->outputs) {
-    std::vector<int> types;
-    if (!arg.type_list_attr.empty()) {
-      auto it = node.attrs.find(arg.type_list_attr);
-      if (it == node.attrs.end()) return std::nullopt;
-      const auto* list = std::get_if<MetaAttrList>(&it->second);
-      if (list == nullptr) return std::nullopt;
-      types = list->type;
-    } else {
-      int type = arg.type;
-      if (!arg.type_attr.empty()) {
-        auto it = node.attrs.find(arg.type_attr);
-        const MetaType* t = it == node.attrs.end() ? nullptr : std::get_if<MetaType>(&it->second);
-        if (t == nullptr) return std::nullopt;
-        type = t->tf_dtype;
-      }
-      int64_t count = 1;
-      if (!arg.number_attr.empty()) {
-        auto it = node.attrs.find(arg.number_attr);
-        const int64_t* n = it == node.attrs.end() ? nullptr : std::get_if<int64_t>(&it->second);
-        if (n == nullptr) return std::nullopt;
-        count = *n;
-      }
-      types.assign(static_cast<size_t>(std::max<int64_t>(count, 0)), type);
-    }
-    for (int t : types) {
-      auto d = DTypeFromTfDataType(t);
-      if (!d) return std::nullopt;
-      out.push_back(*d);
-    }
-  }
-  return out;
-}
-
-// Static output shapes: "_output_shapes" when the file has it, else what
-// the op's own attributes say, else of unknown rank.
-std::vector<Shape> OutputShapes(const MetaGraphNode& node, size_t count) {
-  std::vector<Shape> out(count, Shape::UnknownRank());
-  auto it = node.attrs.find("_output_shapes");
-  if (it != node.attrs.end()) {
-    if (const auto* list = std::get_if<MetaAttrList>(&it->second)) {
-      for (size_t i = 0; i < count && i < list->shape.size(); ++i) {
-        if (auto s = ToShape(list->shape[i])) out[i] = *s;
-      }
-      return out;
-    }
-  }
-  if (count == 1) {
-    if (node.op == "Const") {
-      auto v = node.attrs.find("value");
-      if (v != node.attrs.end()) {
-        if (const auto* t = std::get_if<MetaTensor>(&v->second)) {
-          if (auto s = ToShape(MetaShape{t->dims, false})) out[0] = *s;
-        }
-      }
-    } else if (auto s = node.attrs.find("shape"); s != node.attrs.end()) {
-      if (const auto* shape = std::get_if<MetaShape>(&s->second)) {
-        if (auto known = ToShape(*shape)) out[0] = *known;
-      }
-    }
-  }
-  return out;
-}
-
 Node ToNode(const MetaGraphNode& m, const std::map<std::string, const MetaOpDef*>& file_ops) {
   Node node{.name = m.name, .op = m.op, .inputs = m.inputs, .device = m.device};
   for (const auto& [name, value] : m.attrs) {
-    if (auto attr = ToNodeAttr(value)) node.attrs.emplace(name, std::move(*attr));
+    if (auto attr = FromMeta(value)) node.attrs.Set(name, std::move(*attr));
   }
-  // The outputs from the op's OpDef (the file's, else eager's table); else
-  // runtime/graph.h's guess from the usual attribute names.
-  auto it = file_ops.find(m.op);
-  const MetaOpDef* def = it != file_ops.end() ? it->second : internal::FindTfOpDef(m.op);
-  if (auto dtypes = OutputDTypes(m, def)) {
-    node.output_dtypes = std::move(*dtypes);
-    node.output_shapes = OutputShapes(m, node.output_dtypes.size());
+  // The outputs from the op's OpDef: the file's, else eager's table.
+  if (auto it = file_ops.find(m.op); it != file_ops.end()) {
+    const OpSignature signature = internal::SignatureOf(*it->second);
+    SetOutputSpecs(node, &signature);
   } else {
     SetDefaultOutputSpecs(node);
   }
@@ -224,6 +157,15 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
     if (!n.output_shapes.empty()) {
       MetaAttrList shapes;
       for (const Shape& s : n.output_shapes) shapes.shape.push_back(ToMeta(s));
+      // TF's importer wants one shape per output of the op's TF signature;
+      // where eager computes fewer (SparseSoftmaxCrossEntropyWithLogits has
+      // no backprop output in eager), the rest are written as unknown.
+      if (const OpSignature* signature = FindOpSignature(n.op)) {
+        const std::optional<std::vector<DType>> types = OutputDTypes(*signature, n.attrs);
+        if (types && shapes.shape.size() < types->size()) {
+          shapes.shape.resize(types->size(), MetaShape{{}, /*unknown_rank=*/true});
+        }
+      }
       node.attrs.emplace("_output_shapes", shapes);
     }
     meta.nodes.push_back(std::move(node));
@@ -248,10 +190,6 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
     }
   }
   return meta;
-}
-
-void ExportMetaGraph(const std::string& path, const Graph& graph) {
-  WriteMetaGraph(path, GraphToMetaGraph(graph));
 }
 
 void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
@@ -292,8 +230,8 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
     for (const MetaGraphNode& m : meta.nodes) {
       if (m.op != "VariableV2" || graph.VariableForNode(m.name) != nullptr) continue;
       const Node* n = graph.FindNode(m.name);
-      const NodeAttr* shape = n->FindAttr("shape");
-      const NodeAttr* dtype = n->FindAttr("dtype");
+      const AttrValue* shape = n->FindAttr("shape");
+      const AttrValue* dtype = n->FindAttr("dtype");
       if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
           !std::get<Shape>(*shape).IsFullyDefined() || dtype == nullptr ||
           !std::holds_alternative<DType>(*dtype)) {

@@ -3,7 +3,7 @@
 // Graph <-> MetaGraphDef: TF1's export_meta_graph and import_meta_graph.
 //
 //   // Writing: what Saver::Save(sess, prefix) does for PREFIX.meta.
-//   eager::ExportMetaGraph("model.meta", graph);
+//   eager::WriteMetaGraph("model.meta", eager::GraphToMetaGraph(graph));
 //
 //   // Reading: rebuild a graph from any TF1 .meta file and restore it.
 //   eager::Graph graph;
@@ -35,8 +35,6 @@ class Saver;
 
 // `graph` as a MetaGraph (no SaverDef).
 MetaGraph GraphToMetaGraph(const Graph& graph);
-// Writes GraphToMetaGraph(graph) to `path` (atomically). Errors as WriteMetaGraph.
-void ExportMetaGraph(const std::string& path, const Graph& graph);
 
 // Adds `meta`'s nodes, variables and collections to `graph` (for a meta
 // graph without a "variables" collection, such as ReadGraphDef's, every

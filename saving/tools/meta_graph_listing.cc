@@ -164,6 +164,17 @@ void PrintText(const MetaGraph& meta, std::ostream& out) {
     out << "collection " << name << ": " << CollectionSize(c) << " (" << CollectionKind(c.kind)
         << ")\n";
   }
+  for (const auto& [key, signature] : meta.signatures) {
+    out << "signature " << key << " ("
+        << (signature.method_name.empty() ? "-" : signature.method_name) << ")\n";
+    for (const auto* side : {&signature.inputs, &signature.outputs}) {
+      for (const auto& [name, info] : *side) {
+        out << "  " << (side == &signature.inputs ? "input " : "output ") << name << ": "
+            << (info.name.empty() ? "(sparse or composite)" : info.name) << " "
+            << TfDataTypeName(info.tf_dtype) << " " << ShapeText(info.shape) << "\n";
+      }
+    }
+  }
   for (const MetaVariableDef& d : GlobalVariableDefs(meta)) {
     out << "variable " << d.variable_name << "  initializer " << d.initializer_name << "  snapshot "
         << d.snapshot_name << (IsTrainable(meta, d.variable_name) ? "  trainable" : "")
@@ -210,6 +221,26 @@ void PrintJson(const MetaGraph& meta, std::ostream& out) {
     out << (first ? "" : ",") << JsonString(name)
         << ":{\"kind\":" << JsonString(CollectionKind(c.kind)) << ",\"size\":" << CollectionSize(c)
         << "}";
+    first = false;
+  }
+  out << "},\"signatures\":{";
+  first = true;
+  for (const auto& [key, signature] : meta.signatures) {
+    out << (first ? "" : ",") << JsonString(key)
+        << ":{\"method_name\":" << JsonString(signature.method_name);
+    for (const auto* side : {&signature.inputs, &signature.outputs}) {
+      out << (side == &signature.inputs ? ",\"inputs\":{" : ",\"outputs\":{");
+      bool first_tensor = true;
+      for (const auto& [name, info] : *side) {
+        out << (first_tensor ? "" : ",") << JsonString(name)
+            << ":{\"name\":" << JsonString(info.name)
+            << ",\"dtype\":" << JsonString(TfDataTypeName(info.tf_dtype))
+            << ",\"shape\":" << JsonString(ShapeText(info.shape)) << "}";
+        first_tensor = false;
+      }
+      out << "}";
+    }
+    out << "}";
     first = false;
   }
   out << "},\"variables\":[";

@@ -2,7 +2,8 @@
 
 // What eager-ckpt's `meta` command shows of a `.meta` file (a MetaGraphDef)
 // or a SavedModel's saved_model.pb: versions and tags, the op types used,
-// the SaverDef, the collections with their VariableDefs, and every node with
+// the SaverDef, the collections with their VariableDefs, a SavedModel's
+// signatures (each input and output: key, tensor, dtype, shape), and every node with
 // its op type, inputs and attributes, as text or JSON.
 //
 //   eager-ckpt meta model.ckpt.meta          (or the prefix model.ckpt)

@@ -54,6 +54,18 @@ TEST(UnaryOpsTest, MatchStdMathInFloat32) {
   }
 }
 
+// TF's Sqrt is correctly rounded; Eigen's fast AVX-512 sqrt was 1-2 bits off
+// (sqrt(49) = 7.0000005), which tests/tf_graphs found against TF.
+TEST(UnaryOpsTest, SqrtIsCorrectlyRoundedInFloat32) {
+  std::vector<float> x;
+  x.reserve(4097);
+  for (int i = 0; i < 4096; ++i) x.push_back(0.37f * static_cast<float>(i) + 1e-3f);
+  x.push_back(49.0f);
+  const std::vector<float> got = Sqrt(Tensor::FromVector(x)).ToVector<float>();
+  for (size_t i = 0; i < x.size(); ++i)
+    ASSERT_EQ(got[i], std::sqrt(x[i])) << "sqrt(" << x[i] << ")";
+}
+
 TEST(UnaryOpsTest, NegAndSquareAcceptIntegers) {
   EXPECT_EQ(Neg(Tensor::Vector<int32_t>({1, -2})).ToVector<int32_t>(),
             (std::vector<int32_t>{-1, 2}));

@@ -112,7 +112,7 @@ TEST_F(VariableTest, ReadsAreReportedToObserversWhileRegistered) {
   CountingObserver observer;
   internal::AddVariableReadObserver(&observer);
   v.value();
-  v.ReadValue();
+  v.value();
   internal::RemoveVariableReadObserver(&observer);
   v.value();
   EXPECT_EQ(observer.reads, 2);

@@ -159,6 +159,14 @@ else
     || fail "meta node: $out"
   expect 0 "$ckpt" meta "$realdata/savedmodel_tf1_counter/00000123/saved_model.pb" --json; json_ok meta --json
   grep -q '"tags":\["serve"\]' <<<"$out" || fail "meta saved_model tags: $out"
+  grep -q '"incr_counter_by":{"method_name":"tensorflow/serving/predict","inputs":{"delta":{"name":"delta:0","dtype":"DT_FLOAT","shape":"<unknown rank>"}}' <<<"$out" \
+    || fail "meta saved_model signature (json): $out"
+  # A SavedModel's signatures, as saved_model_cli lists them (TF Serving's half_plus_two).
+  expect 0 "$ckpt" meta "$realdata/savedmodel_tf1_half_plus_two/00000123/saved_model.pb"
+  grep -q '^signature serving_default (tensorflow/serving/predict)$' <<<"$out" || fail "meta signature: $out"
+  grep -q '^  input x: x:0 DT_FLOAT \[?,1\]$' <<<"$out" || fail "meta signature input: $out"
+  grep -q '^  output y: y:0 DT_FLOAT \[?,1\]$' <<<"$out" || fail "meta signature output: $out"
+  grep -q '^  input inputs: tf_example:0 DT_STRING <unknown rank>$' <<<"$out" || fail "meta signature string input: $out"
   expect 1 "$ckpt" meta "$realdata/tf1_saver_scopes_tiny/model.ckpt.index"
   grep -q "eager-ckpt: DataLoss error: .*model.ckpt.index" <<<"$err" || fail "meta of an .index: $err"
   expect 1 "$ckpt" meta "$work/no/such.meta"

@@ -22,7 +22,7 @@ std::optional<std::string> RestoredKey(const Graph& graph, const std::string& in
   if (n == nullptr || n->op != "RestoreV2" || n->inputs.size() < 2) return std::nullopt;
   const Node* names = graph.FindNode(ParseNodeInput(n->inputs[1]).node);
   if (names == nullptr || names->op != "Const") return std::nullopt;
-  const NodeAttr* value = names->FindAttr("value");
+  const AttrValue* value = names->FindAttr("value");
   if (value == nullptr || !std::holds_alternative<Tensor>(*value)) return std::nullopt;
   const Tensor& t = std::get<Tensor>(*value);
   if (t.dtype() != DType::kString || in.index >= t.num_elements()) return std::nullopt;
@@ -37,8 +37,8 @@ Variable* VariableOfNode(Graph& graph, const std::string& name) {
   if (Variable* v = graph.VariableForNode(name)) return v;
   const Node* n = graph.FindNode(name);
   if (n == nullptr || n->op != "VariableV2") return nullptr;
-  const NodeAttr* dtype = n->FindAttr("dtype");
-  const NodeAttr* shape = n->FindAttr("shape");
+  const AttrValue* dtype = n->FindAttr("dtype");
+  const AttrValue* shape = n->FindAttr("shape");
   if (dtype == nullptr || !std::holds_alternative<DType>(*dtype) || shape == nullptr ||
       !std::holds_alternative<Shape>(*shape) || !std::get<Shape>(*shape).IsFullyDefined() ||
       n->output_dtypes.empty()) {

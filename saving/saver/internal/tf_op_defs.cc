@@ -1,380 +1,77 @@
 #include "saving/saver/internal/tf_op_defs.h"
 
-#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
 
-#include "runtime/errors.h"
+#include "runtime/op_signature.h"
 
 namespace eager::internal {
 namespace {
 
-struct OpSpec {
-  const char* name;
-  std::vector<const char*> inputs;
-  std::vector<const char*> outputs;
-  std::vector<const char*> attrs;
-  unsigned flags = 0;
-};
-constexpr unsigned kStateful = 1, kCommutative = 2, kAggregate = 4, kUninitializedInput = 8;
-
-// TF 1.14's type sets, in TF's order.
-#define NUMBER_TYPES                                                                     \
-  "{float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, " \
-  "bfloat16, uint16, complex128, half, uint32, uint64}"
-#define FLOAT_COMPLEX "{bfloat16, half, float, double, complex64, complex128}"
-#define BINARY_ARITH                                                                      \
-  "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, int64, complex64, " \
-  "complex128}"
-#define MATMUL_TYPES "{bfloat16, half, float, double, int32, int64, complex64, complex128}"
-#define INDEX_TYPE(name, default) name ": {int32, int64} = " default
-#define REAL_NUMBER_TYPES \
-  "{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}"
-#define FLOAT_INT_COMPLEX "{bfloat16, half, float, double, int32, int64, complex64, complex128}"
-// Conv2D and its two gradients (explicit padding is TF 1.14's).
-#define CONV2D_ATTRS                                                                           \
-  "T: {half, bfloat16, float, double}", "strides: list(int)", "use_cudnn_on_gpu: bool = true", \
-      "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []",           \
-      "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"
-
-// Attributes whose text is joined from pieces (named, so that the lists
-// below hold one literal per element).
-constexpr const char* kMaxPoolT =
-    "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8} = "
-    "DT_FLOAT";
-constexpr const char* kMaxPoolGradT = "T: " REAL_NUMBER_TYPES " = DT_FLOAT";
-
-const std::vector<OpSpec>& Specs() {
-  static const std::vector<OpSpec> specs = {
-      {"Add",
-       {"x: T", "y: T"},
-       {"z: T"},
-       {"T: {bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, "
-        "complex128, string}"}},
-      {"AddV2",
-       {"x: T", "y: T"},
-       {"z: T"},
-       {"T: {bfloat16, half, float, double, uint8, uint16, uint32, uint64, int8, int16, int32, "
-        "int64, complex64, complex128}"},
-       kCommutative | kAggregate},
-      {"ApplyAdam",
-       {"var: Ref(T)", "m: Ref(T)", "v: Ref(T)", "beta1_power: T", "beta2_power: T", "lr: T",
-        "beta1: T", "beta2: T", "epsilon: T", "grad: T"},
-       {"out: Ref(T)"},
-       {"T: " NUMBER_TYPES, "use_locking: bool = false", "use_nesterov: bool = false"}},
-      {"ArgMax",
-       {"input: T", "dimension: Tidx"},
-       {"output: output_type"},
-       {"T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, "
-        "bfloat16, uint16, complex128, half, uint32, uint64}",
-        INDEX_TYPE("Tidx", "DT_INT32"), INDEX_TYPE("output_type", "DT_INT64")}},
-      {"Assign",
-       {"ref: Ref(T)", "value: T"},
-       {"output_ref: Ref(T)"},
-       {"T: type", "validate_shape: bool = true", "use_locking: bool = true"},
-       kUninitializedInput},
-      {"AssignAdd",
-       {"ref: Ref(T)", "value: T"},
-       {"output_ref: Ref(T)"},
-       {"T: {float, double, int64, int32, uint8, uint16, int16, int8, complex64, complex128, "
-        "qint8, quint8, qint32, half}",
-        "use_locking: bool = false"}},
-      {"AssignSub",
-       {"ref: Ref(T)", "value: T"},
-       {"output_ref: Ref(T)"},
-       {"T: {float, double, int64, int32, uint8, uint16, int16, int8, complex64, complex128, "
-        "qint8, quint8, qint32, half}",
-        "use_locking: bool = false"}},
-      {"BiasAdd",
-       {"value: T", "bias: T"},
-       {"output: T"},
-       {"T: " NUMBER_TYPES, "data_format: {'NHWC', 'NCHW'} = 'NHWC'"}},
-      {"BroadcastTo",
-       {"input: T", "shape: Tidx"},
-       {"output: T"},
-       {"T: type", INDEX_TYPE("Tidx", "DT_INT32")}},
-      {"Cast", {"x: SrcT"}, {"y: DstT"}, {"SrcT: type", "DstT: type", "Truncate: bool = false"}},
-      {"ConcatV2",
-       {"values: N * T", "axis: Tidx"},
-       {"output: T"},
-       {"N: int >= 2", "T: type", INDEX_TYPE("Tidx", "DT_INT32")}},
-      {"Const", {}, {"output: dtype"}, {"value: tensor", "dtype: type"}},
-      {"Conv2D", {"input: T", "filter: T"}, {"output: T"}, {CONV2D_ATTRS}},
-      {"Conv2DBackpropFilter",
-       {"input: T", "filter_sizes: int32", "out_backprop: T"},
-       {"output: T"},
-       {CONV2D_ATTRS}},
-      {"Conv2DBackpropInput",
-       {"input_sizes: int32", "filter: T", "out_backprop: T"},
-       {"output: T"},
-       {CONV2D_ATTRS}},
-      {"Elu", {"features: T"}, {"activations: T"}, {"T: {half, bfloat16, float, double}"}},
-      {"EluGrad",
-       {"gradients: T", "outputs: T"},
-       {"backprops: T"},
-       {"T: {half, bfloat16, float, double}"}},
-      {"Equal",
-       {"x: T", "y: T"},
-       {"z: bool"},
-       {"T: {bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, quint8, "
-        "qint8, qint32, string, bool, complex128}"},
-       kCommutative},
-      {"Exp", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
-      {"GatherV2",
-       {"params: Tparams", "indices: Tindices", "axis: Taxis"},
-       {"output: Tparams"},
-       {"batch_dims: int = 0", "Tparams: type", "Tindices: {int32, int64}",
-        "Taxis: {int32, int64}"}},
-      {"Identity", {"input: T"}, {"output: T"}, {"T: type"}},
-      {"Log", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
-      {"LogSoftmax", {"logits: T"}, {"logsoftmax: T"}, {"T: {half, bfloat16, float, double}"}},
-      {"MatMul",
-       {"a: T", "b: T"},
-       {"product: T"},
-       {"transpose_a: bool = false", "transpose_b: bool = false", "T: " MATMUL_TYPES}},
-      {"Max",
-       {"input: T", "reduction_indices: Tidx"},
-       {"output: T"},
-       {"keep_dims: bool = false", "T: " NUMBER_TYPES, INDEX_TYPE("Tidx", "DT_INT32")}},
-      {"MaxPool",
-       {"input: T"},
-       {"output: T"},
-       {kMaxPoolT, "ksize: list(int) >= 4", "strides: list(int) >= 4", "padding: {'SAME', 'VALID'}",
-        "data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'"}},
-      {"MaxPoolGrad",
-       {"orig_input: T", "orig_output: T", "grad: T"},
-       {"output: T"},
-       {"ksize: list(int) >= 4", "strides: list(int) >= 4", "padding: {'SAME', 'VALID'}",
-        "data_format: {'NHWC', 'NCHW'} = 'NHWC'", kMaxPoolGradT}},
-      {"Maximum", {"x: T", "y: T"}, {"z: T"}, {"T: {bfloat16, half, float, double, int32, int64}"}},
-      {"Mean",
-       {"input: T", "reduction_indices: Tidx"},
-       {"output: T"},
-       {"keep_dims: bool = false", "T: " NUMBER_TYPES, INDEX_TYPE("Tidx", "DT_INT32")}},
-      {"Merge", {"inputs: N * T"}, {"output: T", "value_index: int32"}, {"T: type", "N: int >= 1"}},
-      {"Minimum", {"x: T", "y: T"}, {"z: T"}, {"T: {bfloat16, half, float, double, int32, int64}"}},
-      {"Mul", {"x: T", "y: T"}, {"z: T"}, {"T: " BINARY_ARITH}, kCommutative},
-      {"Neg", {"x: T"}, {"y: T"}, {"T: " MATMUL_TYPES}},
-      {"NoOp", {}, {}, {}},
-      {"OneHot",
-       {"indices: TI", "depth: int32", "on_value: T", "off_value: T"},
-       {"output: T"},
-       {"axis: int = -1", "T: type", "TI: {uint8, int32, int64} = DT_INT64"}},
-      {"Placeholder", {}, {"output: dtype"}, {"dtype: type", "shape: shape = <unknown>"}},
-      {"PlaceholderWithDefault",
-       {"input: dtype"},
-       {"output: dtype"},
-       {"dtype: type", "shape: shape"}},
-      {"Pow", {"x: T", "y: T"}, {"z: T"}, {"T: " FLOAT_INT_COMPLEX}},
-      {"RealDiv", {"x: T", "y: T"}, {"z: T"}, {"T: " BINARY_ARITH}},
-      {"Relu",
-       {"features: T"},
-       {"activations: T"},
-       {"T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, "
-        "uint64, qint8}"}},
-      {"ReluGrad", {"gradients: T", "features: T"}, {"backprops: T"}, {"T: " REAL_NUMBER_TYPES}},
-      {"Reshape",
-       {"tensor: T", "shape: Tshape"},
-       {"output: T"},
-       {"T: type", INDEX_TYPE("Tshape", "DT_INT32")}},
-      {"RestoreV2",
-       {"prefix: string", "tensor_names: string", "shape_and_slices: string"},
-       {"tensors: dtypes"},
-       {"dtypes: list(type) >= 1"},
-       kStateful},
-      {"Rsqrt", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
-      {"RsqrtGrad", {"y: T", "dy: T"}, {"z: T"}, {"T: " FLOAT_COMPLEX}},
-      {"SaveV2",
-       {"prefix: string", "tensor_names: string", "shape_and_slices: string", "tensors: dtypes"},
-       {},
-       {"dtypes: list(type) >= 1"},
-       kStateful},
-      {"Sigmoid", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
-      {"Slice",
-       {"input: T", "begin: Index", "size: Index"},
-       {"output: T"},
-       {"T: type", "Index: {int32, int64}"}},
-      {"Softmax", {"logits: T"}, {"softmax: T"}, {"T: {half, bfloat16, float, double}"}},
-      {"SparseSoftmaxCrossEntropyWithLogits",
-       {"features: T", "labels: Tlabels"},
-       {"loss: T", "backprop: T"},
-       {"T: {half, bfloat16, float, double}", INDEX_TYPE("Tlabels", "DT_INT64")}},
-      {"Sqrt", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
-      {"Square", {"x: T"}, {"y: T"}, {"T: " FLOAT_INT_COMPLEX}},
-      {"SquaredDifference", {"x: T", "y: T"}, {"z: T"}, {"T: " FLOAT_INT_COMPLEX}, kCommutative},
-      {"Squeeze", {"input: T"}, {"output: T"}, {"T: type", "squeeze_dims: list(int) >= 0 = []"}},
-      {"StopGradient", {"input: T"}, {"output: T"}, {"T: type"}},
-      {"Sub", {"x: T", "y: T"}, {"z: T"}, {"T: " BINARY_ARITH}},
-      {"Sum",
-       {"input: T", "reduction_indices: Tidx"},
-       {"output: T"},
-       {"keep_dims: bool = false", "T: " NUMBER_TYPES, INDEX_TYPE("Tidx", "DT_INT32")}},
-      {"Switch", {"data: T", "pred: bool"}, {"output_false: T", "output_true: T"}, {"T: type"}},
-      {"Tanh", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
-      {"Transpose",
-       {"x: T", "perm: Tperm"},
-       {"y: T"},
-       {"T: type", INDEX_TYPE("Tperm", "DT_INT32")}},
-      {"UnsortedSegmentSum",
-       {"data: T", "segment_ids: Tindices", "num_segments: Tnumsegments"},
-       {"output: T"},
-       {"T: " NUMBER_TYPES, "Tindices: {int32, int64}", INDEX_TYPE("Tnumsegments", "DT_INT32")}},
-      {"VariableV2",
-       {},
-       {"ref: Ref(dtype)"},
-       {"shape: shape", "dtype: type", "container: string = ''", "shared_name: string = ''"},
-       kStateful},
-  };
-  return specs;
+MetaArgDef ToMeta(const OpArgSignature& arg) {
+  return {.name = arg.name,
+          .type = arg.tf_type,
+          .type_attr = arg.type_attr,
+          .number_attr = arg.number_attr,
+          .type_list_attr = arg.type_list_attr,
+          .is_ref = arg.is_ref};
 }
 
-#undef NUMBER_TYPES
-#undef FLOAT_COMPLEX
-#undef BINARY_ARITH
-#undef MATMUL_TYPES
-#undef INDEX_TYPE
-#undef REAL_NUMBER_TYPES
-#undef FLOAT_INT_COMPLEX
-#undef CONV2D_ATTRS
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
+// The signature table's defaults: bool, int, type, string, shape (unknown),
+// list(int).
+MetaAttrValue ToMeta(const AttrValue& value) {
+  return std::visit(
+      [](const auto& v) -> MetaAttrValue {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, bool> || std::is_same_v<V, int64_t> ||
+                      std::is_same_v<V, std::string>) {
+          return v;
+        } else if constexpr (std::is_same_v<V, DType>) {
+          return MetaType{TfDataType(v)};
+        } else if constexpr (std::is_same_v<V, Shape>) {
+          return v.unknown_rank() ? MetaShape{{}, true} : MetaShape{v.ToVector(), false};
+        } else if constexpr (std::is_same_v<V, std::vector<int64_t>>) {
+          MetaAttrList list;
+          list.i = v;
+          return list;
+        } else {
+          throw InternalError("an op signature default of a kind TF's OpDefs do not use");
+        }
+      },
+      value);
 }
 
-int TypeNumber(std::string_view name) {
-  static const std::map<std::string_view, int> numbers = {
-      {"float", 1},    {"double", 2},  {"int32", 3},       {"uint8", 4},     {"int16", 5},
-      {"int8", 6},     {"string", 7},  {"complex64", 8},   {"int64", 9},     {"bool", 10},
-      {"qint8", 11},   {"quint8", 12}, {"qint32", 13},     {"bfloat16", 14}, {"qint16", 15},
-      {"quint16", 16}, {"uint16", 17}, {"complex128", 18}, {"half", 19},     {"resource", 20},
-      {"variant", 21}, {"uint32", 22}, {"uint64", 23}};
-  if (name.starts_with("DT_")) {
-    std::string lower(name.substr(3));
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return TypeNumber(lower);
-  }
-  auto it = numbers.find(name);
-  EAGER_INTERNAL_CHECK(it != numbers.end());
-  return it->second;
-}
-
-std::vector<std::string_view> SplitList(std::string_view braces) {  // "{a, b}" -> a, b
-  std::vector<std::string_view> out;
-  braces = Trim(braces.substr(1, braces.size() - 2));
-  while (!braces.empty()) {
-    const size_t comma = braces.find(',');
-    out.push_back(Trim(braces.substr(0, comma)));
-    if (comma == std::string_view::npos) break;
-    braces.remove_prefix(comma + 1);
+MetaOpDef ToMeta(const OpSignature& op) {
+  MetaOpDef out{.name = op.name,
+                .is_stateful = op.is_stateful,
+                .is_commutative = op.is_commutative,
+                .is_aggregate = op.is_aggregate,
+                .allows_uninitialized_input = op.allows_uninitialized_input};
+  for (const OpArgSignature& a : op.inputs) out.inputs.push_back(ToMeta(a));
+  for (const OpArgSignature& a : op.outputs) out.outputs.push_back(ToMeta(a));
+  for (const OpAttrSignature& a : op.attrs) {
+    MetaAttrDef attr{.name = a.name, .has_minimum = a.has_minimum, .minimum = a.minimum};
+    attr.type = a.type;
+    if (a.default_value) attr.default_value = ToMeta(*a.default_value);
+    if (!a.allowed_types.empty() || !a.allowed_strings.empty()) {
+      MetaAttrList allowed;
+      allowed.type = a.allowed_types;
+      allowed.s = a.allowed_strings;
+      attr.allowed_values = allowed;
+    }
+    out.attrs.push_back(std::move(attr));
   }
   return out;
 }
 
-std::string_view Unquote(std::string_view s) {
-  return s.size() >= 2 && s.front() == '\'' ? s.substr(1, s.size() - 2) : s;
-}
-
-// "name: T", "name: Ref(T)", "name: N * T", "name: string", "name: dtypes".
-MetaArgDef ParseArg(std::string_view spec, const std::vector<MetaAttrDef>& attrs) {
-  const size_t colon = spec.find(':');
-  MetaArgDef arg;
-  arg.name = std::string(Trim(spec.substr(0, colon)));
-  std::string_view type = Trim(spec.substr(colon + 1));
-  if (type.starts_with("Ref(")) {
-    arg.is_ref = true;
-    type = type.substr(4, type.size() - 5);
-  }
-  if (const size_t star = type.find('*'); star != std::string_view::npos) {
-    arg.number_attr = std::string(Trim(type.substr(0, star)));
-    type = Trim(type.substr(star + 1));
-  }
-  auto attr =
-      std::find_if(attrs.begin(), attrs.end(), [&](const auto& a) { return a.name == type; });
-  if (attr == attrs.end()) {
-    arg.type = TypeNumber(type);
-  } else if (attr->type == "list(type)") {
-    arg.type_list_attr = std::string(type);
-  } else {
-    arg.type_attr = std::string(type);
-  }
-  return arg;
-}
-
-// "T: type", "T: {float, double}", "x: bool = true", "dtypes: list(type) >= 1",
-// "Tidx: {int32, int64} = DT_INT32", "data_format: {'NHWC', 'NCHW'} = 'NHWC'".
-MetaAttrDef ParseAttr(std::string_view spec) {
-  const size_t colon = spec.find(':');
-  MetaAttrDef attr;
-  attr.name = std::string(Trim(spec.substr(0, colon)));
-  std::string_view rest = Trim(spec.substr(colon + 1));
-  std::string_view default_text;
-  if (const size_t eq = rest.find(" = "); eq != std::string_view::npos) {
-    default_text = Trim(rest.substr(eq + 3));
-    rest = Trim(rest.substr(0, eq));
-  }
-  if (const size_t ge = rest.find(" >= "); ge != std::string_view::npos) {
-    attr.has_minimum = true;
-    attr.minimum = std::stoll(std::string(rest.substr(ge + 4)));
-    rest = Trim(rest.substr(0, ge));
-  }
-  if (rest.starts_with("{")) {
-    const std::vector<std::string_view> items = SplitList(rest);
-    MetaAttrList allowed;
-    const bool strings = items.front().starts_with("'");
-    for (std::string_view item : items) {
-      if (strings) {
-        allowed.s.emplace_back(Unquote(item));
-      } else {
-        allowed.type.push_back(TypeNumber(item));
-      }
-    }
-    attr.type = strings ? "string" : "type";
-    attr.allowed_values = allowed;
-  } else {
-    attr.type = std::string(rest);
-  }
-  if (!default_text.empty()) {
-    if (attr.type == "bool") {
-      attr.default_value = default_text == "true";
-    } else if (attr.type == "int") {
-      attr.default_value = static_cast<int64_t>(std::stoll(std::string(default_text)));
-    } else if (attr.type == "type") {
-      attr.default_value = MetaType{TypeNumber(default_text)};
-    } else if (attr.type == "string") {
-      attr.default_value = std::string(Unquote(default_text));
-    } else if (attr.type == "shape") {
-      attr.default_value = MetaShape{{}, true};  // "<unknown>"
-    } else if (attr.type == "list(int)") {       // "[]", "[1, 1, 1, 1]"
-      MetaAttrList list;
-      for (std::string_view item : SplitList(default_text)) {
-        list.i.push_back(std::stoll(std::string(item)));
-      }
-      attr.default_value = list;
-    }
-  }
-  return attr;
-}
-
-MetaOpDef Build(const OpSpec& spec) {
-  MetaOpDef op;
-  op.name = spec.name;
-  for (const char* a : spec.attrs) op.attrs.push_back(ParseAttr(a));
-  for (const char* a : spec.inputs) op.inputs.push_back(ParseArg(a, op.attrs));
-  for (const char* a : spec.outputs) op.outputs.push_back(ParseArg(a, op.attrs));
-  op.is_stateful = spec.flags & kStateful;
-  op.is_commutative = spec.flags & kCommutative;
-  op.is_aggregate = spec.flags & kAggregate;
-  op.allows_uninitialized_input = spec.flags & kUninitializedInput;
-  return op;
-}
-
+// runtime/op_signature.h's table as MetaOpDefs, converted once.
 const std::map<std::string, MetaOpDef, std::less<>>& Table() {
   static const auto* table = [] {
     auto* t = new std::map<std::string, MetaOpDef, std::less<>>;
-    for (const OpSpec& spec : Specs()) t->emplace(spec.name, Build(spec));
+    for (std::string_view type : OpSignatureTypes()) {
+      t->emplace(std::string(type), ToMeta(*FindOpSignature(type)));
+    }
     return t;
   }();
   return *table;
@@ -385,6 +82,28 @@ const std::map<std::string, MetaOpDef, std::less<>>& Table() {
 const MetaOpDef* FindTfOpDef(std::string_view type) {
   auto it = Table().find(type);
   return it == Table().end() ? nullptr : &it->second;
+}
+
+OpSignature SignatureOf(const MetaOpDef& op) {
+  OpSignature out{.name = op.name,
+                  .is_stateful = op.is_stateful,
+                  .is_commutative = op.is_commutative,
+                  .is_aggregate = op.is_aggregate,
+                  .allows_uninitialized_input = op.allows_uninitialized_input};
+  const auto arg = [](const MetaArgDef& a) {
+    return OpArgSignature{.name = a.name,
+                          .tf_type = a.type,
+                          .type_attr = a.type_attr,
+                          .number_attr = a.number_attr,
+                          .type_list_attr = a.type_list_attr,
+                          .is_ref = a.is_ref};
+  };
+  for (const MetaArgDef& a : op.inputs) out.inputs.push_back(arg(a));
+  for (const MetaArgDef& a : op.outputs) out.outputs.push_back(arg(a));
+  for (const MetaAttrDef& a : op.attrs) {
+    out.attrs.push_back(OpAttrSignature{.name = a.name, .type = a.type});
+  }
+  return out;
 }
 
 std::vector<MetaOpDef> StrippedOpList(const std::vector<MetaGraphNode>& nodes) {

@@ -1,0 +1,259 @@
+#include "saving/saver/saved_model.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "runtime/errors.h"
+#include "runtime/variable.h"
+#include "saving/bundle/posix_file.h"
+#include "saving/saver/internal/saver_for_imported_graph.h"
+#include "saving/saver/meta_graph_import_export.h"
+#include "saving/saver/saver.h"
+
+namespace eager {
+namespace {
+
+// TF's collection keys for the op a loader runs after restoring
+// (saved_model/constants.py: MAIN_OP_KEY, and the older LEGACY_INIT_OP_KEY).
+constexpr char kMainOpKey[] = "saved_model_main_op";
+constexpr char kLegacyInitOpKey[] = "legacy_init_op";
+
+std::string SavedModelPath(const std::string& dir) { return dir + "/saved_model.pb"; }
+std::string VariablesPrefix(const std::string& dir) { return dir + "/variables/variables"; }
+
+std::string JoinTags(const std::vector<std::string>& tags) {
+  std::string out = "{";
+  for (size_t i = 0; i < tags.size(); ++i) out += StrCat(i ? ", " : "", "\"", tags[i], "\"");
+  return out + "}";
+}
+
+MetaTensorInfo InfoOf(const Graph& graph, const Tensor& tensor, const std::string& what) {
+  if (!tensor.is_symbolic()) {
+    throw InvalidArgumentError(
+        StrCat(what, " is an eager tensor; a signature names graph tensors"));
+  }
+  const Operation op = graph.OperationOf(tensor);  // throws for another graph's tensor
+  const NodeInput input = ParseNodeInput(tensor.name());
+  const Node& node = op.node();
+  const auto index = static_cast<size_t>(input.index);
+  MetaTensorInfo info;
+  info.name = tensor.name();
+  info.tf_dtype = TfDataType(node.output_dtypes.at(index));
+  const Shape& shape = node.output_shapes.at(index);
+  info.shape = MetaShape{shape.unknown_rank() ? std::vector<int64_t>{} : shape.ToVector(),
+                         shape.unknown_rank()};
+  return info;
+}
+
+}  // namespace
+
+// ---- SavedModelBuilder ---------------------------------------------------
+
+SavedModelBuilder::SavedModelBuilder(std::string export_dir) : export_dir_(std::move(export_dir)) {
+  if (internal::FileExists(SavedModelPath(export_dir_))) {
+    throw FailedPreconditionError(
+        StrCat("Export directory already exists, and isn't empty: ", export_dir_,
+               " holds a saved_model.pb. Choose another directory (a new version number)."));
+  }
+}
+
+SavedModelBuilder::~SavedModelBuilder() = default;
+
+void SavedModelBuilder::AddGraph(Graph& graph, const std::vector<std::string>& tags,
+                                 const std::map<std::string, GraphSignature>& signatures,
+                                 const std::string& main_op, bool save_variables) {
+  EAGER_CHECK(!tags.empty(), "SavedModelBuilder: a meta graph needs at least one tag");
+  const std::set<std::string> tag_set(tags.begin(), tags.end());
+  for (const MetaGraph& meta : graphs_) {
+    if (std::set<std::string>(meta.tags.begin(), meta.tags.end()) == tag_set) {
+      throw InvalidArgumentError(StrCat("SavedModelBuilder: a meta graph with tags ",
+                                        JoinTags(tags), " was already added"));
+    }
+  }
+  if (save_variables == variables_saved_) {
+    throw FailedPreconditionError(
+        save_variables ? "SavedModelBuilder: AddMetaGraphAndVariables may be called only once"
+                       : "SavedModelBuilder: AddMetaGraph needs AddMetaGraphAndVariables first");
+  }
+  if (!main_op.empty()) graph.OperationByName(main_op);  // NotFoundError with suggestions
+
+  std::map<std::string, MetaSignature> defs;
+  for (const auto& [key, signature] : signatures) {
+    MetaSignature def;
+    def.method_name = signature.method_name;
+    for (const auto& [name, tensor] : signature.inputs) {
+      def.inputs.emplace(name,
+                         InfoOf(graph, tensor, StrCat("signature '", key, "' input '", name, "'")));
+    }
+    for (const auto& [name, tensor] : signature.outputs) {
+      def.outputs.emplace(
+          name, InfoOf(graph, tensor, StrCat("signature '", key, "' output '", name, "'")));
+    }
+    defs.emplace(key, std::move(def));
+  }
+
+  // The Saver writes the variables and PREFIX.meta: the graph with its
+  // save/restore subgraph and SaverDef, which a loader runs. The SavedModel
+  // keeps that meta graph; the .meta and the state file are not TF's layout.
+  const std::string prefix = VariablesPrefix(export_dir_);
+  MetaGraph meta;
+  {
+    Graph::AsDefault in(graph);
+    const std::vector<Variable*> variables = graph.GlobalVariables();
+    if (variables.empty()) {
+      meta = GraphToMetaGraph(graph);
+    } else {
+      SaverOptions options;
+      options.max_to_keep = 0;
+      Saver saver(variables, options);
+      const std::string scratch = save_variables ? prefix : StrCat(prefix, ".scratch");
+      saver.Save(scratch);
+      meta = ReadMetaGraph(scratch + ".meta");
+      internal::RemoveFileNoThrow(scratch + ".meta");
+      internal::RemoveFileNoThrow(internal::DirName(scratch) + "/checkpoint");
+      if (!save_variables) {
+        internal::RemoveFileNoThrow(scratch + ".index");
+        internal::RemoveFileNoThrow(scratch + ".data-00000-of-00001");
+      }
+    }
+  }
+  meta.tags = tags;
+  meta.signatures = std::move(defs);
+  if (!main_op.empty()) {
+    MetaCollection collection;
+    collection.kind = MetaCollection::Kind::kNodeList;
+    collection.node_list = {main_op};
+    meta.collections[kMainOpKey] = collection;
+  }
+  graphs_.push_back(std::move(meta));
+  if (save_variables) variables_saved_ = true;
+}
+
+std::string SavedModelBuilder::Save() {
+  if (graphs_.empty()) {
+    throw FailedPreconditionError(
+        StrCat("SavedModelBuilder(\"", export_dir_, "\").Save(): no meta graph was added"));
+  }
+  internal::CreateDirectories(export_dir_ + "/variables");
+  std::string path = SavedModelPath(export_dir_);
+  WriteSavedModel(path, graphs_);
+  return path;
+}
+
+// ---- LoadSavedModel ------------------------------------------------------
+
+SavedModelBundle::SavedModelBundle() : graph_(std::make_unique<Graph>()) {}
+SavedModelBundle::SavedModelBundle(SavedModelBundle&&) noexcept = default;
+SavedModelBundle& SavedModelBundle::operator=(SavedModelBundle&&) noexcept = default;
+SavedModelBundle::~SavedModelBundle() {
+  // The Saver refers to the graph's variables: it goes first.
+  saver_.reset();
+}
+
+const MetaSignature& SavedModelBundle::signature(const std::string& key) const {
+  auto it = meta_.signatures.find(key);
+  if (it == meta_.signatures.end()) {
+    std::string known;
+    for (const auto& [name, unused] : meta_.signatures)
+      known += StrCat(known.empty() ? "" : ", ", "'", name, "'");
+    throw NotFoundError(StrCat("SavedModel has no signature '", key,
+                               "'; its signatures: ", known.empty() ? "none" : known));
+  }
+  return it->second;
+}
+
+std::pair<std::vector<std::pair<std::string, Tensor>>, std::vector<std::string>>
+SavedModelBundle::Plan(const std::string& key, const std::map<std::string, Tensor>& inputs) const {
+  const MetaSignature& sig = signature(key);
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const auto& [name, info] : sig.inputs) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) {
+      throw InvalidArgumentError(
+          StrCat("signature '", key, "': missing input '", name, "' (", info.name, ")"));
+    }
+    EAGER_CHECK(!info.name.empty(), "signature '", key, "' input '", name,
+                "' is a sparse or composite tensor, which eager does not feed");
+    feeds.emplace_back(info.name, it->second);
+  }
+  for (const auto& [name, unused] : inputs) {
+    if (sig.inputs.count(name) == 0) {
+      std::string known;
+      for (const auto& [k, v] : sig.inputs) known += StrCat(known.empty() ? "" : ", ", "'", k, "'");
+      throw InvalidArgumentError(StrCat("signature '", key, "' has no input '", name,
+                                        "'; its inputs: ", known.empty() ? "none" : known));
+    }
+  }
+  std::vector<std::string> fetches;
+  for (const auto& [name, info] : sig.outputs) {
+    EAGER_CHECK(!info.name.empty(), "signature '", key, "' output '", name,
+                "' is a sparse or composite tensor, which eager does not fetch");
+    fetches.push_back(info.name);
+  }
+  return {std::move(feeds), std::move(fetches)};
+}
+
+SavedModelBundle LoadSavedModel(const std::string& export_dir,
+                                const std::vector<std::string>& tags) {
+  const std::string path = SavedModelPath(export_dir);
+  if (!internal::FileExists(path)) {
+    throw NotFoundError(StrCat("Could not find SavedModel .pb at supplied export directory path: ",
+                               export_dir, " (no ", path, ")"));
+  }
+  std::vector<MetaGraph> graphs = ReadSavedModelMetaGraphs(path);
+  const std::set<std::string> wanted(tags.begin(), tags.end());
+  auto it = std::find_if(graphs.begin(), graphs.end(), [&](const MetaGraph& meta) {
+    return std::set<std::string>(meta.tags.begin(), meta.tags.end()) == wanted;
+  });
+  if (it == graphs.end()) {
+    std::string known;
+    for (const MetaGraph& meta : graphs)
+      known += StrCat(known.empty() ? "" : ", ", JoinTags(meta.tags));
+    throw NotFoundError(StrCat("MetaGraphDef associated with tags ", JoinTags(tags),
+                               " could not be found in SavedModel ", export_dir,
+                               ". Available tag sets: ", known.empty() ? "none" : known));
+  }
+  for (const MetaGraphNode& node : it->nodes) {
+    if (node.op == "StatefulPartitionedCall" || node.op == "PartitionedCall") {
+      throw UnimplementedError(
+          StrCat("SavedModel ", export_dir, ": node '", node.name, "' is a ", node.op,
+                 ", a call of a graph function (a TF2 SavedModel from tf.saved_model.save); "
+                 "eager loads TF1 SavedModels only, function libraries are not supported yet"));
+    }
+  }
+
+  SavedModelBundle bundle;
+  bundle.meta_ = std::move(*it);
+  ImportIntoGraph(bundle.meta_, *bundle.graph_);
+  for (const char* key : {kMainOpKey, kLegacyInitOpKey}) {
+    auto c = bundle.meta_.collections.find(key);
+    if (c != bundle.meta_.collections.end() && !c->second.node_list.empty()) {
+      bundle.main_op_ = c->second.node_list.front();
+      break;
+    }
+  }
+  {
+    Graph::AsDefault in(*bundle.graph_);
+    bundle.saver_ = internal::SaverForImportedGraph(bundle.meta_, *bundle.graph_);
+  }
+  if (bundle.saver_ != nullptr) bundle.saver_->Restore(VariablesPrefix(export_dir));
+  // Variables kept out of every collection (TF Serving's half_plus_two has a
+  // "filename_tensor" that only its main op assigns) get a Variable too, so
+  // that the main op can run; they are not in variables/.
+  Graph& graph = *bundle.graph_;
+  for (int i = 0; i < graph.num_nodes(); ++i) {
+    const Node& node = graph.node(i);
+    if (node.op == "VariableV2" && graph.VariableForNode(node.name) == nullptr) {
+      graph.ImportVariable({.variable = nullptr,
+                            .variable_node = node.name,
+                            .initializer = "",
+                            .snapshot = "",
+                            .initial_value = "",
+                            .trainable = false});
+    }
+  }
+  return bundle;
+}
+
+}  // namespace eager

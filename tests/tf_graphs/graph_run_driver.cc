@@ -1,0 +1,131 @@
+// graph_run_driver: eager's side of the graph differential test (TF -> eager).
+//
+//   graph_run_driver META CKPT FEEDS PLAN OUT
+//   graph_run_driver --ops
+//
+// Imports the TF1 MetaGraphDef META (tf.compat.v1.train.import_meta_graph),
+// restores CKPT with the Saver its SaverDef describes, then runs every line of
+// the text file PLAN in one Session:
+//
+//   run   NAME  <fetches...> | <fed tensor names...>
+//   train NAME  STEPS TARGET_OP <fetches...> | <fed tensor names...>
+//
+// "run" fetches the tensors once; "train" first runs the operation TARGET_OP
+// STEPS times with the same feeds, then fetches. Fed values are read from the
+// bundle FEEDS under the tensor's name ("x:0", "MatMul:0"). Each fetched
+// tensor is written to the bundle OUT as "NAME/<tensor name>". A line whose
+// run fails writes "NAME/.error" (a string scalar with eager's message)
+// instead, so that one unimplemented op does not hide the other results.
+// CKPT "-" skips the restore, FEEDS "-" feeds nothing (an import check).
+// Exit code 0 when OUT was written, 1 on an error outside the plan's runs.
+//
+// --ops prints the op types a Session runs, one per line: the op table
+// (ops/op_def.h) and the node kinds the Session handles itself
+// (ops/session.cc; until the one op table holds them too).
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "eager.h"
+#include "ops/op_def.h"
+
+namespace {
+
+// The node kinds ops/session.cc runs without an OpDef.
+constexpr const char* kSessionNodes[] = {
+    "NoOp",      "VariableV2", "Const",     "Placeholder", "PlaceholderWithDefault",
+    "Assign",    "AssignAdd",  "AssignSub", "ApplyAdam",   "Switch",
+    "RefSwitch", "Merge",      "Add"};
+
+struct PlanLine {
+  std::string kind;  // "run" or "train"
+  std::string name;
+  int steps = 0;
+  std::string target;
+  std::vector<std::string> fetches;
+  std::vector<std::string> feeds;
+};
+
+std::vector<PlanLine> ReadPlan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw eager::NotFoundError("cannot open plan " + path);
+  std::vector<PlanLine> plan;
+  std::string text;
+  while (std::getline(in, text)) {
+    std::istringstream words(text);
+    PlanLine line;
+    if (!(words >> line.kind >> line.name)) continue;
+    if (line.kind == "train") words >> line.steps >> line.target;
+    bool feeds = false;
+    for (std::string word; words >> word;) {
+      if (word == "|") {
+        feeds = true;
+      } else {
+        (feeds ? line.feeds : line.fetches).push_back(word);
+      }
+    }
+    plan.push_back(std::move(line));
+  }
+  return plan;
+}
+
+void RunLine(eager::Session& sess, eager::Graph& graph, const eager::BundleReader* feed_values,
+             const PlanLine& line, eager::BundleWriter& out) {
+  eager::Feeds feeds;
+  for (const std::string& name : line.feeds) {
+    if (feed_values == nullptr)
+      throw eager::InvalidArgumentError("no FEEDS bundle to feed " + name);
+    feeds.emplace_back(eager::Fetch(name), feed_values->Read(name));
+  }
+  if (line.kind == "train") {
+    const eager::Operation target = graph.OperationByName(line.target);
+    for (int step = 0; step < line.steps; ++step) sess.Run(target, feeds);
+  }
+  std::vector<eager::Fetch> fetches(line.fetches.begin(), line.fetches.end());
+  const std::vector<std::optional<eager::Tensor>> values = sess.Run(fetches, feeds);
+  for (size_t i = 0; i < values.size(); ++i) {
+    out.Add(line.name + "/" + line.fetches[i], *values[i]);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--ops") {
+    for (const eager::OpDef* op : eager::AllOps()) std::cout << op->type << "\n";
+    for (const char* type : kSessionNodes) std::cout << type << "\n";
+    return 0;
+  }
+  if (argc != 6) {
+    std::cerr << "usage: graph_run_driver META CKPT FEEDS PLAN OUT\n";
+    return 2;
+  }
+  try {
+    eager::Graph graph;
+    eager::Graph::AsDefault in(graph);
+    std::unique_ptr<eager::Saver> saver = eager::ImportMetaGraph(argv[1]);
+    eager::Session sess(graph);
+    if (saver != nullptr && std::string(argv[2]) != "-") saver->Restore(sess, argv[2]);
+    std::optional<eager::BundleReader> feed_values;
+    if (std::string(argv[3]) != "-") feed_values.emplace(argv[3]);
+    eager::BundleWriter out(argv[5]);
+    for (const PlanLine& line : ReadPlan(argv[4])) {
+      try {
+        RunLine(sess, graph, feed_values ? &*feed_values : nullptr, line, out);
+      } catch (const eager::Error& e) {
+        out.Add(line.name + "/.error", eager::Tensor(std::string(e.what())));
+      }
+    }
+    out.Finish();
+  } catch (const std::exception& e) {
+    std::cerr << "graph_run_driver: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

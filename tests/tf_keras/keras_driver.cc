@@ -1,0 +1,95 @@
+// keras_driver: eager's side of seed 000 against Keras (tests/tf_keras).
+//
+//   keras_driver save   LAYOUT FEEDS DIR
+//   keras_driver resume LAYOUT FEEDS CKPT OUT
+//
+// The C++ model of seed 000: MyModel with one Dense(10), and an Adam (Keras
+// defaults), both set to LAYOUT ("keras2_legacy", "keras2" or "keras3";
+// SetKerasLayout) before anything is built. FEEDS is a bundle with "x"
+// (float32 [batch, 3]), "y" (int32 [batch]) and "kernel0" (float32 [3, 10]).
+//
+// save:   builds the model, assigns kernel0, takes one Adam step on the mean
+//         sparse softmax cross entropy of (x, y), and saves
+//         tf.train.Checkpoint(model=..., optimizer=...) as DIR/ckpt-1.
+// resume: restores CKPT into a fresh, unbuilt model and Adam, takes one step
+//         on (x, y), asserts the restore was consumed (AssertConsumed), and
+//         writes "kernel", "bias", "iterations" and the slots "m/kernel",
+//         "v/kernel", "m/bias", "v/bias" to the bundle OUT.
+// Both print the layout the checkpoint was written or read in.
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "eager.h"
+
+namespace {
+
+struct MyModel : eager::Module {
+  eager::Dense dense{10};
+  MyModel() { Track("dense", dense); }
+  eager::Tensor operator()(const eager::Tensor& x) { return dense(x); }
+};
+
+eager::KerasLayout ParseLayout(const std::string& name) {
+  for (auto layout : {eager::KerasLayout::kKeras2Legacy, eager::KerasLayout::kKeras2,
+                      eager::KerasLayout::kKeras3}) {
+    if (eager::KerasLayoutName(layout) == name) return layout;
+  }
+  throw eager::InvalidArgumentError("unknown layout '" + name +
+                                    "'; expected keras2_legacy, keras2 or keras3");
+}
+
+void Step(MyModel& model, eager::Adam& optimizer, const eager::BundleReader& feeds) {
+  const eager::Tensor x = feeds.Read("x");
+  const eager::Tensor y = feeds.Read("y");
+  model(x);  // built before the variables are listed
+  optimizer.Minimize(
+      [&] { return eager::ReduceMean(eager::SparseSoftmaxCrossEntropyWithLogits(y, model(x))); },
+      model.TrainableVariables());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (!((mode == "save" && argc == 5) || (mode == "resume" && argc == 6))) {
+    std::cerr << "usage: keras_driver save LAYOUT FEEDS DIR | resume LAYOUT FEEDS CKPT OUT\n";
+    return 2;
+  }
+  try {
+    const eager::KerasLayout layout = ParseLayout(argv[2]);
+    const eager::BundleReader feeds(argv[3]);
+    MyModel model;
+    eager::Adam optimizer;
+    eager::Checkpoint checkpoint({{"model", &model}, {"optimizer", &optimizer}});
+    eager::SetKerasLayout(checkpoint, layout);
+    if (mode == "save") {
+      model.dense.Build(3);
+      model.dense.kernel().Assign(feeds.Read("kernel0"));
+      Step(model, optimizer, feeds);
+      const std::string path = checkpoint.Save(std::string(argv[4]) + "/ckpt");
+      std::cout << "wrote " << path << " in the " << eager::KerasLayoutName(layout) << " layout\n";
+      return 0;
+    }
+    eager::CheckpointLoadStatus status = checkpoint.Restore(argv[4]);
+    Step(model, optimizer, feeds);
+    status.AssertConsumed();
+    std::cout << "restored " << argv[4] << " in the " << eager::KerasLayoutName(layout)
+              << " layout, stepped to iteration " << optimizer.iterations() << "\n";
+    eager::BundleWriter out(argv[5]);
+    eager::Variable& kernel = model.dense.kernel();
+    eager::Variable& bias = *model.dense.bias();
+    out.Add("kernel", kernel.value());
+    out.Add("bias", bias.value());
+    out.Add("iterations", eager::Tensor(optimizer.iterations()));
+    for (const char* slot : {"m", "v"}) {
+      out.Add(std::string(slot) + "/kernel", optimizer.GetSlot(kernel, slot)->value());
+      out.Add(std::string(slot) + "/bias", optimizer.GetSlot(bias, slot)->value());
+    }
+    out.Finish();
+  } catch (const std::exception& e) {
+    std::cerr << "keras_driver: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
