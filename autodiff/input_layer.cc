@@ -20,7 +20,7 @@ std::string InputName() {
 }  // namespace
 
 InputLayer::InputLayer(std::optional<Shape> shape, std::string_view name)
-    : Layer(name.empty() ? InputName() : std::string(name)), shape_(std::move(shape)) {}
+    : Layer(name.empty() ? InputName() : std::string(name)), shape_(shape) {}
 
 InputLayer::~InputLayer() = default;
 
