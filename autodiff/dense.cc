@@ -3,7 +3,9 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/fused_matmul.h"
 #include "ops/matmul.h"
@@ -80,12 +82,22 @@ std::vector<Trackable::Child> Dense::Children() {
 }
 
 Tensor Dense::Call(const Tensor& x) {
-  EAGER_CHECK(x.rank() == 2, "Dense '", name(), "': expected an input of rank 2 [batch, ",
+  EAGER_CHECK(x.rank() >= 2, "Dense '", name(), "': expected an input of rank 2 or more [..., ",
               "input_dim], got shape ", x.shape());
-  if (!built()) Build(x.shape().dim(1), x.dtype());
-  EAGER_CHECK(x.dtype() == kernel_->dtype() && x.shape().dim(1) == kernel_->shape().dim(0),
-              "Dense '", name(), "': built for ", kernel_->dtype(), " inputs of shape [batch,",
+  const int64_t input_dim = x.shape().dim(x.rank() - 1);
+  if (!built()) Build(input_dim, x.dtype());
+  EAGER_CHECK(x.dtype() == kernel_->dtype() && input_dim == kernel_->shape().dim(0), "Dense '",
+              name(), "': built for ", kernel_->dtype(), " inputs of shape [..., ",
               kernel_->shape().dim(0), "], got ", x.dtype(), " of shape ", x.shape());
+  if (x.rank() == 2) return Apply(x);
+  // Keras (core Dense on rank > 2): over the last axis, as tensordot does it:
+  // [..., input_dim] -> [n, input_dim] -> [n, units] -> [..., units].
+  std::vector<int64_t> out = x.shape().ToVector();
+  out.back() = units_;
+  return Reshape(Apply(Reshape(x, {-1, input_dim})), out);
+}
+
+Tensor Dense::Apply(const Tensor& x) {
   // In a graph the layer's nodes go under its scope, as Keras's __call__
   // ("dense/MatMul"); eager skips the cost of opening a scope.
   std::optional<NameScope> scope;

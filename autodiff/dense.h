@@ -51,9 +51,10 @@ class Dense : public Layer {
                  std::optional<uint64_t> seed = std::nullopt, std::string_view name = "");
   ~Dense() override;
 
-  // x: [batch, input_dim] float32/float64. Builds on the first call. Throws
-  // InvalidArgumentError (naming the layer and shapes) for another rank, a
-  // non-float dtype, or an input_dim/dtype differing from the built one.
+  // x: [batch, input_dim] float32/float64, or of a higher rank [..., input_dim]:
+  // then, as Keras, over the last axis ([..., units]). Builds on the first
+  // call. Throws InvalidArgumentError (naming the layer and shapes) for rank
+  // < 2, a non-float dtype, or an input_dim/dtype differing from the built one.
   Tensor Call(const Tensor& x) override;
 
   // Creates the variables now. Throws FailedPreconditionError when already
@@ -75,6 +76,8 @@ class Dense : public Layer {
 
  private:
   void RequireBuilt(const char* what) const;
+  // The layer on a [n, input_dim] input.
+  Tensor Apply(const Tensor& x);
 
   int64_t units_;
   Activation activation_;

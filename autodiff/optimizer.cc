@@ -108,6 +108,21 @@ void Optimizer::UseKerasLayout(KerasLayout layout) {
   RebuildVariablesList();
 }
 
+bool Optimizer::CreateSlotsForRestore(const Variable& original, std::string_view slot_name) {
+  if (slot_of_.contains(&original) ||
+      std::find(slot_names_.begin(), slot_names_.end(), slot_name) == slot_names_.end()) {
+    return false;
+  }
+  try {
+    CheckDType(original);
+  } catch (const InvalidArgumentError&) {
+    return false;  // left to ApplyGradients, which says why
+  }
+  CreateSlots(original);
+  slot_of_[&original];  // as ApplyValidated: CreateSlots runs once
+  return true;
+}
+
 void Optimizer::CheckDType(const Variable& variable) const {
   EAGER_CHECK(IsFloating(variable.dtype()), "Optimizer '", name_, "': variable '",
               variable.shared_name(), "' has dtype ", variable.dtype(),

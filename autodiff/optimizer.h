@@ -18,6 +18,11 @@
 // non-trainable, and listed by Slots() all of the first slot name, then all
 // of the next, each in creation order.
 //
+// After a Checkpoint restore that holds saved slots, the slots of a variable
+// are created with their saved values as soon as the optimizer and the
+// variable both exist (TF's deferred slot restoration), so GetSlot gives
+// them before the first step.
+//
 // Checkpoint layout (KerasLayout, runtime/trackable.h): kKeras2Legacy by
 // default, as above; in kKeras2 / kKeras3 (SetKerasLayout) the children are
 // those of tf_keras 2.11+ / Keras 3 optimizers ("_iterations",
@@ -120,6 +125,10 @@ class Optimizer : public Trackable {
   // Trackable.
   std::vector<Child> Children() override;
   std::vector<Slot> Slots() override;
+  // Creates every slot of `original` (CreateSlots) when a restore has a
+  // saved value for its `slot_name`, unless it has them already or its
+  // dtype is not one this optimizer supports.
+  bool CreateSlotsForRestore(const Variable& original, std::string_view slot_name) override;
   // TF1-compatible optimizers (no "iter") have one layout and ignore this.
   void UseKerasLayout(KerasLayout layout) override;
 

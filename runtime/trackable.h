@@ -121,6 +121,17 @@ class Trackable {
   virtual std::map<std::string, Tensor> SerializeToTensors() const { return {}; }
   // Receives the tensors saved by SerializeToTensors, keyed alike.
   virtual void RestoreFromTensors(const std::map<std::string, Tensor>& tensors) { (void)tensors; }
+  // Optimizers: create the slots of `original` now, slot `slot_name` among
+  // them, asking the deferred restorations for their values as CreateSlot
+  // does; called by a restore that holds a saved value for that slot once
+  // both this optimizer and `original` are matched (TF's eager
+  // _create_or_restore_slot_variable), so the restored slots exist before
+  // the first step. Returns false, creating nothing, when the slots exist
+  // already or `slot_name` is not one of this object's. Default: false.
+  virtual bool CreateSlotsForRestore(const Variable& original, std::string_view slot_name) {
+    (void)original, (void)slot_name;
+    return false;
+  }
 
   // Queues `restoration` on this object; it is kept (shared) until removed
   // or this object is destroyed.

@@ -62,6 +62,7 @@ Variable& Checkpoint::save_counter() {
         "save_counter; use Write(path) instead of Save(prefix)");
   }
   if (save_counter_ == nullptr) {
+    children_before_counter_ = children_.size();
     CreateVariable(kSaveCounter, Tensor(int64_t{0}), kSaveCounter, /*trainable=*/false,
                    [&](std::unique_ptr<Variable> counter) { save_counter_ = std::move(counter); });
   }
@@ -70,8 +71,30 @@ Variable& Checkpoint::save_counter() {
 
 std::vector<Trackable::Child> Checkpoint::Children() {
   std::vector<Child> children = children_;
-  if (save_counter_ != nullptr) children.push_back({kSaveCounter, save_counter_.get()});
+  if (save_counter_ != nullptr) {
+    children.insert(children.begin() + static_cast<std::ptrdiff_t>(children_before_counter_),
+                    {kSaveCounter, save_counter_.get()});
+  }
   return children;
+}
+
+void Checkpoint::Track(const std::string& name, Trackable& object) {
+  if (root_ != nullptr) {
+    throw FailedPreconditionError(StrCat(
+        "Checkpoint: a Checkpoint made for a root object (the Keras save_weights layout) cannot "
+        "track '",
+        name, "'; add it to the root object instead"));
+  }
+  EAGER_CHECK(!name.empty(), "Checkpoint: a child name must not be empty");
+  EAGER_CHECK(name != kSaveCounter, "Checkpoint: the name 'save_counter' is reserved for ",
+              "the Checkpoint's own counter");
+  for (const Child& child : children_) {
+    EAGER_CHECK(child.name != name, "Checkpoint: the name '", name, "' is already tracked");
+  }
+  children_.push_back({name, &object});
+  // TF's _track_trackable -> _handle_deferred_dependencies: a pending restore
+  // matches the new child now.
+  NotifyChildAdded(name, object);
 }
 
 void Checkpoint::Sync() { background_->Sync(); }

@@ -9,8 +9,8 @@
 //   MyModel new_model; eager::Adam new_optimizer;                  // fresh, unbuilt
 //   eager::Checkpoint restored({{"model", &new_model}, {"optimizer", &new_optimizer}});
 //   restored.Restore(*eager::LatestCheckpoint("./my_checkpoint")).AssertExistingObjectsMatched();
-//   // new_model's Dense gets its saved kernel when it builds; Adam's slots
-//   // their saved values on the first ApplyGradients.
+//   // new_model's Dense gets its saved kernel when it builds, and Adam its
+//   // saved slots for it right then (TF's deferred slot restoration).
 //
 // Files are TensorFlow's (FORMAT.md 4): every value under
 // "<object path>/.ATTRIBUTES/<attribute>", slots under ".OPTIMIZER_SLOT",
@@ -88,6 +88,16 @@ class Checkpoint final : public Trackable {
   // Restore, without creating save_counter first.
   CheckpointLoadStatus Read(const std::string& save_path);
 
+  // Adds the child `name` after construction, as assigning an attribute of a
+  // tf.train.Checkpoint does (checkpoint.model = model): it is listed after
+  // the children present now, and a restore still waiting for that name
+  // (Restore() before this call) gives `object` and everything below it
+  // their saved values now, or as they are created. `object` must outlive
+  // the Checkpoint. Throws InvalidArgumentError as the constructor does (a
+  // name taken included), FailedPreconditionError for a root-mode
+  // Checkpoint.
+  void Track(const std::string& name, Trackable& object);
+
   // The int64 counter Save() increments (created at 0 on first use).
   // REQUIRES: not a root-mode Checkpoint (FailedPreconditionError).
   Variable& save_counter();
@@ -105,8 +115,11 @@ class Checkpoint final : public Trackable {
   void WriteThen(const std::string& file_prefix, const CheckpointOptions& options,
                  std::function<void()> then);
 
-  std::vector<Child> children_;  // sorted by name
-  Trackable* root_ = nullptr;    // root mode
+  std::vector<Child> children_;  // the constructor's sorted by name, then Track()'s
+  // How many children save_counter follows: it is listed where it was
+  // created, as TF tracks it then.
+  size_t children_before_counter_ = 0;
+  Trackable* root_ = nullptr;  // root mode
   std::unique_ptr<Variable> save_counter_;
   std::unique_ptr<internal::BackgroundSave> background_;
 };

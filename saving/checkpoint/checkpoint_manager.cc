@@ -51,11 +51,15 @@ CheckpointManager::CheckpointManager(Checkpoint& checkpoint, const std::string& 
                                      std::optional<int> max_to_keep,
                                      std::optional<double> keep_checkpoint_every_n_hours,
                                      const std::string& checkpoint_name, Variable* step_counter,
-                                     std::optional<int64_t> checkpoint_interval)
+                                     std::optional<int64_t> checkpoint_interval,
+                                     std::function<void()> init_fn,
+                                     std::optional<int64_t> last_checkpoint_step)
     : checkpoint_(checkpoint),
       prefix_((std::filesystem::path(directory) / checkpoint_name).string()),
       step_counter_(step_counter),
       checkpoint_interval_(checkpoint_interval),
+      last_checkpoint_step_(checkpoint_interval ? last_checkpoint_step : std::nullopt),
+      init_fn_(std::move(init_fn)),
       retention_(std::make_unique<internal::CheckpointRetention>(
           directory, ManagerOptions(max_to_keep, keep_checkpoint_every_n_hours))) {
   EAGER_CHECK(!checkpoint_interval || step_counter != nullptr,
@@ -123,8 +127,14 @@ std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkp
 
 std::optional<std::string> CheckpointManager::RestoreOrInitialize() {
   const std::optional<std::string>& latest = latest_checkpoint();
-  if (!latest) return std::nullopt;
+  if (!latest) {
+    if (init_fn_) init_fn_();
+    return std::nullopt;
+  }
   checkpoint_.Restore(*latest);
+  // TF (checkpoint_management.py, restore_or_initialize): the restored step
+  // is the last checkpoint step.
+  if (checkpoint_interval_) last_checkpoint_step_ = StepOf(*step_counter_);
   return latest;
 }
 

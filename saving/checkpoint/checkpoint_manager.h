@@ -29,6 +29,7 @@
 // Sync/Restore) throws its error.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,7 +51,10 @@ class CheckpointManager {
   // per that many hours is kept for good.
   // step_counter and checkpoint_interval: with both, Save() does nothing
   // until the step counter has advanced checkpoint_interval past the last
-  // saved step.
+  // saved step (last_checkpoint_step at first: nullopt lets the first Save
+  // through, as TF).
+  // init_fn: what RestoreOrInitialize() runs when there is no checkpoint
+  // (e.g. loading pretrained weights), as TF's init_fn.
   // Throws InvalidArgumentError for max_to_keep <= 0, a checkpoint_interval
   // without step_counter, or a Checkpoint made for a root object;
   // DataLossError for a malformed state file.
@@ -58,7 +62,9 @@ class CheckpointManager {
                     std::optional<int> max_to_keep,
                     std::optional<double> keep_checkpoint_every_n_hours = std::nullopt,
                     const std::string& checkpoint_name = "ckpt", Variable* step_counter = nullptr,
-                    std::optional<int64_t> checkpoint_interval = std::nullopt);
+                    std::optional<int64_t> checkpoint_interval = std::nullopt,
+                    std::function<void()> init_fn = nullptr,
+                    std::optional<int64_t> last_checkpoint_step = std::nullopt);
   ~CheckpointManager();
   CheckpointManager(const CheckpointManager&) = delete;
   CheckpointManager& operator=(const CheckpointManager&) = delete;
@@ -79,9 +85,17 @@ class CheckpointManager {
   // construction: never managed, never deleted.
   const std::vector<std::string>& ignored_checkpoints() const;
 
-  // Restores latest_checkpoint() if there is one (and returns its path);
-  // otherwise leaves the objects as initialized and returns nullopt.
+  // tf.train.CheckpointManager.restore_or_initialize: restores
+  // latest_checkpoint() if there is one and returns its path; with a
+  // checkpoint_interval it then records the step counter's (restored) value
+  // as the last checkpoint step, so a Save() at that same step writes
+  // nothing. Without a checkpoint it runs init_fn (if given) and returns
+  // nullopt.
   std::optional<std::string> RestoreOrInitialize();
+
+  // The step of the last checkpoint saved or restored, for the interval
+  // check; nullopt without a checkpoint_interval or before the first.
+  std::optional<int64_t> last_checkpoint_step() const { return last_checkpoint_step_; }
 
  private:
   Checkpoint& checkpoint_;
@@ -89,6 +103,7 @@ class CheckpointManager {
   Variable* step_counter_;
   std::optional<int64_t> checkpoint_interval_;
   std::optional<int64_t> last_checkpoint_step_;
+  std::function<void()> init_fn_;
   std::unique_ptr<internal::CheckpointRetention>
       retention_;  // saving/bundle/checkpoint_retention.h
 };

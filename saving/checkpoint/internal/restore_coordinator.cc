@@ -43,6 +43,8 @@ RestoreCoordinator::RestoreCoordinator(std::string save_path,
       names_(graph_) {
   const size_t n = graph_.nodes.size();
   object_of_.assign(n, nullptr);
+  via_node_.assign(n, -1);
+  via_edge_.assign(n, -1);
   restored_.assign(n, false);
   unused_.resize(n);
 }
@@ -85,7 +87,7 @@ RestoreCoordinator::~RestoreCoordinator() {
 void RestoreCoordinator::Start(Trackable& root) {
   std::vector<Assignment> batch;
   try {
-    Match(0, root, &batch);
+    Match(0, root, -1, -1, &batch);
   } catch (...) {
     for (Trackable* object : hooked_) object->RemoveDeferredRestoration(this);
     hooked_.clear();
@@ -93,6 +95,7 @@ void RestoreCoordinator::Start(Trackable& root) {
     throw;
   }
   Apply(batch);
+  CreateMissingSlots();
   // Everything hooked now is alive: drop the hooks that have nothing to wait for.
   for (auto it = hooked_.begin(); it != hooked_.end();) {
     if (!HasPending(NodeOf(**it))) {
@@ -104,15 +107,47 @@ void RestoreCoordinator::Start(Trackable& root) {
   }
 }
 
+std::string RestoreCoordinator::Describe(int node) const {
+  // Walk up the edges the restore followed (each bound before what it led
+  // to, so the walk ends), then prefix the first node's own name.
+  std::vector<const std::string*> edges;  // leaf first
+  int at = node;
+  while (via_node_[static_cast<size_t>(at)] >= 0) {
+    const int up = via_node_[static_cast<size_t>(at)];
+    edges.push_back(&graph_.nodes[static_cast<size_t>(up)]
+                         .children[static_cast<size_t>(via_edge_[static_cast<size_t>(at)])]
+                         .local_name);
+    at = up;
+  }
+  std::string out = names_.Name(at);
+  for (auto it = edges.rbegin(); it != edges.rend(); ++it) out.append(".").append(**it);
+  return out;
+}
+
+std::string RestoreCoordinator::DescribeEdge(int via_node, int via_edge) const {
+  if (via_node < 0) return names_.Name(0);
+  return StrCat(Describe(via_node), ".",
+                graph_.nodes[static_cast<size_t>(via_node)]
+                    .children[static_cast<size_t>(via_edge)]
+                    .local_name);
+}
+
 int RestoreCoordinator::NodeOf(const Trackable& object) const {
   auto it = node_of_.find(&object);
   return it == node_of_.end() ? -1 : it->second;
 }
 
 int RestoreCoordinator::ChildNode(int node, std::string_view local_name) const {
+  const int edge = ChildEdge(node, local_name);
+  if (edge < 0) return -1;
+  return graph_.nodes[static_cast<size_t>(node)].children[static_cast<size_t>(edge)].node_id;
+}
+
+int RestoreCoordinator::ChildEdge(int node, std::string_view local_name) const {
   if (node < 0) return -1;
-  for (const auto& child : graph_.nodes[static_cast<size_t>(node)].children) {
-    if (child.local_name == local_name) return child.node_id;
+  const auto& children = graph_.nodes[static_cast<size_t>(node)].children;
+  for (size_t k = 0; k < children.size(); ++k) {
+    if (children[k].local_name == local_name) return static_cast<int>(k);
   }
   return -1;
 }
@@ -151,7 +186,7 @@ Tensor RestoreCoordinator::ReadChecked(int node, const std::string& attribute, D
     if (a.name != attribute) continue;
     if (!reader_->Contains(a.checkpoint_key)) {
       throw NotFoundError(StrCat("Checkpoint ", save_path_, ": the object graph lists key '",
-                                 a.checkpoint_key, "' for ", names_.Name(node),
+                                 a.checkpoint_key, "' for ", Describe(node),
                                  ", but the bundle has no such tensor"));
     }
     const BundleReader::Entry& entry = reader_->GetEntry(a.checkpoint_key);
@@ -160,7 +195,7 @@ Tensor RestoreCoordinator::ReadChecked(int node, const std::string& attribute, D
       const std::string saved_dtype =
           entry.dtype ? StrCat(*entry.dtype) : StrCat("TF DataType ", entry.tf_dtype);
       throw InvalidArgumentError(StrCat("Checkpoint ", save_path_, ": key '", a.checkpoint_key,
-                                        "' (", names_.Name(node), ") holds ", saved_dtype,
+                                        "' (", Describe(node), ") holds ", saved_dtype,
                                         " of shape ", saved_shape, ", but ", what, " is ", dtype,
                                         " of shape ", shape, "; nothing was restored"));
     }
@@ -210,26 +245,52 @@ void RestoreCoordinator::Apply(std::vector<Assignment>& batch) {
   for (Assignment& a : batch) a.object->RestoreFromTensors(a.tensors);
 }
 
-void RestoreCoordinator::Match(int node, Trackable& object, std::vector<Assignment>* batch) {
-  std::deque<std::pair<int, Trackable*>> queue{{node, &object}};
+void RestoreCoordinator::Match(int node, Trackable& object, int via_node, int via_edge,
+                               std::vector<Assignment>* batch) {
+  struct Pending {
+    int node;
+    Trackable* live;
+    int via_node;  // the bound node and its children's edge that led here
+    int via_edge;
+  };
+  std::deque<Pending> queue{{node, &object, via_node, via_edge}};
   std::vector<std::pair<int, Trackable*>> matched;
   while (!queue.empty()) {
-    const auto [id, live] = queue.front();
+    const Pending next = queue.front();
     queue.pop_front();
+    const int id = next.node;
+    Trackable* live = next.live;
     const auto n = static_cast<size_t>(id);
-    if (object_of_[n] != nullptr || node_of_.contains(live)) continue;
+    if (object_of_[n] != nullptr) {
+      // TF's bind_object: the first match binds; another path to the same
+      // saved object is checked, and a different object there is reported,
+      // not an error.
+      if (object_of_[n] != live) {
+        std::fprintf(stderr,
+                     "WARNING: Inconsistent references when loading checkpoint %s into this "
+                     "object graph: the saved object %s is also reached through %s, which leads "
+                     "to a different object here; it keeps the values of the first.\n",
+                     save_path_.c_str(), Describe(id).c_str(),
+                     DescribeEdge(next.via_node, next.via_edge).c_str());
+      }
+      continue;
+    }
+    // One live object may take several saved objects (TF's testObjectsCombined,
+    // e.g. a layer reached by "layer-<i>" and a saved weightless layer's edge).
     object_of_[n] = live;
-    node_of_[live] = id;
+    node_of_.try_emplace(live, id);
+    via_node_[n] = next.via_node;
+    via_edge_[n] = next.via_edge;
     matched.emplace_back(id, live);
     Restore(id, *live, batch);
     const auto& saved = graph_.nodes[n];
     if (!saved.children.empty()) {
       const std::vector<Trackable::Child> children = live->Children();
-      for (const auto& edge : saved.children) {
-        if (object_of_[static_cast<size_t>(edge.node_id)] != nullptr) continue;
+      for (size_t k = 0; k < saved.children.size(); ++k) {
+        const auto& edge = saved.children[k];
         for (const auto& child : children) {
           if (child.name == edge.local_name) {
-            queue.emplace_back(edge.node_id, child.object);
+            queue.push_back({edge.node_id, child.object, id, static_cast<int>(k)});
             break;
           }
         }
@@ -254,6 +315,26 @@ void RestoreCoordinator::Match(int node, Trackable& object, std::vector<Assignme
   }
   for (const auto& [id, live] : matched) {
     if (HasPending(id)) Hook(*live);
+  }
+  // A batch is applied first; Start creates the slots after it.
+  if (batch == nullptr) CreateMissingSlots();
+}
+
+void RestoreCoordinator::CreateMissingSlots() {
+  for (size_t opt = 0; opt < graph_.nodes.size(); ++opt) {
+    Trackable* optimizer = object_of_[opt];
+    if (optimizer == nullptr) continue;
+    for (const auto& ref : graph_.nodes[opt].slot_variables) {
+      // Re-read each time: creating one slot matches its siblings too.
+      if (object_of_[static_cast<size_t>(ref.slot_variable_node_id)] != nullptr) continue;
+      const auto* original = dynamic_cast<const Variable*>(
+          object_of_[static_cast<size_t>(ref.original_variable_node_id)]);
+      if (original == nullptr) continue;
+      // The slots' creation asks InitialSlotValue and reports SlotAdded: the
+      // restoration must be queued on the optimizer for that.
+      Hook(*optimizer);
+      optimizer->CreateSlotsForRestore(*original, ref.slot_name);
+    }
   }
 }
 
@@ -312,8 +393,14 @@ std::optional<Tensor> RestoreCoordinator::InitialSlotValue(const Trackable& owne
 
 void RestoreCoordinator::ChildAdded(Trackable& owner, std::string_view name, Trackable& child) {
   const int owner_node = NodeOf(owner);
-  const int node = ChildNode(owner_node, name);
-  if (node >= 0 && object_of_[static_cast<size_t>(node)] == nullptr) Match(node, child, nullptr);
+  const int edge = ChildEdge(owner_node, name);
+  const int node = edge < 0 ? -1
+                            : graph_.nodes[static_cast<size_t>(owner_node)]
+                                  .children[static_cast<size_t>(edge)]
+                                  .node_id;
+  if (node >= 0 && object_of_[static_cast<size_t>(node)] == nullptr) {
+    Match(node, child, owner_node, edge, nullptr);
+  }
   if (!HasPending(owner_node) && hooked_.erase(&owner) > 0) owner.RemoveDeferredRestoration(this);
 }
 

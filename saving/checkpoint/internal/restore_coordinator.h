@@ -8,8 +8,10 @@
 // Trackable::DeferredRestoration on every live object that still has
 // unmatched checkpoint children or slots, so objects created later (a Dense's
 // kernel on its first call, Adam's slots on the first step) get their saved
-// values when they are created. Slot restorations wait for both the
-// optimizer and the original variable to be matched.
+// values when they are created. Once both an optimizer and a variable that
+// has saved slots are matched, the optimizer is asked to create those slots
+// at once (Trackable::CreateSlotsForRestore, TF's deferred slot
+// restoration), so they hold their saved values before the first step.
 //
 // It is shared by the status object and the objects it is queued on, and
 // drops itself from an object once nothing is pending there. When the last
@@ -75,8 +77,20 @@ class RestoreCoordinator final : public Trackable::DeferredRestoration,
 
   // Matches node <-> object and everything below; values are appended to
   // *batch when given (validated, assigned later), else assigned at once.
-  void Match(int node, Trackable& object, std::vector<Assignment>* batch);
+  // `object` is reached from the bound node `via_node` by its children's edge
+  // `via_edge` (-1, -1 for the root), for messages.
+  void Match(int node, Trackable& object, int via_node, int via_edge,
+             std::vector<Assignment>* batch);
+  // The live edges the restore followed to `node` ("(root).model.dense"),
+  // built now; TF's pretty name for a node not bound through an edge (the
+  // root, slot variables, nodes not bound yet). O(length of the path).
+  std::string Describe(int node) const;
+  // Describe(via_node) + "." + the edge's name.
+  std::string DescribeEdge(int via_node, int via_edge) const;
   void MatchSlotsOf(int optimizer_node, std::vector<Assignment>* batch);
+  // Asks matched optimizers to create the slots the checkpoint holds for
+  // their matched variables (they then take the saved values on creation).
+  void CreateMissingSlots();
   void Restore(int node, Trackable& object, std::vector<Assignment>* batch);
   Tensor ReadChecked(int node, const std::string& attribute, DType dtype, const Shape& shape,
                      const std::string& what) const;
@@ -86,6 +100,8 @@ class RestoreCoordinator final : public Trackable::DeferredRestoration,
   void UnhookSettled();
   int NodeOf(const Trackable& object) const;
   int ChildNode(int node, std::string_view local_name) const;
+  // The index of `local_name` among the node's children, or -1.
+  int ChildEdge(int node, std::string_view local_name) const;
   int SlotNode(int optimizer_node, int original_node, std::string_view slot_name) const;
   // The first kMaxListed names (a crafted graph can have thousands, each as
   // long as the graph is deep) and how many there are in all.
@@ -107,8 +123,13 @@ class RestoreCoordinator final : public Trackable::DeferredRestoration,
   std::string save_path_;
   std::shared_ptr<const BundleReader> reader_;
   SavedObjectGraph graph_;
-  SavedObjectNames names_;                     // of graph_; built when a message needs one
-  std::vector<Trackable*> object_of_;          // per node; nullptr while unmatched
+  SavedObjectNames names_;             // of graph_; built when a message needs one
+  std::vector<Trackable*> object_of_;  // per node; nullptr while unmatched
+  // Per node, how it was bound (Describe): the bound node and the index of
+  // the edge among its children that led here; -1 when not bound by an edge.
+  // Two ints, not the path text, so memory stays linear in a deep graph.
+  std::vector<int> via_node_;
+  std::vector<int> via_edge_;
   std::vector<bool> restored_;                 // per node: values assigned
   std::vector<std::set<std::string>> unused_;  // per node: attributes the object did not take
   std::unordered_map<const Trackable*, int> node_of_;
