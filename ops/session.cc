@@ -81,6 +81,7 @@ class RunState {
       if (e.second >= 0 && feeds_.contains(e)) continue;
       Visit(e.first, state, order);
     }
+    CheckEveryOpRuns(order);
     for (int n : order) RunNode(n);
     std::vector<std::optional<Tensor>> out;
     for (const Endpoint& e : endpoints) {
@@ -199,6 +200,26 @@ class RunState {
       inputs.push_back({m, in.index, in.control});
     }
     return slot.emplace(std::move(inputs));
+  }
+
+  // Before anything runs: every node of `order` whose op type eager lacks,
+  // named with its node, in TF's words (TF builds every kernel of the
+  // pruned graph before running any).
+  void CheckEveryOpRuns(const std::vector<int>& order) const {
+    std::vector<const Node*> missing;
+    for (int n : order) {
+      const Node& node = graph_.node(n);
+      if (FindOp(node.op) == nullptr) missing.push_back(&node);
+    }
+    if (missing.empty()) return;
+    const Node& first = *missing.front();
+    std::string message =
+        StrCat("No OpKernel was registered to support Op '", first.op, "' used by {{node ",
+               first.name, "}}: Session::Run: node '", first.name, "' has op type '", first.op,
+               "', which eager does not implement; nothing was run. ", missing.size(),
+               " node(s) this run needs have no eager kernel:");
+    for (const Node* node : missing) message += StrCat(" '", node->name, "' (", node->op, ")");
+    throw UnimplementedError(message);
   }
 
   // Node n's OpDef and kernel attributes, worked out the first time it runs
