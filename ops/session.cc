@@ -204,12 +204,26 @@ class RunState {
 
   // Before anything runs: every node of `order` whose op type eager lacks,
   // named with its node, in TF's words (TF builds every kernel of the
-  // pruned graph before running any).
+  // pruned graph before running any). A node behind a Switch (up to its
+  // Merge) may sit on the untaken branch and is not run then: it is left to
+  // fail when it runs.
   void CheckEveryOpRuns(const std::vector<int>& order) const {
+    std::vector<char> conditional(static_cast<size_t>(graph_.num_nodes()), 0);
     std::vector<const Node*> missing;
-    for (int n : order) {
+    for (int n : order) {  // inputs come first in `order`
       const Node& node = graph_.node(n);
-      if (FindOp(node.op) == nullptr) missing.push_back(&node);
+      bool behind_switch = false;
+      for (const std::string& input : node.inputs) {
+        const int from = graph_.FindNodeIndex(ParseNodeInput(input).node);
+        if (from < 0) continue;
+        const std::string& op = graph_.node(from).op;
+        behind_switch |=
+            op == "Switch" || op == "RefSwitch" || conditional[static_cast<size_t>(from)];
+      }
+      conditional[static_cast<size_t>(n)] = behind_switch && node.op != "Merge";
+      if (!conditional[static_cast<size_t>(n)] && FindOp(node.op) == nullptr) {
+        missing.push_back(&node);
+      }
     }
     if (missing.empty()) return;
     const Node& first = *missing.front();
