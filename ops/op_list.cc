@@ -111,6 +111,8 @@ std::span<const OpDef* const> AllOps() { return kAllOps; }
 const OpDef* FindOp(std::string_view type) {
   // TF < 1.14 writes Add for `+`; same semantics on the dtypes eager has.
   if (type == "Add") return &kAddOp;
+  // TF < 1.0 graphs hold the legacy Variable op: VariableV2's semantics.
+  if (type == "Variable") return &kVariableV2Op;
   auto it = std::find_if(std::begin(kAllOps), std::end(kAllOps),
                          [&](const OpDef* op) { return op->type == type; });
   return it == std::end(kAllOps) ? nullptr : *it;

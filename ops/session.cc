@@ -81,6 +81,7 @@ class RunState {
       if (e.second >= 0 && feeds_.contains(e)) continue;
       Visit(e.first, state, order);
     }
+    CheckEveryOpRuns(order);
     for (int n : order) RunNode(n);
     std::vector<std::optional<Tensor>> out;
     for (const Endpoint& e : endpoints) {
@@ -199,6 +200,40 @@ class RunState {
       inputs.push_back({m, in.index, in.control});
     }
     return slot.emplace(std::move(inputs));
+  }
+
+  // Before anything runs: every node of `order` whose op type eager lacks,
+  // named with its node, in TF's words (TF builds every kernel of the
+  // pruned graph before running any). A node behind a Switch (up to its
+  // Merge) may sit on the untaken branch and is not run then: it is left to
+  // fail when it runs.
+  void CheckEveryOpRuns(const std::vector<int>& order) const {
+    std::vector<char> conditional(static_cast<size_t>(graph_.num_nodes()), 0);
+    std::vector<const Node*> missing;
+    for (int n : order) {  // inputs come first in `order`
+      const Node& node = graph_.node(n);
+      bool behind_switch = false;
+      for (const std::string& input : node.inputs) {
+        const int from = graph_.FindNodeIndex(ParseNodeInput(input).node);
+        if (from < 0) continue;
+        const std::string& op = graph_.node(from).op;
+        behind_switch |=
+            op == "Switch" || op == "RefSwitch" || conditional[static_cast<size_t>(from)];
+      }
+      conditional[static_cast<size_t>(n)] = behind_switch && node.op != "Merge";
+      if (!conditional[static_cast<size_t>(n)] && FindOp(node.op) == nullptr) {
+        missing.push_back(&node);
+      }
+    }
+    if (missing.empty()) return;
+    const Node& first = *missing.front();
+    std::string message =
+        StrCat("No OpKernel was registered to support Op '", first.op, "' used by {{node ",
+               first.name, "}}: Session::Run: node '", first.name, "' has op type '", first.op,
+               "', which eager does not implement; nothing was run. ", missing.size(),
+               " node(s) this run needs have no eager kernel:");
+    for (const Node* node : missing) message += StrCat(" '", node->name, "' (", node->op, ")");
+    throw UnimplementedError(message);
   }
 
   // Node n's OpDef and kernel attributes, worked out the first time it runs

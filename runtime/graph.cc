@@ -370,8 +370,9 @@ Variable& Graph::ImportVariable(const GraphVariable& record) {
     throw NotFoundError(StrCat("Graph::ImportVariable: no node '", record.variable_node,
                                "' in the graph.", DidYouMean(record.variable_node, false)));
   }
-  EAGER_CHECK(n->op == "VariableV2", "Graph::ImportVariable: node '", n->name, "' is a ", n->op,
-              ", expected a VariableV2");
+  // TF < 1.0 graphs hold the legacy "Variable" op, the same ref variable.
+  EAGER_CHECK(n->op == "VariableV2" || n->op == "Variable", "Graph::ImportVariable: node '",
+              n->name, "' is a ", n->op, ", expected a VariableV2 (or legacy Variable)");
   EAGER_CHECK(VariableForNode(n->name) == nullptr, "Graph::ImportVariable: node '", n->name,
               "' already has a Variable");
   const DType dtype = n->Attr<DType>("dtype");

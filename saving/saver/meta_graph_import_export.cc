@@ -7,6 +7,7 @@
 #include "runtime/errors.h"
 #include "runtime/op_signature.h"
 #include "runtime/variable.h"
+#include "saving/saver/internal/meta_graph_scope.h"
 #include "saving/saver/internal/saver_for_imported_graph.h"
 #include "saving/saver/internal/tf_op_defs.h"
 #include "saving/saver/saver.h"
@@ -209,7 +210,10 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
     if (v.is_resource) continue;  // resource variables: not supported (UnimplementedError when run)
     const std::string node = v.variable_name.substr(0, v.variable_name.rfind(':'));
     const Node* n = graph.FindNode(node);
-    if (n == nullptr || n->op != "VariableV2" || graph.VariableForNode(node) != nullptr) continue;
+    if (n == nullptr || !internal::IsRefVariableOp(n->op) ||
+        graph.VariableForNode(node) != nullptr) {
+      continue;
+    }
     const auto* shape = n->FindAttr("shape");
     if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
         !std::get<Shape>(*shape).IsFullyDefined() || n->FindAttr("dtype") == nullptr ||
@@ -228,7 +232,7 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
   // variable then (non-trainable: nothing says otherwise).
   if (meta.collections.count("variables") == 0) {
     for (const MetaGraphNode& m : meta.nodes) {
-      if (m.op != "VariableV2" || graph.VariableForNode(m.name) != nullptr) continue;
+      if (!internal::IsRefVariableOp(m.op) || graph.VariableForNode(m.name) != nullptr) continue;
       const Node* n = graph.FindNode(m.name);
       const AttrValue* shape = n->FindAttr("shape");
       const AttrValue* dtype = n->FindAttr("dtype");
@@ -252,6 +256,11 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
 }
 
 std::unique_ptr<Saver> ImportMetaGraph(const std::string& path) {
+  return ImportMetaGraph(path, ImportMetaGraphOptions{});
+}
+
+std::unique_ptr<Saver> ImportMetaGraph(const std::string& path,
+                                       const ImportMetaGraphOptions& options) {
   Graph* graph = Graph::Current();
   if (graph == nullptr) {
     throw FailedPreconditionError(
@@ -259,7 +268,10 @@ std::unique_ptr<Saver> ImportMetaGraph(const std::string& path) {
                "\"): no default graph. Importing a meta graph needs graph mode: "
                "eager::Graph graph; eager::Graph::AsDefault in(graph); ..."));
   }
-  const MetaGraph meta = ReadMetaGraph(path);
+  const std::string scope =
+      options.import_scope.empty() ? "" : graph->UniqueName(options.import_scope);
+  const MetaGraph meta =
+      internal::ScopedMetaGraph(ReadMetaGraph(path), scope, options.clear_devices);
   ImportIntoGraph(meta, *graph);
   return internal::SaverForImportedGraph(meta, *graph);
 }

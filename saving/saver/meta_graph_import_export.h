@@ -52,4 +52,17 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph);
 // with eager execution), and the errors of ReadMetaGraph and ImportIntoGraph.
 std::unique_ptr<Saver> ImportMetaGraph(const std::string& path);
 
+struct ImportMetaGraphOptions {
+  // Every imported node goes under this name scope ("scope/v"), made unique
+  // in the graph as TF's name_scope does ("scope_1" the second time); so do
+  // the names in its collections, VariableDefs and SaverDef. The returned
+  // Saver still reads the checkpoint keys the file names ("v").
+  std::string import_scope = "";
+  // Imported nodes get no device (TF's clear_devices).
+  bool clear_devices = false;
+};
+// As above, with TF's import_scope and clear_devices.
+std::unique_ptr<Saver> ImportMetaGraph(const std::string& path,
+                                       const ImportMetaGraphOptions& options);
+
 }  // namespace eager

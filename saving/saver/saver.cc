@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iomanip>
 #include <set>
 #include <sstream>
 
 #include "runtime/errors.h"
 #include "runtime/graph.h"
 #include "runtime/live_variables.h"
+#include "runtime/tensor_access.h"
 #include "runtime/variable.h"
 #include "saving/bundle/bundle_files.h"
 #include "saving/bundle/bundle_reader.h"
@@ -19,6 +21,7 @@
 #include "saving/bundle/posix_file.h"
 #include "saving/saver/internal/closest_keys.h"
 #include "saving/saver/internal/save_restore_nodes.h"
+#include "saving/saver/internal/saver_for_imported_graph.h"
 #include "saving/saver/internal/tf_op_defs.h"
 #include "saving/saver/meta_graph_import_export.h"
 
@@ -32,6 +35,32 @@ constexpr const char* kRestoreFailed =
     "Restoring from checkpoint failed. This is most likely due to a Variable name or other graph "
     "key that is missing from the checkpoint. Please ensure that you have not altered the graph "
     "expected based on the checkpoint. Original error:\n\n";
+
+// TF1's Saver.restore wraps an InvalidArgument of the restore ops in this.
+constexpr const char* kRestoreMismatch =
+    "Restoring from checkpoint failed. This is most likely due to a mismatch between the current "
+    "graph and the graph from the checkpoint. Please ensure that you have not altered the graph "
+    "expected based on the checkpoint. Original error:\n\n";
+
+// TF's DataTypeString: "float", "double", "int32", ...
+std::string TfTypeString(DType dtype) {
+  std::string name = TfDataTypeName(TfDataType(dtype)).substr(3);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+int64_t NumElements(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+// "{:08d}", as TF's pad_step_number.
+std::string PaddedStep(int64_t step) {
+  std::ostringstream out;
+  out << std::setw(8) << std::setfill('0') << std::internal << step;
+  return out.str();
+}
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -57,8 +86,9 @@ std::map<std::string, Variable*> CheckedMap(const std::map<std::string, Variable
     EAGER_CHECK(v != nullptr, "Saver: the variable for checkpoint key '", key,
                 "' is a null pointer");
     auto [it, inserted] = key_of.emplace(v, key);
-    EAGER_CHECK(inserted, "Saver: variable ", v->shared_name(), " is listed under two keys, '",
-                it->second, "' and '", key, "'");
+    EAGER_CHECK(inserted, "The same saveable will be restored with two names: ", v->shared_name(),
+                " (Saver: the variable is listed under two keys, '", it->second, "' and '", key,
+                "')");
   }
   return var_map;
 }
@@ -167,17 +197,35 @@ std::string StoredPath(const std::string& path, const std::string& save_dir,
   return path;
 }
 
+// The variables Saver(options) covers: those the SaverDef's restore op
+// assigns, else every global variable of the default graph, else every live
+// variable.
+std::map<std::string, Variable*> DefaultVariables(const SaverOptions& options) {
+  Graph* graph = Graph::Current();
+  if (options.saver_def) {
+    EAGER_CHECK(graph != nullptr,
+                "Saver: a saver_def names nodes of a graph; make the Saver with a Graph as the "
+                "default (eager::Graph::AsDefault)");
+    const MetaSaverDef def = internal::ScopedSaverDef(*options.saver_def, options.name);
+    EAGER_CHECK(!def.save_tensor_name.empty(),
+                "saver_def must specify the save_tensor_name (Saver options.saver_def)");
+    EAGER_CHECK(!def.restore_op_name.empty(),
+                "saver_def must specify the restore_op_name (Saver options.saver_def)");
+    EAGER_CHECK(graph->FindNode(def.restore_op_name) != nullptr, "Saver: saver_def's restore op '",
+                def.restore_op_name, "' is not a node of the default graph");
+    return internal::VariablesRestoredBy(*graph, def.restore_op_name);
+  }
+  return KeyedByName(graph != nullptr ? graph->GlobalVariables() : LiveVariables());
+}
+
 }  // namespace
 
 Saver::Saver() : Saver(SaverOptions{}) {}
 
-Saver::Saver(const SaverOptions& options)
-    : Saver(Graph::Current() != nullptr ? Graph::Current()->GlobalVariables() : LiveVariables(),
-            options) {
-  EAGER_CHECK(!variables_.empty(), "Saver: there are no variables to save (no ",
-              graph_ != nullptr ? "global variable in the default graph"
-                                : "live variable in the default name registry",
-              ")");
+Saver::Saver(const SaverOptions& options) : Saver(DefaultVariables(options), options) {
+  if (options_.saver_def) {
+    imported_saver_def_ = internal::ScopedSaverDef(*options_.saver_def, options_.name);
+  }
 }
 
 Saver::Saver(const std::vector<Variable*>& var_list, SaverOptions options)
@@ -191,15 +239,35 @@ Saver::Saver(const std::map<std::string, Variable*>& var_map, SaverOptions optio
   EAGER_CHECK(!options_.max_to_keep || *options_.max_to_keep >= 0,
               "Saver: max_to_keep must be >= 0 (0 or unset keeps all), got ",
               *options_.max_to_keep);
+  EAGER_CHECK(!variables_.empty() || options_.allow_empty, "No variables to save (Saver: ",
+              graph_ != nullptr ? "no global variable in the default graph"
+                                : "no live variable in the default name registry",
+              ", or an empty list; SaverOptions::allow_empty makes an empty Saver)");
   // TF's Saver opens the name scope "save" (made unique) for its nodes.
-  if (graph_ != nullptr) scope_ = graph_->UniqueName("save") + "/";
+  if (graph_ != nullptr && !options_.saver_def) {
+    scope_ = graph_->UniqueName(options_.name.empty() ? "save" : options_.name) + "/";
+  }
 }
 
 Saver::~Saver() = default;
 
 std::string Saver::Save(const std::string& save_path, std::optional<int64_t> global_step) {
   EAGER_CHECK(!save_path.empty(), "Saver::Save: save_path must not be empty");
-  std::string prefix = global_step ? StrCat(save_path, "-", *global_step) : save_path;
+  EAGER_CHECK(fs::path(options_.latest_filename).filename() == options_.latest_filename,
+              "'latest_filename' must not contain path components: '", options_.latest_filename,
+              "'");
+  std::string prefix = save_path;
+  if (global_step) {
+    prefix = options_.pad_step_number ? StrCat(save_path, "-", PaddedStep(*global_step))
+                                      : StrCat(save_path, "-", *global_step);
+  } else if (!options_.sharded && fs::path(save_path).filename() == options_.latest_filename) {
+    // The bundle's files would sit beside the state file under its name.
+    throw InvalidArgumentError(StrCat("'latest_filename' collides with 'save_path': '",
+                                      options_.latest_filename, "' and '", save_path,
+                                      "' (Saver::Save: choose another prefix; the state file of ",
+                                      "the directory has that name)"));
+  }
+  if (variables_.empty()) return "";  // allow_empty: TF writes nothing and returns None
   // Every value first: an uninitialized variable throws before a file exists.
   std::vector<std::pair<std::string, Tensor>> values;
   values.reserve(variables_.size());
@@ -210,7 +278,7 @@ std::string Saver::Save(const std::string& save_path, std::optional<int64_t> glo
   const std::string dir = internal::DirName(prefix);
   internal::CreateDirectories(dir);
   const internal::DirectoryLock lock(dir);
-  BundleWriter writer(prefix);
+  BundleWriter writer(prefix, BundleWriterOptions{.num_shards = NumShards()});
   for (const auto& [key, value] : values) writer.Add(key, value);  // sorted, as SaveV2
   writer.Finish();
   // The meta graph before the state file: the state file names a complete
@@ -279,8 +347,11 @@ void Saver::CheckSessionGraph(const Graph* graph) const {
 MetaSaverDef Saver::saver_def() const {
   if (imported_saver_def_) return *imported_saver_def_;
   std::vector<MetaGraphNode> ignored;
-  return internal::AppendSaverNodes(ignored, scope_, SaverVariables(), MaxToKeepForDef(),
-                                    static_cast<float>(options_.keep_checkpoint_every_n_hours));
+  MetaSaverDef def =
+      internal::AppendSaverNodes(ignored, scope_, SaverVariables(), MaxToKeepForDef(),
+                                 static_cast<float>(options_.keep_checkpoint_every_n_hours));
+  def.sharded = options_.sharded;
+  return def;
 }
 
 void Saver::WriteMetaGraphFile(const std::string& path) const {
@@ -291,6 +362,9 @@ void Saver::WriteMetaGraphFile(const std::string& path) const {
     meta.saver_def =
         internal::AppendSaverNodes(meta.nodes, scope_, SaverVariables(), MaxToKeepForDef(),
                                    static_cast<float>(options_.keep_checkpoint_every_n_hours));
+    // The same subgraph saves a sharded checkpoint: eager's writer merges
+    // the shards itself, so TF's restore op and save tensor work unchanged.
+    meta.saver_def->sharded = options_.sharded;
     meta.stripped_op_list = internal::StrippedOpList(meta.nodes);
   }
   WriteMetaGraph(path, meta);
@@ -307,6 +381,34 @@ std::vector<internal::SaverGraphVariable> Saver::SaverVariables() const {
 
 int Saver::MaxToKeepForDef() const { return options_.max_to_keep.value_or(0); }
 
+int Saver::NumShards() const {
+  if (!options_.sharded) return 1;
+  // One shard per device, as TF's _GroupByDevices; variables without a
+  // device (every eager one) share one.
+  std::set<std::string> devices;
+  for (const auto& [key, v] : variables_) {
+    const GraphVariable* record = graph_ != nullptr ? graph_->FindVariable(v) : nullptr;
+    const Node* node = record != nullptr ? graph_->FindNode(record->variable_node) : nullptr;
+    devices.insert(node != nullptr ? node->device : "");
+  }
+  return std::max<int>(1, static_cast<int>(devices.size()));
+}
+
+void Saver::SetLastCheckpoints(const std::vector<std::string>& prefixes) {
+  std::vector<std::pair<std::string, double>> with_time;
+  with_time.reserve(prefixes.size());
+  for (const std::string& p : prefixes) {
+    with_time.emplace_back(p, std::numeric_limits<double>::infinity());
+  }
+  SetLastCheckpointsWithTime(with_time);
+}
+
+void Saver::SetLastCheckpointsWithTime(
+    const std::vector<std::pair<std::string, double>>& checkpoints) {
+  last_checkpoints_.clear();
+  for (const auto& [prefix, time] : checkpoints) last_checkpoints_.push_back({prefix, time});
+}
+
 std::vector<std::string> Saver::last_checkpoints() const {
   std::vector<std::string> out;
   for (const Kept& k : last_checkpoints_) out.push_back(k.prefix);
@@ -314,12 +416,17 @@ std::vector<std::string> Saver::last_checkpoints() const {
 }
 
 void Saver::Restore(const std::string& save_path) {
-  EAGER_CHECK(!save_path.empty(), "Can't load save_path when it is empty (None).");
+  if (variables_.empty()) return;  // allow_empty: TF restores nothing
+  EAGER_CHECK(!save_path.empty(),
+              "Can't load save_path when it is None (Saver::Restore: an empty "
+              "save_path)");
   if (!fs::exists(IndexFilename(save_path))) {
     throw NotFoundError(StrCat("The passed save_path is not a valid checkpoint: ", save_path));
   }
   const BundleReader reader(save_path);
 
+  // Each mismatch in the words of the TF op that reports it (RestoreV2 for a
+  // dtype, Assign or, with reshape, Reshape for a shape), then eager's detail.
   std::vector<std::string> missing;
   std::vector<std::string> mismatches;
   for (const auto& [key, v] : variables_) {
@@ -330,23 +437,46 @@ void Saver::Restore(const std::string& save_path) {
     const BundleReader::Entry& e = reader.GetEntry(key);
     const internal::KeySpec saved = SpecOf(key, e);
     const internal::KeySpec expected = SpecOf(key, *v);
-    if (saved.dtype != expected.dtype || saved.dims != expected.dims) {
-      mismatches.push_back(StrCat("key ", key, " holds ", Describe(saved), " in checkpoint ",
-                                  save_path, ", but variable ", v->shared_name(), " expects ",
-                                  Describe(expected)));
+    std::string tf_words;
+    if (saved.dtype != expected.dtype) {
+      const std::string original =
+          saved.dtype ? TfTypeString(*saved.dtype) : TfDataTypeName(e.tf_dtype);
+      tf_words = StrCat("tensor_name = ", key, "; expected dtype ", TfTypeString(v->dtype()),
+                        " does not equal original dtype ", original, "; ");
+    } else if (saved.dims != expected.dims) {
+      if (!options_.reshape) {
+        tf_words =
+            StrCat("Assign requires shapes of both tensors to match. lhs shape= ",
+                   DimsToString(expected.dims), " rhs shape= ", DimsToString(saved.dims), "; ");
+      } else if (NumElements(saved.dims) != NumElements(expected.dims)) {
+        tf_words =
+            StrCat("Input to reshape is a tensor with ", NumElements(saved.dims),
+                   " values, but the requested shape has ", NumElements(expected.dims), "; ");
+      }
+    }
+    if (!tf_words.empty()) {
+      mismatches.push_back(StrCat(tf_words, "key ", key, " holds ", Describe(saved),
+                                  " in checkpoint ", save_path, ", but variable ", v->shared_name(),
+                                  " expects ", Describe(expected)));
     }
   }
   if (!missing.empty()) throw NotFoundError(MissingKeysMessage(variables_, missing, reader));
   if (!mismatches.empty()) {
-    std::string message = "Restoring from checkpoint failed, nothing was assigned:";
-    for (const std::string& m : mismatches) message += "\n  " + m;
+    std::string message = kRestoreMismatch;
+    for (const std::string& m : mismatches) message += m + "\n";
+    message += "(nothing was assigned)";
     throw InvalidArgumentError(message);
   }
 
   // Read everything (checksums verified) before assigning anything.
   std::vector<std::pair<Variable*, Tensor>> values;
   values.reserve(variables_.size());
-  for (const auto& [key, v] : variables_) values.emplace_back(v, reader.Read(key));
+  for (const auto& [key, v] : variables_) {
+    Tensor value = reader.Read(key);
+    if (options_.reshape && value.shape() != v->shape())
+      value = internal::WithShape(value, v->shape());
+    values.emplace_back(v, std::move(value));
+  }
   for (auto& [v, value] : values) v->Assign(value);
 }
 

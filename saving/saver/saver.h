@@ -74,6 +74,29 @@ struct SaverOptions {
   std::string latest_filename = "checkpoint";
   // Graph mode: Save also writes PREFIX.meta.
   bool write_meta_graph = true;
+  // TF's sharded=True: one data file per device the variables are placed on
+  // (graph mode: their variable nodes' devices; eager variables all share
+  // one), in TF's merged layout (PREFIX.data-0000k-of-0000N, one index;
+  // tensors dealt to the files by size as in saving/bundle/bundle_writer.h). The SaverDef says
+  // sharded, and Save may then use the state file's name as its prefix.
+  bool sharded = false;
+  // Zero-pads the step in the prefix to 8 digits ("ckpt-00000042"), so that
+  // listings sort by step (TF's pad_step_number).
+  bool pad_step_number = false;
+  // Restore accepts a saved tensor of another shape with the same dtype and
+  // number of elements, reshaped to the variable's shape (TF's reshape).
+  bool reshape = false;
+  // No variables at all is not an error: Save writes nothing and returns "",
+  // Restore does nothing (TF's allow_empty; TF returns None).
+  bool allow_empty = false;
+  // Graph mode, TF's Saver(saver_def=...): use the save/restore subgraph this
+  // SaverDef names in the default graph instead of building one; the
+  // variables are those its restore op assigns. With `name` non-empty, the
+  // SaverDef's node names are taken under that scope (TF's import_scope).
+  std::optional<MetaSaverDef> saver_def = std::nullopt;
+  // The name scope of the Saver's nodes ("save", made unique); with
+  // saver_def, the scope its names are prefixed with.
+  std::string name = "";
 };
 
 class Saver {
@@ -104,7 +127,10 @@ class Saver {
   // deletes at most one checkpoint that fell out of the max_to_keep window
   // (its .index, .data-* and .meta). Throws FailedPreconditionError naming
   // an uninitialized variable (nothing is written), InvalidArgumentError for
-  // an empty save_path, or the file system's error naming the file.
+  // an empty save_path, a latest_filename with a path component, or (not
+  // sharded, no step) a save_path whose base name is the state file's: TF's
+  // "'latest_filename' collides with 'save_path'"; or the file system's error
+  // naming the file. An empty Saver (allow_empty) writes nothing, returns "".
   std::string Save(const std::string& save_path, std::optional<int64_t> global_step = std::nullopt);
   // As above, with the step read from an integer scalar variable.
   std::string Save(const std::string& save_path, const Variable& global_step);
@@ -142,6 +168,13 @@ class Saver {
   const std::map<std::string, Variable*>& variables() const { return variables_; }
   // The checkpoints this Saver wrote and still keeps, oldest first.
   std::vector<std::string> last_checkpoints() const;
+  // Replaces that list (TF's set_last_checkpoints, e.g. after a restart):
+  // these get an infinite timestamp, so when they leave the max_to_keep
+  // window they are kept on disk for good, as TF does.
+  void SetLastCheckpoints(const std::vector<std::string>& prefixes);
+  // As above with each checkpoint's time in seconds since the epoch, which
+  // keep_checkpoint_every_n_hours judges (set_last_checkpoints_with_time).
+  void SetLastCheckpointsWithTime(const std::vector<std::pair<std::string, double>>& checkpoints);
   const SaverOptions& options() const { return options_; }
   // The graph this Saver belongs to, or nullptr (eager).
   Graph* graph() const { return graph_; }
@@ -161,6 +194,8 @@ class Saver {
   void WriteMetaGraphFile(const std::string& path) const;
   std::vector<internal::SaverGraphVariable> SaverVariables() const;
   int MaxToKeepForDef() const;
+  int NumShards() const;
+  void RestoreChecked(const std::string& save_path);
 
   std::map<std::string, Variable*> variables_;
   SaverOptions options_;

@@ -317,7 +317,7 @@ TEST_F(SaverTest, RestoreFromAPathWithoutACheckpointIsNotFound) {
 }
 
 TEST_F(SaverTest, DefaultSaverWithoutVariablesIsAnError) {
-  EXPECT_THAT(What([] { Saver saver; }), HasSubstr("there are no variables to save"));
+  EXPECT_THAT(What([] { Saver saver; }), HasSubstr("No variables to save"));
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ std::optional<std::string> RestoredKey(const Graph& graph, const std::string& in
 Variable* VariableOfNode(Graph& graph, const std::string& name) {
   if (Variable* v = graph.VariableForNode(name)) return v;
   const Node* n = graph.FindNode(name);
-  if (n == nullptr || n->op != "VariableV2") return nullptr;
+  if (n == nullptr || !IsRefVariableOp(n->op)) return nullptr;
   const AttrValue* dtype = n->FindAttr("dtype");
   const AttrValue* shape = n->FindAttr("shape");
   if (dtype == nullptr || !std::holds_alternative<DType>(*dtype) || shape == nullptr ||
@@ -67,19 +67,37 @@ void Walk(Graph& graph, const std::string& node_name, std::set<std::string>& see
 
 }  // namespace
 
+bool IsRefVariableOp(std::string_view op) { return op == "VariableV2" || op == "Variable"; }
+
+std::map<std::string, Variable*> VariablesRestoredBy(Graph& graph,
+                                                     const std::string& restore_op_name) {
+  Graph::AsDefault in(graph);
+  std::map<std::string, Variable*> variables;
+  std::set<std::string> seen;
+  Walk(graph, restore_op_name, seen, variables);
+  return variables;
+}
+
+MetaSaverDef ScopedSaverDef(const MetaSaverDef& def, const std::string& scope) {
+  if (scope.empty()) return def;
+  MetaSaverDef out = def;
+  for (std::string* name :
+       {&out.filename_tensor_name, &out.save_tensor_name, &out.restore_op_name}) {
+    if (!name->empty()) *name = scope + "/" + *name;
+  }
+  return out;
+}
+
 std::unique_ptr<Saver> SaverForImportedGraph(const MetaGraph& meta, Graph& graph) {
   Graph::AsDefault in(graph);
   if (meta.saver_def && !meta.saver_def->restore_op_name.empty()) {
-    std::map<std::string, Variable*> variables;
-    std::set<std::string> seen;
-    Walk(graph, meta.saver_def->restore_op_name, seen, variables);
-    if (!variables.empty()) {
+    if (!VariablesRestoredBy(graph, meta.saver_def->restore_op_name).empty()) {
       SaverOptions options;
       options.max_to_keep = meta.saver_def->max_to_keep;
       options.keep_checkpoint_every_n_hours = meta.saver_def->keep_checkpoint_every_n_hours;
-      auto saver = std::make_unique<Saver>(variables, options);
-      saver->imported_saver_def_ = meta.saver_def;
-      return saver;
+      options.sharded = meta.saver_def->sharded;
+      options.saver_def = meta.saver_def;
+      return std::make_unique<Saver>(options);
     }
   }
   if (graph.GlobalVariables().empty()) return nullptr;
