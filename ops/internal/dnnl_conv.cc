@@ -205,36 +205,53 @@ void Reorder(const memory::desc& from_desc, const void* from, const memory::desc
   stream.wait();
 }
 
-// The filter in each plan's layout (forward and backward data read it).
+// A buffer of at least `count` floats that lives as long as the thread and
+// is reused by the next call: fresh large vectors would cost an mmap and a
+// page fault per page on every op. `slot` tells a thread's buffers apart.
+float* ThreadBuffer(int slot, size_t count) {
+  thread_local std::array<std::vector<float>, 4> buffers;
+  std::vector<float>& b = buffers[static_cast<size_t>(slot)];
+  if (b.size() < count) b.resize(count);
+  return b.data();
+}
+
+// The filter in each plan's layout (forward and backward data read it), in
+// the calling thread's buffers 0 and 1.
 struct PlanFilters {
-  std::vector<float> full, last;
-  const float* ForPlan(bool is_last) const { return is_last ? last.data() : full.data(); }
+  const float* full = nullptr;
+  const float* last = nullptr;
+  const float* ForPlan(bool is_last) const { return is_last ? last : full; }
 };
 
 PlanFilters FiltersFor(const ChunkPlans& p, const float* filter) {
   PlanFilters f;
-  f.full.resize(p.full->filter.get_size() / sizeof(float));
-  Reorder(p.full->user_filter, filter, p.full->filter, f.full.data());
-  if (p.last == p.full) {
-    f.last = f.full;
-  } else {
-    f.last.resize(p.last->filter.get_size() / sizeof(float));
-    Reorder(p.last->user_filter, filter, p.last->filter, f.last.data());
+  float* full = ThreadBuffer(0, p.full->filter.get_size() / sizeof(float));
+  Reorder(p.full->user_filter, filter, p.full->filter, full);
+  f.full = f.last = full;
+  if (p.last != p.full) {
+    float* last = ThreadBuffer(1, p.last->filter.get_size() / sizeof(float));
+    Reorder(p.last->user_filter, filter, p.last->filter, last);
+    f.last = last;
   }
   return f;
 }
 
 void Run(const Plan& plan, std::unordered_map<int, memory> args) {
   KeepDnnlSingleThreaded();
+  // The thread's scratchpad, 64-byte aligned as oneDNN's own.
   thread_local std::vector<char> scratch;
-  scratch.resize(std::max<size_t>(scratch.size(), plan.scratchpad.get_size()));
-  args.emplace(DNNL_ARG_SCRATCHPAD, Wrap(plan.scratchpad, scratch.data()));
+  const size_t bytes = plan.scratchpad.get_size() + 64;
+  if (scratch.size() < bytes) scratch.resize(bytes);
+  const auto address = reinterpret_cast<uintptr_t>(scratch.data());
+  void* aligned = scratch.data() + ((64 - address % 64) % 64);
+  args.emplace(DNNL_ARG_SCRATCHPAD, Wrap(plan.scratchpad, aligned));
   dnnl::stream stream(Engine());
   plan.conv.execute(stream, args);
   stream.wait();
 }
 
-// fn(chunk index, first item, plan) for every chunk, on the pool.
+// fn(chunk index, first item, is the last chunk, its plan) for every chunk,
+// on the pool.
 template <typename F>
 void ForEachChunk(const ChunkPlans& p, F&& fn) {
   ParallelFor(p.chunks.count, 1, 2, [&](int64_t begin, int64_t end) {
@@ -285,16 +302,16 @@ bool DnnlConvBackwardWeights(const ConvShape& s, const float* input, const float
   const int64_t in_item = s.in_h * s.in_w * s.in_c;
   const int64_t out_item = s.out_h * s.out_w * s.out_c;
   const int64_t filter_size = s.k_h * s.k_w * s.in_c * s.out_c;
-  // Each chunk's partial gradient in hwio; one chunk writes the result.
-  std::vector<float> partials(
-      static_cast<size_t>(p.chunks.count > 1 ? p.chunks.count * filter_size : 0));
+  // Each chunk's partial gradient in hwio (the calling thread's buffer 2);
+  // a single chunk writes the result.
+  float* partials = p.chunks.count > 1
+                        ? ThreadBuffer(2, static_cast<size_t>(p.chunks.count * filter_size))
+                        : nullptr;
   ForEachChunk(p, [&](int64_t i, int64_t first, bool, const Plan& plan) {
-    float* hwio = p.chunks.count > 1 ? partials.data() + i * filter_size : filter_grad;
-    std::vector<float> blocked;
+    float* hwio = partials != nullptr ? partials + i * filter_size : filter_grad;
     float* diff = hwio;
-    if (!(plan.filter == plan.user_filter)) {
-      blocked.resize(plan.filter.get_size() / sizeof(float));
-      diff = blocked.data();
+    if (plan.filter != plan.user_filter) {
+      diff = ThreadBuffer(3, plan.filter.get_size() / sizeof(float));  // this chunk's thread's
     }
     Run(plan, {{DNNL_ARG_SRC, Wrap(plan.src, input + first * in_item)},
                {DNNL_ARG_DIFF_DST, Wrap(plan.dst, out_grad + first * out_item)},
@@ -303,9 +320,9 @@ bool DnnlConvBackwardWeights(const ConvShape& s, const float* input, const float
   });
   if (p.chunks.count > 1) {
     // Chunk order, whichever thread finished first.
-    std::copy(partials.begin(), partials.begin() + filter_size, filter_grad);
+    std::copy(partials, partials + filter_size, filter_grad);
     for (int64_t i = 1; i < p.chunks.count; ++i) {
-      const float* part = partials.data() + i * filter_size;
+      const float* part = partials + i * filter_size;
       for (int64_t j = 0; j < filter_size; ++j) filter_grad[j] += part[j];
     }
   }
