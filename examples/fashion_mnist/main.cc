@@ -4,7 +4,7 @@
 //
 //   fashion_mnist                       # 2 epochs, batch 64, lr 0.001
 //   fashion_mnist --epochs 5 --batch_size 128
-//   fashion_mnist --model cnn           # the LeNet-style CNN (cnn.h), 5 epochs
+//   fashion_mnist --model cnn           # the LeNet-style CNN (cnn.h), 3 epochs
 //   fashion_mnist --checkpoint_dir /tmp/run   # saves every epoch and on Ctrl-C;
 //                                             # run again to resume
 //   fashion_mnist --logdir runs/mlp     # then: tensorboard --logdir runs

@@ -16,7 +16,7 @@ status=0
 "$bin" --model cnn --stop_after_steps 12 --checkpoint_dir "$work/ckpt" --logdir "$work/logs" \
   >"$work/first.log" 2>"$work/first.err" || status=$?
 [ "$status" = 130 ] || { cat "$work/first.log" "$work/first.err"; fail "exit status $status"; }
-grep -q "^epoch 1/5 " "$work/first.err" || fail "the CNN's default is 5 epochs: $(cat "$work/first.err")"
+grep -q "^epoch 1/3 " "$work/first.err" || fail "the CNN's default is 3 epochs: $(cat "$work/first.err")"
 grep -q "^interrupted after 12 steps; saved $work/ckpt/ckpt-1$" "$work/first.log" ||
   fail "$(cat "$work/first.log")"
 "$ckpt_tool" verify "$work/ckpt/ckpt-1" || fail "eager-ckpt verify"
