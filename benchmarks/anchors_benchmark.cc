@@ -6,6 +6,8 @@
 //   BM_EagerMLPStep/batch:B/threads:T   784-256-128-10 ReLU MLP, mean sparse
 //                                       softmax cross entropy, Adam: one step
 //   BM_EagerMainJobStep/batch:B/threads:T  the main job's 784-256-10 step
+//   BM_EagerCNNStep/batch:B/threads:T   the main job's CNN (examples/fashion_mnist/cnn.h:
+//                                       conv5x5x32-pool-conv5x5x64-pool-1024-10, Adam): one step
 //   BM_EagerAdd/n:N                     a + b, the per-op floor
 //   BM_EagerMatmulWide/m:M/n:N/k:K/threads:T  a wide C (column cut); eager's own
 //
@@ -22,6 +24,7 @@
 #include "autodiff/dense.h"
 #include "autodiff/gradient_tape.h"
 #include "autodiff/module.h"
+#include "examples/fashion_mnist/cnn.h"
 #include "examples/fashion_mnist/mlp.h"
 #include "ops/binary_ops.h"
 #include "ops/matmul.h"
@@ -149,6 +152,39 @@ BENCHMARK(BM_EagerMainJobStep)
     ->ArgNames({"batch", "threads"})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
+
+// FLOP of one CNN step as the anchors count it (../shared/anchors/README.md):
+// B * (3F - C1), multiply-add = 2, SAME windows counted whole, conv1 without
+// an input gradient; pooling, ReLU, softmax and Adam not counted.
+double CnnStepFlop(int64_t batch) {
+  const double conv1 = 2.0 * 28 * 28 * 32 * 25 * 1;
+  const double forward = conv1 + 2.0 * 14 * 14 * 64 * 25 * 32 + 2.0 * 3136 * 1024 + 2.0 * 1024 * 10;
+  return static_cast<double>(batch) * (3 * forward - conv1);
+}
+
+void BM_EagerCNNStep(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  eager::SetNumThreads(static_cast<int>(state.range(1)));
+  Batch data(batch);
+  fashion_mnist::Cnn model(1);
+  eager::Adam optimizer;
+  float loss = 0;
+  for (int i = 0; i < 3; ++i) {
+    loss = fashion_mnist::TrainStep(model, optimizer, data.images, data.labels);
+  }
+  for (auto _ : state) {
+    loss = fashion_mnist::TrainStep(model, optimizer, data.images, data.labels);
+    benchmark::DoNotOptimize(loss);
+  }
+  state.counters["samples_per_iter"] = static_cast<double>(batch);
+  state.counters["flop_per_iter"] = CnnStepFlop(batch);
+  state.counters["loss"] = loss;
+}
+BENCHMARK(BM_EagerCNNStep)
+    ->ArgsProduct({{64, 256}, {1, 2}})
+    ->ArgNames({"batch", "threads"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_EagerAdd(benchmark::State& state) {
   const int64_t n = state.range(0);

@@ -7,6 +7,7 @@
 
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
+#include "ops/internal/dnnl_conv.h"
 #include "ops/matmul.h"
 #include "ops/parallel.h"
 #include "runtime/tensor_access.h"
@@ -229,6 +230,25 @@ Tensor Gemm(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   return RunKernel(kMatMulOp, operands, Attrs{{"transpose_a", ta}, {"transpose_b", tb}});
 }
 
+// The geometry as the oneDNN kernel takes it (ops/internal/dnnl_conv.h).
+internal::ConvShape DnnlShape(const Geometry& g) {
+  return {.batch = g.batch,
+          .in_h = g.h.in,
+          .in_w = g.w.in,
+          .in_c = g.channels,
+          .k_h = g.h.k,
+          .k_w = g.w.k,
+          .out_c = g.out_channels,
+          .out_h = g.h.out,
+          .out_w = g.w.out,
+          .stride_h = g.h.stride,
+          .stride_w = g.w.stride,
+          .dilation_h = g.h.dilation,
+          .dilation_w = g.w.dilation,
+          .pad_top = g.h.pad_before,
+          .pad_left = g.w.pad_before};
+}
+
 // ---- Conv2D ----
 
 OutputSpec InferConv2D(std::span<const Tensor> in, const Attrs& attrs) {
@@ -244,6 +264,14 @@ OutputSpec InferConv2D(std::span<const Tensor> in, const Attrs& attrs) {
 Tensor Conv2DKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
   const Shape& f = in[1].shape();
   const Geometry g = MakeGeometry(in[0].shape(), f.dim(0), f.dim(1), f.dim(3), attrs);
+  if (spec.dtype == DType::kFloat32 && spec.shape.num_elements() > 0 &&
+      in[0].shape().num_elements() > 0 && in[1].shape().num_elements() > 0) {
+    Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+    if (internal::DnnlConvForward(DnnlShape(g), in[0].data<float>().data(),
+                                  in[1].data<float>().data(), internal::MutableData<float>(out))) {
+      return out;
+    }
+  }
   const Tensor filter = internal::WithShape(in[1], Shape{g.PatchSize(), g.out_channels});
   return internal::WithShape(Gemm(Patches(g, in[0]), filter, false, false), spec.shape);
 }
@@ -301,6 +329,15 @@ OutputSpec InferBackpropInput(std::span<const Tensor> in, const Attrs& attrs) {
 Tensor BackpropInputKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
   const Shape& f = in[1].shape();
   const Geometry g = MakeGeometry(spec.shape, f.dim(0), f.dim(1), f.dim(3), attrs);
+  if (spec.dtype == DType::kFloat32 && spec.shape.num_elements() > 0 &&
+      in[1].shape().num_elements() > 0 && in[2].shape().num_elements() > 0) {
+    Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+    if (internal::DnnlConvBackwardData(DnnlShape(g), in[1].data<float>().data(),
+                                       in[2].data<float>().data(),
+                                       internal::MutableData<float>(out))) {
+      return out;
+    }
+  }
   const Tensor filter = internal::WithShape(in[1], Shape{g.PatchSize(), g.out_channels});
   const Tensor grad = internal::WithShape(in[2], Shape{g.OutPixels(), g.out_channels});
   const Tensor dpatches = Gemm(grad, filter, false, true);
@@ -333,6 +370,15 @@ Tensor BackpropFilterKernel(std::span<const Tensor> in, const Attrs& attrs,
                             const OutputSpec& spec) {
   const Shape& f = spec.shape;
   const Geometry g = MakeGeometry(in[0].shape(), f.dim(0), f.dim(1), f.dim(3), attrs);
+  if (spec.dtype == DType::kFloat32 && spec.shape.num_elements() > 0 &&
+      in[0].shape().num_elements() > 0 && in[2].shape().num_elements() > 0) {
+    Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+    if (internal::DnnlConvBackwardWeights(DnnlShape(g), in[0].data<float>().data(),
+                                          in[2].data<float>().data(),
+                                          internal::MutableData<float>(out))) {
+      return out;
+    }
+  }
   const Tensor grad = internal::WithShape(in[2], Shape{g.OutPixels(), g.out_channels});
   return internal::WithShape(Gemm(Patches(g, in[0]), grad, true, false), spec.shape);
 }
@@ -344,39 +390,51 @@ OutputSpec InferMaxPool(std::span<const Tensor> in, const Attrs& attrs) {
   return {OutputShape(PoolGeometry(in[0].shape(), attrs)), in[0].dtype()};
 }
 
-// Calls visit(out_index, in_index) for the first maximum of each window and
-// channel, in the window's row-major order (TF's CPU kernel's tie rule).
-template <typename T, typename F>
-void ForEachArgMax(const Geometry& g, const T* input, F&& visit) {
+// One window of one output pixel: rows [h_begin, h_end) and columns
+// [w_begin, w_end) of the input, clipped to it (padding never wins a max).
+struct Window {
+  int64_t h_begin, h_end, w_begin, w_end;
+};
+
+Window WindowOf(const Geometry& g, int64_t oh, int64_t ow) {
+  const int64_t h0 = oh * g.h.stride - g.h.pad_before;
+  const int64_t w0 = ow * g.w.stride - g.w.pad_before;
+  return {std::max<int64_t>(h0, 0), std::min(h0 + g.h.k, g.h.in), std::max<int64_t>(w0, 0),
+          std::min(w0 + g.w.k, g.w.in)};
+}
+
+// For every channel of one window of image `image`: the first maximum in
+// the window's row-major order (TF's CPU kernel's tie rule: a later element
+// wins only when strictly greater). Its value goes to best[c] and, when
+// `index` is not null, its offset in the input to index[c]. The loops run
+// over contiguous channels, so they vectorize.
+template <typename T>
+void WindowMax(const Geometry& g, const T* image, const Window& win, T* best, int64_t* index) {
   const int64_t c = g.channels;
-  internal::ParallelFor(g.batch, 1, 2, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> best(static_cast<size_t>(c));
-    for (int64_t n = begin; n < end; ++n) {
-      for (int64_t oh = 0; oh < g.h.out; ++oh) {
-        const int64_t h0 = oh * g.h.stride - g.h.pad_before;
-        const int64_t h_begin = std::max<int64_t>(h0, 0);
-        const int64_t h_end = std::min(h0 + g.h.k, g.h.in);
-        for (int64_t ow = 0; ow < g.w.out; ++ow) {
-          const int64_t w0 = ow * g.w.stride - g.w.pad_before;
-          const int64_t w_begin = std::max<int64_t>(w0, 0);
-          const int64_t w_end = std::min(w0 + g.w.k, g.w.in);
-          const int64_t first = ((n * g.h.in + h_begin) * g.w.in + w_begin) * c;
-          for (int64_t i = 0; i < c; ++i) best[static_cast<size_t>(i)] = first + i;
-          for (int64_t ih = h_begin; ih < h_end; ++ih) {
-            for (int64_t iw = w_begin; iw < w_end; ++iw) {
-              const int64_t base = ((n * g.h.in + ih) * g.w.in + iw) * c;
-              for (int64_t i = 0; i < c; ++i) {
-                int64_t& b = best[static_cast<size_t>(i)];
-                if (input[base + i] > input[b]) b = base + i;
-              }
-            }
-          }
-          const int64_t out = ((n * g.h.out + oh) * g.w.out + ow) * c;
-          for (int64_t i = 0; i < c; ++i) visit(out + i, best[static_cast<size_t>(i)]);
+  bool first = true;
+  for (int64_t ih = win.h_begin; ih < win.h_end; ++ih) {
+    for (int64_t iw = win.w_begin; iw < win.w_end; ++iw) {
+      const int64_t base = (ih * g.w.in + iw) * c;
+      const T* x = image + base;
+      if (first) {
+        std::copy(x, x + c, best);
+        if (index != nullptr) {
+          for (int64_t i = 0; i < c; ++i) index[i] = base + i;
+        }
+        first = false;
+        continue;
+      }
+      if (index == nullptr) {
+        for (int64_t i = 0; i < c; ++i) best[i] = x[i] > best[i] ? x[i] : best[i];
+      } else {
+        for (int64_t i = 0; i < c; ++i) {
+          const bool greater = x[i] > best[i];
+          best[i] = greater ? x[i] : best[i];
+          index[i] = greater ? base + i : index[i];
         }
       }
     }
-  });
+  }
 }
 
 Tensor MaxPoolKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
@@ -386,7 +444,20 @@ Tensor MaxPoolKernel(std::span<const Tensor> in, const Attrs& attrs, const Outpu
     using T = typename decltype(tag)::type;
     const T* x = in[0].data<T>().data();
     T* y = internal::MutableData<T>(out);
-    ForEachArgMax<T>(g, x, [&](int64_t o, int64_t i) { y[o] = x[i]; });
+    // One row of output pixels per item; each written from its own window.
+    const int64_t rows = g.batch * g.h.out;
+    const int64_t row_elements = std::max<int64_t>(1, g.w.out * g.channels * g.h.k * g.w.k);
+    const int64_t grain = std::max<int64_t>(1, internal::kElementwiseGrain / row_elements);
+    internal::ParallelFor(rows, grain, 2, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t n = r / g.h.out;
+        const int64_t oh = r % g.h.out;
+        const T* image = x + n * g.h.in * g.w.in * g.channels;
+        for (int64_t ow = 0; ow < g.w.out; ++ow) {
+          WindowMax<T>(g, image, WindowOf(g, oh, ow), y + (r * g.w.out + ow) * g.channels, nullptr);
+        }
+      }
+    });
   });
   return out;
 }
@@ -421,10 +492,27 @@ Tensor MaxPoolGradKernel(std::span<const Tensor> in, const Attrs& attrs, const O
   Tensor out = internal::NewTensor(spec.shape, spec.dtype);
   internal::Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
+    const T* x = in[0].data<T>().data();
     const T* dy = in[2].data<T>().data();
     T* dx = internal::MutableData<T>(out);
-    std::fill(dx, dx + spec.shape.num_elements(), T(0));
-    ForEachArgMax<T>(g, in[0].data<T>().data(), [&](int64_t o, int64_t i) { dx[i] += dy[o]; });
+    const int64_t c = g.channels;
+    const int64_t in_image = g.h.in * g.w.in * c;
+    const int64_t out_image = g.h.out * g.w.out * c;
+    internal::ParallelFor(g.batch, 1, 2, [&](int64_t begin, int64_t end) {
+      std::vector<T> best(static_cast<size_t>(c));
+      std::vector<int64_t> index(static_cast<size_t>(c));
+      for (int64_t n = begin; n < end; ++n) {
+        T* dx_image = dx + n * in_image;
+        std::fill(dx_image, dx_image + in_image, T(0));
+        for (int64_t oh = 0; oh < g.h.out; ++oh) {
+          for (int64_t ow = 0; ow < g.w.out; ++ow) {
+            WindowMax<T>(g, x + n * in_image, WindowOf(g, oh, ow), best.data(), index.data());
+            const T* grad = dy + n * out_image + (oh * g.w.out + ow) * c;
+            for (int64_t i = 0; i < c; ++i) dx_image[index[static_cast<size_t>(i)]] += grad[i];
+          }
+        }
+      }
+    });
   });
   return out;
 }

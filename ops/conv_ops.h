@@ -16,9 +16,11 @@
 // A bad shape, stride, padding or format throws InvalidArgumentError naming
 // the op, the attribute and what was expected.
 //
-// Convolutions lower to one GEMM (im2col: each output pixel's receptive
-// field copied into a row) through MatMul's BLAS path, so they are as fast
-// and as deterministic as MatMul.
+// float32 convolutions run on oneDNN when eager is built with it (Debian's
+// libdnnl-dev; ops/internal/dnnl_conv.h); otherwise, and for float64, they
+// lower to one GEMM (im2col: each output pixel's receptive field copied into
+// a row) through MatMul's BLAS path. Either way results do not depend on the
+// thread count.
 
 #include <cstdint>
 #include <string>

@@ -4,6 +4,7 @@
 //
 //   fashion_mnist                       # 2 epochs, batch 64, lr 0.001
 //   fashion_mnist --epochs 5 --batch_size 128
+//   fashion_mnist --model cnn           # the LeNet-style CNN (cnn.h), 3 epochs
 //   fashion_mnist --checkpoint_dir /tmp/run   # saves every epoch and on Ctrl-C;
 //                                             # run again to resume
 //   fashion_mnist --logdir runs/mlp     # then: tensorboard --logdir runs
@@ -18,6 +19,7 @@
 #include <memory>
 
 #include "examples/fashion_mnist/dataset.h"
+#include "examples/fashion_mnist/models.h"
 #include "examples/fashion_mnist/training.h"
 #include "saving/summary/summary_writer.h"
 
@@ -61,7 +63,13 @@ int Run(int argc, char** argv) {
   app.add_option("--logdir", logdir,
                  "Write TensorBoard summaries here: loss and examples/s every step, test "
                  "accuracy (raw and EMA weights) every epoch");
+  std::string model_name = "mlp";
+  app.add_option("--model", model_name,
+                 "mlp (784-256-10) or cnn (conv 5x5x32, pool, conv 5x5x64, pool, dense 1024)")
+      ->capture_default_str()
+      ->check(CLI::IsMember(fashion_mnist::kModelNames));
   CLI11_PARSE(app, argc, argv);
+  if (app.count("--epochs") == 0) options.epochs = fashion_mnist::DefaultEpochs(model_name);
 
   const fashion_mnist::Dataset train = fashion_mnist::LoadSplit(data_dir, "train");
   const fashion_mnist::Dataset test = fashion_mnist::LoadSplit(data_dir, "t10k");
@@ -88,9 +96,10 @@ int Run(int argc, char** argv) {
                   static_cast<long long>(r.step));
     };
   }
-  fashion_mnist::Mlp model(options.seed);
+  const std::unique_ptr<fashion_mnist::Classifier> model =
+      fashion_mnist::MakeModel(model_name, options.seed);
   const fashion_mnist::TrainResult result =
-      fashion_mnist::Train(model, train, test, options, std::cerr);
+      fashion_mnist::Train(*model, train, test, options, std::cerr);
   std::printf("trained %lld steps in %.1f s (%.0f examples/s), last loss %.4f\n",
               static_cast<long long>(result.steps), result.seconds, result.examples_per_second,
               result.last_loss);

@@ -44,11 +44,11 @@ class ShuffleState final : public eager::Trackable {
 
 }  // namespace
 
-float TrainStep(Mlp& model, eager::Adam& optimizer, const Dataset& batch) {
+float TrainStep(Classifier& model, eager::Adam& optimizer, const Dataset& batch) {
   return TrainStep(model, optimizer, batch.images, batch.labels);
 }
 
-double Accuracy(Mlp& model, const Dataset& data, int64_t batch_size) {
+double Accuracy(Classifier& model, const Dataset& data, int64_t batch_size) {
   std::vector<int64_t> order(static_cast<size_t>(data.size()));
   std::iota(order.begin(), order.end(), 0);
   int64_t correct = 0;
@@ -79,7 +79,7 @@ ScopedAverageWeights::~ScopedAverageWeights() {
   for (size_t i = 0; i < variables_.size(); ++i) variables_[i]->Assign(saved_[i]);
 }
 
-TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
+TrainResult Train(Classifier& model, const Dataset& train, const Dataset& test,
                   const TrainOptions& options, std::ostream& log) {
   EAGER_CHECK(options.epochs >= 1, "Train: epochs must be >= 1, got ", options.epochs);
   EAGER_CHECK(options.batch_size >= 1 && options.batch_size <= train.size(),
@@ -192,7 +192,7 @@ TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
     }
   }
   stop_timing(examples);
-  if (result.steps > 0 && !model.hidden.built()) {
+  if (result.steps > 0 && !model.built()) {
     // Resumed after the last epoch: nothing trained in this run, so the
     // model and the averages are made (from the checkpoint) to evaluate.
     model(Batch(test, {0}, 0, 1).images);

@@ -1,6 +1,6 @@
 #pragma once
 
-// The main job's training loop: the Mlp trained with Adam on shuffled
+// The main job's training loop: a Classifier (Mlp or Cnn) trained with Adam on shuffled
 // mini-batches, an ExponentialMovingAverage of the weights updated after
 // every step, and test accuracy with the raw and the averaged weights.
 
@@ -14,6 +14,7 @@
 
 #include "autodiff/adam.h"
 #include "autodiff/exponential_moving_average.h"
+#include "examples/fashion_mnist/classifier.h"
 #include "examples/fashion_mnist/dataset.h"
 #include "examples/fashion_mnist/mlp.h"
 
@@ -67,10 +68,10 @@ struct TrainResult {
 };
 
 // One Adam step on the mean sparse softmax cross entropy; returns the loss.
-float TrainStep(Mlp& model, eager::Adam& optimizer, const Dataset& batch);
+float TrainStep(Classifier& model, eager::Adam& optimizer, const Dataset& batch);
 
 // Fraction of `data` classified correctly, in batches of `batch_size`.
-double Accuracy(Mlp& model, const Dataset& data, int64_t batch_size = 1000);
+double Accuracy(Classifier& model, const Dataset& data, int64_t batch_size = 1000);
 
 // While alive, the variables hold their moving averages (for evaluation);
 // the destructor puts the trained values back. REQUIRES: every variable has
@@ -91,7 +92,7 @@ class ScopedAverageWeights {
 // Trains `model` (built on the first batch) and evaluates on `test`.
 // Progress goes to `log`. Throws InvalidArgumentError for options out of
 // range (epochs < 1, batch_size < 1 or larger than the training set).
-TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
+TrainResult Train(Classifier& model, const Dataset& train, const Dataset& test,
                   const TrainOptions& options, std::ostream& log);
 
 }  // namespace fashion_mnist

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "examples/fashion_mnist/cnn.h"
 #include "examples/fashion_mnist/dataset.h"
 #include "examples/fashion_mnist/mlp.h"
 #include "examples/fashion_mnist/training.h"
@@ -42,9 +43,10 @@ struct RunResult {
   std::vector<std::vector<std::byte>> parameters;
 };
 
+template <typename Model = Mlp>
 RunResult TrainOnce(const Dataset& train, const Dataset& test, const TrainOptions& options) {
   eager::ResetDefaultNames();  // a new process
-  Mlp model(options.seed);
+  Model model(options.seed);
   std::ostringstream log;
   RunResult run;
   run.result = Train(model, train, test, options, log);
@@ -95,6 +97,33 @@ TEST(TrainingCheckpointTest, ResumedRunEndsBitIdenticalToAnUninterruptedOne) {
   const RunResult again = TrainOnce(train, test, options);
   EXPECT_EQ(again.parameters, full.parameters);
   EXPECT_EQ(again.result.ema_test_accuracy, full.result.ema_test_accuracy);
+}
+
+// The same for the CNN (`--model cnn`), smaller: its variables (conv kernels
+// and biases included) and Adam's and the EMA's slots for them are saved and
+// restored on creation, and the resumed run ends with the same bits.
+TEST(TrainingCheckpointTest, CnnResumesBitIdentically) {
+  const Dataset train = Synthetic(96, 3);
+  const Dataset test = Synthetic(40, 4);
+  TrainOptions options;
+  options.batch_size = 16;  // 6 steps per epoch
+  options.epochs = 2;
+  const RunResult full = TrainOnce<Cnn>(train, test, options);
+  ASSERT_FALSE(full.result.interrupted);
+  ASSERT_EQ(full.parameters.size(), 8u);  // 2 conv + 2 dense layers, kernel and bias each
+
+  options.checkpoint_dir = FreshDir("cnn");
+  options.stop_after_steps = 4;
+  const RunResult stopped = TrainOnce<Cnn>(train, test, options);
+  EXPECT_TRUE(stopped.result.interrupted);
+  EXPECT_EQ(stopped.result.last_checkpoint, options.checkpoint_dir + "/ckpt-1");
+  options.stop_after_steps.reset();
+  const RunResult resumed = TrainOnce<Cnn>(train, test, options);
+  EXPECT_EQ(resumed.result.resumed_from, options.checkpoint_dir + "/ckpt-1");
+  EXPECT_EQ(resumed.result.steps, full.result.steps);
+  EXPECT_EQ(resumed.parameters, full.parameters);
+  EXPECT_EQ(resumed.result.ema_test_accuracy, full.result.ema_test_accuracy);
+  EXPECT_EQ(resumed.result.last_loss, full.result.last_loss);
 }
 
 }  // namespace

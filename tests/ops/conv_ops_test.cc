@@ -15,6 +15,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/random_ops.h"
+#include "ops/threads.h"
 #include "runtime/errors.h"
 
 namespace eager {
@@ -223,6 +224,161 @@ TEST(MaxPoolTest, MatchesNaiveLoops) {
     }
   }
   EXPECT_EQ(cases, 18);
+}
+
+// Both gradients of Conv2D by the same loops as NaiveConv: each product
+// x * w that made an output adds grad * w to dx and grad * x to dw.
+void NaiveConvGrads(const Tensor& x, const Tensor& w, const Tensor& g, const Conv2DOptions& o,
+                    std::vector<double>* dx, std::vector<double>* dw) {
+  const auto xs = x.shape(), ws = w.shape();
+  const auto xv = x.ToVector<double>(), wv = w.ToVector<double>(), gv = g.ToVector<double>();
+  const int64_t N = xs.dim(0), H = xs.dim(1), W = xs.dim(2), C = xs.dim(3);
+  const int64_t KH = ws.dim(0), KW = ws.dim(1), OC = ws.dim(3);
+  const Pads ph = OutAndPad(H, KH, o.strides[1], o.dilations[1], o.padding);
+  const Pads pw = OutAndPad(W, KW, o.strides[2], o.dilations[2], o.padding);
+  dx->assign(xv.size(), 0.0);
+  dw->assign(wv.size(), 0.0);
+  size_t out = 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t i = 0; i < ph.out; ++i)
+      for (int64_t j = 0; j < pw.out; ++j)
+        for (int64_t oc = 0; oc < OC; ++oc, ++out)
+          for (int64_t di = 0; di < KH; ++di)
+            for (int64_t dj = 0; dj < KW; ++dj)
+              for (int64_t c = 0; c < C; ++c) {
+                const int64_t r = i * o.strides[1] + di * o.dilations[1] - ph.before;
+                const int64_t s = j * o.strides[2] + dj * o.dilations[2] - pw.before;
+                if (r < 0 || r >= H || s < 0 || s >= W) continue;
+                const auto xi = static_cast<size_t>(((n * H + r) * W + s) * C + c);
+                const auto wi = static_cast<size_t>(((di * KW + dj) * C + c) * OC + oc);
+                (*dx)[xi] += gv[out] * wv[wi];
+                (*dw)[wi] += gv[out] * xv[xi];
+              }
+}
+
+Tensor Sizes(const Shape& shape) {
+  std::vector<int32_t> dims;
+  for (int64_t d : shape.dims()) dims.push_back(static_cast<int32_t>(d));
+  return Tensor::FromVector<int32_t>(dims);
+}
+
+std::vector<double> AsDoubles(const Tensor& t) {
+  return Cast(t, DType::kFloat64).ToVector<double>();
+}
+
+// float32 runs its own kernel (oneDNN when eager is built with it, in batch
+// chunks whose last one may be shorter): the op and both gradient ops
+// against the float64 loops, over paddings, strides, dilations, odd batches
+// and channel counts that oneDNN's vector kernels take (multiples of 16).
+TEST(Conv2DTest, Float32AndItsGradientsMatchNaiveLoops) {
+  int cases = 0;
+  for (const char* padding : {"VALID", "SAME"}) {
+    for (int64_t stride : {1, 2}) {
+      for (int64_t dil : {1, 2}) {
+        if (dil > 1 && stride > 1) continue;
+        for (int64_t channels : {1, 3, 16}) {
+          SCOPED_TRACE(testing::Message()
+                       << padding << " s" << stride << " d" << dil << " c" << channels);
+          const uint64_t seed = uint64_t{500} + static_cast<uint64_t>(cases);
+          const int64_t out_c = channels == 16 ? 32 : 4;
+          const Tensor x = RandomUniform(Shape{3, 11, 11, channels}, seed, -1, 1);
+          const Tensor w = RandomUniform(Shape{5, 4, channels, out_c}, seed + 1, -1, 1);
+          const Conv2DOptions o{
+              .strides = {1, stride, stride, 1}, .padding = padding, .dilations = {1, dil, dil, 1}};
+          Shape shape;
+          const std::vector<double> want =
+              NaiveConv(Cast(x, DType::kFloat64), Cast(w, DType::kFloat64), o, &shape);
+          const Tensor y = Conv2D(x, w, o);
+          ASSERT_EQ(y.shape(), shape);
+          ExpectClose(AsDoubles(y), want, 1e-4);
+          const Tensor g = RandomUniform(shape, seed + 2, -1, 1);
+          std::vector<double> dx, dw;
+          NaiveConvGrads(Cast(x, DType::kFloat64), Cast(w, DType::kFloat64),
+                         Cast(g, DType::kFloat64), o, &dx, &dw);
+          const Tensor got_dx = Conv2DBackpropInput(Sizes(x.shape()), w, g, o);
+          const Tensor got_dw = Conv2DBackpropFilter(x, Sizes(w.shape()), g, o);
+          ASSERT_EQ(got_dx.shape(), x.shape());
+          ASSERT_EQ(got_dw.shape(), w.shape());
+          ExpectClose(AsDoubles(got_dx), dx, 1e-4);
+          ExpectClose(AsDoubles(got_dw), dw, 1e-3);  // sums of up to 330 products
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 18);
+}
+
+// ops/threads.h: results do not depend on the thread count, for the
+// float32 kernels too (the filter gradient sums over the batch).
+TEST(Conv2DTest, Float32ResultsDoNotDependOnTheThreadCount) {
+  const Tensor x = RandomUniform(Shape{5, 14, 14, 16}, 41, -1, 1);
+  const Tensor w = RandomUniform(Shape{5, 5, 16, 32}, 42, -1, 1);
+  const Conv2DOptions o{.padding = "SAME"};
+  const Tensor g = RandomUniform(Shape{5, 14, 14, 32}, 43, -1, 1);
+  const PoolOptions pool{.padding = "SAME"};
+  std::vector<std::vector<float>> runs[2];
+  const int threads_before = GetNumThreads();
+  for (int t : {1, 2}) {
+    SetNumThreads(t);
+    const Tensor y = MaxPool(x, pool);
+    runs[t - 1] = {Conv2D(x, w, o).ToVector<float>(),
+                   Conv2DBackpropInput(Sizes(x.shape()), w, g, o).ToVector<float>(),
+                   Conv2DBackpropFilter(x, Sizes(w.shape()), g, o).ToVector<float>(),
+                   y.ToVector<float>(),
+                   MaxPoolGrad(x, y, Cast(y, DType::kFloat32), pool).ToVector<float>()};
+  }
+  SetNumThreads(threads_before);
+  EXPECT_EQ(runs[0], runs[1]);
+}
+
+// The gradient of each window goes to its first maximum (row-major), as
+// TF's CPU kernel; overlapping windows add up.
+TEST(MaxPoolTest, GradMatchesNaiveLoops) {
+  int cases = 0;
+  for (const char* padding : {"VALID", "SAME"}) {
+    for (int64_t k : {2, 3}) {
+      for (int64_t s : {1, 2}) {
+        SCOPED_TRACE(testing::Message() << padding << " k" << k << " s" << s);
+        // Values from a few levels, so that windows hold ties.
+        RandomGenerator rng(uint64_t{700} + static_cast<uint64_t>(cases));
+        std::vector<float> levels(2 * 7 * 6 * 5);
+        for (float& v : levels) v = static_cast<float>(rng.NextBelow(4));
+        const Tensor x = Tensor::FromVector<float>(levels, Shape{2, 7, 6, 5});
+        const PoolOptions o{.ksize = {1, k, k, 1}, .strides = {1, s, s, 1}, .padding = padding};
+        const Tensor y = MaxPool(x, o);
+        const Tensor g =
+            RandomUniform(y.shape(), uint64_t{800} + static_cast<uint64_t>(cases), -1, 1);
+        const auto xv = x.ToVector<float>();
+        const auto gv = g.ToVector<float>();
+        const Shape& xs = x.shape();
+        const int64_t H = xs.dim(1), W = xs.dim(2), C = xs.dim(3);
+        const Pads ph = OutAndPad(H, k, s, 1, padding);
+        const Pads pw = OutAndPad(W, k, s, 1, padding);
+        std::vector<float> want(xv.size(), 0.0f);
+        size_t out = 0;
+        for (int64_t n = 0; n < xs.dim(0); ++n)
+          for (int64_t i = 0; i < ph.out; ++i)
+            for (int64_t j = 0; j < pw.out; ++j)
+              for (int64_t c = 0; c < C; ++c, ++out) {
+                int64_t best = -1;
+                for (int64_t di = 0; di < k; ++di)
+                  for (int64_t dj = 0; dj < k; ++dj) {
+                    const int64_t r = i * s + di - ph.before, q = j * s + dj - pw.before;
+                    if (r < 0 || r >= H || q < 0 || q >= W) continue;
+                    const int64_t at = ((n * H + r) * W + q) * C + c;
+                    if (best < 0 || xv[static_cast<size_t>(at)] > xv[static_cast<size_t>(best)]) {
+                      best = at;
+                    }
+                  }
+                want[static_cast<size_t>(best)] += gv[out];
+              }
+        EXPECT_EQ(MaxPoolGrad(x, y, g, o).ToVector<float>(), want);
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 8);
 }
 
 TEST(Conv2DTest, BadArgumentsNameWhatIsWrong) {
