@@ -70,9 +70,11 @@ void World::Start(int* argc, char*** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
   g_current = this;
+  SetCurrentSaveGroup(this);
 }
 
 World::~World() {
+  SetCurrentSaveGroup(nullptr);
   g_current = nullptr;
   if (owns_mpi_) MPI_Finalize();
 }

@@ -20,6 +20,10 @@
 // that take no World argument. Collectives are blocking and must be called
 // by every rank in the same order with matching sizes (MPI's rule); they
 // are called from the thread that made the World (MPI_THREAD_FUNNELED).
+//
+// While it lives the World is saving's CurrentSaveGroup()
+// (saving/bundle/save_group.h): CheckpointOptions{.distributed = true} saves
+// have every rank write its own data file of one bundle.
 
 #include <cstddef>
 #include <span>
@@ -27,9 +31,11 @@
 #include <string_view>
 #include <vector>
 
+#include "saving/bundle/save_group.h"
+
 namespace eager::distributed {
 
-class World {
+class World final : public SaveGroup {
  public:
   // Initializes MPI (MPI_Init_thread, funneled) when launched by mpirun;
   // `argc`/`argv` are handed to MPI_Init as MPI wants them. Throws
@@ -38,15 +44,15 @@ class World {
   World(int& argc, char**& argv);
   World();
   // MPI_Finalize (when this World initialized MPI).
-  ~World();
+  ~World() override;
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
   // The live World, or nullptr.
   static World* Current();
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
   bool is_root() const { return rank_ == 0; }
   // Whether this process runs under MPI (launched by mpirun), even with
   // size 1.
@@ -60,7 +66,7 @@ class World {
   // Root's bytes into every rank's `bytes` (sizes must match).
   void Broadcast(std::span<std::byte> bytes, int root) const;
   // Every rank's `bytes`, in rank order, on every rank; sizes may differ.
-  std::vector<std::string> AllGather(std::string_view bytes) const;
+  std::vector<std::string> AllGather(std::string_view bytes) const override;
   void Barrier() const;
 
  private:
