@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <exception>
 
 #include "runtime/errors.h"
 
@@ -76,7 +77,11 @@ void World::Start(int* argc, char*** argv) {
 World::~World() {
   SetCurrentSaveGroup(nullptr);
   g_current = nullptr;
-  if (owns_mpi_) MPI_Finalize();
+  // Left by an exception (an error on this rank, perhaps on it alone):
+  // MPI_Finalize would wait for ranks that may be waiting in a collective
+  // for this one, and the job would hang. Without it the process ends
+  // unfinalized, and mpirun ends the whole job.
+  if (owns_mpi_ && std::uncaught_exceptions() == 0) MPI_Finalize();
 }
 
 World* World::Current() { return g_current; }

@@ -43,7 +43,10 @@ class World final : public SaveGroup {
   // MPI fails to start.
   World(int& argc, char**& argv);
   World();
-  // MPI_Finalize (when this World initialized MPI).
+  // MPI_Finalize (when this World initialized MPI), unless an exception is
+  // leaving the World's scope: then MPI is left unfinalized, so that when
+  // the process exits mpirun ends the job instead of the other ranks
+  // waiting forever for this one in a collective.
   ~World() override;
   World(const World&) = delete;
   World& operator=(const World&) = delete;

@@ -52,7 +52,7 @@ std::ostream& DataParallel::Log(std::ostream& log) { return is_root() ? log : st
 
 void DataParallel::Configure(TrainOptions& options) {
   if (size() == 1) return;
-  EAGER_CHECK(options.batch_size % size() == 0, "fashion_mnist: --batch_size ", options.batch_size,
+  EAGER_CHECK(options.batch_size % size() == 0, "--batch_size ", options.batch_size,
               " does not divide among ", size(), " ranks; use a multiple of ", size());
   options.distributed_checkpoints = true;
   state_->local_stop = options.stop;
