@@ -18,7 +18,7 @@ if [ ! -f "$build/compile_commands.json" ]; then
   echo "clang-tidy: no $build/compile_commands.json (configure with CMake first)" >&2
   exit 1
 fi
-dirs='^(runtime|ops|autodiff|saving|examples|benchmarks|tests)/'
+dirs='^(runtime|ops|autodiff|saving|distributed|examples|benchmarks|tests)/'
 if [ "$base" = --all ]; then
   mapfile -t changed < <(git ls-files '*.cc' '*.h' | grep -E "$dirs")
 else

@@ -9,7 +9,7 @@ if ! command -v clang-format >/dev/null; then
   echo "format: clang-format not found (bash .ci/quickstart test installs it)" >&2
   exit 1
 fi
-mapfile -d '' files < <(find runtime ops autodiff saving tests benchmarks examples \
+mapfile -d '' files < <(find runtime ops autodiff saving distributed tests benchmarks examples \
   \( -name '*.h' -o -name '*.cc' \) -not -path '*/build*' -print0 | sort -z)
 if [ ${#files[@]} -lt 50 ]; then
   echo "format: found only ${#files[@]} sources under $root; wrong root?" >&2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when a module includes a header of a layer it may not depend on
-# (DESIGN.md: runtime <- ops <- autodiff; saving <- runtime only), when a
+# (DESIGN.md: runtime <- ops <- autodiff; saving <- runtime only;
+# distributed <- autodiff and saving, never the other way), when a
 # saving/ subsystem includes one it may not (bundle <- checkpoint, saver,
 # summary <- tools; checkpoint and saver never include each other), when a
 # file includes another folder's internal/ header, or when a public header
@@ -38,6 +39,8 @@ check saving/checkpoint runtime saving/bundle saving/checkpoint saving/proto
 check saving/saver runtime saving/bundle saving/saver saving/proto
 check saving/summary runtime saving/bundle saving/summary saving/proto
 check saving/tools runtime saving/bundle saving/checkpoint saving/saver saving/summary saving/tools
+# distributed/ (MPI) sits on top: nothing below includes it.
+check distributed runtime ops autodiff saving distributed
 
 # Every saving source belongs to a subsystem folder.
 while IFS= read -r file; do
@@ -59,7 +62,7 @@ while IFS= read -r line; do
   [[ "$exceptions" == *" $file:$inc "* ]] && continue
   echo "layering: $file includes \"$inc\", which is private to $owner/ (internal/)"
   status=1
-done < <(grep -rHE '^\s*#include "[^"]*/internal/' runtime ops autodiff saving examples eager.h \
+done < <(grep -rHE '^\s*#include "[^"]*/internal/' runtime ops autodiff saving distributed examples eager.h \
            --include='*.h' --include='*.cc' 2>/dev/null)
 
 # Tests may include the internal headers of the library they test
@@ -84,8 +87,8 @@ done < <(grep -rHE '^\s*#include "[^"]*/internal/' tests --include='*.h' --inclu
 while IFS= read -r hit; do
   echo "layering: public header includes a private dependency: $hit"
   status=1
-done < <(grep -rHE '#include [<"](Eigen|unsupported/Eigen|leveldb|google/protobuf|snappy)' \
-           runtime ops autodiff saving --include='*.h' 2>/dev/null | grep -v '/internal/')
+done < <(grep -rHE '#include [<"](Eigen|unsupported/Eigen|leveldb|google/protobuf|snappy|mpi\.h)' \
+           runtime ops autodiff saving distributed --include='*.h' 2>/dev/null | grep -v '/internal/')
 
 if [ "$status" -eq 0 ]; then echo "layering: ok"; fi
 exit "$status"

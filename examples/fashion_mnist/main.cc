@@ -8,6 +8,7 @@
 //   fashion_mnist --checkpoint_dir /tmp/run   # saves every epoch and on Ctrl-C;
 //                                             # run again to resume
 //   fashion_mnist --logdir runs/mlp     # then: tensorboard --logdir runs
+//   mpirun -np 2 fashion_mnist          # data parallel: each rank half of every batch
 
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <memory>
 
 #include "examples/fashion_mnist/dataset.h"
+#include "examples/fashion_mnist/distributed_training.h"
 #include "examples/fashion_mnist/models.h"
 #include "examples/fashion_mnist/training.h"
 #include "saving/summary/summary_writer.h"
@@ -32,6 +34,7 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 extern "C" void OnInterrupt(int) { stop_requested.store(true); }
 
 int Run(int argc, char** argv) {
+  fashion_mnist::DataParallel ranks(argc, argv);  // mpirun -np N: data parallelism
   fashion_mnist::TrainOptions options;
   std::string data_dir = fashion_mnist::kDefaultDataDir;
 
@@ -80,7 +83,8 @@ int Run(int argc, char** argv) {
   std::signal(SIGINT, OnInterrupt);
   options.interactive = isatty(STDERR_FILENO) != 0;
   std::unique_ptr<eager::SummaryWriter> summaries;
-  if (!logdir.empty()) {
+  ranks.Configure(options);
+  if (!logdir.empty() && ranks.is_root()) {
     summaries = std::make_unique<eager::SummaryWriter>(logdir);
     std::cout << "TensorBoard summaries: " << summaries->path() << "\n";
     options.on_step = [&](const fashion_mnist::StepReport& r) {
@@ -99,7 +103,7 @@ int Run(int argc, char** argv) {
   const std::unique_ptr<fashion_mnist::Classifier> model =
       fashion_mnist::MakeModel(model_name, options.seed);
   const fashion_mnist::TrainResult result =
-      fashion_mnist::Train(*model, train, test, options, std::cerr);
+      fashion_mnist::Train(*model, train, test, options, ranks.Log(std::cerr));
   std::printf("trained %lld steps in %.1f s (%.0f examples/s), last loss %.4f\n",
               static_cast<long long>(result.steps), result.seconds, result.examples_per_second,
               result.last_loss);

@@ -125,7 +125,10 @@ TrainResult Train(Classifier& model, const Dataset& train, const Dataset& test,
     result.examples_per_second = result.seconds > 0 ? examples / result.seconds : 0;
   };
   auto save = [&] {
-    if (manager) result.last_checkpoint = *manager->Save();
+    if (manager) {
+      result.last_checkpoint =
+          *manager->Save(std::nullopt, true, {.distributed = options.distributed_checkpoints});
+    }
   };
 
   const int64_t steps_per_epoch = train.size() / options.batch_size;  // drop the remainder
@@ -144,7 +147,8 @@ TrainResult Train(Classifier& model, const Dataset& train, const Dataset& test,
                     options.interactive);
     for (int64_t step = epoch == first_epoch ? first_step : 0; step < steps_per_epoch; ++step) {
       const Dataset batch = Batch(train, order, step * options.batch_size, options.batch_size);
-      result.last_loss = TrainStep(model, optimizer, batch);
+      result.last_loss = options.train_step ? options.train_step(model, optimizer, batch)
+                                            : TrainStep(model, optimizer, batch);
       ++result.steps;
       examples += options.batch_size;
       // The shadows follow the weights; num_updates keeps the early average

@@ -53,6 +53,11 @@ struct TrainOptions {
   // Optional; when on_epoch is set, test accuracy is measured after every epoch.
   std::function<void(const StepReport&)> on_step{};
   std::function<void(const EpochReport&)> on_epoch{};
+  // Data parallelism (distributed_training.h): when set, replaces TrainStep;
+  // given the global batch, trains on this process's share and returns the
+  // batch's loss. distributed_checkpoints: every process saves its share.
+  std::function<float(Classifier&, eager::Adam&, const Dataset& batch)> train_step{};
+  bool distributed_checkpoints = false;
 };
 
 struct TrainResult {

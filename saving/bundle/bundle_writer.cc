@@ -123,6 +123,17 @@ BundleWriter::BundleWriter(std::string prefix, BundleWriterOptions options)
   EAGER_CHECK(options.num_shards >= 1 && options.num_shards <= 1024, "BundleWriter(", prefix_,
               "): num_shards must be in [1, 1024], got ", options.num_shards);
   dir_ = internal::DirName(prefix_);
+  if (options.group != nullptr && options.group->size() > 1) {
+    EAGER_CHECK(options.num_shards == 1, "BundleWriter(", prefix_,
+                "): a distributed writer has one data file per member; num_shards must be 1, got ",
+                options.num_shards);
+    EAGER_CHECK(options.group->size() <= 1024, "BundleWriter(", prefix_,
+                "): at most 1024 members write one bundle, got ", options.group->size());
+    group_ = options.group;
+    rank_ = group_->rank();
+    StartInGroup();
+    return;
+  }
   internal::CreateDirectories(dir_);
   lock_ = std::make_unique<internal::DirectoryLock>(dir_);
   const int existing = ExistingShardCount(prefix_);
@@ -242,6 +253,10 @@ void BundleWriter::WriteShards() {
 
 void BundleWriter::Finish() {
   CheckUsable("Finish");
+  if (group_ != nullptr) {
+    FinishInGroup();
+    return;
+  }
   try {
     WriteShards();
     data_.clear();
@@ -258,6 +273,152 @@ void BundleWriter::Finish() {
   }
   finished_ = true;
   RemoveDataFilesOfOtherLayouts();
+  lock_.reset();
+}
+
+// Distributed: member 0 takes the lock and reads which layout the save
+// replaces; every member learns it and the temporary names' random part, so
+// that member 0 can rename every member's file at the end. No file is made
+// yet: a failure to make one is reported by Finish() on every member.
+void BundleWriter::StartInGroup() {
+  const std::string what = StrCat("Distributed save of ", prefix_);
+  std::string layout;  // member 0's "<existing shard count> <random>"
+  std::exception_ptr error;
+  if (rank_ == 0) {
+    try {
+      internal::CreateDirectories(dir_);
+      lock_ = std::make_unique<internal::DirectoryLock>(dir_);
+      layout = StrCat(ExistingShardCount(prefix_), " ", internal::RandomUint64());
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  AgreeOnOutcome(*group_, error, what);
+  layout = group_->AllGather(layout)[0];
+  const size_t space = layout.find(' ');
+  const int existing = std::stoi(layout.substr(0, space));
+  const std::string suffix = ".tempstate" + layout.substr(space + 1);
+  overwriting_ = existing > 0;
+  data_shards_ = group_->size();
+  num_shards_ = existing == data_shards_ ? data_shards_ + 1 : data_shards_;
+  index_path_ = IndexFilename(prefix_);
+  for (int shard = 0; shard < num_shards_; ++shard) {
+    data_paths_.push_back(DataFilename(prefix_, shard, num_shards_));
+    temp_data_paths_.push_back(data_paths_.back() + suffix);
+  }
+  temp_index_path_ = index_path_ + suffix;
+}
+
+// A fingerprint of the tensors added (keys, dtypes, shapes, in order), so
+// that member 0 can tell a member that added different ones.
+uint32_t BundleWriter::PendingFingerprint() const {
+  uint32_t crc = 0;
+  for (const auto& [key, tensor] : pending_) {
+    std::string record = key;
+    internal::PutVarint64(record, static_cast<uint64_t>(TfDataType(tensor.dtype())));
+    for (int64_t d : tensor.shape().dims()) internal::PutVarint64(record, static_cast<uint64_t>(d));
+    internal::PutVarint64(record, ApproximateBytes(tensor));
+    crc = crc32c::Extend(crc, record.data(), record.size());
+  }
+  return crc;
+}
+
+// This member's data file (shard rank_), written and fsynced as a temporary
+// file; member 0 also makes an overwrite's extra empty one. Returns what
+// member 0 needs for the index: the fingerprint, the count, and per tensor
+// written here its position, offset, size and checksum.
+std::string BundleWriter::WriteOwnShard() {
+  const std::vector<int> shard_of = DealToShards(pending_, data_shards_);
+  std::string report;
+  internal::PutFixed32(report, PendingFingerprint());
+  internal::PutVarint64(report, pending_.size());
+  {
+    auto file = internal::WritableFile::Create(temp_data_paths_[static_cast<size_t>(rank_)],
+                                               kDataBufferSize);
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      if (shard_of[i] != rank_) continue;
+      const uint64_t offset = file->size();
+      const uint32_t crc = AppendTensor(*file, pending_[i].second);
+      internal::PutVarint64(report, i);
+      internal::PutVarint64(report, offset);
+      internal::PutVarint64(report, file->size() - offset);
+      internal::PutFixed32(report, crc);
+    }
+    file->Sync();
+    file->Close();
+  }
+  if (rank_ == 0) {
+    for (int shard = data_shards_; shard < num_shards_; ++shard) {
+      auto empty = internal::WritableFile::Create(temp_data_paths_[static_cast<size_t>(shard)], 1);
+      empty->Sync();
+      empty->Close();
+    }
+  }
+  return report;
+}
+
+// Member 0: every member's report into entries_.
+void BundleWriter::MergeGroupEntries(const std::vector<std::string>& reports) {
+  const std::vector<int> shard_of = DealToShards(pending_, data_shards_);
+  const uint32_t fingerprint = PendingFingerprint();
+  for (size_t rank = 0; rank < reports.size(); ++rank) {
+    std::string_view in = reports[rank];
+    uint32_t theirs = 0;
+    uint64_t count = 0;
+    EAGER_INTERNAL_CHECK(internal::GetFixed32(in, theirs) && internal::GetVarint64(in, count));
+    if (theirs != fingerprint || count != pending_.size()) {
+      throw InvalidArgumentError(StrCat(
+          "BundleWriter(", prefix_, "): rank ", rank, " added ", count, " tensors, rank 0 added ",
+          pending_.size(), theirs != fingerprint ? ", and their keys, dtypes or shapes differ" : "",
+          ": every member must add the same tensors in the same order"));
+    }
+    while (!in.empty()) {
+      uint64_t i = 0, offset = 0, size = 0;
+      uint32_t crc = 0;
+      EAGER_INTERNAL_CHECK(internal::GetVarint64(in, i) && internal::GetVarint64(in, offset) &&
+                           internal::GetVarint64(in, size) && internal::GetFixed32(in, crc) &&
+                           i < pending_.size() && shard_of[i] == static_cast<int>(rank));
+      EntryInfo& info = entries_.find(pending_[i].first)->second;
+      info.shard_id = static_cast<int>(rank);
+      info.offset = static_cast<int64_t>(offset);
+      info.size = static_cast<int64_t>(size);
+      info.masked_crc32c = crc;
+    }
+  }
+}
+
+// Each member writes its file; once all are durable member 0 renames them
+// into place under the merged index; each step's failure anywhere is every
+// member's (AgreeOnOutcome), and every member then aborts.
+void BundleWriter::FinishInGroup() {
+  const std::string what = StrCat("Distributed save of ", prefix_);
+  std::exception_ptr error;
+  std::string report;
+  try {
+    report = WriteOwnShard();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  try {
+    AgreeOnOutcome(*group_, error, what);
+    const std::vector<std::string> reports = group_->AllGather(report);
+    if (rank_ == 0) {
+      try {
+        MergeGroupEntries(reports);
+        WriteIndex();
+        MoveIntoPlace();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    AgreeOnOutcome(*group_, error, what);
+  } catch (...) {
+    Abort();
+    throw;
+  }
+  finished_ = true;
+  pending_.clear();
+  if (rank_ == 0) RemoveDataFilesOfOtherLayouts();
   lock_.reset();
 }
 

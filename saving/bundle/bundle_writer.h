@@ -36,6 +36,24 @@
 // threads at once. An overwrite keeps the alternation above: over an
 // N-shard bundle it writes N + 1 files, the last one empty.
 //
+// Distributed (BundleWriterOptions::group, a SaveGroup of N > 1 processes,
+// save_group.h): every member constructs a writer for the same prefix,
+// Add()s the same keys in the same order with tensors of the same dtypes and
+// shapes (its own replica's values), and calls Finish(); the constructor and
+// Finish() are collective. The tensors are dealt to N data files as above
+// (the same deal on every member, from the sizes alone) and member r writes
+// and fsyncs PREFIX.data-0000r-of-0000N, as a temporary file. Once every
+// member's file is durable, member 0, the only one holding the directory's
+// lock, renames them all into place, writes the merged index and renames it
+// last, exactly as a sharded writer does (so an overwrite alternates layouts
+// as above). A failure on any member (an I/O error, a different list of
+// tensors) fails the constructor or Finish() on every member with the same
+// error (AgreeOnOutcome), and the temporary files are removed. A member
+// killed at any point leaves the directory as a kill of one writer would:
+// the old bundle whole, temporary files that the next lock holder removes.
+// Every member must see the directory at the same path (one machine, or a
+// shared file system).
+//
 // The writer holds the directory's lock (directory_lock.h) from
 // construction to Finish() or abort: a second writer on the directory, in
 // another thread or process, is refused with FailedPreconditionError, and
@@ -57,6 +75,7 @@
 #include <vector>
 
 #include "runtime/tensor.h"
+#include "saving/bundle/save_group.h"
 
 namespace eager {
 
@@ -69,6 +88,10 @@ struct BundleWriterOptions {
   // Data files to spread the tensor bytes over (see above); 1 <= num_shards
   // <= 1024.
   int num_shards = 1;
+  // Distributed (see above): this writer is one member of `group`, which
+  // writes one data file per member; num_shards must stay 1. nullptr or a
+  // group of one: an ordinary writer.
+  const SaveGroup* group = nullptr;
 };
 
 class BundleWriter {
@@ -109,6 +132,11 @@ class BundleWriter {
   };
 
   void CheckUsable(const char* method) const;
+  void StartInGroup();
+  void FinishInGroup();
+  uint32_t PendingFingerprint() const;
+  std::string WriteOwnShard();
+  void MergeGroupEntries(const std::vector<std::string>& reports);
   void WriteShards();
   void WriteIndex();
   void MoveIntoPlace();
@@ -129,6 +157,8 @@ class BundleWriter {
   std::vector<std::unique_ptr<internal::WritableFile>> data_;  // data_shards_ of them
   std::map<std::string, EntryInfo, std::less<>> entries_;
   std::vector<std::pair<std::string, Tensor>> pending_;  // sharded: Add()ed, not written
+  const SaveGroup* group_ = nullptr;                     // distributed: N > 1 members
+  int rank_ = 0;                                         // this member's shard
   bool finished_ = false;
   bool aborted_ = false;
   // MoveIntoPlace progress: data files under their final names, but no index

@@ -179,7 +179,7 @@ void CheckpointRetention::WriteState() const {
   WriteCheckpointState(directory_, state, options_.state_filename);
 }
 
-std::vector<std::string> CheckpointRetention::Record(const std::string& prefix) {
+std::vector<std::string> CheckpointRetention::Record(const std::string& prefix, bool write_files) {
   const double now = Now();
   const std::vector<Entry> managed_before = managed_;
   const std::optional<std::string> latest_before = latest_;
@@ -198,6 +198,7 @@ std::vector<std::string> CheckpointRetention::Record(const std::string& prefix) 
     }
     doomed.push_back(oldest.path);
   }
+  if (!write_files) return {};
   // The state file stops listing the doomed checkpoints before any of their
   // files goes, so a kill at any point leaves every listed checkpoint whole.
   try {

@@ -68,8 +68,10 @@ class CheckpointRetention {
   CheckpointRetention(std::string directory, RetentionOptions options = {});
 
   // Call once `prefix`'s files are durable; see the file comment. Returns
-  // the prefixes whose files were deleted.
-  std::vector<std::string> Record(const std::string& prefix);
+  // the prefixes whose files were deleted. With write_files false (the
+  // ranks other than 0 of a distributed save) only the lists change: no
+  // state file is written and nothing is deleted.
+  std::vector<std::string> Record(const std::string& prefix, bool write_files = true);
 
   // The managed prefixes, oldest first (paths as TF's
   // get_checkpoint_state gives them: relative ones joined onto directory).

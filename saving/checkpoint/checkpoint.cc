@@ -10,6 +10,7 @@
 #include "saving/bundle/checkpoint_state.h"
 #include "saving/bundle/directory_lock.h"
 #include "saving/bundle/posix_file.h"
+#include "saving/bundle/save_group.h"
 #include "saving/checkpoint/checkpoint_key.h"
 #include "saving/checkpoint/internal/background_save.h"
 #include "saving/checkpoint/internal/name_based_restore.h"
@@ -99,11 +100,55 @@ void Checkpoint::Track(const std::string& name, Trackable& object) {
 
 void Checkpoint::Sync() { background_->Sync(); }
 
+bool Checkpoint::IsGroupSave(const CheckpointOptions& options) {
+  return options.distributed && CurrentSaveGroup() != nullptr && CurrentSaveGroup()->size() > 1;
+}
+
+namespace {
+
+// A save of several processes: rank 0 holds the directory's lock around the
+// bundle and `then`; every step's failure on any rank is every rank's.
+void WriteInGroup(const SaveGroup& group, const std::string& file_prefix,
+                  std::vector<std::pair<std::string, Tensor>>& tensors,
+                  const std::function<void(bool)>& then) {
+  const std::string what = StrCat("Distributed save of ", file_prefix);
+  const bool root = group.rank() == 0;
+  std::optional<internal::DirectoryLock> lock;
+  std::exception_ptr error;
+  if (root) {
+    try {
+      const std::string dir = internal::DirName(file_prefix);
+      internal::CreateDirectories(dir);
+      lock.emplace(dir);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  AgreeOnOutcome(group, error, what);
+  {
+    BundleWriter writer(file_prefix, BundleWriterOptions{.group = &group});
+    for (const auto& [key, tensor] : tensors) writer.Add(key, tensor);
+    writer.Finish();
+  }
+  try {
+    if (then) then(root);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  AgreeOnOutcome(group, error, what);
+}
+
+}  // namespace
+
 void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptions& options,
-                           std::function<void()> then) {
+                           std::function<void(bool)> then) {
   EAGER_CHECK(options.num_shards >= 1 && options.num_shards <= 1024, "Checkpoint: writing ",
               file_prefix, ": CheckpointOptions.num_shards must be in [1, 1024], got ",
               options.num_shards);
+  EAGER_CHECK(!options.distributed || (options.num_shards == 1 && !options.async),
+              "Checkpoint: writing ", file_prefix,
+              ": a distributed save writes one data file per process, synchronously; "
+              "CheckpointOptions.num_shards must be 1 and async false");
   // The snapshot: Tensors are immutable, and an optimizer that finds a value
   // held here copies it instead of updating it in place, so holding them is
   // the whole copy-on-write.
@@ -111,6 +156,10 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
   std::vector<std::pair<std::string, Tensor>> tensors;
   const internal::SavedObjectGraph saved = internal::SerializeLiveGraph(live, &tensors);
   tensors.emplace(tensors.begin(), kObjectGraphKey, Tensor(internal::SerializeObjectGraph(saved)));
+  if (IsGroupSave(options)) {
+    WriteInGroup(*CurrentSaveGroup(), file_prefix, tensors, then);
+    return;
+  }
   if (options.async) {
     // Here, on the calling thread, not on the writer: copy the values the
     // variables hold and let go of them (internal/own_copies.h), so that the
@@ -143,7 +192,7 @@ void Checkpoint::WriteThen(const std::string& file_prefix, const CheckpointOptio
       }
       writer.Finish();
     }
-    if (then) then();
+    if (then) then(true);
   };
   if (!options.async) {
     write();
@@ -166,12 +215,13 @@ std::string Checkpoint::Save(const std::string& file_prefix, const CheckpointOpt
   const std::string dir = internal::DirName(file_prefix);
   internal::CreateDirectories(dir);
   std::optional<internal::DirectoryLock> lock;
-  if (!options.async) lock.emplace(dir);
+  if (!options.async && !IsGroupSave(options)) lock.emplace(dir);
   Variable& counter = save_counter();
   counter.AssignAdd(Tensor(int64_t{1}));
   std::string path =
       StrCat(file_prefix, "-", counter.value().scalar<int64_t>());  // returned by move
-  WriteThen(path, options, [path] {
+  WriteThen(path, options, [path](bool writes_files) {
+    if (!writes_files) return;
     // As tf.train.Checkpoint.save: the state file lists only this
     // checkpoint, relative to the directory.
     CheckpointState state;

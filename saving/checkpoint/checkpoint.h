@@ -111,9 +111,14 @@ class Checkpoint final : public Trackable {
   Trackable& root() { return root_ != nullptr ? *root_ : *this; }
   // Captures the values now, then writes the bundle (and runs `then`, e.g.
   // the state file update) under the directory's lock: here, or on the
-  // background thread with options.async.
+  // background thread with options.async. `then(true)` may write files;
+  // a distributed save calls it so on rank 0 and `then(false)` (bookkeeping
+  // in memory only) on the other ranks.
   void WriteThen(const std::string& file_prefix, const CheckpointOptions& options,
-                 std::function<void()> then);
+                 std::function<void(bool writes_files)> then);
+  // Whether `options` make a save of several processes (then only rank 0
+  // takes the directory's lock).
+  static bool IsGroupSave(const CheckpointOptions& options);
 
   std::vector<Child> children_;  // the constructor's sorted by name, then Track()'s
   // How many children save_counter follows: it is listed where it was

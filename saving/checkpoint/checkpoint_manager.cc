@@ -8,6 +8,7 @@
 #include "saving/bundle/checkpoint_retention.h"
 #include "saving/bundle/directory_lock.h"
 #include "saving/bundle/posix_file.h"
+#include "saving/bundle/save_group.h"
 #include "saving/checkpoint/internal/background_save.h"
 
 namespace eager {
@@ -74,7 +75,11 @@ CheckpointManager::CheckpointManager(Checkpoint& checkpoint, const std::string& 
                  "directory; it is ignored (never deleted) and dropped from the list\n",
                  directory.c_str(), path.c_str());
   }
-  RemoveLeftovers(directory, checkpoint_name);
+  // In a job of several processes (saving/bundle/save_group.h) only rank 0
+  // cleans: another rank's cleanup would hold the directory's lock just when
+  // rank 0 takes it for the first distributed save.
+  const SaveGroup* group = CurrentSaveGroup();
+  if (group == nullptr || group->rank() == 0) RemoveLeftovers(directory, checkpoint_name);
 }
 
 // A background save of ours uses retention_: it must end first.
@@ -114,14 +119,17 @@ std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkp
   // taken by the background thread for an asynchronous save.
   internal::CreateDirectories(directory());
   std::optional<internal::DirectoryLock> lock;
-  if (!options.async) lock.emplace(directory());
+  if (!options.async && !Checkpoint::IsGroupSave(options)) lock.emplace(directory());
   Variable& counter = checkpoint_.save_counter();
   counter.AssignAdd(Tensor(int64_t{1}));
   const int64_t number = checkpoint_number ? *checkpoint_number : counter.value().scalar<int64_t>();
   const std::string path = StrCat(prefix_, "-", number);
   // The bundle is durable before the state file names it.
-  checkpoint_.WriteThen(path, options,
-                        [retention = retention_.get(), path] { retention->Record(path); });
+  // A distributed save: rank 0 writes the state file and deletes, the other
+  // ranks keep the same list in memory.
+  checkpoint_.WriteThen(path, options, [retention = retention_.get(), path](bool writes_files) {
+    retention->Record(path, writes_files);
+  });
   return path;
 }
 

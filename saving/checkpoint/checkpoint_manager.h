@@ -21,7 +21,9 @@
 //
 // Making a manager also removes what a killed save or sweep left in the
 // directory (temporary files, data files whose index is gone), unless
-// another writer holds the directory (directory_lock.h).
+// another writer holds the directory (directory_lock.h), or this process is
+// a rank other than 0 of a job (CurrentSaveGroup(), saving/bundle/save_group.h:
+// rank 0 cleans the directory they share).
 //
 // With CheckpointOptions{.async = true} the write, the state file and the
 // deletions run on the Checkpoint's background thread (checkpoint.h); the

@@ -38,6 +38,20 @@
 // written by its own thread, as TF's sharded savers lay them out. See
 // BundleWriterOptions (saving/bundle/bundle_writer.h) for the layout and the extra
 // empty shard an overwrite may add.
+//
+// distributed: every process of a job (the members of CurrentSaveGroup(),
+// saving/bundle/save_group.h: an eager::distributed::World under mpirun)
+// saves the same objects together, each writing its balanced-by-bytes share
+// of the values to its own PREFIX.data-0000r-of-0000N; rank 0 writes the one
+// merged index once every share is durable, then the state file, and
+// commits by rename (BundleWriter's distributed mode, bundle_writer.h). Every
+// rank calls Save/Write with the same prefix at the same point, holding the
+// same values (data parallelism keeps replicas equal); each returns the same
+// path, or throws the same error when any rank failed. The optimizer slots
+// are not sharded (every rank holds and saves its share of all state).
+// Restoring needs nothing special: any number of processes, or one, restore
+// the bundle with Checkpoint::Restore. Without a group of more than one
+// process this is an ordinary save; num_shards must stay 1 and async false.
 
 namespace eager {
 
@@ -46,6 +60,8 @@ struct CheckpointOptions {
   bool async = false;
   // Data files to spread the bytes over; 1 <= num_shards <= 1024.
   int num_shards = 1;
+  // Every process of the job writes its share (see above).
+  bool distributed = false;
 };
 
 }  // namespace eager
