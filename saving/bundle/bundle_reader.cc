@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "runtime/tensor_access.h"
-#include "runtime/thread_limit.h"
+#include "runtime/threads.h"
 #include "saving/bundle/bundle_files.h"
 #include "saving/bundle/coding.h"
 #include "saving/bundle/crc32c.h"
@@ -353,7 +353,7 @@ bool BundleReader::IsSliceOfPartitionedVariable(std::string_view key) const {
 // Read at each Read, not at construction: SetNumThreads applies from the
 // next piece of work on, for readers already open too.
 int BundleReader::ReadThreads() const {
-  return std::min(2, num_threads_ == 0 ? internal::ThreadLimit() : num_threads_);
+  return std::min(2, num_threads_ == 0 ? GetNumThreads() : num_threads_);
 }
 
 Tensor BundleReader::Read(std::string_view key) const {
