@@ -16,6 +16,7 @@
 #include "runtime/names.h"
 #include "runtime/shape.h"
 #include "runtime/tensor.h"
+#include "runtime/threads.h"
 #include "runtime/trackable.h"
 #include "runtime/variable.h"
 

@@ -5,6 +5,7 @@
 #include "autodiff/internal/writable_value.h"
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/fp_contract_off.h"
 #include "ops/graph_ops.h"
 #include "ops/operators.h"
 #include "ops/parallel.h"

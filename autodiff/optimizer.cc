@@ -5,6 +5,7 @@
 
 #include "autodiff/gradient_tape.h"
 #include "autodiff/internal/trackable_list.h"
+#include "ops/fp_contract_off.h"
 #include "runtime/flush_denormal.h"
 #include "runtime/names.h"
 

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "autodiff/internal/writable_value.h"
+#include "ops/fp_contract_off.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {

@@ -13,7 +13,7 @@
 //
 //   cd ../shared/anchors && PROJECT_BENCH=$PWD/build/benchmarks/anchors_benchmark QUICK=1 ./run.sh
 //
-// Threads are set per case with eager::SetNumThreads (ops/threads.h).
+// Threads are set per case with eager::SetNumThreads (runtime/threads.h).
 
 #include <benchmark/benchmark.h>
 
@@ -31,8 +31,8 @@
 #include "ops/nn_ops.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
-#include "ops/threads.h"
 #include "ops/unary_ops.h"
+#include "runtime/threads.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include "benchmarks/ops_cases.h"
 #include "ops/reduction_ops.h"
-#include "ops/threads.h"
+#include "runtime/threads.h"
 
 namespace {
 

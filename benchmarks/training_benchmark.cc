@@ -38,7 +38,7 @@
 #include "autodiff/exponential_moving_average.h"
 #include "examples/fashion_mnist/mlp.h"
 #include "ops/random_ops.h"
-#include "ops/threads.h"
+#include "runtime/threads.h"
 #include "saving/checkpoint/checkpoint.h"
 
 namespace {

@@ -35,11 +35,11 @@ endif()
 # not carry).
 # Nor the headers eager's own folders share with each other but users have no
 # business with (each says so in its first comment): Tensor's write side, the
-# kernels' floating-point mode, the thread limit and pool, and saving's file,
+# kernels' floating-point mode, the thread pool, and saving's file,
 # checksum and object-graph plumbing.
 set(eager_shared_private_headers)
-foreach(header runtime/tensor_access.h runtime/flush_denormal.h runtime/thread_limit.h
-               runtime/machine_cores.h runtime/buffer_cache.h ops/parallel.h ops/apply_adam.h
+foreach(header runtime/tensor_access.h runtime/flush_denormal.h runtime/machine_cores.h
+               runtime/buffer_cache.h ops/parallel.h ops/apply_adam.h ops/fp_contract_off.h
                saving/bundle/posix_file.h saving/bundle/directory_lock.h
                saving/bundle/checkpoint_retention.h saving/bundle/crc32c.h saving/bundle/coding.h
                saving/bundle/partitioned_variables.h saving/checkpoint/object_graph.h)

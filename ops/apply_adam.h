@@ -5,7 +5,8 @@
 // (ops/training_ops.cc) so both round alike. Operation order and association
 // are TensorFlow's. For those two only; not installed (cmake/package.cmake):
 // not user API. Every file that includes this must be compiled with
-// -ffp-contract=off (no fused multiply-add, which would change the rounding).
+// -ffp-contract=off (no fused multiply-add, which would change the rounding):
+// ops/fp_contract_off.h refuses to compile it otherwise.
 //
 // Two forms, one loop (AdamLoop): in place (ApplyAdamKernel), and into new
 // buffers (ApplyAdamKernelTo: when the old ones are still held elsewhere,
@@ -22,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ops/fp_contract_off.h"
 #include "ops/parallel.h"
 
 namespace eager::internal {

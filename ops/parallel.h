@@ -1,8 +1,8 @@
 #pragma once
 
 // ParallelFor: eager's intra-op loop over the process-wide pool
-// (ops/threads.h). For ops/ and autodiff/ (the optimizers' and the EMA's
-// updates run on the same pool); not installed (cmake/package.cmake): not user API.
+// (limited by eager::SetNumThreads, runtime/threads.h). For ops/ and autodiff/ (the optimizers' and
+// the EMA's updates run on the same pool); not installed (cmake/package.cmake): not user API.
 //
 // Work is cut into fixed blocks of `grain` items whatever the thread count,
 // and the caller and the pool's workers take blocks until none is left. A
@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "ops/threads.h"
 #include "runtime/machine_cores.h"
+#include "runtime/threads.h"
 
 namespace eager::internal {
 

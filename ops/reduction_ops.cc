@@ -135,7 +135,7 @@ void Reduce(const T* in, int64_t in_size, T* out, int64_t out_size, const Reduce
   }
 }
 
-// Large reductions run over the pool (ops/threads.h) in an order fixed by
+// Large reductions run over the pool (ops/parallel.h) in an order fixed by
 // the shape alone, so results are bit-identical for any thread count:
 //  - outputs in independent blocks (rows of an outer kept dimension, or
 //    column ranges of a [reduced, kept] sum such as a bias gradient): each

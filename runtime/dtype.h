@@ -2,8 +2,10 @@
 
 // DType: the element types a Tensor can hold, with their TensorFlow identities.
 //
-// Per-dtype facts (name, TensorFlow DataType enum value) live in one table in
-// dtype.cc; element sizes in kDTypeSizes (DTypeSize is inline). The
+// The dtype facts (names, TensorFlow DataType enum values and names, the
+// bytes a checkpoint stores per element, for TF's dtypes eager lacks too)
+// live in one table in dtype.cc; kDTypeSizes below is its in-memory size
+// column, inline for speed and checked against the table and sizeof. The
 // Visit*DType() functions below are the only switches over DType: code that
 // needs the C++ type of a runtime dtype goes through one, so a new dtype fails
 // to build where it matters (-Werror=switch).
@@ -61,6 +63,13 @@ int TfDataType(DType dtype);
 std::optional<DType> DTypeFromTfDataType(int tf_datatype);
 // TensorFlow's name of a DataType value ("DT_HALF"), also for ones we lack.
 std::string TfDataTypeName(int tf_datatype);
+// Bytes per element TensorFlow stores for a DataType value: 4 for DT_FLOAT,
+// 1 for DT_QINT8, ...; 0 for DT_STRING, DT_RESOURCE, DT_VARIANT (variable
+// length or handles), reference types and values TensorFlow lacks.
+int TfDataTypeSize(int tf_datatype);
+// The DataType value of a type name as TF's op definitions write it
+// ("float", "half", "qint8", "resource"), or nullopt.
+std::optional<int> TfDataTypeFromOpDefName(std::string_view name);
 
 // The dtypes eager computes in: IsFloating is float32/float64 only (what
 // gradients, optimizers and the float kernels take), not float16/bfloat16.

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <string>
 
+#include "runtime/dtype.h"
 #include "runtime/errors.h"
 
 namespace eager {
@@ -250,20 +252,14 @@ std::string_view Trim(std::string_view s) {
 }
 
 int TypeNumber(std::string_view name) {
-  static const std::map<std::string_view, int> numbers = {
-      {"float", 1},    {"double", 2},  {"int32", 3},       {"uint8", 4},     {"int16", 5},
-      {"int8", 6},     {"string", 7},  {"complex64", 8},   {"int64", 9},     {"bool", 10},
-      {"qint8", 11},   {"quint8", 12}, {"qint32", 13},     {"bfloat16", 14}, {"qint16", 15},
-      {"quint16", 16}, {"uint16", 17}, {"complex128", 18}, {"half", 19},     {"resource", 20},
-      {"variant", 21}, {"uint32", 22}, {"uint64", 23}};
   if (name.starts_with("DT_")) {
     std::string lower(name.substr(3));
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return TypeNumber(lower);
   }
-  auto it = numbers.find(name);
-  EAGER_INTERNAL_CHECK(it != numbers.end());
-  return it->second;
+  const std::optional<int> number = TfDataTypeFromOpDefName(name);  // runtime/dtype.h's table
+  EAGER_INTERNAL_CHECK(number.has_value());
+  return *number;
 }
 
 std::vector<std::string_view> SplitList(std::string_view braces) {  // "{a, b}" -> a, b

@@ -5,7 +5,7 @@
 // eager's own kernel, ops/internal/avx512_sgemm.h), and how MatMul cuts one
 // product into blocks for the pool without changing a bit. Private to ops/.
 //
-// Results must not depend on the thread count (ops/threads.h). A block of C
+// Results must not depend on the thread count (runtime/threads.h). A block of C
 // is one such call on a slice of the rows (or columns) of C; the inner sum
 // is never cut. Whether such a cut changes bits depends on OpenBLAS's
 // kernels, measured on 0.3.21 with random shapes and cuts (benchmarks/README.md):

@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "runtime/tensor_access.h"
-#include "runtime/thread_limit.h"
+#include "runtime/threads.h"
 #include "saving/bundle/bundle_files.h"
 #include "saving/bundle/coding.h"
 #include "saving/bundle/crc32c.h"
@@ -45,40 +45,6 @@ using internal::ReadChunking;
 // Joining the CRCs of whole chunks multiplies by this (crc32c::CombineShift).
 constexpr uint32_t kDefaultChunkShift =
     crc32c::ZeroBytesMultiplier(ReadChunking::kDefaultChunkBytes);
-
-// Bytes per element of TF's fixed-size dtypes (FORMAT.md 2.5); 0 for
-// DT_STRING, DT_RESOURCE, DT_VARIANT and unknown values.
-int TfFixedSizeBytes(int tf_dtype) {
-  switch (tf_dtype) {
-    case 4:
-    case 6:
-    case 10:
-    case 11:
-    case 12:  // uint8 int8 bool qint8 quint8
-      return 1;
-    case 5:
-    case 14:
-    case 15:
-    case 16:
-    case 17:
-    case 19:  // int16 bf16 qint16 quint16 uint16 half
-      return 2;
-    case 1:
-    case 3:
-    case 13:
-    case 22:  // float int32 qint32 uint32
-      return 4;
-    case 2:
-    case 8:
-    case 9:
-    case 23:  // double complex64 int64 uint64
-      return 8;
-    case 18:  // complex128
-      return 16;
-    default:
-      return 0;
-  }
-}
 
 // Whether `path` is a regular file ending in the LevelDB table magic.
 bool IsTableFile(const std::filesystem::path& path) {
@@ -353,7 +319,7 @@ bool BundleReader::IsSliceOfPartitionedVariable(std::string_view key) const {
 // Read at each Read, not at construction: SetNumThreads applies from the
 // next piece of work on, for readers already open too.
 int BundleReader::ReadThreads() const {
-  return std::min(2, num_threads_ == 0 ? internal::ThreadLimit() : num_threads_);
+  return std::min(2, num_threads_ == 0 ? GetNumThreads() : num_threads_);
 }
 
 Tensor BundleReader::Read(std::string_view key) const {
@@ -427,7 +393,7 @@ void BundleReader::VerifyChecksum(std::string_view key) const {
     CheckRawBytes(EntryBytes{key, entry, DataFileOf(key, entry)});
     return;
   }
-  const int width = TfFixedSizeBytes(entry.tf_dtype);
+  const int width = TfDataTypeSize(entry.tf_dtype);
   if (width == 0 || entry.num_slices > 0) {
     throw UnimplementedError(StrCat(
         "Key ", key, " in checkpoint ", prefix_, " has dtype ", TfDataTypeName(entry.tf_dtype),

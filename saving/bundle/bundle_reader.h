@@ -63,7 +63,7 @@ struct BundleReaderOptions {
   // Threads one Read of a large fixed-size tensor may use: 1 reads on the
   // calling thread only, 2 (the most used) also on saving's helper thread.
   // 0: min(2, eager::GetNumThreads()) at the time of each Read, so that
-  // eager::SetNumThreads (ops/threads.h; by default the cores this process
+  // eager::SetNumThreads (runtime/threads.h; by default the cores this process
   // may run on) governs restores as it governs ops. An explicit value wins
   // over SetNumThreads.
   int num_threads = 0;

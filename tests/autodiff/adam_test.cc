@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "ops/threads.h"
 #include "runtime/errors.h"
 #include "runtime/names.h"
+#include "runtime/threads.h"
 
 namespace eager {
 namespace {

@@ -18,8 +18,8 @@
 #include "ops/random_ops.h"
 #include "ops/recorder.h"
 #include "ops/reduction_ops.h"
-#include "ops/threads.h"
 #include "ops/unary_ops.h"
+#include "runtime/threads.h"
 
 namespace eager {
 namespace {

@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/threads.h"
 #include "runtime/names.h"
+#include "runtime/threads.h"
 
 namespace eager {
 namespace {

@@ -12,8 +12,8 @@
 #include "autodiff/adam.h"
 #include "autodiff/exponential_moving_average.h"
 #include "autodiff/sgd.h"
-#include "ops/threads.h"
 #include "runtime/names.h"
+#include "runtime/threads.h"
 #include "tests/testing/fp_mode.h"
 
 namespace eager {

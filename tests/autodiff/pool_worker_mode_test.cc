@@ -1,4 +1,4 @@
-// The intra-op pool's workers (ops/threads.cc) run in kernel mode from their
+// The intra-op pool's workers (ops/parallel.cc) run in kernel mode from their
 // start (runtime/flush_denormal.h), as TF's pool threads do.
 //
 // A new thread inherits its creator's floating-point mode (POSIX), and the
@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "ops/parallel.h"
-#include "ops/threads.h"
+#include "runtime/threads.h"
 #include "tests/testing/fp_mode.h"
 
 namespace eager {

@@ -15,8 +15,8 @@
 #include "ops/graph_ops.h"
 #include "ops/parallel.h"
 #include "ops/session.h"
-#include "ops/threads.h"
 #include "runtime/graph.h"
+#include "runtime/threads.h"
 #include "tests/testing/fp_mode.h"
 
 namespace eager {

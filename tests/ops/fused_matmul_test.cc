@@ -18,9 +18,9 @@
 #include "ops/matmul.h"
 #include "ops/random_ops.h"
 #include "ops/session.h"
-#include "ops/threads.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
+#include "runtime/threads.h"
 
 namespace eager {
 namespace {

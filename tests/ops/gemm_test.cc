@@ -13,7 +13,7 @@
 #include "ops/internal/blas_core.h"
 #include "ops/matmul.h"
 #include "ops/random_ops.h"
-#include "ops/threads.h"
+#include "runtime/threads.h"
 
 namespace eager::internal {
 namespace {

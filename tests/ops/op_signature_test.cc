@@ -38,7 +38,7 @@ TEST(OpSignatureTest, EveryOpThatCanBeInAGraphHasTfsSignature) {
 }
 
 // The Session runs every op type the signature table describes, except the
-// Saver's two, whose nodes a Saver runs itself (saving/saver.h).
+// Saver's two, whose nodes a Saver runs itself (saving/saver/saver.h).
 TEST(OpSignatureTest, EverySignatureResolvesToAnOpDef) {
   const std::set<std::string_view> saver_ops = {"SaveV2", "RestoreV2"};
   const std::vector<std::string_view> types = OpSignatureTypes();

@@ -1,6 +1,8 @@
-// ops/threads.h: the intra-op thread limit, and results that do not depend on it.
+// The intra-op pool (ops/parallel.h) under eager::SetNumThreads's limit
+// (runtime/threads.h, tested in tests/runtime/threads_test.cc), and results
+// that do not depend on it.
 
-#include "ops/threads.h"
+#include "runtime/threads.h"
 
 #include <gtest/gtest.h>
 
@@ -27,19 +29,6 @@ class ThreadsTest : public ::testing::Test {
   void TearDown() override { SetNumThreads(saved_); }
   const int saved_ = GetNumThreads();
 };
-
-TEST_F(ThreadsTest, DefaultIsAtLeastOneAndSetNumThreadsChangesIt) {
-  EXPECT_GE(GetNumThreads(), 1);
-  SetNumThreads(3);
-  EXPECT_EQ(GetNumThreads(), 3);
-  SetNumThreads(1);
-  EXPECT_EQ(GetNumThreads(), 1);
-}
-
-TEST_F(ThreadsTest, NonPositiveCountIsRejected) {
-  EXPECT_THROW(SetNumThreads(0), InvalidArgumentError);
-  EXPECT_THROW(SetNumThreads(-2), InvalidArgumentError);
-}
 
 // float32 and float64 MatMul (OpenBLAS, split into blocks) against a
 // double-precision triple loop, and bit-identical for 1, 2 and 3 threads.

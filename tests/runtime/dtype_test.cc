@@ -82,6 +82,46 @@ TEST(DTypeTest, NamesAndSizes) {
   EXPECT_EQ(TfDataTypeName(999), "DataType(999)");
 }
 
+// types.proto's values, and the bytes per element TF's tensor_bundle stores
+// for them (DataTypeSize in TF's types.cc: 0 for the variable-length ones).
+TEST(DTypeTest, TensorFlowDataTypesEagerLacksHaveTheirNamesAndSizes) {
+  EXPECT_EQ(TfDataTypeName(0), "DT_INVALID");
+  EXPECT_EQ(TfDataTypeName(11), "DT_QINT8");
+  EXPECT_EQ(TfDataTypeName(16), "DT_QUINT16");
+  EXPECT_EQ(TfDataTypeName(21), "DT_VARIANT");
+  EXPECT_EQ(TfDataTypeName(120), "DT_RESOURCE_REF");
+  EXPECT_EQ(TfDataTypeName(100), "DataType(100)");
+  EXPECT_EQ(TfDataTypeName(124), "DataType(124)");
+  EXPECT_EQ(TfDataTypeName(-1), "DataType(-1)");
+  EXPECT_EQ(TfDataTypeSize(1), 4);    // DT_FLOAT
+  EXPECT_EQ(TfDataTypeSize(10), 1);   // DT_BOOL
+  EXPECT_EQ(TfDataTypeSize(12), 1);   // DT_QUINT8
+  EXPECT_EQ(TfDataTypeSize(13), 4);   // DT_QINT32
+  EXPECT_EQ(TfDataTypeSize(15), 2);   // DT_QINT16
+  EXPECT_EQ(TfDataTypeSize(18), 16);  // DT_COMPLEX128
+  EXPECT_EQ(TfDataTypeSize(23), 8);   // DT_UINT64
+  for (int variable : {0, 7, 20, 21, 24, 101, -3})
+    EXPECT_EQ(TfDataTypeSize(variable), 0) << variable;
+  for (DType d : AllDTypes()) {
+    if (d == DType::kString) continue;
+    EXPECT_EQ(TfDataTypeSize(TfDataType(d)), static_cast<int>(DTypeSize(d))) << d;
+  }
+}
+
+// op_def.proto's type names, as TF's op registrations write them.
+TEST(DTypeTest, OpDefTypeNamesGiveTheirDataTypes) {
+  EXPECT_EQ(TfDataTypeFromOpDefName("float"), 1);
+  EXPECT_EQ(TfDataTypeFromOpDefName("double"), 2);
+  EXPECT_EQ(TfDataTypeFromOpDefName("half"), 19);
+  EXPECT_EQ(TfDataTypeFromOpDefName("bfloat16"), 14);
+  EXPECT_EQ(TfDataTypeFromOpDefName("quint16"), 16);
+  EXPECT_EQ(TfDataTypeFromOpDefName("resource"), 20);
+  EXPECT_EQ(TfDataTypeFromOpDefName("uint64"), 23);
+  EXPECT_EQ(TfDataTypeFromOpDefName("float32"), std::nullopt);  // tf.DType.name, not op_def's
+  EXPECT_EQ(TfDataTypeFromOpDefName(""), std::nullopt);
+  EXPECT_EQ(TfDataTypeFromOpDefName("DT_FLOAT"), std::nullopt);
+}
+
 // DTypeOf is constexpr: checked when this file compiles, not when it runs.
 static_assert(DTypeOf<float>() == DType::kFloat32);
 static_assert(DTypeOf<double>() == DType::kFloat64);

@@ -21,9 +21,9 @@
 #include <thread>
 #include <vector>
 
-#include "ops/threads.h"
 #include "runtime/errors.h"
 #include "runtime/machine_cores.h"
+#include "runtime/threads.h"
 #include "runtime/variable.h"
 #include "saving/bundle/bundle_files.h"
 #include "saving/bundle/bundle_reader.h"

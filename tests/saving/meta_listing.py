@@ -1,5 +1,5 @@
 """Prints what tfckpt.py (the independent decoder) reads from a .meta or
-saved_model.pb, one line per fact, for meta_graph_test.cc to compare with
+saved_model.pb, one line per fact, for meta_graph_def_test.cc to compare with
 eager's ReadMetaGraph:
 
   G <tensorflow_version> <producer> <min_consumer>

@@ -1,6 +1,6 @@
 // SavedModel: TF1 SavedModels written by TensorFlow (../shared/realdata) load
 // and run their signatures with TF's documented outputs; eager's own exports
-// (SavedModelBuilder) read back. tests/tf/saved_model.py has TF 2.21 judge
+// (SavedModelBuilder) read back. tests/tf_saved_model/saved_model.py has TF 2.21 judge
 // eager's exports.
 
 #include "saving/saver/saved_model.h"

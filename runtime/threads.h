@@ -1,7 +1,8 @@
 #pragma once
 
-// Intra-op threads: how many cores one op may use.
+// Threads: how many cores one op, or one restored tensor, may use.
 //
+// The limit is runtime's, below ops and saving, because both obey it.
 // eager has one process-wide pool of worker threads, sized to the machine by
 // default (the cores this process may run on). Matrix products (float32 and
 // float64 MatMul) and large elementwise ops split their work over it; small
@@ -12,8 +13,10 @@
 // It limits restores too: BundleReader reads a tensor of 4 MiB or more on
 // min(2, GetNumThreads()) threads (the calling thread and saving's helper
 // thread), unless BundleReaderOptions::num_threads is set explicitly
-// (saving/bundle/bundle_reader.h). SetNumThreads(1) keeps all of eager's work on
-// the threads that call it.
+// (saving/bundle/bundle_reader.h). SetNumThreads(1) keeps all of eager's work
+// on the threads that call it.
+//
+// The pool itself and the loop over it are ops' (ops/parallel.h).
 //
 // Results do not depend on the thread count: work is cut into blocks fixed
 // by the shapes alone (never by the number of threads), and each block is
@@ -34,7 +37,8 @@ namespace eager {
 
 // Uses at most `num_threads` threads per op and per restored tensor (1:
 // everything on the calling thread). Throws InvalidArgumentError unless
-// num_threads >= 1.
+// num_threads >= 1. Thread-safe; applies to work started after it, on every
+// thread.
 void SetNumThreads(int num_threads);
 
 // The current limit: SetNumThreads's value, or the number of cores this

@@ -1,4 +1,4 @@
-#include "ops/threads.h"
+#include "ops/parallel.h"
 
 #include <omp.h>
 
@@ -13,10 +13,9 @@
 #endif
 
 #include "ops/internal/blas_core.h"
-#include "ops/parallel.h"
 #include "runtime/errors.h"
 #include "runtime/flush_denormal.h"
-#include "runtime/thread_limit.h"
+#include "runtime/threads.h"
 
 extern "C" void openblas_set_num_threads(int num_threads);
 
@@ -168,16 +167,6 @@ class Pool {
 };
 
 }  // namespace
-
-void SetNumThreads(int num_threads) {
-  if (num_threads < 1) {
-    throw InvalidArgumentError(
-        StrCat("SetNumThreads: num_threads must be at least 1, got ", num_threads));
-  }
-  internal::SetThreadLimit(num_threads);  // saving's reading threads follow it too
-}
-
-int GetNumThreads() { return internal::ThreadLimit(); }
 
 namespace internal {
 
