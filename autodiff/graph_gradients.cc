@@ -7,6 +7,7 @@
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/internal/graph_builder.h"
+#include "ops/shape_op.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
 
@@ -167,12 +168,13 @@ std::vector<std::optional<Tensor>> Gradients(const Tensor& target,
   }
   std::vector<std::optional<Tensor>> result(variables.size());
   if (!IsFloating(target.dtype())) return result;
-  if (!target.shape().IsFullyDefined()) {
-    throw UnimplementedError(StrCat("Gradients: the target '", target.name(), "' has shape ",
-                                    target.shape(), "; only fully known shapes are supported"));
-  }
   NameScope scope("gradients");
-  const Tensor seed = Constant(Ones(target.shape(), target.dtype()), "grad_ys_0");
+  // Ones of the target's shape; as TF's gradients_util, from the Shape op
+  // when the shape is only known at run time.
+  const Tensor seed =
+      target.shape().IsFullyDefined()
+          ? Constant(Ones(target.shape(), target.dtype()), "grad_ys_0")
+          : BroadcastTo(Constant(Ones(Shape{}, target.dtype()), "grad_ys_0"), ShapeOf(target));
   GraphBackprop pass(*graph, sources);
   pass.Run(root, seed);
   for (size_t i = 0; i < variables.size(); ++i) {

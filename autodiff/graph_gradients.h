@@ -39,8 +39,10 @@ namespace eager {
 // variables. Throws FailedPreconditionError without a default graph,
 // InvalidArgumentError for an eager target or a variable of another graph,
 // UnimplementedError naming the node for an op on the way back that eager
-// does not implement or that has no gradient, and for a target whose shape
-// is not fully known.
+// does not implement or that has no gradient. Shapes need not be fully
+// known: where a gradient needs a dimension unknown when the graph is built
+// (a placeholder's batch dimension -1), it reads it from a Shape node when
+// the graph runs, as TF's gradients do.
 std::vector<std::optional<Tensor>> Gradients(const Tensor& target,
                                              std::span<Variable* const> variables);
 // The same for a braced list: Gradients(loss, {&w, &b}).

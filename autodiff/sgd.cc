@@ -4,6 +4,7 @@
 
 #include "autodiff/internal/writable_value.h"
 #include "ops/fp_contract_off.h"
+#include "ops/sgd_training_ops.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -17,13 +18,22 @@ SGDOptions MakeOptions(double learning_rate, double momentum, bool nesterov) {
   return o;
 }
 
+// TF1 optimizers are named for their algorithm.
+std::string_view NameOf(const SGDOptions& o) {
+  if (!o.tf1_compatible || o.name != "SGD") return o.name;
+  return o.momentum != 0.0 ? "Momentum" : "GradientDescent";
+}
+
 }  // namespace
 
 SGD::SGD(double learning_rate, double momentum, bool nesterov)
     : SGD(MakeOptions(learning_rate, momentum, nesterov)) {}
 
 SGD::SGD(const SGDOptions& options)
-    : Optimizer(options.name, {"momentum"}),
+    : Optimizer(NameOf(options), {"momentum"}, /*keras_variables=*/!options.tf1_compatible),
+      tf1_(options.tf1_compatible),
+      lr_value_(options.learning_rate),
+      momentum_value_(options.momentum),
       use_momentum_(options.momentum != 0.0),
       nesterov_(options.nesterov),
       use_decay_(options.decay > 0.0) {
@@ -32,6 +42,9 @@ SGD::SGD(const SGDOptions& options)
   EAGER_CHECK(options.learning_rate >= 0.0, "SGD '", name(), "': learning_rate must be >= 0, got ",
               options.learning_rate);
   EAGER_CHECK(options.decay >= 0.0, "SGD '", name(), "': decay must be >= 0, got ", options.decay);
+  EAGER_CHECK(!tf1_ || options.decay == 0.0, "SGD '", name(),
+              "': decay is a Keras option; TF1 optimizers have none (got ", options.decay, ")");
+  if (tf1_) return;
   // Sorted order, as Keras lists hyper-parameters in the object graph.
   decay_ = &AddHyper("decay", options.decay);
   learning_rate_ = &AddHyper("learning_rate", options.learning_rate);
@@ -41,12 +54,32 @@ SGD::SGD(const SGDOptions& options)
 SGD::~SGD() = default;
 
 void SGD::CreateSlots(const Variable& variable) {
-  if (use_momentum_) {
+  if (use_momentum_ && tf1_) {
+    // slot_creator: "<var>/<optimizer name>", made unique.
+    AddSlot(variable, "momentum", std::string(variable.shared_name()) + "/", name());
+  } else if (use_momentum_) {
     AddSlot(variable, "momentum", scope(), std::string(variable.shared_name()) + "/momentum");
   }
 }
 
+void SGD::ApplyTf1(const Tensor& grad, Variable& variable) {
+  // TF1 _apply_dense: the float hyper-parameters cast to the variable's dtype.
+  const auto scalar = [&](double v) {
+    return variable.dtype() == DType::kFloat64 ? Tensor(v) : Tensor(static_cast<float>(v));
+  };
+  if (!use_momentum_) {
+    ApplyGradientDescent(variable, scalar(lr_value_), grad);
+    return;
+  }
+  ApplyMomentum(variable, *GetSlot(variable, "momentum"), scalar(lr_value_), grad,
+                scalar(momentum_value_), nesterov_);
+}
+
 void SGD::ApplyDense(const Tensor& grad, Variable& variable) {
+  if (tf1_) {
+    ApplyTf1(grad, variable);
+    return;
+  }
   VisitFloatDType(variable.dtype(), "SGD", [&](auto tag) {
     using T = typename decltype(tag)::type;
     // Hyper-parameters are float32 variables cast to the variable's dtype.

@@ -14,8 +14,10 @@
 // "SGD/<variable>/momentum") exists only when momentum != 0.
 
 #include <string_view>
+#include <vector>
 
 #include "autodiff/optimizer.h"
+#include "runtime/graph.h"
 
 namespace eager {
 
@@ -24,6 +26,14 @@ struct SGDOptions {
   double momentum = 0.0;  // REQUIRES: in [0, 1]
   bool nesterov = false;
   double decay = 0.0;  // REQUIRES: >= 0
+  // TF1's tf.compat.v1.train.GradientDescentOptimizer (momentum == 0) or
+  // MomentumOptimizer(use_nesterov = nesterov): no variables of its own
+  // (the hyper-parameters are constants; no "iter"), the slot "<v>/<name>"
+  // ("w/Momentum"), TF's update formulas (ops/sgd_training_ops.h: the
+  // accumulator sums gradients, unlike Keras's), and Minimize(loss tensor)
+  // in graph mode. The name defaults to TF1's: "GradientDescent" or
+  // "Momentum". REQUIRES: decay == 0.
+  bool tf1_compatible = false;
   std::string_view name = "SGD";
 };
 
@@ -35,7 +45,25 @@ class SGD final : public Optimizer {
   explicit SGD(const SGDOptions& options);
   ~SGD() override;
 
-  // The hyper-parameter variables (float32 scalars); Assign to change them.
+  // The eager step: Optimizer::Minimize(loss_fn, var_list).
+  using Optimizer::Minimize;
+
+  // TF1 graph mode, GradientDescentOptimizer / MomentumOptimizer
+  // (...).minimize(loss), as Adam::Minimize(loss) (autodiff/adam.h): the
+  // gradients of `loss` for `var_list` (default: the graph's trainable
+  // variables), the slots "<v>/Momentum" (momentum only), and in a unique
+  // name scope name(): Consts learning_rate (and momentum), float32, one
+  // "update_<v>/ApplyGradientDescent" or "update_<v>/ApplyMomentum" per
+  // variable (ops/sgd_training_ops.h, TF's attrs, use_nesterov), waiting for
+  // every gradient, and the group name() it returns. REQUIRES:
+  // tf1_compatible (else FailedPreconditionError) and a default graph.
+  // Throws InvalidArgumentError when no variable gets a gradient.
+  Operation Minimize(const Tensor& loss, std::vector<Variable*> var_list = {});
+
+  bool tf1_compatible() const { return tf1_; }
+
+  // Keras mode only (REQUIRES: !tf1_compatible()):
+  // the hyper-parameter variables (float32 scalars); Assign to change them.
   Variable& learning_rate() const { return *learning_rate_; }
   Variable& momentum() const { return *momentum_; }
   Variable& decay() const { return *decay_; }
@@ -45,6 +73,12 @@ class SGD final : public Optimizer {
   void CreateSlots(const Variable& variable) override;
   void ApplyDense(const Tensor& grad, Variable& variable) override;
 
+  // TF1 mode: the update of ApplyGradientDescent / ApplyMomentum.
+  void ApplyTf1(const Tensor& grad, Variable& variable);
+
+  bool tf1_ = false;
+  double lr_value_ = 0.0;
+  double momentum_value_ = 0.0;
   bool use_momentum_;
   bool nesterov_;
   bool use_decay_;

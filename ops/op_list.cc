@@ -14,6 +14,8 @@
 #include "ops/op_def.h"
 #include "ops/reduction_ops.h"
 #include "ops/rsqrt_squared_difference_squeeze.h"
+#include "ops/sgd_training_ops.h"
+#include "ops/shape_op.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
 
@@ -87,6 +89,8 @@ const OpDef* const kAllOps[] = {
     &kRsqrtGradOp,
     &kSquaredDifferenceOp,
     &kSqueezeOp,
+    // shape_op.cc
+    &kShapeOp,
     // Graph-only node types (OpDef::run or OpDef::flow). graph_ops.cc
     &kConstOp,
     &kPlaceholderOp,
@@ -98,6 +102,9 @@ const OpDef* const kAllOps[] = {
     &kNoOpOp,
     // training_ops.cc
     &kApplyAdamOp,
+    // sgd_training_ops.cc
+    &kApplyGradientDescentOp,
+    &kApplyMomentumOp,
     // control_flow_ops.cc
     &kSwitchOp,
     &kRefSwitchOp,

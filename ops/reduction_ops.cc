@@ -9,9 +9,11 @@
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/internal/eigen_view.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/parallel.h"
+#include "ops/shape_op.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -251,7 +253,18 @@ Tensor ReduceKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
 // The output gradient laid out like x: reshaped to keepdims and broadcast.
 Tensor SpreadToInput(const OpCall& call, const Tensor& grad) {
   const Shape& x_shape = call.inputs[0].shape();
+  if (x_shape.unknown_rank()) {
+    throw UnimplementedError(
+        StrCat("the gradient of ", call.op->type, " needs its input's rank, which is unknown"));
+  }
   const AxisMask mask = ReducedAxes(x_shape, call.attrs.GetInts("axis"));
+  if (!x_shape.IsFullyDefined()) {  // graph mode: x's shape from the Shape op when it runs
+    const std::span<const bool> reduced(mask.data(), static_cast<size_t>(x_shape.rank()));
+    const Shape kept = ReducedShape(x_shape, mask, true);
+    return internal::BroadcastToTensor(
+        internal::ReshapeToTensor(grad, internal::KeptDimsShape(call.inputs[0], reduced), kept),
+        ShapeOf(call.inputs[0]), x_shape);
+  }
   Tensor kept = Reshape(grad, ReducedShape(x_shape, mask, true).ToVector());
   return BroadcastTo(kept, x_shape);
 }
@@ -259,6 +272,12 @@ Tensor SpreadToInput(const OpCall& call, const Tensor& grad) {
 Grads SumGradient(const OpCall& call, const Tensor& grad) { return {SpreadToInput(call, grad)}; }
 
 Grads MeanGradient(const OpCall& call, const Tensor& grad) {
+  if (const Shape& x_shape = call.inputs[0].shape(); !x_shape.IsFullyDefined()) {
+    const Tensor spread = SpreadToInput(call, grad);  // throws for an unknown rank
+    const AxisMask mask = ReducedAxes(x_shape, call.attrs.GetInts("axis"));
+    const std::span<const bool> reduced(mask.data(), static_cast<size_t>(x_shape.rank()));
+    return {Div(spread, internal::ReducedCount(call.inputs[0], reduced, grad.dtype()))};
+  }
   const int64_t in = call.inputs[0].num_elements();
   const int64_t out = call.output.num_elements();
   const double scale = out == 0 ? 0.0 : static_cast<double>(out) / static_cast<double>(in);

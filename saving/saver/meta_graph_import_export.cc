@@ -1,6 +1,7 @@
 #include "saving/saver/meta_graph_import_export.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <type_traits>
 
@@ -273,7 +274,16 @@ std::unique_ptr<Saver> ImportMetaGraph(const std::string& path,
   const MetaGraph meta =
       internal::ScopedMetaGraph(ReadMetaGraph(path), scope, options.clear_devices);
   ImportIntoGraph(meta, *graph);
-  return internal::SaverForImportedGraph(meta, *graph);
+  std::unique_ptr<Saver> saver = internal::SaverForImportedGraph(meta, *graph);
+  if (saver == nullptr) {
+    // TF's words (import_meta_graph returns None and logs them), with the file.
+    const std::string why = StrCat("ImportMetaGraph(\"", path,
+                                   "\"): Saver not created because there are no variables in "
+                                   "the graph to restore");
+    if (options.require_saver) throw NotFoundError(why);
+    std::fprintf(stderr, "INFO: %s\n", why.c_str());
+  }
+  return saver;
 }
 
 }  // namespace eager

@@ -47,7 +47,11 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph);
 // default graph (Graph::Current()) and returns the Saver its SaverDef
 // describes (the variables its restore subgraph assigns, under the keys it
 // reads), a Saver of the global variables when there is no SaverDef, or
-// nullptr when there are no variables either. Throws
+// nullptr when there are no variables either: the graph is still imported
+// (and runs), and, as TF returns None and logs it, one line on stderr says
+// "INFO: ImportMetaGraph(\"<path>\"): Saver not created because there are
+// no variables in the graph to restore". ImportMetaGraphOptions::require_saver
+// makes that case a NotFoundError with the same words instead. Throws
 // FailedPreconditionError when no graph is the default (TF: not supported
 // with eager execution), and the errors of ReadMetaGraph and ImportIntoGraph.
 std::unique_ptr<Saver> ImportMetaGraph(const std::string& path);
@@ -60,6 +64,10 @@ struct ImportMetaGraphOptions {
   std::string import_scope = "";
   // Imported nodes get no device (TF's clear_devices).
   bool clear_devices = false;
+  // A graph without variables (no Saver) is an error: NotFoundError "Saver
+  // not created because there are no variables in the graph to restore",
+  // naming the file, thrown after the import (the nodes stay in the graph).
+  bool require_saver = false;
 };
 // As above, with TF's import_scope and clear_devices.
 std::unique_ptr<Saver> ImportMetaGraph(const std::string& path,

@@ -25,6 +25,7 @@
 #include "ops/reduction_ops.h"
 #include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/session.h"
+#include "ops/shape_op.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 
@@ -73,6 +74,8 @@ std::vector<OpCase> Cases() {
                &kSqueezeOp,
                {Floats(Shape{2, 1, 3}, 51)},
                Attrs{{"squeeze_dims", std::vector<int64_t>{1}}}});
+  c.push_back(
+      {"Shape", &kShapeOp, {Floats(Shape{2, 1, 3}, 52)}, Attrs{{"out_type", DType::kInt64}}});
   c.push_back({"MatMul",
                &kMatMulOp,
                {Floats(m, 20), Floats(Shape{4, 3}, 21)},

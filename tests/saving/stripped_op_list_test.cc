@@ -26,6 +26,7 @@
 #include "ops/reduction_ops.h"
 #include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/session.h"
+#include "ops/shape_op.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 #include "saving/saver/internal/tf_op_defs.h"
@@ -180,6 +181,7 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
   // Off the gradient's way: accuracy.
   const Tensor correct = Equal(Cast(ArgMax(logits, 1), DType::kInt32), labels);
   (void)ReduceMean(Cast(correct, DType::kFloat32));
+  (void)ShapeOf(logits);
 
   AdamOptions options;
   options.tf1_compatible = true;

@@ -1,0 +1,82 @@
+// SGD::Minimize in graph mode: TF1's GradientDescentOptimizer.minimize and
+// MomentumOptimizer.minimize, node for node (names in autodiff/sgd.h).
+
+#include <string>
+#include <utility>
+
+#include "autodiff/graph_gradients.h"
+#include "autodiff/sgd.h"
+#include "ops/array_ops.h"
+#include "ops/graph_ops.h"
+#include "ops/sgd_training_ops.h"
+#include "runtime/names.h"
+
+namespace eager {
+
+Operation SGD::Minimize(const Tensor& loss, std::vector<Variable*> var_list) {
+  Graph* graph = Graph::Current();
+  if (!tf1_) {
+    throw FailedPreconditionError(
+        StrCat("SGD '", name(),
+               "': Minimize(loss tensor) builds TF1's GradientDescentOptimizer or "
+               "MomentumOptimizer in a graph; construct it with tf1_compatible = true"));
+  }
+  if (graph == nullptr) {
+    throw FailedPreconditionError(StrCat("SGD '", name(),
+                                         "': Minimize(loss tensor) needs a default graph; "
+                                         "eagerly, pass a loss function"));
+  }
+  if (var_list.empty()) var_list = graph->TrainableVariables();
+  const std::vector<std::optional<Tensor>> grads = Gradients(loss, var_list);
+  std::vector<std::pair<Tensor, Variable*>> pairs;
+  std::string names;
+  for (size_t i = 0; i < var_list.size(); ++i) {
+    names += StrCat(i ? ", " : "", var_list[i]->shared_name());
+    if (grads[i].has_value()) pairs.emplace_back(*grads[i], var_list[i]);
+  }
+  if (pairs.empty()) {
+    throw InvalidArgumentError(
+        StrCat("No gradients provided for any variable, check your graph "
+               "for ops that do not support gradients, between variables [",
+               names, "] and loss ", loss.name(), "."));
+  }
+  for (const auto& [grad, var] : pairs) CheckDType(*var);
+  // _create_slots (MomentumOptimizer only).
+  for (const auto& [grad, var] : pairs) {
+    if (use_momentum_ && GetSlot(*var, "momentum") == nullptr) CreateSlots(*var);
+  }
+
+  NameScope scope(name());
+  // _prepare: Python floats become float32 tensors once.
+  const Tensor lr = Constant(Tensor(static_cast<float>(lr_value_)), "learning_rate");
+  const std::optional<Tensor> momentum =
+      use_momentum_
+          ? std::optional<Tensor>(Constant(Tensor(static_cast<float>(momentum_value_)), "momentum"))
+          : std::nullopt;
+  std::vector<Operation> updates;
+  updates.reserve(pairs.size());
+  {
+    std::vector<Operation> gradient_ops;
+    gradient_ops.reserve(pairs.size());
+    for (const auto& [grad, var] : pairs) gradient_ops.push_back(graph->OperationOf(grad));
+    Graph::ControlDependencies after_gradients(*graph, gradient_ops);
+    for (const auto& pair : pairs) {
+      const Tensor& grad = pair.first;
+      Variable* var = pair.second;  // not a structured binding: the lambda captures it
+      NameScope update("update_" + graph->FindVariable(var)->variable_node);
+      // _apply_dense casts the float32 scalars to the variable's dtype.
+      const auto cast = [&](const Tensor& t) {
+        return var->dtype() == DType::kFloat32 ? t : Cast(t, var->dtype());
+      };
+      const Tensor updated = use_momentum_
+                                 ? ApplyMomentum(*var, *GetSlot(*var, "momentum"), cast(lr), grad,
+                                                 cast(*momentum), nesterov_)
+                                 : ApplyGradientDescent(*var, cast(lr), grad);
+      updates.push_back(graph->OperationOf(updated));
+    }
+  }
+  // _finish: the group, named as the optimizer's scope.
+  return Group(updates, scope.prefix());
+}
+
+}  // namespace eager

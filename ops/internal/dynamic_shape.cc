@@ -1,0 +1,72 @@
+#include "ops/internal/dynamic_shape.h"
+
+#include <string>
+#include <vector>
+
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "ops/internal/graph_builder.h"
+#include "ops/internal/scalar_like.h"
+#include "ops/shape_op.h"
+#include "runtime/graph.h"
+
+namespace eager::internal {
+namespace {
+
+// A node `type` on x and a shape tensor, with TF's type attrs T and
+// `index_attr` (the shape's dtype).
+Tensor AddShapedNode(std::string_view type, std::string_view index_attr, const Tensor& x,
+                     const Tensor& shape, const Shape& static_shape) {
+  Graph* graph = Graph::Current();
+  EAGER_INTERNAL_CHECK(graph != nullptr);
+  Node node{.name = graph->UniqueName(type), .op = std::string(type)};
+  node.inputs = {GraphInput(*graph, x), GraphInput(*graph, shape)};
+  node.attrs = {{"T", x.dtype()}, {std::string(index_attr), shape.dtype()}};
+  node.output_dtypes = {x.dtype()};
+  node.output_shapes = {static_shape};
+  return graph->Output(graph->AddNode(std::move(node)), 0);
+}
+
+}  // namespace
+
+Tensor ReshapeToTensor(const Tensor& x, const Tensor& shape, const Shape& static_shape) {
+  return AddShapedNode("Reshape", "Tshape", x, shape, static_shape);
+}
+
+Tensor BroadcastToTensor(const Tensor& x, const Tensor& shape, const Shape& static_shape) {
+  return AddShapedNode("BroadcastTo", "Tidx", x, shape, static_shape);
+}
+
+Tensor KeptDimsShape(const Tensor& x, std::span<const bool> reduced) {
+  std::vector<int32_t> keep, ones;
+  for (const bool r : reduced) {
+    keep.push_back(r ? 0 : 1);
+    ones.push_back(r ? 1 : 0);
+  }
+  // shape * keep + ones: each reduced dimension becomes 1.
+  return Add(Mul(ShapeOf(x), Tensor::FromVector<int32_t>(std::move(keep))),
+             Tensor::FromVector<int32_t>(std::move(ones)));
+}
+
+Tensor ReducedCount(const Tensor& x, std::span<const bool> reduced, DType dtype) {
+  const Shape& shape = x.shape();
+  int64_t known = 1;
+  std::vector<int64_t> unknown;
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    if (!reduced[i]) continue;
+    const int64_t d = shape.dim(static_cast<int>(i));
+    if (d == Shape::kUnknownDim) {
+      unknown.push_back(static_cast<int64_t>(i));
+    } else {
+      known *= d;
+    }
+  }
+  if (unknown.empty()) return ScalarLike(static_cast<double>(known), dtype);
+  const Tensor dims = ShapeOf(x, DType::kInt64);
+  Tensor count = Slice(dims, {unknown[0]}, {1});
+  for (size_t i = 1; i < unknown.size(); ++i) count = Mul(count, Slice(dims, {unknown[i]}, {1}));
+  if (known != 1) count = Mul(count, Tensor::Vector<int64_t>({known}));
+  return Reshape(Cast(count, dtype), {});
+}
+
+}  // namespace eager::internal

@@ -1,0 +1,35 @@
+#pragma once
+
+// Shapes known only when a graph runs, for graph gradients (TF's
+// math_grad.py does the same with array_ops.shape): where a gradient needs
+// the shape of an input whose static shape has unknown dimensions (a
+// placeholder's batch dimension -1), it takes the Shape op's output instead
+// of a constant. Eager tensors always have full shapes, so gradient
+// functions call these only when `IsFullyDefined()` is false, in a graph.
+// Private to ops/.
+
+#include <span>
+
+#include "runtime/shape.h"
+#include "runtime/tensor.h"
+
+namespace eager::internal {
+
+// A node of type "Reshape" / "BroadcastTo" whose shape input is the int32
+// vector `shape` (a graph tensor), with `static_shape` as the node's static
+// output shape. REQUIRES: a default graph holding `x` and `shape`.
+Tensor ReshapeToTensor(const Tensor& x, const Tensor& shape, const Shape& static_shape);
+Tensor BroadcastToTensor(const Tensor& x, const Tensor& shape, const Shape& static_shape);
+
+// The shape of x with the dimensions `reduced` (mask over x's rank) set to
+// 1, as an int32 vector computed from Shape(x) (TF's reduced_shape).
+// REQUIRES: x's rank is known.
+Tensor KeptDimsShape(const Tensor& x, std::span<const bool> reduced);
+
+// The number of elements a reduction over `reduced` folds into one, as a
+// scalar of `dtype`: known dimensions multiply into a constant, unknown ones
+// are read from Shape(x) (TF's _MeanGrad factor, reduce_prod over the
+// gathered dimensions).
+Tensor ReducedCount(const Tensor& x, std::span<const bool> reduced, DType dtype);
+
+}  // namespace eager::internal
