@@ -60,7 +60,7 @@ class Variable;
 struct TensorSpec {
   TensorSpec(DType dtype, std::initializer_list<int64_t> dims)
       : dtype(dtype), shape(Shape::Partial(dims)) {}
-  TensorSpec(DType dtype, Shape shape) : dtype(dtype), shape(std::move(shape)) {}
+  TensorSpec(DType dtype, const Shape& shape) : dtype(dtype), shape(shape) {}
 
   DType dtype;
   Shape shape;

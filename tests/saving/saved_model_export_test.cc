@@ -219,7 +219,7 @@ TEST(SavedModelExportTest, ResultsMustMatchTheSignature) {
       ::testing::ThrowsMessage<InvalidArgumentError>(
           HasSubstr("returned 1 tensors; signature 's' names 2 outputs (a, b)")));
   const Tensor value = w.value();
-  auto constant = [&](const Tensor&) { return value; };  // computed before the trace
+  auto constant = [&](const Tensor&) -> const Tensor& { return value; };  // made before the trace
   EXPECT_THAT(
       [&] {
         SavedModelExport(constant, TempDir() + "/2", {{"s", Signature{{"x", spec}, {"y"}}}});
