@@ -7,6 +7,7 @@
 //   fashion_mnist --checkpoint_dir /tmp/run   # saves every epoch and on Ctrl-C;
 //                                             # run again to resume
 //   fashion_mnist --logdir runs/mlp     # then: tensorboard --logdir runs
+//   fashion_mnist --export_dir /tmp/serving/mlp   # a SavedModel in /tmp/serving/mlp/1
 
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include <memory>
 
 #include "examples/fashion_mnist/dataset.h"
+#include "examples/fashion_mnist/export.h"
 #include "examples/fashion_mnist/training.h"
 #include "saving/summary/summary_writer.h"
 
@@ -61,7 +63,17 @@ int Run(int argc, char** argv) {
   app.add_option("--logdir", logdir,
                  "Write TensorBoard summaries here: loss and examples/s every step, test "
                  "accuracy (raw and EMA weights) every epoch");
+  std::string export_dir;
+  app.add_option("--export_dir", export_dir,
+                 "After training, write a SavedModel to EXPORT_DIR/<next version> (signatures "
+                 "serving_default: EMA weights, raw: trained weights)");
   CLI11_PARSE(app, argc, argv);
+  std::string exported;
+  if (!export_dir.empty()) {
+    options.on_trained = [&](fashion_mnist::Mlp& m, const eager::ExponentialMovingAverage& ema) {
+      exported = fashion_mnist::ExportForServing(m, ema, export_dir);
+    };
+  }
 
   const fashion_mnist::Dataset train = fashion_mnist::LoadSplit(data_dir, "train");
   const fashion_mnist::Dataset test = fashion_mnist::LoadSplit(data_dir, "t10k");
@@ -102,6 +114,10 @@ int Run(int argc, char** argv) {
   std::printf("test accuracy: %.2f%% (raw weights), %.2f%% (EMA weights)\n",
               100 * result.test_accuracy, 100 * result.ema_test_accuracy);
   if (summaries) summaries->Close();
+  if (!exported.empty()) {
+    std::printf("exported SavedModel %s; inspect it with: saved_model_cli show --dir %s --all\n",
+                exported.c_str(), exported.c_str());
+  }
   return 0;
 }
 

@@ -203,6 +203,7 @@ TrainResult Train(Mlp& model, const Dataset& train, const Dataset& test,
     ScopedAverageWeights averaged(ema, model.TrainableVariables());
     result.ema_test_accuracy = Accuracy(model, test);
   }
+  if (options.on_trained) options.on_trained(model, ema);
   return result;
 }
 

@@ -52,6 +52,9 @@ struct TrainOptions {
   // Optional; when on_epoch is set, test accuracy is measured after every epoch.
   std::function<void(const StepReport&)> on_step{};
   std::function<void(const EpochReport&)> on_epoch{};
+  // Optional; called once training ends (not when stopped early) with the
+  // model and its averages, e.g. to export them (export.h).
+  std::function<void(Mlp&, const eager::ExponentialMovingAverage&)> on_trained{};
 };
 
 struct TrainResult {
