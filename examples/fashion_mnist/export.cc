@@ -31,7 +31,7 @@ int64_t NextVersion(const std::string& base_dir) {
 
 std::string ExportForServing(Mlp& model, const eager::ExponentialMovingAverage& ema,
                              const std::string& base_dir) {
-  const std::string dir = base_dir + "/" + std::to_string(NextVersion(base_dir));
+  std::string dir = base_dir + "/" + std::to_string(NextVersion(base_dir));
   auto serve = [&model](const eager::Tensor& images) {
     const eager::Tensor logits = model(images);
     return std::vector<eager::Tensor>{logits, eager::Softmax(logits)};
