@@ -301,7 +301,8 @@ class Graph {
   // "trainable_variables", holding the source's value as of that read (what
   // a Saver or SavedModelBuilder saves). Later reads reuse the mirror, in any
   // later scope too. Without a scope, an eager variable's read is its value
-  // (a Const node), as before.
+  // (a Const node), as before. Assigning an eager variable inside a scope
+  // throws UnimplementedError naming it: the traced graph would not repeat it.
   //
   // `read_instead` maps a source to another eager variable whose mirror its
   // reads yield (an ExponentialMovingAverage's shadow for a weight, to trace

@@ -199,6 +199,15 @@ Tensor Variable::stored_value() const {
 }
 
 void Variable::CheckCompatible(const Tensor& value, const char* op) const {
+  if (!in_graph_) {
+    if (const Graph* graph = Graph::Current(); graph != nullptr && graph->capturing())
+        [[unlikely]] {
+      // The change would happen once, now, and never in the traced graph.
+      throw UnimplementedError(StrCat("Variable::", op, " on '", shared_name(),
+                                      "' while tracing into a graph: a traced call must not change "
+                                      "eager variables (the graph would not repeat the change)"));
+    }
+  }
   if (value.is_symbolic()) [[unlikely]] {
     throw InvalidArgumentError(
         StrCat("Variable::", op, " on '", shared_name(), "': got the graph tensor '", value.name(),

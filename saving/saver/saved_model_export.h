@@ -29,7 +29,8 @@
 // writing a wrong graph: C++ that reads a tensor's value (a value-dependent
 // branch or loop: `if (x.scalar<float>() > 0)`) throws FailedPreconditionError
 // naming the symbolic tensor; an op with no graph form (an eager-only fusion
-// run directly) throws UnimplementedError naming it; a layer that builds its
+// run directly) or an Assign to an eager variable throws UnimplementedError
+// naming it; a layer that builds its
 // variables during the trace (never called eagerly) throws
 // FailedPreconditionError naming the variable. Errors of the call keep their
 // kind and say which signature was being traced.

@@ -195,6 +195,22 @@ TEST(SavedModelExportTest, OpWithoutGraphFormFailsNamingIt) {
       UnimplementedError);
 }
 
+TEST(SavedModelExportTest, ChangingEagerStateFailsNamingTheVariable) {
+  Variable calls(0.0f, "calls");
+  auto counting = [&](const Tensor& x) {
+    calls.AssignAdd(Tensor(1.0f));  // would count once, at export, and never when served
+    return Relu(x);
+  };
+  EXPECT_THAT(
+      [&] {
+        SavedModelExport(counting, TempDir() + "/1",
+                         {{"s", Signature{{"x", TensorSpec(DType::kFloat32, {-1, 4})}, {"y"}}}});
+      },
+      ::testing::ThrowsMessage<UnimplementedError>(
+          HasSubstr("Variable::AssignAdd on 'calls' while tracing into a graph")));
+  EXPECT_EQ(calls.value().scalar<float>(), 0.0f);
+}
+
 TEST(SavedModelExportTest, UnbuiltLayerFailsNamingItsVariable) {
   Dense layer(3, nullptr, true, 1, "late");
   auto call = [&](const Tensor& x) { return layer(x); };
