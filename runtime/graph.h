@@ -328,6 +328,9 @@ class Graph {
   };
   // The mirror made for reads of `source` (after read_instead), or nullptr.
   Variable* CapturedVariable(const Variable& source) const;
+  // Whether a CaptureVariables scope is open: the graph is a trace, which
+  // must hold only ops with a TensorFlow graph form (no eager-only op).
+  bool capturing() const { return capturing_ > 0; }
 
  private:
   friend class Variable;
@@ -336,7 +339,6 @@ class Graph {
   void UnregisterVariable(const Variable* variable);
   std::string DidYouMean(std::string_view name, bool tensors) const;
   // Variable::value() of an eager variable inside a CaptureVariables scope.
-  bool capturing() const { return capturing_ > 0; }
   Tensor Capture(const Variable& source);
 
   struct Collection {
