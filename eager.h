@@ -63,5 +63,6 @@
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/saver/saved_model.h"
+#include "saving/saver/saved_model_export.h"
 #include "saving/saver/saver.h"
 #include "saving/summary/summary_writer.h"

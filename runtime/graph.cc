@@ -385,6 +385,43 @@ Variable& Graph::ImportVariable(const GraphVariable& record) {
   return *owned_variables_.back();
 }
 
+Graph::CaptureVariables::CaptureVariables(Graph& graph,
+                                          std::map<const Variable*, const Variable*> read_instead)
+    : graph_(graph), previous_(std::move(read_instead)) {
+  graph_.read_instead_.swap(previous_);
+  ++graph_.capturing_;
+}
+
+Graph::CaptureVariables::~CaptureVariables() {
+  --graph_.capturing_;
+  graph_.read_instead_.swap(previous_);
+}
+
+Variable* Graph::CapturedVariable(const Variable& source) const {
+  auto it = captured_.find(&source);
+  return it == captured_.end() ? nullptr : it->second;
+}
+
+Tensor Graph::Capture(const Variable& source) {
+  const Variable* from = &source;
+  if (auto it = read_instead_.find(&source); it != read_instead_.end()) {
+    from = it->second;
+    EAGER_CHECK(from->dtype() == source.dtype() && from->shape() == source.shape(),
+                "Graph::CaptureVariables: '", source.shared_name(), "' (", source.dtype(), ", ",
+                source.shape(), ") is read as '", from->shared_name(), "', which is ",
+                from->dtype(), " of shape ", from->shape(), "; a substitute must match");
+  }
+  if (auto it = captured_.find(from); it != captured_.end()) return it->second->value();
+  EAGER_CHECK(!from->in_graph(), "Graph::CaptureVariables: '", from->shared_name(),
+              "' is a graph variable, not an eager one");
+  const Tensor value = from->stored_value();  // FailedPreconditionError when uninitialized
+  owned_variables_.push_back(std::unique_ptr<Variable>(
+      new Variable(Variable::CaptureTag{}, *this, from->name(), from->trainable(), value)));
+  Variable* mirror = owned_variables_.back().get();
+  captured_.emplace(from, mirror);
+  return mirror->value();
+}
+
 std::vector<Variable*> GlobalVariables() {
   Graph* g = Graph::Current();
   return g == nullptr ? std::vector<Variable*>{} : g->GlobalVariables();

@@ -290,12 +290,56 @@ class Graph {
   // has a Variable. record.variable is ignored.
   Variable& ImportVariable(const GraphVariable& record);
 
+  // ---- Tracing: capturing eager variables (tf.function's captures) ---------
+
+  // While a CaptureVariables scope of this graph lives and the graph is the
+  // default, reading a Variable that belongs to no graph (an eager model's
+  // weight) yields the read tensor of this graph's mirror of it, not a Const
+  // of its value: on the first read, a VariableV2 node named as the source
+  // (its shared name, whatever the current NameScope), with TF1's companions
+  // (initializer: zeros), in "variables" and, when the source is trainable,
+  // "trainable_variables", holding the source's value as of that read (what
+  // a Saver or SavedModelBuilder saves). Later reads reuse the mirror, in any
+  // later scope too. Without a scope, an eager variable's read is its value
+  // (a Const node), as before. Assigning an eager variable inside a scope
+  // throws UnimplementedError naming it: the traced graph would not repeat it.
+  //
+  // `read_instead` maps a source to another eager variable whose mirror its
+  // reads yield (an ExponentialMovingAverage's shadow for a weight, to trace
+  // a model with its averaged weights).
+  //
+  // A read throws InvalidArgumentError when the mirror's name is taken in
+  // this graph (two sources with one name, or a node of that name) or a
+  // substitute's dtype or shape differs from its source's, and
+  // FailedPreconditionError for an uninitialized source. REQUIRES: sources
+  // outlive the graph's tracing (they are keyed by address); the graph
+  // outlives the scope; scopes nest properly.
+  class CaptureVariables {
+   public:
+    explicit CaptureVariables(Graph& graph,
+                              std::map<const Variable*, const Variable*> read_instead = {});
+    ~CaptureVariables();
+    CaptureVariables(const CaptureVariables&) = delete;
+    CaptureVariables& operator=(const CaptureVariables&) = delete;
+
+   private:
+    Graph& graph_;
+    std::map<const Variable*, const Variable*> previous_;
+  };
+  // The mirror made for reads of `source` (after read_instead), or nullptr.
+  Variable* CapturedVariable(const Variable& source) const;
+  // Whether a CaptureVariables scope is open: the graph is a trace, which
+  // must hold only ops with a TensorFlow graph form (no eager-only op).
+  bool capturing() const { return capturing_ > 0; }
+
  private:
   friend class Variable;
   // Called by Variable's graph-mode constructor and destructor.
   void RegisterVariable(const GraphVariable& record);
   void UnregisterVariable(const Variable* variable);
   std::string DidYouMean(std::string_view name, bool tensors) const;
+  // Variable::value() of an eager variable inside a CaptureVariables scope.
+  Tensor Capture(const Variable& source);
 
   struct Collection {
     std::vector<std::string> names;
@@ -313,6 +357,9 @@ class Graph {
   std::vector<GraphVariable> variables_;
   std::vector<std::unique_ptr<Variable>> owned_variables_;
   std::vector<std::string> control_inputs_;  // "^op" of open ControlDependencies scopes
+  int capturing_ = 0;                        // open CaptureVariables scopes
+  std::map<const Variable*, const Variable*> read_instead_;  // of the innermost scope
+  std::map<const Variable*, Variable*> captured_;            // source -> mirror (owned)
 };
 
 // The default graph's GlobalVariables() / TrainableVariables(); empty in

@@ -137,6 +137,30 @@ void Variable::AddToGraph(Graph& graph, const Tensor* initial_value) {
   graph.RegisterVariable(record);
 }
 
+Variable::Variable(CaptureTag, Graph& graph, const std::string& name, bool trainable,
+                   const Tensor& value)
+    : name_(name),
+      dtype_(value.dtype()),
+      shape_(value.shape()),
+      trainable_(trainable),
+      value_(Tensor::Zeros(Shape{}, value.dtype())) {
+  // Checked before any node is added: a throwing constructor must leave no
+  // graph record pointing at it.
+  const std::string wanted(shared_name());
+  const std::string got = graph.names().UniqueName(wanted);
+  if (got != wanted) {
+    throw InvalidArgumentError(StrCat("capturing variable '", wanted,
+                                      "' into a graph: the name is taken there (it would be '", got,
+                                      "'); two variables with one name cannot both be exported"));
+  }
+  // The graph's initializer gives zeros, not the value: the value is saved
+  // with the variables, and a Const of it would store every weight twice.
+  const Tensor zeros = Tensor::Zeros(shape_, dtype_);
+  AddToGraph(graph, &zeros);
+  Assign(value);
+  internal::RegisterLiveVariable(this, graph.names());
+}
+
 Variable::~Variable() {
   if (graph_ != nullptr) graph_->UnregisterVariable(this);
   internal::UnregisterLiveVariable(this);
@@ -159,6 +183,8 @@ bool Variable::is_initialized() const {
 Tensor Variable::value() const {
   if (in_graph_) [[unlikely]]
     return read_;
+  if (Graph* graph = Graph::Current(); graph != nullptr && graph->capturing()) [[unlikely]]
+    return graph->Capture(*this);
   Tensor value = stored_value();
   for (internal::VariableReadObserver* observer : read_observers) {
     observer->OnVariableRead(*this, value);
@@ -173,6 +199,15 @@ Tensor Variable::stored_value() const {
 }
 
 void Variable::CheckCompatible(const Tensor& value, const char* op) const {
+  if (!in_graph_) {
+    if (const Graph* graph = Graph::Current(); graph != nullptr && graph->capturing())
+        [[unlikely]] {
+      // The change would happen once, now, and never in the traced graph.
+      throw UnimplementedError(StrCat("Variable::", op, " on '", shared_name(),
+                                      "' while tracing into a graph: a traced call must not change "
+                                      "eager variables (the graph would not repeat the change)"));
+    }
+  }
   if (value.is_symbolic()) [[unlikely]] {
     throw InvalidArgumentError(
         StrCat("Variable::", op, " on '", shared_name(), "': got the graph tensor '", value.name(),

@@ -113,6 +113,11 @@ class Variable final : public Trackable {
   // Graph::ImportVariable: bound to an existing VariableV2 node; the name is
   // the node's, not made unique.
   Variable(GraphNodeTag, Graph& graph, GraphVariable& record, DType dtype, const Shape& shape);
+  // Graph::Capture: `graph`'s mirror of an eager variable, named exactly
+  // `name` ("dense/kernel:0"; InvalidArgumentError when taken in the graph),
+  // holding `value`.
+  struct CaptureTag {};
+  Variable(CaptureTag, Graph& graph, const std::string& name, bool trainable, const Tensor& value);
   // Adds this variable's nodes to `graph` (initial_value may be null).
   void AddToGraph(Graph& graph, const Tensor* initial_value);
   void CheckCompatible(const Tensor& value, const char* op) const;

@@ -9,6 +9,7 @@
 //                                             # run again to resume
 //   fashion_mnist --logdir runs/mlp     # then: tensorboard --logdir runs
 //   mpirun -np 2 fashion_mnist          # data parallel: each rank half of every batch
+//   fashion_mnist --export_dir /tmp/serving/mlp   # a SavedModel in /tmp/serving/mlp/1
 
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 
 #include "examples/fashion_mnist/dataset.h"
 #include "examples/fashion_mnist/distributed_training.h"
+#include "examples/fashion_mnist/export.h"
 #include "examples/fashion_mnist/models.h"
 #include "examples/fashion_mnist/training.h"
 #include "saving/summary/summary_writer.h"
@@ -71,8 +73,19 @@ int Run(int argc, char** argv) {
                  "mlp (784-256-10) or cnn (conv 5x5x32, pool, conv 5x5x64, pool, dense 1024)")
       ->capture_default_str()
       ->check(CLI::IsMember(fashion_mnist::kModelNames));
+  std::string export_dir;
+  app.add_option("--export_dir", export_dir,
+                 "After training, write a SavedModel to EXPORT_DIR/<next version> (signatures "
+                 "serving_default: EMA weights, raw: trained weights)");
   CLI11_PARSE(app, argc, argv);
   if (app.count("--epochs") == 0) options.epochs = fashion_mnist::DefaultEpochs(model_name);
+  std::string exported;
+  if (!export_dir.empty() && ranks.is_root()) {
+    options.on_trained = [&](fashion_mnist::Classifier& m,
+                             const eager::ExponentialMovingAverage& ema) {
+      exported = fashion_mnist::ExportForServing(m, ema, export_dir);
+    };
+  }
 
   const fashion_mnist::Dataset train = fashion_mnist::LoadSplit(data_dir, "train");
   const fashion_mnist::Dataset test = fashion_mnist::LoadSplit(data_dir, "t10k");
@@ -115,6 +128,10 @@ int Run(int argc, char** argv) {
   std::printf("test accuracy: %.2f%% (raw weights), %.2f%% (EMA weights)\n",
               100 * result.test_accuracy, 100 * result.ema_test_accuracy);
   if (summaries) summaries->Close();
+  if (!exported.empty()) {
+    std::printf("exported SavedModel %s; inspect it with: saved_model_cli show --dir %s --all\n",
+                exported.c_str(), exported.c_str());
+  }
   return 0;
 }
 

@@ -207,6 +207,7 @@ TrainResult Train(Classifier& model, const Dataset& train, const Dataset& test,
     ScopedAverageWeights averaged(ema, model.TrainableVariables());
     result.ema_test_accuracy = Accuracy(model, test);
   }
+  if (options.on_trained) options.on_trained(model, ema);
   return result;
 }
 

@@ -58,6 +58,9 @@ struct TrainOptions {
   // batch's loss. distributed_checkpoints: every process saves its share.
   std::function<float(Classifier&, eager::Adam&, const Dataset& batch)> train_step{};
   bool distributed_checkpoints = false;
+  // Optional; called once training ends (not when stopped early) with the
+  // model and its averages, e.g. to export them (export.h).
+  std::function<void(Classifier&, const eager::ExponentialMovingAverage&)> on_trained{};
 };
 
 struct TrainResult {

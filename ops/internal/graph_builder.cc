@@ -182,6 +182,13 @@ Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs,
     throw InvalidArgumentError(
         StrCat(op.type, ": expected ", op.num_inputs, " inputs, got ", inputs.size()));
   }
+  if (op.eager_only && graph.capturing()) {
+    // A Session runs it, but a trace is for TensorFlow, whose graphs never hold it.
+    throw UnimplementedError(
+        StrCat(op.type,
+               " has no graph form: it is an eager-only op, which no TensorFlow graph holds "
+               "(trace its public function, which adds the unfused ops)"));
+  }
   for (const Tensor& t : inputs) {
     if (t.is_symbolic()) graph.OperationOf(t);  // another graph's tensor: throws before any change
   }
