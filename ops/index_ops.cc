@@ -171,10 +171,11 @@ Tensor SegmentSumKernel(std::span<const Tensor> in, const Attrs& attrs, const Ou
     const T* src = data.data<T>().data();
     T* o = internal::MutableData<T>(out);
     ForEachIndex(ids, [&](int64_t i, int64_t id) {
-      if (id < 0 || id >= num_segments) {
-        throw InvalidArgumentError(StrCat("UnsortedSegmentSum: segment_ids[", i, "] = ", id,
-                                          " is not in [0, ", num_segments, ") (data shape ",
-                                          data.shape(), ", segment_ids shape ", ids.shape(), ")"));
+      if (id < 0) return;  // TF drops the rows of negative ids
+      if (id >= num_segments) {
+        throw InvalidArgumentError(StrCat(
+            "UnsortedSegmentSum: segment_ids[", i, "] = ", id, " is not in [0, ", num_segments,
+            ") nor negative (data shape ", data.shape(), ", segment_ids shape ", ids.shape(), ")"));
       }
       internal::ArrayMap<T>(o + id * row_size, row_size) +=
           internal::ConstArrayMap<T>(src + i * row_size, row_size);

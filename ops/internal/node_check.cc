@@ -190,6 +190,11 @@ void CheckNode(const Node& node, const OpDef& op, const Attrs& attrs) {
                                     ": attribute 'explicit_paddings' is not empty; "
                                     "eager computes only padding 'SAME' and 'VALID'"));
   }
+  if (node.op == "ApplyAdam" && attrs.GetBool("use_nesterov")) {
+    throw UnimplementedError(StrCat(Where(node),
+                                    ": attribute 'use_nesterov' = true is not "
+                                    "implemented; eager's ApplyAdam computes plain Adam"));
+  }
   if (node.op == "Cast" && attrs.GetBool("Truncate")) {
     const DType dst = attrs.GetType("DstT");
     if (dst == DType::kHalf || dst == DType::kBFloat16) {

@@ -26,9 +26,11 @@ namespace eager::internal {
 // or a typo) throws UnimplementedError naming it, unless its name starts
 // with '_' (TF's internal ones: "_class", "_output_shapes") or it is one
 // eager knows to be harmless at the value given (Equal's
-// incompatible_shape_error = true). Attributes that eager's kernels do not
-// implement at some values (Cast's Truncate = true to half) throw
-// UnimplementedError naming them. Ops without a signature are not checked.
+// incompatible_shape_error = true, MaxPool's explicit_paddings = []).
+// Attribute values eager's kernels do not implement throw
+// UnimplementedError naming them: padding 'EXPLICIT' and non-empty
+// explicit_paddings, ApplyAdam's use_nesterov = true, Cast's Truncate = true
+// to half or bfloat16. Ops without a signature are not checked.
 void CheckNode(const Node& node, const OpDef& op, const Attrs& attrs);
 
 }  // namespace eager::internal

@@ -14,6 +14,8 @@
 
 #include "ops/array_ops.h"
 #include "ops/internal/graph_builder.h"
+#include "ops/internal/node_check.h"
+#include "ops/op_def.h"
 #include "ops/session.h"
 #include "runtime/errors.h"
 #include "runtime/graph.h"
@@ -230,6 +232,51 @@ TEST(GraphNodeChecksTest, AttributeValuesOutsideTheSignatureAreRefusedByName) {
               HasSubstr("'Truncate' = true"));
   EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { sess.Run("wrong_kind:0"); }),
               HasSubstr("attribute 'transpose_a' must be of kind bool"));
+}
+
+TEST(GraphNodeChecksTest, AttributeValuesEagerDoesNotComputeAreUnimplementedByName) {
+  Node adam{.name = "adam", .op = "ApplyAdam"};
+  for (const char* input : {"var", "m", "v", "b1p", "b2p", "lr", "b1", "b2", "eps", "g"}) {
+    adam.inputs.emplace_back(input);
+  }
+  const OpDef* op = FindOp("ApplyAdam");
+  ASSERT_NE(op, nullptr);
+  Attrs attrs = {{"T", DType::kFloat32}, {"use_locking", false}, {"use_nesterov", false}};
+  internal::CheckNode(adam, *op, attrs);  // plain Adam: eager's kernel
+  attrs.Set("use_nesterov", true);
+  EXPECT_THAT(ErrorOf<UnimplementedError>([&] { internal::CheckNode(adam, *op, attrs); }),
+              HasSubstr("node 'adam' (ApplyAdam): attribute 'use_nesterov' = true"));
+  Node conv{.name = "conv", .op = "Conv2D", .inputs = {"x", "k"}};
+  Attrs conv_attrs = {{"T", DType::kFloat32},
+                      {"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                      {"padding", std::string("EXPLICIT")},
+                      {"explicit_paddings", std::vector<int64_t>{0, 0, 1, 1, 1, 1, 0, 0}},
+                      {"use_cudnn_on_gpu", true},
+                      {"data_format", std::string("NHWC")},
+                      {"dilations", std::vector<int64_t>{1, 1, 1, 1}}};
+  EXPECT_THAT(ErrorOf<UnimplementedError>(
+                  [&] { internal::CheckNode(conv, *FindOp("Conv2D"), conv_attrs); }),
+              HasSubstr("attribute 'padding' = 'EXPLICIT'"));
+}
+
+TEST(GraphNodeChecksTest, AssignWithoutValidateShapeToAnotherShapeIsUnimplemented) {
+  // TF gives the variable the value's shape; eager's variables keep theirs.
+  Graph graph;
+  Node var{.name = "v", .op = "VariableV2"};
+  var.attrs = {{"dtype", DType::kFloat32}, {"shape", Shape{2}}};
+  SetDefaultOutputSpecs(var);
+  graph.AddNode(std::move(var));
+  graph.ImportVariable({.variable_node = "v"});
+  Const(graph, "two", Tensor::Vector<float>({1, 2}));
+  Const(graph, "three", Tensor::Vector<float>({1, 2, 3}));
+  const Attrs no_validate = {{"T", DType::kFloat32}, {"validate_shape", false}};
+  AddNode(graph, "same", "Assign", {"v", "two"}, no_validate);
+  AddNode(graph, "other", "Assign", {"v", "three"}, no_validate);
+  Session sess(graph);
+  EXPECT_EQ(sess.Run("same:0").ToVector<float>(), (std::vector<float>{1, 2}));
+  EXPECT_THAT(ErrorOf<UnimplementedError>([&] { sess.Run("other:0"); }),
+              AllOf(HasSubstr("attribute 'validate_shape' = false with a value of shape [3]"),
+                    HasSubstr("[[{{node other}}]]")));
 }
 
 TEST(GraphNodeChecksTest, AxesOutsideIntRangeAreOutOfRangeNotTruncated) {

@@ -84,6 +84,8 @@ def build_cases():
         add("broadcast_to", tf.broadcast_to(tf.constant([[1], [2]], tf.int32), [3, 2, 4]))
         add("segment_sum", tf.math.unsorted_segment_sum(
             p234, tf.constant([[0, 2, 0], [3, 3, 1]], tf.int32), 5))
+        add("segment_sum_negative_dropped", tf.math.unsorted_segment_sum(
+            tf.constant([1.0, 2.0, 4.0]), tf.constant([0, -1, 1], tf.int64), 2))
         img = tf.constant(rng.randn(2, 7, 6, 3).astype(np.float32))
         k = tf.constant(rng.randn(3, 2, 3, 4).astype(np.float32))
         add("conv_same_s2", tf.nn.conv2d(img, k, strides=[1, 2, 2, 1], padding="SAME"),
