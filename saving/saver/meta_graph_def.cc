@@ -43,6 +43,34 @@ std::vector<T> Filled(const Field& field, int64_t n, const std::string& where) {
   return out;
 }
 
+// A TensorProto may hold fewer values than its shape has elements (TF
+// repeats the last: tf.zeros([1000, 1000]) is one float), so a 30-byte Const
+// can ask for 8 GiB. What such constants fill beyond the bytes the file holds
+// counts against a budget per file read (kFillBudget); past it the read is
+// ResourceExhaustedError naming the node, its shape and the sizes.
+constexpr int64_t kFillBudget = int64_t{1} << 30;
+thread_local int64_t fill_budget_left = kFillBudget;
+
+// Resets the budget for one file read.
+struct FillBudgetScope {
+  FillBudgetScope() { fill_budget_left = kFillBudget; }
+};
+
+void ChargeFill(const pb::TensorProto& p, const Shape& s, DType dtype, int64_t n,
+                const std::string& where) {
+  const auto filled = static_cast<int64_t>(static_cast<uint64_t>(n) * DTypeSize(dtype));
+  const auto present = static_cast<int64_t>(p.ByteSizeLong());
+  if (filled <= present) return;
+  if (filled - present > fill_budget_left) {
+    throw ResourceExhaustedError(StrCat(where, ": a constant of shape ", s, " and dtype ", dtype,
+                                        " fills ", filled, " bytes from the ", present,
+                                        " bytes present; the constants of one graph file may "
+                                        "fill at most ",
+                                        kFillBudget, " bytes beyond what the file holds"));
+  }
+  fill_budget_left -= filled - present;
+}
+
 MetaTensor FromProto(const pb::TensorProto& p, const std::string& where) {
   MetaTensor t;
   t.tf_dtype = p.dtype();
@@ -79,6 +107,7 @@ MetaTensor FromProto(const pb::TensorProto& p, const std::string& where) {
     t.value = out;
     return t;
   }
+  ChargeFill(p, s, *dtype, n, where);
   VisitDType(*dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float>) {
@@ -572,6 +601,7 @@ std::string ReadProtoFile(const std::string& path, const char* what) {
 }  // namespace
 
 MetaGraph ReadMetaGraph(const std::string& path) {
+  const FillBudgetScope budget;
   const std::string bytes = ReadProtoFile(path, "MetaGraphDef");
   MetaGraph meta;
   if (!ReadMetaGraphDef(bytes, path, meta)) ThrowNotA(path, "MetaGraphDef", bytes.size());
@@ -579,6 +609,7 @@ MetaGraph ReadMetaGraph(const std::string& path) {
 }
 
 MetaGraph ReadGraphDef(const std::string& path) {
+  const FillBudgetScope budget;
   const std::string bytes = ReadProtoFile(path, "GraphDef");
   MetaGraph meta = FromProto(pb::MetaGraphDef(), path);
   if (!ReadGraphDefInto(bytes, path, meta)) ThrowNotA(path, "GraphDef", bytes.size());
@@ -586,6 +617,7 @@ MetaGraph ReadGraphDef(const std::string& path) {
 }
 
 std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path) {
+  const FillBudgetScope budget;
   const std::string bytes = ReadProtoFile(path, "SavedModel");
   std::vector<MetaGraph> out;
   std::string rest;
