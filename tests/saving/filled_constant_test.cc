@@ -49,7 +49,7 @@ std::string FilledConstNode(const std::string& name, int64_t elements) {
 }
 
 std::string WriteGraphDef(const std::string& bytes) {
-  const std::string path = TempDir() + "/graph.pb";
+  std::string path = TempDir() + "/graph.pb";
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }
