@@ -38,7 +38,8 @@ Tensor Cast(const Tensor& x, DType dtype);  // "Cast"
 // not broadcast to it. The gradient sums back to x's shape.
 Tensor BroadcastTo(const Tensor& x, const Shape& shape);  // "BroadcastTo"
 // Sums the slices data[i, ...] into output row segment_ids[i]: the gradient
-// of Gather. An id outside [0, num_segments) throws InvalidArgumentError.
+// of Gather. A negative id's slice is dropped (as TF's); an id >=
+// num_segments throws InvalidArgumentError.
 // segment_ids (int32/int64) must be a prefix of data's shape; the result has
 // shape [num_segments] + data.shape[segment_ids.rank:].
 Tensor UnsortedSegmentSum(const Tensor& data, const Tensor& segment_ids,

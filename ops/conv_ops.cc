@@ -72,9 +72,16 @@ bool IsSame(const Attrs& attrs) {
 Span1D MakeSpan(std::string_view dim, int64_t in, int64_t k, int64_t stride, int64_t dilation,
                 bool same) {
   Span1D s{.in = in, .k = k, .stride = stride, .dilation = dilation};
-  const int64_t effective = (k - 1) * dilation + 1;
+  int64_t effective = 0;
+  // Dilations and strides come from files: no overflow in the sizes below.
+  if (__builtin_mul_overflow(k - 1, dilation, &effective) ||
+      effective > std::numeric_limits<int64_t>::max() / 4) {
+    throw InvalidArgumentError(StrCat("the ", dim, " window (size ", k, ", dilation ", dilation,
+                                      ") is too large to compute with"));
+  }
+  effective += 1;
   if (same) {
-    s.out = (in + stride - 1) / stride;
+    s.out = in / stride + (in % stride != 0 ? 1 : 0);
     const int64_t needed = std::max<int64_t>((s.out - 1) * stride + effective - in, 0);
     s.pad_before = needed / 2;
   } else {

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <new>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "ops/internal/graph_builder.h"
+#include "ops/internal/memory_limit.h"
 #include "ops/recorder.h"
 #include "runtime/flush_denormal.h"
 #include "runtime/graph.h"
@@ -96,6 +98,19 @@ OutputSpec Infer(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
   }
 }
 
+// The kernel; an allocation the system refuses is ResourceExhaustedError.
+// (A default Tensor allocates, so the result is not declared before the try.)
+Tensor Compute(const OpDef& op, std::span<const Tensor> inputs, const Attrs& attrs,
+               const OutputSpec& spec) {
+  try {
+    return op.compute(inputs, attrs, spec);
+  } catch (const std::bad_alloc&) {
+    throw ResourceExhaustedError(StrCat("OOM when allocating tensor with shape", spec.shape,
+                                        " and type ", spec.dtype, " for ", op.type,
+                                        ": the system refused the memory"));
+  }
+}
+
 }  // namespace
 
 Tensor Execute(const OpDef& op, const Tensor& x, const Attrs& attrs) {
@@ -113,10 +128,16 @@ Tensor RunKernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
         StrCat(op.type, ": expected ", op.num_inputs, " inputs, got ", inputs.size()));
   }
   const OutputSpec spec = Infer(op, inputs, attrs);
+  // Sizes from a graph file can ask for anything: a tensor larger than the
+  // limit is refused before the kernel runs, and an allocation the system
+  // refuses is the same error kind, never std::bad_alloc.
+  if (spec.shape.num_elements() > (int64_t{1} << 16)) [[unlikely]] {
+    internal::CheckTensorBytes(op.type, spec.shape, spec.dtype);
+  }
   // TF's kernel mode: denormals flushed, round to nearest; the caller's mode
   // is back when this returns or throws.
   const internal::ScopedFlushDenormal flush;
-  Tensor output = op.compute(inputs, attrs, spec);
+  Tensor output = Compute(op, inputs, attrs, spec);
   EAGER_INTERNAL_CHECK(output.shape() == spec.shape && output.dtype() == spec.dtype);
   return output;
 }

@@ -51,6 +51,14 @@ NodeOutputs RunAssign(const NodeContext& c) {
   EAGER_CHECK(c.refs.size() == 1 && c.inputs.size() == 1, "node '", c.node.name, "' (", c.node.op,
               ") needs 2 inputs, has ", c.refs.size() + c.inputs.size());
   Variable& v = *c.refs[0];
+  const AttrValue* validate = c.attrs.Find("validate_shape");
+  if (validate != nullptr && !std::get<bool>(*validate) && c.inputs[0].shape() != v.shape()) {
+    // TF gives the variable the value's shape; eager's Variables keep theirs.
+    throw UnimplementedError(StrCat("node '", c.node.name, "' (", c.node.op,
+                                    "): attribute 'validate_shape' = false with a value of shape ",
+                                    c.inputs[0].shape(), " for a variable of shape ", v.shape(),
+                                    " (eager's variables keep their shape)"));
+  }
   (v.*kUpdate)(c.inputs[0]);
   return {{v.stored_value()}};
 }

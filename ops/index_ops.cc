@@ -17,21 +17,76 @@ using Grads = std::vector<std::optional<Tensor>>;
 
 // ---- GatherV2 / UnsortedSegmentSum -----------------------------------------
 
-OutputSpec InferGather(std::span<const Tensor> in, const Attrs&) {
-  const Tensor& params = in[0];
-  const Tensor& indices = in[1];
+// GatherV2's axis and batch_dims resolved against the shapes (TF's
+// gather_op.cc checks, in its order), and the sizes the kernel walks:
+// params [batch, outer, gather, inner], indices [batch, count].
+struct GatherPlan {
+  int axis = 0;
+  int batch_dims = 0;
+  int64_t batch = 1, outer = 1, gather = 0, inner = 1, count = 1;
+  Shape output;
+};
+
+GatherPlan PlanGather(const Tensor& params, const Tensor& indices, const Attrs& attrs) {
   internal::CheckDTypeIn(indices, "indices", DTypeSet::kIndex);
   if (params.rank() == 0) {
     throw InvalidArgumentError(
-        StrCat("params must have rank >= 1 to gather rows, got shape ", params.shape()));
+        StrCat("params must be at least 1 dimensional, got shape ", params.shape()));
   }
-  if (indices.rank() + params.rank() - 1 > Shape::kMaxRank) {
-    throw InvalidArgumentError(StrCat("result rank too large for indices ", indices.shape(),
-                                      " and params ", params.shape()));
+  const int64_t axis = attrs.Has("axis") ? attrs.GetInt("axis") : 0;
+  if (axis < -params.rank() || axis >= params.rank()) {
+    throw InvalidArgumentError(StrCat("Expected axis in the range [", -params.rank(), ", ",
+                                      params.rank(), "), but got ", axis, " (params shape ",
+                                      params.shape(), ")"));
   }
-  std::vector<int64_t> dims = indices.shape().ToVector();
-  for (int d = 1; d < params.rank(); ++d) dims.push_back(params.shape().dim(d));
-  return {Shape(dims), params.dtype()};
+  int64_t batch_dims = attrs.Has("batch_dims") ? attrs.GetInt("batch_dims") : 0;
+  GatherPlan plan;
+  plan.axis = static_cast<int>(axis < 0 ? axis + params.rank() : axis);
+  if (batch_dims != 0) {
+    if (batch_dims < -indices.rank() || batch_dims > indices.rank()) {
+      throw InvalidArgumentError(StrCat("Expected batch_dims in the range [", -indices.rank(), ", ",
+                                        indices.rank(), "], but got ", batch_dims,
+                                        " (indices shape ", indices.shape(), ")"));
+    }
+    if (batch_dims < 0) batch_dims += indices.rank();
+    if (batch_dims >= params.rank()) {
+      throw InvalidArgumentError(StrCat("batch_dims (", batch_dims,
+                                        ") must be less than rank(params) (", params.rank(), ")"));
+    }
+    if (plan.axis < batch_dims) {
+      throw InvalidArgumentError(StrCat("batch_dims (", batch_dims,
+                                        ") must be less than or equal to axis (", plan.axis, ")"));
+    }
+    for (int d = 0; d < batch_dims; ++d) {
+      if (params.shape().dim(d) != indices.shape().dim(d)) {
+        throw InvalidArgumentError(StrCat("params.shape[", d, "]: ", params.shape().dim(d),
+                                          " should be equal to indices.shape[", d,
+                                          "]: ", indices.shape().dim(d)));
+      }
+    }
+  }
+  plan.batch_dims = static_cast<int>(batch_dims);
+  const int out_rank = params.rank() - 1 + indices.rank() - plan.batch_dims;
+  if (out_rank > Shape::kMaxRank) {
+    throw InvalidArgumentError(StrCat("result rank ", out_rank, " too large for indices ",
+                                      indices.shape(), " and params ", params.shape()));
+  }
+  std::vector<int64_t> dims;
+  dims.reserve(static_cast<size_t>(out_rank));
+  for (int d = 0; d < plan.axis; ++d) dims.push_back(params.shape().dim(d));
+  for (int d = plan.batch_dims; d < indices.rank(); ++d) dims.push_back(indices.shape().dim(d));
+  for (int d = plan.axis + 1; d < params.rank(); ++d) dims.push_back(params.shape().dim(d));
+  plan.output = Shape(dims);  // checks that the element count fits int64
+  for (int d = 0; d < plan.batch_dims; ++d) plan.batch *= params.shape().dim(d);
+  for (int d = plan.batch_dims; d < plan.axis; ++d) plan.outer *= params.shape().dim(d);
+  plan.gather = params.shape().dim(plan.axis);
+  for (int d = plan.axis + 1; d < params.rank(); ++d) plan.inner *= params.shape().dim(d);
+  for (int d = plan.batch_dims; d < indices.rank(); ++d) plan.count *= indices.shape().dim(d);
+  return plan;
+}
+
+OutputSpec InferGather(std::span<const Tensor> in, const Attrs& attrs) {
+  return {PlanGather(in[0], in[1], attrs).output, in[0].dtype()};
 }
 
 // Index i of `indices` as int64, whatever its index dtype.
@@ -44,23 +99,29 @@ void ForEachIndex(const Tensor& indices, F&& f) {
   });
 }
 
-Tensor GatherKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+// out[b, o, i, k] = params[b, o, indices[b, i], k].
+Tensor GatherKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
   const Tensor& params = in[0];
   const Tensor& indices = in[1];
-  const int64_t rows = params.shape().dim(0);
-  const int64_t row_size = rows == 0 ? 0 : params.num_elements() / rows;
+  const GatherPlan p = PlanGather(params, indices, attrs);
   Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  if (spec.shape.num_elements() == 0) return out;
   VisitDType(params.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = params.data<T>().data();
     T* o = internal::MutableData<T>(out);
     ForEachIndex(indices, [&](int64_t i, int64_t index) {
-      if (index < 0 || index >= rows) {
-        throw InvalidArgumentError(StrCat("GatherV2: indices[", i, "] = ", index, " is not in [0, ",
-                                          rows, ") (params shape ", params.shape(),
-                                          ", indices shape ", indices.shape(), ")"));
+      if (index < 0 || index >= p.gather) {
+        throw InvalidArgumentError(StrCat(
+            "GatherV2: indices[", i, "] = ", index, " is not in [0, ", p.gather, ") (params shape ",
+            params.shape(), ", indices shape ", indices.shape(), ", axis ", p.axis, ")"));
       }
-      std::copy(src + index * row_size, src + (index + 1) * row_size, o + i * row_size);
+      const int64_t b = i / p.count;
+      const int64_t j = i % p.count;
+      for (int64_t r = 0; r < p.outer; ++r) {
+        const T* from = src + ((b * p.outer + r) * p.gather + index) * p.inner;
+        std::copy(from, from + p.inner, o + ((b * p.outer + r) * p.count + j) * p.inner);
+      }
     });
   });
   return out;
@@ -68,6 +129,13 @@ Tensor GatherKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& 
 
 Grads GatherGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& params = call.inputs[0];
+  const auto nonzero = [&](std::string_view attr) {
+    return call.attrs.Has(attr) && call.attrs.GetInt(attr) != 0;
+  };
+  if (nonzero("axis") || nonzero("batch_dims")) {
+    throw UnimplementedError(
+        "GatherV2: the gradient is implemented for axis 0 and batch_dims 0 only");
+  }
   return {UnsortedSegmentSum(grad, call.inputs[1], params.shape().dim(0)), std::nullopt};
 }
 
@@ -103,10 +171,11 @@ Tensor SegmentSumKernel(std::span<const Tensor> in, const Attrs& attrs, const Ou
     const T* src = data.data<T>().data();
     T* o = internal::MutableData<T>(out);
     ForEachIndex(ids, [&](int64_t i, int64_t id) {
-      if (id < 0 || id >= num_segments) {
-        throw InvalidArgumentError(StrCat("UnsortedSegmentSum: segment_ids[", i, "] = ", id,
-                                          " is not in [0, ", num_segments, ") (data shape ",
-                                          data.shape(), ", segment_ids shape ", ids.shape(), ")"));
+      if (id < 0) return;  // TF drops the rows of negative ids
+      if (id >= num_segments) {
+        throw InvalidArgumentError(StrCat(
+            "UnsortedSegmentSum: segment_ids[", i, "] = ", id, " is not in [0, ", num_segments,
+            ") nor negative (data shape ", data.shape(), ", segment_ids shape ", ids.shape(), ")"));
       }
       internal::ArrayMap<T>(o + id * row_size, row_size) +=
           internal::ConstArrayMap<T>(src + i * row_size, row_size);
@@ -121,6 +190,18 @@ Grads SegmentSumGradient(const OpCall& call, const Tensor& grad) {
 
 // ---- OneHot ----------------------------------------------------------------
 
+// OneHot's axis: where the depth dimension goes among the output's
+// dimensions (-1: last), checked as TF does.
+int OneHotAxis(const Tensor& indices, const Attrs& attrs) {
+  const int64_t axis = attrs.Has("axis") ? attrs.GetInt("axis") : -1;
+  if (axis < -1 || axis > indices.rank()) {
+    throw InvalidArgumentError(StrCat("Expected axis to be -1 or between [0, ", indices.rank(),
+                                      "].  But received: ", axis, " (indices shape ",
+                                      indices.shape(), ")"));
+  }
+  return axis == -1 ? indices.rank() : static_cast<int>(axis);
+}
+
 OutputSpec InferOneHot(std::span<const Tensor> in, const Attrs& attrs) {
   const Tensor& indices = in[0];
   internal::CheckDTypeIn(indices, "indices", DTypeSet::kIndex);
@@ -134,13 +215,22 @@ OutputSpec InferOneHot(std::span<const Tensor> in, const Attrs& attrs) {
     throw InvalidArgumentError(StrCat("output dtype ", dtype, " is not supported; expected ",
                                       internal::DTypeSetName(DTypeSet::kNumericOrBool)));
   }
+  const int axis = OneHotAxis(indices, attrs);
+  if (indices.rank() + 1 > Shape::kMaxRank) {
+    throw InvalidArgumentError(StrCat("indices of shape ", indices.shape(),
+                                      " make an output of rank above ", Shape::kMaxRank));
+  }
   std::vector<int64_t> dims = indices.shape().ToVector();
-  dims.push_back(depth);
+  dims.insert(dims.begin() + axis, depth);
   return {Shape(dims), dtype};
 }
 
+// out[p, d, s] = indices[p, s] == d ? on_value : off_value.
 Tensor OneHotKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
   const int64_t depth = attrs.GetInt("depth");
+  const int axis = OneHotAxis(in[0], attrs);
+  int64_t suffix = 1;
+  for (int d = axis; d < in[0].rank(); ++d) suffix *= in[0].shape().dim(d);
   Tensor out = internal::NewTensor(spec.shape, spec.dtype);
   internal::Dispatch<DTypeSet::kNumericOrBool>(spec.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -149,7 +239,10 @@ Tensor OneHotKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
     T* o = internal::MutableData<T>(out);
     std::fill(o, o + out.num_elements(), off);
     ForEachIndex(in[0], [&](int64_t i, int64_t index) {
-      if (index >= 0 && index < depth) o[i * depth + index] = on;
+      if (index < 0 || index >= depth) return;
+      const int64_t p = i / suffix;
+      const int64_t s = i % suffix;
+      o[(p * depth + index) * suffix + s] = on;
     });
   });
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "ops/array_ops.h"
@@ -295,6 +296,21 @@ Grads MaxGradient(const OpCall& call, const Tensor& grad) {
   return {Mul(Div(indicators, num_selected), Reshape(grad, kept_shape))};
 }
 
+// TF's output_type: int64 (the default) or int32, which must hold every
+// index along the axis.
+DType ArgMaxOutputType(const Tensor& x, int axis, const Attrs& attrs) {
+  const DType type = attrs.Has("output_type") ? attrs.GetType("output_type") : DType::kInt64;
+  if (type != DType::kInt64 && type != DType::kInt32) {
+    throw InvalidArgumentError(
+        StrCat("output_type must be int32 or int64, got ", type, " (input shape ", x.shape(), ")"));
+  }
+  if (type == DType::kInt32 && x.shape().dim(axis) > std::numeric_limits<int32_t>::max()) {
+    throw InvalidArgumentError(
+        StrCat("output_type int32 cannot index axis ", axis, " of shape ", x.shape()));
+  }
+  return type;
+}
+
 OutputSpec InferArgMax(std::span<const Tensor> in, const Attrs& attrs) {
   const Tensor& x = in[0];
   internal::CheckDTypeIn(x, "input", DTypeSet::kNumeric);
@@ -310,7 +326,7 @@ OutputSpec InferArgMax(std::span<const Tensor> in, const Attrs& attrs) {
                 return m;
               }(),
               false),
-          DType::kInt64};
+          ArgMaxOutputType(x, axis, attrs)};
 }
 
 Tensor ArgMaxKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
@@ -321,21 +337,28 @@ Tensor ArgMaxKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
   for (int i = axis + 1; i < x.rank(); ++i) inner *= x.shape().dim(i);
   const int64_t len = x.shape().dim(axis);
   Tensor out = internal::NewTensor(spec.shape, spec.dtype);
-  int64_t* o = internal::MutableData<int64_t>(out);
-  internal::Dispatch<DTypeSet::kNumeric>(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = x.data<T>().data();
-    for (int64_t a = 0; a < outer; ++a) {
-      for (int64_t b = 0; b < inner; ++b) {
-        const T* base = p + a * len * inner + b;
-        int64_t best = 0;
-        for (int64_t k = 1; k < len; ++k) {
-          if (base[k * inner] > base[best * inner]) best = k;  // first index wins ties
+  const auto argmax = [&](auto* o) {
+    using Index = std::remove_pointer_t<decltype(o)>;
+    internal::Dispatch<DTypeSet::kNumeric>(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* p = x.data<T>().data();
+      for (int64_t a = 0; a < outer; ++a) {
+        for (int64_t b = 0; b < inner; ++b) {
+          const T* base = p + a * len * inner + b;
+          int64_t best = 0;
+          for (int64_t k = 1; k < len; ++k) {
+            if (base[k * inner] > base[best * inner]) best = k;  // first index wins ties
+          }
+          o[a * inner + b] = static_cast<Index>(best);
         }
-        o[a * inner + b] = best;
       }
-    }
-  });
+    });
+  };
+  if (spec.dtype == DType::kInt32) {
+    argmax(internal::MutableData<int32_t>(out));
+  } else {
+    argmax(internal::MutableData<int64_t>(out));
+  }
   return out;
 }
 

@@ -5,6 +5,8 @@
 
 #include "ops/execute.h"
 #include "ops/internal/graph_builder.h"
+#include "ops/internal/memory_limit.h"
+#include "ops/internal/node_check.h"
 #include "ops/op_def.h"
 #include "runtime/flush_denormal.h"
 #include "runtime/variable.h"
@@ -249,7 +251,9 @@ class RunState {
                                       "', which eager does not implement"));
     }
     if (def->compute != nullptr) CheckLayoutIsNhwc(node);
-    r.attrs = internal::NodeKernelAttrs(node, *def);
+    Attrs attrs = internal::NodeKernelAttrs(node, *def);
+    internal::CheckNode(node, *def, attrs);
+    r.attrs = std::move(attrs);
     r.op = def;
     return r;
   }
@@ -419,8 +423,8 @@ class RunState {
 
 }  // namespace
 
-Session::Session(Graph& graph)
-    : graph_(graph), inputs_(std::make_unique<internal::ResolvedInputs>()) {}
+Session::Session(Graph& graph, SessionOptions options)
+    : graph_(graph), options_(options), inputs_(std::make_unique<internal::ResolvedInputs>()) {}
 Session::~Session() = default;
 
 std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetches,
@@ -428,6 +432,7 @@ std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetche
   // Every node runs in TF's kernel mode (denormals flushed, round to
   // nearest), set once here rather than per node.
   const internal::ScopedFlushDenormal flush;
+  const internal::ScopedMemoryLimit limit(options_.memory_limit_bytes);
   return RunState(graph_, *inputs_, feeds).Run(fetches);
 }
 

@@ -38,6 +38,7 @@
 // when it first runs. Nodes never change once added, and nodes added to the
 // graph later are resolved when they run.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,9 +77,18 @@ class Fetch {
 // Tensor -> value to use instead of computing it.
 using Feeds = std::vector<std::pair<Fetch, Tensor>>;
 
+// How a Session runs.
+struct SessionOptions {
+  // The most bytes one tensor that a node computes may take; a node whose
+  // output would be larger throws ResourceExhaustedError naming the op, the
+  // node and the shape before its kernel runs. 0: the machine's physical
+  // memory (the limit without options). Not a bound on a run's total.
+  int64_t memory_limit_bytes = 0;
+};
+
 class Session {
  public:
-  explicit Session(Graph& graph);
+  explicit Session(Graph& graph, SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -96,6 +106,7 @@ class Session {
 
  private:
   Graph& graph_;
+  SessionOptions options_;
   std::unique_ptr<internal::ResolvedInputs> inputs_;
 };
 

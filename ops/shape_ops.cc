@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 #include "ops/execute.h"
 #include "ops/internal/broadcast.h"
@@ -82,6 +83,10 @@ OutputSpec InferReshape(std::span<const Tensor> in, const Attrs& attrs) {
     } else if (dims[i] < 0) {
       throw InvalidArgumentError(StrCat("requested shape ", DimsToString(dims),
                                         " has a negative dimension (input shape ", x.shape(), ")"));
+    } else if (dims[i] != 0 && known > std::numeric_limits<int64_t>::max() / dims[i]) {
+      throw InvalidArgumentError(StrCat("requested shape ", DimsToString(dims),
+                                        " has more elements than an int64 counts (input shape ",
+                                        x.shape(), ")"));
     } else {
       known *= dims[i];
     }
@@ -248,7 +253,7 @@ void ResolveSlice(const Tensor& x, const Attrs& attrs, Dims& begin, Dims& size) 
   for (int d = 0; d < x.rank(); ++d) {
     const int64_t dim = x.shape().dim(d);
     const int64_t sz = s[d] == -1 ? dim - b[d] : s[d];
-    if (b[d] < 0 || b[d] > dim || sz < 0 || b[d] + sz > dim) {
+    if (b[d] < 0 || b[d] > dim || sz < 0 || sz > dim - b[d]) {
       throw InvalidArgumentError(StrCat("slice begin ", DimsToString(b), " size ", DimsToString(s),
                                         " is out of bounds in dimension ", d, " of shape ",
                                         x.shape(),

@@ -201,7 +201,7 @@ int Graph::AddNode(Node node) {
   if (!names_.IsUsed(node.name)) names_.UniqueName(node.name);
   const int index = num_nodes();
   index_.emplace(node.name, index);
-  outputs_.emplace_back(node.output_dtypes.size());
+  outputs_.emplace_back();  // filled on first use: a default Tensor allocates
   nodes_.push_back(std::make_unique<Node>(std::move(node)));
   return index;
 }
@@ -220,10 +220,12 @@ Tensor Graph::Output(int node_index, int index) const {
   EAGER_INTERNAL_CHECK(node_index >= 0 && node_index < num_nodes());
   const Node& n = node(node_index);
   std::vector<Tensor>& outputs = outputs_[static_cast<size_t>(node_index)];
-  if (index < 0 || index >= static_cast<int>(outputs.size())) {
-    throw OutOfRangeError(StrCat("node '", n.name, "' (", n.op, ") has ", outputs.size(),
+  const size_t count = n.output_dtypes.size();
+  if (index < 0 || static_cast<size_t>(index) >= count) {
+    throw OutOfRangeError(StrCat("node '", n.name, "' (", n.op, ") has ", count,
                                  " outputs; there is no output ", index));
   }
+  if (outputs.size() != count) outputs.resize(count);
   Tensor& out = outputs[static_cast<size_t>(index)];
   if (!out.is_symbolic()) {
     auto symbolic = std::make_shared<internal::SymbolicOutput>(

@@ -9,8 +9,8 @@
 #include "distributed/distributed_optimizer.h"
 #include "distributed/world.h"
 #include "ops/array_ops.h"
-#include "ops/threads.h"
 #include "runtime/errors.h"
+#include "runtime/threads.h"
 
 namespace fashion_mnist {
 namespace {

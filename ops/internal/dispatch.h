@@ -84,7 +84,14 @@ void Dispatch(DType dtype, F&& f) {
 
 // An axis attribute normalized against `rank` ("axis 3 is out of range for
 // a tensor of rank 2 (shape [2,3])" otherwise).
+// An axis outside int's range (-2^63 from a graph's int64 input) is out of
+// range too, not truncated to one that fits.
 inline int NormalizeAxis(int64_t axis, const Shape& shape) {
+  if (axis < -Shape::kMaxRank - 1 || axis > Shape::kMaxRank) {
+    throw InvalidArgumentError(StrCat("axis ", axis, " is out of range for a tensor of rank ",
+                                      shape.rank(), " (shape ", shape, "); expected axis in [",
+                                      -shape.rank(), ", ", shape.rank(), ")"));
+  }
   return shape.NormalizeAxis(static_cast<int>(axis));
 }
 

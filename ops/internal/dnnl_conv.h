@@ -12,7 +12,7 @@
 // shape for which oneDNN offers only its reference loops (im2col + GEMM is
 // faster than those). conv_ops.cc then runs im2col + GEMM.
 //
-// Results do not depend on the thread count (ops/threads.h): the batch is cut
+// Results do not depend on the thread count (runtime/threads.h): the batch is cut
 // into chunks fixed by the batch size and the machine's cores alone; each
 // chunk is one single-threaded oneDNN call (oneDNN's own OpenMP threads are
 // never used) on eager's pool, and the filter gradient adds the chunks'

@@ -1,5 +1,8 @@
 #include "saving/saver/meta_graph_def.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -40,6 +43,34 @@ std::vector<T> Filled(const Field& field, int64_t n, const std::string& where) {
   return out;
 }
 
+// A TensorProto may hold fewer values than its shape has elements (TF
+// repeats the last: tf.zeros([1000, 1000]) is one float), so a 30-byte Const
+// can ask for 8 GiB. What such constants fill beyond the bytes the file holds
+// counts against a budget per file read (kFillBudget); past it the read is
+// ResourceExhaustedError naming the node, its shape and the sizes.
+constexpr int64_t kFillBudget = int64_t{1} << 30;
+thread_local int64_t fill_budget_left = kFillBudget;
+
+// Resets the budget for one file read.
+struct FillBudgetScope {
+  FillBudgetScope() { fill_budget_left = kFillBudget; }
+};
+
+void ChargeFill(const pb::TensorProto& p, const Shape& s, DType dtype, int64_t n,
+                const std::string& where) {
+  const auto filled = static_cast<int64_t>(static_cast<uint64_t>(n) * DTypeSize(dtype));
+  const auto present = static_cast<int64_t>(p.ByteSizeLong());
+  if (filled <= present) return;
+  if (filled - present > fill_budget_left) {
+    throw ResourceExhaustedError(StrCat(where, ": a constant of shape ", s, " and dtype ", dtype,
+                                        " fills ", filled, " bytes from the ", present,
+                                        " bytes present; the constants of one graph file may "
+                                        "fill at most ",
+                                        kFillBudget, " bytes beyond what the file holds"));
+  }
+  fill_budget_left -= filled - present;
+}
+
 MetaTensor FromProto(const pb::TensorProto& p, const std::string& where) {
   MetaTensor t;
   t.tf_dtype = p.dtype();
@@ -76,6 +107,7 @@ MetaTensor FromProto(const pb::TensorProto& p, const std::string& where) {
     t.value = out;
     return t;
   }
+  ChargeFill(p, s, *dtype, n, where);
   VisitDType(*dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float>) {
@@ -210,6 +242,14 @@ MetaSignature SignatureFromBytes(const std::string& bytes, const std::string& wh
   return signature;
 }
 
+MetaGraphNode FromProto(const pb::NodeDef& n, const std::string& path) {
+  MetaGraphNode node{n.name(), n.op(), {n.input().begin(), n.input().end()}, n.device(), {}};
+  for (const auto& [name, value] : n.attr()) {
+    node.attrs.emplace(name, FromProto(value, StrCat(path, ": node ", n.name(), " attr ", name)));
+  }
+  return node;
+}
+
 MetaGraph FromProto(const pb::MetaGraphDef& p, const std::string& path) {
   MetaGraph meta;
   const auto& info = p.meta_info_def();
@@ -225,13 +265,7 @@ MetaGraph FromProto(const pb::MetaGraphDef& p, const std::string& path) {
   meta.producer = graph.versions().producer();
   meta.min_consumer = graph.versions().min_consumer();
   meta.nodes.reserve(graph.node_size());
-  for (const auto& n : graph.node()) {
-    MetaGraphNode node{n.name(), n.op(), {n.input().begin(), n.input().end()}, n.device(), {}};
-    for (const auto& [name, value] : n.attr()) {
-      node.attrs.emplace(name, FromProto(value, StrCat(path, ": node ", n.name(), " attr ", name)));
-    }
-    meta.nodes.push_back(std::move(node));
-  }
+  for (const auto& n : graph.node()) meta.nodes.push_back(FromProto(n, path));
   if (p.has_saver_def()) {
     const auto& s = p.saver_def();
     meta.saver_def = MetaSaverDef{s.filename_tensor_name(),
@@ -469,36 +503,129 @@ pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
   return p;
 }
 
-template <typename Proto>
-Proto ParseFile(const std::string& path, const char* what) {
+// ---- Reading large files in linear memory -----------------------------------
+//
+// A graph's nodes are parsed one NodeDef at a time and converted at once, so
+// that the protobuf tree of the whole graph (some 600 bytes per node: a 100
+// MB saved_model.pb of 2M nodes took 1.2 GB as protobuf objects, next to
+// their conversion) never exists. Every other field of a message is gathered
+// as its wire bytes and parsed as usual, into a message without the nodes.
+
+using WireFormat = ::google::protobuf::internal::WireFormatLite;
+
+// The fields of one message: each length-delimited field numbered `wanted`
+// to `on_wanted` (its bytes), every other field's wire bytes to `rest`.
+// False when the bytes are not a message.
+template <typename F>
+bool SplitFields(std::string_view bytes, int wanted, std::string& rest, F&& on_wanted) {
+  ::google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                              static_cast<int>(bytes.size()));
+  in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+  while (true) {
+    const int start = in.CurrentPosition();
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return in.CurrentPosition() == static_cast<int>(bytes.size());
+    if (WireFormat::GetTagFieldNumber(tag) == wanted &&
+        WireFormat::GetTagWireType(tag) == WireFormat::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t length = 0;
+      if (!in.ReadVarint32(&length)) return false;
+      const int at = in.CurrentPosition();
+      if (length > bytes.size() - static_cast<size_t>(at)) return false;
+      if (!on_wanted(bytes.substr(static_cast<size_t>(at), length))) return false;
+      if (!in.Skip(static_cast<int>(length))) return false;
+      continue;
+    }
+    if (!WireFormat::SkipField(&in, tag)) return false;
+    rest.append(bytes.substr(static_cast<size_t>(start),
+                             static_cast<size_t>(in.CurrentPosition() - start)));
+  }
+}
+
+// A GraphDef's bytes into meta.nodes (one NodeDef at a time), versions.
+bool ReadGraphDefInto(std::string_view bytes, const std::string& path, MetaGraph& meta) {
+  pb::NodeDef node;
+  std::string rest;
+  const bool ok = SplitFields(bytes, /*GraphDef.node*/ 1, rest, [&](std::string_view n) {
+    node.Clear();
+    if (!node.ParseFromArray(n.data(), static_cast<int>(n.size()))) return false;
+    meta.nodes.push_back(FromProto(node, path));
+    return true;
+  });
+  pb::GraphDef others;
+  if (!ok || !others.ParseFromString(rest)) return false;
+  meta.producer = others.versions().producer();
+  meta.min_consumer = others.versions().min_consumer();
+  return true;
+}
+
+// A MetaGraphDef's bytes as FromProto reads it, its graph's nodes streamed.
+bool ReadMetaGraphDef(std::string_view bytes, const std::string& path, MetaGraph& meta) {
+  std::string rest;
+  std::vector<MetaGraphNode> nodes;
+  int producer = 0, min_consumer = 0;
+  int graphs = 0;
+  const bool ok = SplitFields(bytes, /*MetaGraphDef.graph_def*/ 2, rest, [&](std::string_view g) {
+    // A repeated singular message merges: its nodes add up, versions last.
+    MetaGraph graph;
+    graph.nodes = std::move(nodes);
+    if (!ReadGraphDefInto(g, path, graph)) return false;
+    nodes = std::move(graph.nodes);
+    producer = graph.producer;
+    min_consumer = graph.min_consumer;
+    ++graphs;
+    return true;
+  });
+  pb::MetaGraphDef others;
+  if (!ok || !others.ParseFromString(rest)) return false;
+  meta = FromProto(others, path);
+  meta.nodes = std::move(nodes);
+  if (graphs > 0) {
+    meta.producer = producer;
+    meta.min_consumer = min_consumer;
+  }
+  return true;
+}
+
+std::string ReadProtoFile(const std::string& path, const char* what) {
   if (!internal::FileExists(path)) throw NotFoundError(StrCat(what, " file not found: ", path));
   // Protobuf refuses messages of 2 GiB or more: reading more is pointless.
   constexpr uint64_t kMaxProtoFileSize = (uint64_t{2} << 30) - 1;
-  const std::string bytes = internal::ReadFileToString(path, kMaxProtoFileSize);
-  Proto proto;
-  if (!proto.ParseFromString(bytes)) {
-    throw DataLossError(StrCat(path, ": not a binary ", what, " (", bytes.size(),
-                               " bytes that do not parse as one)"));
-  }
-  return proto;
+  return internal::ReadFileToString(path, kMaxProtoFileSize);
+}
+
+[[noreturn]] void ThrowNotA(const std::string& path, const char* what, size_t size) {
+  throw DataLossError(
+      StrCat(path, ": not a binary ", what, " (", size, " bytes that do not parse as one)"));
 }
 
 }  // namespace
 
 MetaGraph ReadMetaGraph(const std::string& path) {
-  return FromProto(ParseFile<pb::MetaGraphDef>(path, "MetaGraphDef"), path);
+  const FillBudgetScope budget;
+  const std::string bytes = ReadProtoFile(path, "MetaGraphDef");
+  MetaGraph meta;
+  if (!ReadMetaGraphDef(bytes, path, meta)) ThrowNotA(path, "MetaGraphDef", bytes.size());
+  return meta;
 }
 
 MetaGraph ReadGraphDef(const std::string& path) {
-  pb::MetaGraphDef wrapper;
-  *wrapper.mutable_graph_def() = ParseFile<pb::GraphDef>(path, "GraphDef");
-  return FromProto(wrapper, path);
+  const FillBudgetScope budget;
+  const std::string bytes = ReadProtoFile(path, "GraphDef");
+  MetaGraph meta = FromProto(pb::MetaGraphDef(), path);
+  if (!ReadGraphDefInto(bytes, path, meta)) ThrowNotA(path, "GraphDef", bytes.size());
+  return meta;
 }
 
 std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path) {
-  const pb::SavedModel model = ParseFile<pb::SavedModel>(path, "SavedModel");
+  const FillBudgetScope budget;
+  const std::string bytes = ReadProtoFile(path, "SavedModel");
   std::vector<MetaGraph> out;
-  for (const auto& meta : model.meta_graphs()) out.push_back(FromProto(meta, path));
+  std::string rest;
+  const bool ok = SplitFields(bytes, /*SavedModel.meta_graphs*/ 2, rest, [&](std::string_view m) {
+    return ReadMetaGraphDef(m, path, out.emplace_back());
+  });
+  pb::SavedModel others;  // saved_model_schema_version: checked as protobuf would
+  if (!ok || !others.ParseFromString(rest)) ThrowNotA(path, "SavedModel", bytes.size());
   return out;
 }
 

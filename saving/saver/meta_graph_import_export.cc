@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <type_traits>
+#include <utility>
 
 #include "runtime/errors.h"
 #include "runtime/op_signature.h"
@@ -125,15 +127,43 @@ std::optional<AttrValue> FromMeta(const MetaAttrValue& value) {
       value);
 }
 
-Node ToNode(const MetaGraphNode& m, const std::map<std::string, const MetaOpDef*>& file_ops) {
-  Node node{.name = m.name, .op = m.op, .inputs = m.inputs, .device = m.device};
+// The file's OpDefs by op type, each converted to a signature once (a graph
+// of 2M nodes has a handful of op types).
+class FileOps {
+ public:
+  explicit FileOps(const MetaGraph& meta) {
+    for (const MetaOpDef& op : meta.stripped_op_list) ops_.emplace(op.name, &op);
+  }
+  const OpSignature* Find(const std::string& type) {
+    auto it = ops_.find(type);
+    if (it == ops_.end()) return nullptr;
+    auto [sig, fresh] = signatures_.try_emplace(type);
+    if (fresh) sig->second = internal::SignatureOf(*it->second);
+    return &sig->second;
+  }
+
+ private:
+  std::map<std::string, const MetaOpDef*, std::less<>> ops_;
+  std::map<std::string, OpSignature, std::less<>> signatures_;
+};
+
+// A MetaGraphNode as a Node; moved from when `m` is an rvalue (its
+// attributes freed once converted).
+template <typename M>
+Node ToNode(M&& m, FileOps& file_ops) {
+  Node node{.name = std::forward<M>(m).name,
+            .op = std::forward<M>(m).op,
+            .inputs = std::forward<M>(m).inputs,
+            .device = std::forward<M>(m).device};
   for (const auto& [name, value] : m.attrs) {
     if (auto attr = FromMeta(value)) node.attrs.Set(name, std::move(*attr));
   }
+  if constexpr (!std::is_const_v<std::remove_reference_t<M>> && std::is_rvalue_reference_v<M&&>) {
+    m.attrs.clear();
+  }
   // The outputs from the op's OpDef: the file's, else eager's table.
-  if (auto it = file_ops.find(m.op); it != file_ops.end()) {
-    const OpSignature signature = internal::SignatureOf(*it->second);
-    SetOutputSpecs(node, &signature);
+  if (const OpSignature* signature = file_ops.Find(node.op)) {
+    SetOutputSpecs(node, signature);
   } else {
     SetDefaultOutputSpecs(node);
   }
@@ -194,15 +224,46 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
   return meta;
 }
 
-void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
-  std::map<std::string, const MetaOpDef*> file_ops;
-  for (const MetaOpDef& op : meta.stripped_op_list) file_ops.emplace(op.name, &op);
-  for (const MetaGraphNode& m : meta.nodes) {
+namespace {
+
+// ImportIntoGraph's nodes: copied from a const meta graph, moved from one
+// the caller gives up (a large graph then never exists twice).
+template <typename Nodes>
+void ImportNodes(const MetaGraph& meta, Nodes& nodes, Graph& graph) {
+  FileOps file_ops(meta);
+  for (auto& m : nodes) {
     EAGER_CHECK(graph.FindNode(m.name) == nullptr,
                 "ImportMetaGraph: the graph already has a node '", m.name,
                 "' (import into a fresh Graph)");
-    graph.AddNode(ToNode(m, file_ops));
+    if constexpr (std::is_const_v<Nodes>) {
+      graph.AddNode(ToNode(m, file_ops));
+    } else {
+      graph.AddNode(ToNode(std::move(m), file_ops));
+    }
   }
+}
+
+// Nodes `first` on of `graph` are the meta graph's.
+void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& graph);
+
+}  // namespace
+
+void ImportIntoGraphMovingNodes(MetaGraph& meta, Graph& graph) {
+  const int first = graph.num_nodes();
+  ImportNodes(meta, meta.nodes, graph);
+  meta.nodes = {};
+  ImportVariablesAndCollections(meta, first, graph);
+}
+
+void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
+  const int first = graph.num_nodes();
+  ImportNodes(meta, meta.nodes, graph);
+  ImportVariablesAndCollections(meta, first, graph);
+}
+
+namespace {
+
+void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& graph) {
   std::set<std::string> trainable;
   for (const MetaVariableDef& v : VariableDefsOf(meta, "trainable_variables")) {
     trainable.insert(v.variable_name);
@@ -232,9 +293,9 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
   // A bare GraphDef has no collections: every VariableV2 node it has is a
   // variable then (non-trainable: nothing says otherwise).
   if (meta.collections.count("variables") == 0) {
-    for (const MetaGraphNode& m : meta.nodes) {
-      if (!internal::IsRefVariableOp(m.op) || graph.VariableForNode(m.name) != nullptr) continue;
-      const Node* n = graph.FindNode(m.name);
+    for (int i = first; i < graph.num_nodes(); ++i) {
+      const Node* n = &graph.node(i);
+      if (!internal::IsRefVariableOp(n->op) || graph.VariableForNode(n->name) != nullptr) continue;
       const AttrValue* shape = n->FindAttr("shape");
       const AttrValue* dtype = n->FindAttr("dtype");
       if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
@@ -243,9 +304,9 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
         continue;
       }
       GraphVariable record;
-      record.variable_node = m.name;
-      if (graph.FindNode(m.name + "/Assign") != nullptr) record.initializer = m.name + "/Assign";
-      if (graph.FindNode(m.name + "/read") != nullptr) record.snapshot = m.name + "/read:0";
+      record.variable_node = n->name;
+      if (graph.FindNode(n->name + "/Assign") != nullptr) record.initializer = n->name + "/Assign";
+      if (graph.FindNode(n->name + "/read") != nullptr) record.snapshot = n->name + "/read:0";
       record.trainable = false;
       graph.ImportVariable(record);
     }
@@ -255,6 +316,8 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
     for (const std::string& name : c.node_list) graph.AddToCollection(key, name);
   }
 }
+
+}  // namespace
 
 std::unique_ptr<Saver> ImportMetaGraph(const std::string& path) {
   return ImportMetaGraph(path, ImportMetaGraphOptions{});
@@ -271,9 +334,8 @@ std::unique_ptr<Saver> ImportMetaGraph(const std::string& path,
   }
   const std::string scope =
       options.import_scope.empty() ? "" : graph->UniqueName(options.import_scope);
-  const MetaGraph meta =
-      internal::ScopedMetaGraph(ReadMetaGraph(path), scope, options.clear_devices);
-  ImportIntoGraph(meta, *graph);
+  MetaGraph meta = internal::ScopedMetaGraph(ReadMetaGraph(path), scope, options.clear_devices);
+  ImportIntoGraphMovingNodes(meta, *graph);  // the SaverDef and collections stay
   std::unique_ptr<Saver> saver = internal::SaverForImportedGraph(meta, *graph);
   if (saver == nullptr) {
     // TF's words (import_meta_graph returns None and logs them), with the file.

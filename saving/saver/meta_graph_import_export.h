@@ -42,6 +42,9 @@ MetaGraph GraphToMetaGraph(const Graph& graph);
 // InvalidArgumentError naming the node when a name is already taken in
 // `graph` or the meta graph is malformed.
 void ImportIntoGraph(const MetaGraph& meta, Graph& graph);
+// The same, moving the nodes out of `meta` (left with no nodes, all else
+// kept), so that a large graph is not held twice.
+void ImportIntoGraphMovingNodes(MetaGraph& meta, Graph& graph);
 
 // tf.compat.v1.train.import_meta_graph: reads `path`, imports it into the
 // default graph (Graph::Current()) and returns the Saver its SaverDef

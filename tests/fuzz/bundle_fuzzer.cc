@@ -9,6 +9,9 @@
 //   'M' / 'P' / 'D' + bytes         -> the bytes as a .meta file, a
 //                                      saved_model.pb, a bare GraphDef: read,
 //                                      listed as `eager-ckpt meta` does
+//   'R' + bytes                     -> the bytes as a .meta file: imported
+//                                      into a graph and every node run by a
+//                                      Session (1 MiB per tensor at most)
 //   any other byte b, fixed32 n, then n bytes of PREFIX.index and the rest as
 //   PREFIX.data-00000-of-00001      -> BundleReader: list, Read and dump every key
 // An even b reads with the default chunking (1 MiB chunks, two threads from
@@ -29,6 +32,7 @@
 #include <sstream>
 #include <string>
 
+#include "ops/session.h"
 #include "runtime/errors.h"
 #include "runtime/variable.h"
 #include "saving/bundle/bundle_files.h"
@@ -41,6 +45,7 @@
 #include "saving/checkpoint/internal/restore_coordinator.h"
 #include "saving/checkpoint/object_graph.h"
 #include "saving/saver/meta_graph_def.h"
+#include "saving/saver/meta_graph_import_export.h"
 #include "saving/tools/checkpoint_tools.h"
 #include "saving/tools/inspect_checkpoint.h"
 #include "saving/tools/meta_graph_listing.h"
@@ -173,6 +178,29 @@ void FuzzMetaGraph(char mode, const char* data, size_t size) {
   }
 }
 
+// Imports a meta graph and runs each of its nodes (up to 256) on its own:
+// every kernel on whatever attributes and inputs the file gives it.
+void FuzzGraphRun(const char* data, size_t size) {
+  const std::string path = eager::internal::DirName(Prefix()) + "/run.meta";
+  WriteWhole(path, data, size);
+  eager::Graph graph;
+  try {
+    eager::ImportIntoGraph(eager::ReadMetaGraph(path), graph);
+  } catch (const eager::Error&) {
+    return;
+  }
+  eager::Session session(graph, {.memory_limit_bytes = 1 << 20});
+  for (int n = 0; n < graph.num_nodes() && n < 256; ++n) {
+    try {
+      session.Run(graph.OperationByName(graph.node(n).name));
+      for (size_t i = 0; i < graph.node(n).output_dtypes.size() && i < 4; ++i) {
+        (void)session.Run(eager::StrCat(graph.node(n).name, ":", i).c_str());
+      }
+    } catch (const eager::Error&) {
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -188,6 +216,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   switch (bytes[0]) {
     case 'G':
       FuzzObjectGraph(bytes + 1, size - 1);
+      return 0;
+    case 'R':
+      FuzzGraphRun(bytes + 1, size - 1);
       return 0;
     case 'M':
     case 'P':

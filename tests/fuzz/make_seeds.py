@@ -2,7 +2,8 @@
 """Seed corpus for bundle_fuzzer (layout in bundle_fuzzer.cc): every
 PREFIX.index found under the given folders with the head of its first data
 file, every `checkpoint` state file, every .meta, saved_model.pb and bare
-GraphDef .pb file up to 1 MiB, and a few object graphs encoded here."""
+GraphDef .pb file up to 1 MiB (each .meta also as
+'R', imported and run), and a few object graphs encoded here."""
 import os
 import struct
 import sys
@@ -90,6 +91,8 @@ for root_dir in sys.argv[2:]:
                 mode = b"M" if name.endswith(".meta") else b"P" if name == "saved_model.pb" else b"D"
                 try:
                     seeds = [mode + open(path, "rb").read()]
+                    if mode == b"M":  # also imported and run ('R')
+                        seeds.append(b"R" + seeds[0][1:])
                 except OSError:
                     continue
             elif name == "checkpoint":

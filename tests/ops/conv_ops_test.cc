@@ -15,8 +15,8 @@
 
 #include "ops/array_ops.h"
 #include "ops/random_ops.h"
-#include "ops/threads.h"
 #include "runtime/errors.h"
+#include "runtime/threads.h"
 
 namespace eager {
 namespace {
@@ -309,7 +309,7 @@ TEST(Conv2DTest, Float32AndItsGradientsMatchNaiveLoops) {
   EXPECT_EQ(cases, 18);
 }
 
-// ops/threads.h: results do not depend on the thread count, for the
+// runtime/threads.h: results do not depend on the thread count, for the
 // float32 kernels too (the filter gradient sums over the batch).
 TEST(Conv2DTest, Float32ResultsDoNotDependOnTheThreadCount) {
   const Tensor x = RandomUniform(Shape{5, 14, 14, 16}, 41, -1, 1);
