@@ -14,6 +14,9 @@
 #include "autodiff/dense.h"
 #include "autodiff/exponential_moving_average.h"
 #include "autodiff/module.h"
+#include "ops/array_ops.h"
+#include "ops/bias_add.h"
+#include "ops/conv_ops.h"
 #include "ops/execute.h"
 #include "ops/fused_matmul.h"
 #include "ops/nn_ops.h"
@@ -109,6 +112,48 @@ TEST(SavedModelExportTest, TracedModelRunsBackWithEagersValues) {
   // The graph runs MatMul, AddV2, Relu: bit-identical to eager's fusion.
   EXPECT_THAT(out.at("logits").data<float>(), ElementsAreArray(model(batch).data<float>()));
   EXPECT_THAT(out.at("probs").data<float>(), ElementsAreArray(Softmax(model(batch)).data<float>()));
+}
+
+// A small convolutional classifier, shaped as the CNN main job's
+// (examples/fashion_mnist/cnn.h): flat images reshaped in the call, Conv2D +
+// BiasAdd + Relu, MaxPool, Dense.
+struct SmallCnn : Module {
+  Variable* filter = nullptr;
+  Variable* bias = nullptr;
+  Dense out{3, nullptr, true, 9};
+  SmallCnn() {
+    filter = &AddVariable("filter", Ramp(Shape({3, 3, 1, 2}), 0.07f, -0.3f));
+    bias = &AddVariable("bias", Ramp(Shape({2}), 0.05f, -0.02f));
+    Track("out", out);
+  }
+  Tensor operator()(const Tensor& images) {
+    const Tensor x = Reshape(images, {-1, 6, 6, 1});
+    const Tensor conv =
+        Relu(BiasAdd(Conv2D(x, filter->value(), {.padding = "SAME"}), bias->value()));
+    return out(Reshape(MaxPool(conv), {-1, 18}));
+  }
+};
+
+TEST(SavedModelExportTest, ConvolutionalModelRunsBackWithEagersValues) {
+  SmallCnn model;
+  model(Ramp(Shape({2, 36}), 0.05f, -0.1f));  // builds the Dense layer
+  const std::string dir = TempDir() + "/cnn_export/1";
+  SavedModelExport([&model](const Tensor& x) { return model(x); }, dir,
+                   {{"serving_default",
+                     Signature{{"images", TensorSpec(DType::kFloat32, {-1, 36})}, {"logits"}}}});
+  SavedModelBundle loaded = LoadSavedModel(dir, {"serve"});
+  for (const char* op : {"Conv2D", "BiasAdd", "MaxPool", "Reshape"}) {
+    bool found = false;
+    for (int i = 0; i < loaded.graph().num_nodes(); ++i) found |= loaded.graph().node(i).op == op;
+    EXPECT_TRUE(found) << op;
+  }
+  Session sess(loaded.graph());
+  const Tensor batch = Ramp(Shape({5, 36}), -0.13f, 0.6f);  // another batch size
+  const Tensor expected = model(batch);
+  const Tensor got = loaded.Run(sess, "serving_default", {{"images", batch}}).at("logits");
+  ASSERT_EQ(got.shape(), expected.shape());
+  EXPECT_THAT(got.data<float>(),
+              ::testing::Pointwise(::testing::FloatNear(1e-6f), expected.data<float>()));
 }
 
 TEST(SavedModelExportTest, ReadInsteadExportsTheMovingAverages) {
