@@ -6,42 +6,24 @@
 #include <utility>
 
 #include "autodiff/adam.h"
-#include "autodiff/graph_gradients.h"
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/training_ops.h"
+#include "runtime/graph.h"
 #include "runtime/names.h"
 
 namespace eager {
 
 Operation Adam::Minimize(const Tensor& loss, std::vector<Variable*> var_list) {
-  Graph* graph = Graph::Current();
   if (!tf1_) {
     throw FailedPreconditionError(StrCat("Adam '", name(),
                                          "': Minimize(loss tensor) builds TF1's AdamOptimizer in "
                                          "a graph; construct it with tf1_compatible = true"));
   }
-  if (graph == nullptr) {
-    throw FailedPreconditionError(StrCat("Adam '", name(),
-                                         "': Minimize(loss tensor) needs a default graph; "
-                                         "eagerly, pass a loss function"));
-  }
-  if (var_list.empty()) var_list = graph->TrainableVariables();
-  const std::vector<std::optional<Tensor>> grads = Gradients(loss, var_list);
-  std::vector<std::pair<Tensor, Variable*>> pairs;
-  std::string names;
-  for (size_t i = 0; i < var_list.size(); ++i) {
-    names += StrCat(i ? ", " : "", var_list[i]->shared_name());
-    if (grads[i].has_value()) pairs.emplace_back(*grads[i], var_list[i]);
-  }
-  if (pairs.empty()) {
-    throw InvalidArgumentError(
-        StrCat("No gradients provided for any variable, check your graph "
-               "for ops that do not support gradients, between variables [",
-               names, "] and loss ", loss.name(), "."));
-  }
-  for (const auto& [grad, var] : pairs) CheckDType(*var);
+  const std::vector<std::pair<Tensor, Variable*>> pairs =
+      GraphGradients("Adam", loss, std::move(var_list));
+  Graph* graph = Graph::Current();  // not null: GraphGradients checked
 
   // _create_slots: the powers (first call only), then each variable's slots.
   CreatePowers();
@@ -59,13 +41,15 @@ Operation Adam::Minimize(const Tensor& loss, std::vector<Variable*> var_list) {
   std::vector<Operation> updates;
   {
     std::vector<Operation> gradient_ops;
+    gradient_ops.reserve(pairs.size());
     for (const auto& [grad, var] : pairs) gradient_ops.push_back(graph->OperationOf(grad));
     Graph::ControlDependencies after_gradients(*graph, gradient_ops);
     for (const auto& [grad, var] : pairs) {
       NameScope update("update_" + graph->FindVariable(var)->variable_node);
       // _apply_dense casts the float32 scalars to the variable's dtype.
-      const auto cast = [&](const Tensor& t) {
-        return var->dtype() == DType::kFloat32 ? t : Cast(t, var->dtype());
+      const DType dtype = var->dtype();  // clang 14 cannot capture a structured binding
+      const auto cast = [dtype](const Tensor& t) {
+        return dtype == DType::kFloat32 ? t : Cast(t, dtype);
       };
       const Tensor updated = ApplyAdam(*var, *GetSlot(*var, "m"), *GetSlot(*var, "v"),
                                        cast(beta1_power_->value()), cast(beta2_power_->value()),

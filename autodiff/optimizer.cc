@@ -4,9 +4,11 @@
 #include <cmath>
 
 #include "autodiff/gradient_tape.h"
+#include "autodiff/graph_gradients.h"
 #include "autodiff/internal/trackable_list.h"
 #include "ops/fp_contract_off.h"
 #include "runtime/flush_denormal.h"
+#include "runtime/graph.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -326,6 +328,32 @@ std::vector<Trackable::Slot> Optimizer::Slots() {
     for (const SlotEntry& e : slots_[i]) out.push_back({e.original, slot_names_[i], e.slot});
   }
   return out;
+}
+
+std::vector<std::pair<Tensor, Variable*>> Optimizer::GraphGradients(
+    std::string_view kind, const Tensor& loss, std::vector<Variable*> var_list) const {
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) {
+    throw FailedPreconditionError(StrCat(kind, " '", name(),
+                                         "': Minimize(loss tensor) needs a default graph; "
+                                         "eagerly, pass a loss function"));
+  }
+  if (var_list.empty()) var_list = graph->TrainableVariables();
+  const std::vector<std::optional<Tensor>> grads = Gradients(loss, var_list);
+  std::vector<std::pair<Tensor, Variable*>> pairs;
+  std::string names;
+  for (size_t i = 0; i < var_list.size(); ++i) {
+    names += StrCat(i ? ", " : "", var_list[i]->shared_name());
+    if (grads[i].has_value()) pairs.emplace_back(*grads[i], var_list[i]);
+  }
+  if (pairs.empty()) {
+    throw InvalidArgumentError(
+        StrCat("No gradients provided for any variable, check your graph "
+               "for ops that do not support gradients, between variables [",
+               names, "] and loss ", loss.name(), "."));
+  }
+  for (const auto& [grad, var] : pairs) CheckDType(*var);
+  return pairs;
 }
 
 }  // namespace eager

@@ -164,6 +164,16 @@ class Optimizer : public Trackable {
   virtual void CreateSlots(const Variable& variable) = 0;
   // Throws InvalidArgumentError when `variable`'s dtype is not supported.
   virtual void CheckDType(const Variable& variable) const;
+  // Graph mode's compute_gradients, the first half of every TF1 optimizer's
+  // Minimize(loss): the default graph's trainable variables when `var_list`
+  // is empty, their gradients of `loss`, and the (gradient, variable) pairs
+  // that have one, each variable's dtype checked. `kind` names the optimizer
+  // class in errors ("Adam", "SGD"). Throws FailedPreconditionError without
+  // a default graph, InvalidArgumentError (TF's words) when no variable has
+  // a gradient.
+  std::vector<std::pair<Tensor, Variable*>> GraphGradients(std::string_view kind,
+                                                           const Tensor& loss,
+                                                           std::vector<Variable*> var_list) const;
   // Called once per step before any update (e.g. to read hyper-parameters).
   virtual void PrepareStep() {}
   // Updates `variable` with `grad` (same dtype and shape).

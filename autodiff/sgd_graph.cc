@@ -4,43 +4,25 @@
 #include <string>
 #include <utility>
 
-#include "autodiff/graph_gradients.h"
 #include "autodiff/sgd.h"
 #include "ops/array_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/sgd_training_ops.h"
+#include "runtime/graph.h"
 #include "runtime/names.h"
 
 namespace eager {
 
 Operation SGD::Minimize(const Tensor& loss, std::vector<Variable*> var_list) {
-  Graph* graph = Graph::Current();
   if (!tf1_) {
     throw FailedPreconditionError(
         StrCat("SGD '", name(),
                "': Minimize(loss tensor) builds TF1's GradientDescentOptimizer or "
                "MomentumOptimizer in a graph; construct it with tf1_compatible = true"));
   }
-  if (graph == nullptr) {
-    throw FailedPreconditionError(StrCat("SGD '", name(),
-                                         "': Minimize(loss tensor) needs a default graph; "
-                                         "eagerly, pass a loss function"));
-  }
-  if (var_list.empty()) var_list = graph->TrainableVariables();
-  const std::vector<std::optional<Tensor>> grads = Gradients(loss, var_list);
-  std::vector<std::pair<Tensor, Variable*>> pairs;
-  std::string names;
-  for (size_t i = 0; i < var_list.size(); ++i) {
-    names += StrCat(i ? ", " : "", var_list[i]->shared_name());
-    if (grads[i].has_value()) pairs.emplace_back(*grads[i], var_list[i]);
-  }
-  if (pairs.empty()) {
-    throw InvalidArgumentError(
-        StrCat("No gradients provided for any variable, check your graph "
-               "for ops that do not support gradients, between variables [",
-               names, "] and loss ", loss.name(), "."));
-  }
-  for (const auto& [grad, var] : pairs) CheckDType(*var);
+  const std::vector<std::pair<Tensor, Variable*>> pairs =
+      GraphGradients("SGD", loss, std::move(var_list));
+  Graph* graph = Graph::Current();  // not null: GraphGradients checked
   // _create_slots (MomentumOptimizer only).
   for (const auto& [grad, var] : pairs) {
     if (use_momentum_ && GetSlot(*var, "momentum") == nullptr) CreateSlots(*var);
