@@ -104,8 +104,15 @@ std::string ExportTraced(const TracedCall& call, const std::string& export_dir,
   std::map<std::string, GraphSignature> traced;
   {
     const Graph::AsDefault in(graph);
+    // The default signature is traced first, so its nodes get the plain
+    // names ("images:0", "logits:0") that a client of TF Serving asks for;
+    // the others follow in key order and are uniquified after it.
+    auto serving = signatures.find(kDefaultServingSignature);
+    if (serving != signatures.end()) {
+      traced.emplace(serving->first, Trace(graph, serving->first, serving->second, call));
+    }
     for (const auto& [key, signature] : signatures) {
-      traced.emplace(key, Trace(graph, key, signature, call));
+      if (key != kDefaultServingSignature) traced.emplace(key, Trace(graph, key, signature, call));
     }
   }
   // A captured variable holds its source's value; one created by the trace

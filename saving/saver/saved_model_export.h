@@ -14,7 +14,8 @@
 //         eager::Signature{{"images", eager::TensorSpec(eager::DType::kFloat32, {-1, 784})},
 //                          /*outputs=*/{"logits", "probabilities"}}}});
 //
-// For each signature, in key order, the call runs once inside a new Graph
+// For each signature ("serving_default" first, so that its tensors get the
+// plain names, then the others in key order), the call runs once inside a new Graph
 // (Graph::AsDefault) on Placeholders named as the inputs, of the given dtype
 // and partial shape: every op it runs becomes a node with TF's op type and
 // name ("dense/MatMul"), each eager Variable it reads becomes a VariableV2

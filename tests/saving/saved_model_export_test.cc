@@ -114,6 +114,33 @@ TEST(SavedModelExportTest, TracedModelRunsBackWithEagersValues) {
   EXPECT_THAT(out.at("probs").data<float>(), ElementsAreArray(Softmax(model(batch)).data<float>()));
 }
 
+// The default signature is traced first: its tensors get the plain names a
+// TF Serving client asks for, whatever other keys sort before it ("raw" <
+// "serving_default").
+TEST(SavedModelExportTest, DefaultSignatureGetsThePlainNames) {
+  TwoLayers model;
+  const Tensor x = Ramp(Shape({2, 4}), 0.13f, -0.4f);
+  model(x);
+  std::map<std::string, Signature> signatures = ServingSignature();
+  signatures.emplace(
+      "raw", Signature{{"images", TensorSpec(DType::kFloat32, {-1, 4})}, {"logits", "probs"}});
+  const std::string dir = TempDir() + "/export_two/1";
+  SavedModelExport(Classifier{model}, dir, signatures);
+
+  SavedModelBundle loaded = LoadSavedModel(dir, {"serve"});
+  const MetaSignature& serving = loaded.signature("serving_default");
+  EXPECT_EQ(serving.inputs.at("images").name, "images:0");
+  EXPECT_EQ(serving.outputs.at("logits").name, "logits:0");
+  const MetaSignature& raw = loaded.signature("raw");
+  EXPECT_EQ(raw.inputs.at("images").name, "images_1:0");
+  EXPECT_EQ(raw.outputs.at("probs").name, "probs_1:0");
+  // Both run and agree: the same variables, the same call.
+  Session sess(loaded.graph());
+  auto a = loaded.Run(sess, "serving_default", {{"images", x}});
+  auto b = loaded.Run(sess, "raw", {{"images", x}});
+  EXPECT_THAT(a.at("probs").data<float>(), ElementsAreArray(b.at("probs").data<float>()));
+}
+
 // A small convolutional classifier, shaped as the CNN main job's
 // (examples/fashion_mnist/cnn.h): flat images reshaped in the call, Conv2D +
 // BiasAdd + Relu, MaxPool, Dense.
