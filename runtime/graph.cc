@@ -21,20 +21,36 @@ uint64_t NewGraphId() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-// Levenshtein distance, for "did you mean".
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+// Suggestions stop at this many edits: a name further from every node gets
+// none. It bounds the work per candidate, which a hostile graph file (long
+// names, many nodes) would otherwise make quadratic in the name length.
+constexpr size_t kMaxSuggestionEdits = 16;
+
+// Levenshtein distance of `a` and `b` when it is at most `limit`, else
+// limit + 1. Only the diagonal band |i - j| <= limit is computed, and the
+// loop ends as soon as a whole row exceeds the limit, so the work is
+// O(min(|a|, |b|) * limit) at most, and O(limit^2) for unrelated names.
+size_t BoundedEditDistance(std::string_view a, std::string_view b, size_t limit) {
+  const size_t over = limit + 1;
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return over;
+  std::vector<size_t> row(b.size() + 1, over);
+  for (size_t j = 0; j <= std::min(b.size(), limit); ++j) row[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
+    const size_t lo = i > limit ? i - limit : 1;
+    const size_t hi = std::min(b.size(), i + limit);
+    size_t diagonal = row[lo - 1];
+    row[lo - 1] = lo == 1 && i <= limit ? i : over;  // cell (i, lo - 1)
+    size_t best = row[lo - 1];
+    for (size_t j = lo; j <= hi; ++j) {
       const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      row[j] =
+          std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1), over});
+      best = std::min(best, row[j]);
       diagonal = above;
     }
+    if (best > limit) return over;
   }
-  return row[b.size()];
+  return std::min(row[b.size()], over);
 }
 
 }  // namespace
@@ -248,24 +264,38 @@ Operation Graph::OperationOf(const Tensor& tensor) const {
 }
 
 std::string Graph::DidYouMean(std::string_view name, bool tensors) const {
-  std::vector<std::pair<size_t, std::string>> candidates;
+  if (nodes_.empty()) return " The graph is empty.";
+  // A tensor name is matched by its node's name; the suggestion keeps the
+  // asked output index where the node has it.
+  const NodeInput asked = tensors ? ParseNodeInput(name) : NodeInput{std::string(name), 0};
+  // The three nearest, ordered by (distance, name); the third's distance
+  // bounds the search for the rest.
+  std::vector<std::pair<size_t, const Node*>> best;
   for (const auto& n : nodes_) {
-    if (!tensors) {
-      candidates.emplace_back(EditDistance(name, n->name), n->name);
-      continue;
-    }
-    for (size_t i = 0; i < n->output_dtypes.size(); ++i) {
-      std::string t = StrCat(n->name, ":", i);
-      candidates.emplace_back(EditDistance(name, t), std::move(t));
-    }
+    if (tensors && n->output_dtypes.empty()) continue;  // no tensor to suggest
+    const size_t limit = best.size() < 3 ? kMaxSuggestionEdits : best.back().first;
+    const size_t d = BoundedEditDistance(asked.node, n->name, limit);
+    if (d > limit) continue;
+    const std::pair<size_t, const Node*> candidate{d, n.get()};
+    const auto before = [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first < y.first : x.second->name < y.second->name;
+    };
+    if (best.size() == 3 && !before(candidate, best.back())) continue;
+    best.insert(std::upper_bound(best.begin(), best.end(), candidate, before), candidate);
+    if (best.size() > 3) best.pop_back();
   }
-  if (candidates.empty()) return " The graph is empty.";
-  std::sort(candidates.begin(), candidates.end());
+  if (best.empty()) return "";
   std::string out = " Did you mean ";
-  const size_t n = std::min<size_t>(3, candidates.size());
-  for (size_t i = 0; i < n; ++i) {
-    if (i > 0) out += i + 1 == n ? " or " : ", ";
-    out += "'" + candidates[i].second + "'";
+  for (size_t i = 0; i < best.size(); ++i) {
+    if (i > 0) out += i + 1 == best.size() ? " or " : ", ";
+    const Node& n = *best[i].second;
+    if (!tensors) {
+      out += StrCat("'", n.name, "'");
+    } else {
+      const bool has_index =
+          asked.index >= 0 && static_cast<size_t>(asked.index) < n.output_dtypes.size();
+      out += StrCat("'", n.name, ":", has_index ? asked.index : 0, "'");
+    }
   }
   return out + "?";
 }

@@ -20,6 +20,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The error of `fn`'s exception of type E ("" if it did not throw E).
 template <typename E, typename Fn>
@@ -534,6 +535,20 @@ TEST(GraphLookupTest, ByNameWithDidYouMean) {
               HasSubstr("The graph is empty"));
   Session sess(graph);
   EXPECT_THAT(ErrorOf<NotFoundError>([&] { sess.Run("ad:0"); }), HasSubstr("Did you mean 'add:0'"));
+}
+
+// Suggestions cost bounded work per node: a graph file of long names (the
+// fuzzer's: thousands of nodes named by kilobytes) must not make a failed
+// lookup quadratic in the name length; a name far from every node gets none.
+TEST(GraphLookupTest, DidYouMeanOnLongNamesIsBoundedAndStillFindsTheTypo) {
+  Graph graph;
+  const std::string stem(4000, 'n');
+  for (int i = 0; i < 500; ++i) graph.AddNode(Node{.name = StrCat(stem, "_", i), .op = "NoOp"});
+  const std::string message =
+      ErrorOf<NotFoundError>([&] { graph.OperationByName(StrCat(stem, "_x17")); });
+  EXPECT_THAT(message, HasSubstr(StrCat("Did you mean '", stem, "_117', '", stem, "_17' or '")));
+  EXPECT_THAT(ErrorOf<NotFoundError>([&] { graph.OperationByName(std::string(4000, 'q')); }),
+              Not(HasSubstr("Did you mean")));
 }
 
 // A plain number in an operator becomes a Const named as TF's
