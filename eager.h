@@ -66,3 +66,9 @@
 #include "saving/saver/saved_model_export.h"
 #include "saving/saver/saver.h"
 #include "saving/summary/summary_writer.h"
+
+// distributed: many processes over MPI (link eager::distributed, built when
+// CMake finds MPI; it defines EAGER_HAS_DISTRIBUTED for its users).
+#ifdef EAGER_HAS_DISTRIBUTED
+#include "distributed/distributed.h"
+#endif

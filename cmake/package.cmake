@@ -6,7 +6,9 @@
 #
 # eager::eager is everything (runtime, ops, autodiff, saving); eager::runtime,
 # eager::ops, eager::autodiff and eager::saving are the layers, for programs
-# that want less. The names are the same in both ways.
+# that want less. The names are the same in both ways. Built with MPI,
+# eager::distributed (MPI data parallelism) too, the package's component
+# `distributed`; "eager.h" includes its API in the programs that link it.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -19,6 +21,16 @@ foreach(layer IN LISTS eager_layers)
     SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
   add_library(eager::${layer} ALIAS eager_${layer})
 endforeach()
+
+# eager::distributed (MPI data parallelism) when CMake found MPI; not part of
+# eager::eager, so that programs without MPI need none.
+if(TARGET eager_distributed)
+  set_target_properties(eager_distributed PROPERTIES
+    EXPORT_NAME distributed
+    VERSION ${PROJECT_VERSION}
+    SOVERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
+  add_library(eager::distributed ALIAS eager_distributed)
+endif()
 
 add_library(eager INTERFACE)
 target_link_libraries(eager INTERFACE eager_autodiff eager_saving)
@@ -54,9 +66,19 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime ${PROJECT_SOURCE_DIR}/ops
         FILES_MATCHING PATTERN "*.h" PATTERN "internal" EXCLUDE PATTERN "proto" EXCLUDE
                       PATTERN "tools" EXCLUDE ${eager_shared_private_headers})
 
+set(eager_distributed_target)
+set(EAGER_HAS_DISTRIBUTED OFF)
+if(TARGET eager_distributed)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/distributed DESTINATION ${EAGER_INSTALL_INCLUDEDIR}
+          FILES_MATCHING PATTERN "*.h")
+  set(eager_distributed_target eager_distributed)
+  set(EAGER_HAS_DISTRIBUTED ON)
+endif()
+
 # eager_saving_proto is an implementation detail, but a static eager_saving
 # needs its archive at link time, so it is installed and exported too.
 install(TARGETS eager eager_runtime eager_ops eager_autodiff eager_saving eager_saving_proto
+                ${eager_distributed_target}
         EXPORT eagerTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -23,9 +23,10 @@
 // The wrapped optimizer owns the state (slots, iterations): checkpoint it,
 // not this wrapper. No overlap of the allreduce with the backward pass:
 // GradientTape::Gradient returns every gradient at once, so the collectives
-// start after it. REQUIRES: a live World (World::Current(), else
-// FailedPreconditionError at construction); every rank calls ApplyGradients
-// at the same steps with the same variables (gradient_averaging.h).
+// start after it (docs/distributed.md measures what overlap could gain).
+// REQUIRES: a live World (World::Current(), else FailedPreconditionError at
+// construction); every rank calls ApplyGradients at the same steps with the
+// same variables (gradient_averaging.h).
 
 #include <cstddef>
 #include <optional>

@@ -84,6 +84,47 @@ TEST(DistributedOptimizerTest, RanksTrainAsOneProcessOnTheGlobalBatch) {
   }
 }
 
+// Nothing but the association of the batch sum differs from one process:
+// the ranks end with exactly the bits of one process that computes each
+// step's gradient on the shares and averages them, (g0 + g1 + ...) / N in
+// rank order, as MPI's sum does here (two terms add the same in either
+// order; for 3 ranks and buckets this small OpenMPI also adds in rank
+// order). So no per-rank state (initialization, data order, optimizer)
+// differs; one process on the whole batch differs only by the rounding of
+// the batch sum's association (RanksTrainAsOneProcessOnTheGlobalBatch).
+TEST(DistributedOptimizerTest, RanksHaveTheBitsOfOneProcessAveragingTheShares) {
+  const int ranks = TheWorld().size();
+  SmallMlp distributed;
+  const std::string mine = Train(distributed, 5);
+  SmallMlp single;
+  Adam adam(0.01);
+  for (int step = 0; step < 5; ++step) {
+    std::vector<Variable*> vars;
+    std::vector<std::vector<float>> sums;
+    for (int rank = 0; rank < ranks; ++rank) {
+      GradientTape tape;
+      const Tensor loss = MeanLoss(single, Share(GlobalBatch(step), rank, ranks));
+      vars = single.TrainableVariables();  // built by the first call
+      const std::vector<std::optional<Tensor>> grads = tape.Gradient(loss, vars);
+      for (size_t i = 0; i < grads.size(); ++i) {
+        const std::vector<float> g = grads[i]->ToVector<float>();
+        if (rank == 0) {
+          sums.push_back(g);
+        } else {
+          for (size_t j = 0; j < g.size(); ++j) sums[i][j] += g[j];
+        }
+      }
+    }
+    std::vector<std::optional<Tensor>> means;
+    for (size_t i = 0; i < sums.size(); ++i) {
+      for (float& x : sums[i]) x /= static_cast<float>(ranks);
+      means.emplace_back(Tensor::FromVector<float>(sums[i], vars[i]->value().shape()));
+    }
+    adam.ApplyGradients(means, vars);
+  }
+  EXPECT_TRUE(ParameterBytes(single) == mine);
+}
+
 TEST(DistributedOptimizerTest, MismatchedListsAreRefused) {
   Adam adam;
   DistributedOptimizer optimizer(adam);
