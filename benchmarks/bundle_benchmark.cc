@@ -14,10 +14,13 @@
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -27,6 +30,7 @@
 #include "saving/bundle/bundle_reader.h"
 #include "saving/bundle/bundle_writer.h"
 #include "saving/bundle/crc32c.h"
+#include "saving/bundle/internal/read_chunking.h"
 
 namespace eager {
 namespace {
@@ -52,6 +56,13 @@ int64_t ProcStatusBytes(const std::string& field) {
   return -1;
 }
 
+// Page faults of this process so far (minor and major).
+int64_t PageFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt + usage.ru_majflt;
+}
+
 // Makes VmHWM restart from the current RSS (Linux >= 4.0).
 void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
@@ -64,6 +75,18 @@ std::vector<Tensor> MakeTensors(int count, int64_t floats_each) {
   }
   return tensors;
 }
+
+// CPU time of the calling thread (user + system: the kernel's copy in
+// pread(2) included), in seconds. On a loaded machine it leaves out the
+// time the thread waited for a core.
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// The thread CPU seconds of the last PageCacheRead*Bandwidth call.
+double last_read_cpu_seconds = 0;
 
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -187,6 +210,7 @@ double PageCacheReadBandwidth(const std::string& path, int count, size_t bytes_e
   if (fd < 0) throw std::runtime_error("open " + path);
   std::unique_ptr<char[]> reused(fresh ? nullptr : new char[bytes_each]);
   if (!fresh) std::memset(reused.get(), 0, bytes_each);  // faulted in before the clock
+  const double cpu_start = ThreadCpuSeconds();
   const auto start = Clock::now();
   for (int i = 0; i < count; ++i) {
     std::unique_ptr<char[]> buffer(fresh ? new char[bytes_each] : nullptr);
@@ -201,6 +225,38 @@ double PageCacheReadBandwidth(const std::string& path, int count, size_t bytes_e
     benchmark::DoNotOptimize(dst);
   }
   const double seconds = Seconds(start);
+  last_read_cpu_seconds = ThreadCpuSeconds() - cpu_start;
+  ::close(fd);
+  return double(count) * double(bytes_each) / seconds;
+}
+
+// As PageCacheReadBandwidth into a reused buffer, but in pieces of
+// `chunk_bytes`, each checksummed (CRC32C) right after it is read, while in
+// cache: what any restore built on pread(2) that keeps the checksums must
+// do, without eager's bookkeeping. On one thread the CRC cannot overlap the
+// kernel's copy, so this is the bound for BM_Restore/threads:1.
+double PageCacheReadCrcBandwidth(const std::string& path, int count, size_t bytes_each,
+                                 size_t chunk_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("open " + path);
+  std::unique_ptr<char[]> dst(new char[bytes_each]);
+  std::memset(dst.get(), 0, bytes_each);
+  uint32_t crc = 0;
+  const double cpu_start = ThreadCpuSeconds();
+  const auto start = Clock::now();
+  for (int i = 0; i < count; ++i) {
+    for (size_t done = 0; done < bytes_each;) {
+      const size_t len = std::min(chunk_bytes, bytes_each - done);
+      const ssize_t n =
+          ::pread(fd, dst.get() + done, len, static_cast<off_t>(uint64_t(i) * bytes_each + done));
+      if (n <= 0) throw std::runtime_error("pread " + path);
+      crc = internal::crc32c::Extend(crc, dst.get() + done, static_cast<size_t>(n));
+      done += static_cast<size_t>(n);
+    }
+  }
+  const double seconds = Seconds(start);
+  last_read_cpu_seconds = ThreadCpuSeconds() - cpu_start;
+  benchmark::DoNotOptimize(crc);
   ::close(fd);
   return double(count) * double(bytes_each) / seconds;
 }
@@ -211,9 +267,16 @@ double PageCacheReadBandwidth(const std::string& path, int count, size_t bytes_e
 // (pagecache_read_MBps, the target's baseline) and into fresh memory
 // (pagecache_read_fresh_MBps); and the CRC alone (crc32c_MBps). The restore
 // is reported as the mean of the iterations (restore_MBps) and, like the
-// baselines, their best (restore_best_MBps). The third argument is
-// BundleReaderOptions::num_threads (0: the default, two threads on a machine
-// with two cores or more; 1: the calling thread alone).
+// baselines, their best (restore_best_MBps). On a loaded machine the
+// per-iteration ratios are steadier: restore_over_read_median is the median
+// of each restore's speed over the plain read just before it, and
+// restore_over_read_crc_median the same against pread + CRC in the reader's
+// chunks (PageCacheReadCrcBandwidth, pagecache_read_crc_MBps: the bound on
+// one thread). restore_page_faults counts the restore's faults per
+// iteration. EAGER_BENCH_CHUNK=<bytes> sets the reader's chunk size (a
+// probe). The third argument is BundleReaderOptions::num_threads (0: the
+// default, two threads on a machine with two cores or more; 1: the calling
+// thread alone).
 void BM_Restore(benchmark::State& state) {
   const int count = static_cast<int>(state.range(0));
   const int64_t mb_each = state.range(1);
@@ -237,20 +300,57 @@ void BM_Restore(benchmark::State& state) {
   double read_bps = 0;
   double read_fresh_bps = 0;
   double restore_best_seconds = 1e30;
+  double read_crc_bps = 0;
+  // Per iteration: the restore's speed over the reads' just before it, by
+  // wall time and by this thread's CPU time.
+  std::vector<double> to_read, to_read_crc, cpu_to_read, cpu_to_read_crc;
+  int64_t restore_faults = 0;
+  if (const char* chunk = std::getenv("EAGER_BENCH_CHUNK"))
+    internal::SetReadChunkingForTesting({.chunk_bytes = std::stoull(chunk)});
   for (auto _ : state) {
     state.PauseTiming();
-    read_bps = std::max(read_bps, PageCacheReadBandwidth(data, count, bytes_each, false));
+    const double read_now = PageCacheReadBandwidth(data, count, bytes_each, false);
+    const double read_cpu = last_read_cpu_seconds;
+    read_bps = std::max(read_bps, read_now);
     read_fresh_bps =
         std::max(read_fresh_bps, PageCacheReadBandwidth(data, count, bytes_each, true));
+    const double read_crc_now = PageCacheReadCrcBandwidth(
+        data, count, bytes_each, internal::CurrentReadChunking().chunk_bytes);
+    const double read_crc_cpu = last_read_cpu_seconds;
+    read_crc_bps = std::max(read_crc_bps, read_crc_now);
+    const int64_t faults_before = PageFaults();
     state.ResumeTiming();
+    const double cpu_start = ThreadCpuSeconds();
     const auto start = Clock::now();
-    BundleReader reader(dir + "/ckpt", options);  // from the page cache: CPU cost, CRC included
-    for (const std::string& key : reader.Keys()) {
-      Tensor t = reader.Read(key);
-      benchmark::DoNotOptimize(t);
+    {
+      BundleReader reader(dir + "/ckpt", options);  // from the page cache: CPU cost, CRC included
+      for (const std::string& key : reader.Keys()) {
+        Tensor t = reader.Read(key);
+        benchmark::DoNotOptimize(t);
+      }
     }
-    restore_best_seconds = std::min(restore_best_seconds, Seconds(start));
+    const double seconds = Seconds(start);
+    const double cpu_seconds = ThreadCpuSeconds() - cpu_start;
+    state.PauseTiming();
+    restore_faults += PageFaults() - faults_before;
+    restore_best_seconds = std::min(restore_best_seconds, seconds);
+    to_read.push_back(double(total) / seconds / read_now);
+    to_read_crc.push_back(double(total) / seconds / read_crc_now);
+    cpu_to_read.push_back(read_cpu / cpu_seconds);
+    cpu_to_read_crc.push_back(read_crc_cpu / cpu_seconds);
+    state.ResumeTiming();
   }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  state.counters["restore_over_read_median"] = median(to_read);
+  state.counters["restore_over_read_crc_median"] = median(to_read_crc);
+  // Meaningful with threads:1 only (the helper thread's CPU is not counted).
+  state.counters["cpu_restore_over_read_median"] = median(cpu_to_read);
+  state.counters["cpu_restore_over_read_crc_median"] = median(cpu_to_read_crc);
+  state.counters["pagecache_read_crc_MBps"] = read_crc_bps / 1e6;
+  state.counters["restore_page_faults"] = double(restore_faults) / double(state.iterations());
   state.SetBytesProcessed(state.iterations() * total);
   state.counters["memcpy_MBps"] = memcpy_bps / 1e6;
   state.counters["crc32c_MBps"] = crc_bps / 1e6;
@@ -324,7 +424,7 @@ BENCHMARK(BM_Restore)
     ->Args({100, 10, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
-    ->Iterations(3);
+    ->Iterations(9);
 
 }  // namespace
 }  // namespace eager

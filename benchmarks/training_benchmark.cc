@@ -30,9 +30,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "autodiff/adam.h"
 #include "autodiff/exponential_moving_average.h"
@@ -178,6 +182,86 @@ BENCHMARK(BM_EagerTrainStepAsyncSave)
     ->ArgNames({"batch", "threads", "save"})
     ->ArgsProduct({{64, 256}, {1, 2}, {0, 1, 2}})
     ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// This thread's CPU time so far, in seconds (user + system).
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// The same comparison as BM_EagerTrainStepAsyncSave save:1 against save:0,
+// paired: every iteration times one step without a save and then, after the
+// same untimed steps and Sync(), one step during an asynchronous save, in one
+// process a few milliseconds apart. On a loaded machine separate runs of
+// save:0 and save:1 see different load; a pair sees nearly the same. The
+// counters are medians over the pairs of (step during a save) / (step
+// without): by wall time (ratio_wall) and by this thread's CPU time
+// (ratio_cpu, which leaves out the time the thread waited for a core), and
+// the steps' medians in microseconds. The benchmark's own time is the pair's.
+void BM_EagerTrainStepAsyncSavePaired(benchmark::State& state) {
+  const int64_t batch = state.range(0);
+  const int saved_threads = eager::GetNumThreads();
+  eager::SetNumThreads(static_cast<int>(state.range(1)));
+  FakeBatch data(batch);
+  fashion_mnist::Mlp model(1);
+  eager::Adam optimizer;
+  fashion_mnist::TrainStep(model, optimizer, data.images, data.labels);  // build + slots
+  eager::Checkpoint checkpoint({{"model", &model}, {"optimizer", &optimizer}});
+  const char* env = std::getenv("EAGER_BENCH_TMPDIR");
+  const std::filesystem::path dir = std::filesystem::path(env ? env : "/tmp") /
+                                    ("eager_async_save_paired_" + std::to_string(getpid()));
+  const std::string prefix = (dir / "ckpt").string();
+  using Clock = std::chrono::steady_clock;
+  const auto train = [&] {
+    benchmark::DoNotOptimize(fashion_mnist::TrainStep(model, optimizer, data.images, data.labels));
+  };
+  // As BM_EagerTrainStepAsyncSave between timed steps: kUntimedMs of
+  // training, Sync(), kWarmSteps more.
+  const auto untimed = [&] {
+    const auto start = Clock::now();
+    do train();
+    while (Clock::now() - start < std::chrono::milliseconds(kUntimedMs));
+    checkpoint.Sync();
+    for (int i = 0; i < kWarmSteps; ++i) train();
+  };
+  // {wall, cpu} seconds of one step.
+  const auto timed_step = [&] {
+    const double cpu = ThreadCpuSeconds();
+    const auto start = Clock::now();
+    train();
+    return std::pair{std::chrono::duration<double>(Clock::now() - start).count(),
+                     ThreadCpuSeconds() - cpu};
+  };
+  std::vector<double> plain_wall, save_wall, ratio_wall, ratio_cpu;
+  for (auto _ : state) {
+    untimed();
+    const auto plain = timed_step();
+    untimed();
+    checkpoint.Write(prefix, eager::CheckpointOptions{.async = true});
+    const auto during = timed_step();
+    plain_wall.push_back(plain.first);
+    save_wall.push_back(during.first);
+    ratio_wall.push_back(during.first / plain.first);
+    ratio_cpu.push_back(during.second / plain.second);
+  }
+  checkpoint.Sync();
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  state.counters["ratio_wall"] = median(ratio_wall);
+  state.counters["ratio_cpu"] = median(ratio_cpu);
+  state.counters["step_us"] = median(plain_wall) * 1e6;
+  state.counters["step_during_save_us"] = median(save_wall) * 1e6;
+  std::filesystem::remove_all(dir);
+  eager::SetNumThreads(saved_threads);
+}
+BENCHMARK(BM_EagerTrainStepAsyncSavePaired)
+    ->ArgNames({"batch", "threads"})
+    ->ArgsProduct({{64, 256}, {1}})
+    ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
 // Adam alone on the model's 203,530 parameters: the optimizer's share.
