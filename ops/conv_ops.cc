@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "ops/execute.h"
+#include "ops/internal/conv2d_forward.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dnnl_conv.h"
 #include "ops/matmul.h"
@@ -267,20 +268,8 @@ OutputSpec InferConv2D(std::span<const Tensor> in, const Attrs& attrs) {
           in[0].dtype()};
 }
 
-// output [pixels, out_c] = patches [pixels, kh*kw*c] x filter [kh*kw*c, out_c].
 Tensor Conv2DKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
-  const Shape& f = in[1].shape();
-  const Geometry g = MakeGeometry(in[0].shape(), f.dim(0), f.dim(1), f.dim(3), attrs);
-  if (spec.dtype == DType::kFloat32 && spec.shape.num_elements() > 0 &&
-      in[0].shape().num_elements() > 0 && in[1].shape().num_elements() > 0) {
-    Tensor out = internal::NewTensor(spec.shape, spec.dtype);
-    if (internal::DnnlConvForward(DnnlShape(g), in[0].data<float>().data(),
-                                  in[1].data<float>().data(), internal::MutableData<float>(out))) {
-      return out;
-    }
-  }
-  const Tensor filter = internal::WithShape(in[1], Shape{g.PatchSize(), g.out_channels});
-  return internal::WithShape(Gemm(Patches(g, in[0]), filter, false, false), spec.shape);
+  return internal::Conv2DForward(in[0], in[1], nullptr, false, attrs, spec);
 }
 
 Conv2DOptions ConvOptionsOf(const Attrs& attrs) {
@@ -617,7 +606,52 @@ Attrs PoolAttrs(const PoolOptions& o) {
 
 constexpr TypeAttr kTypeFromFilter[] = {{"T", 1}};
 
+// y = relu?(y + bias?) in place, per element as BiasAdd's and Relu's kernels.
+template <typename T>
+void BiasAndRelu(T* y, int64_t n, const T* bias, int64_t channels, bool relu) {
+  const T zero(0);
+  for (int64_t i = 0; i < n; i += channels) {
+    T* px = y + i;
+    if (bias != nullptr) {
+      for (int64_t c = 0; c < channels; ++c) px[c] = px[c] + bias[c];
+    }
+    if (relu) {
+      for (int64_t c = 0; c < channels; ++c) px[c] = std::max(px[c], zero);
+    }
+  }
+}
+
 }  // namespace
+
+namespace internal {
+
+// output [pixels, out_c] = patches [pixels, kh*kw*c] x filter [kh*kw*c, out_c].
+Tensor Conv2DForward(const Tensor& input, const Tensor& filter, const Tensor* bias, bool relu,
+                     const Attrs& attrs, const OutputSpec& spec) {
+  const Shape& f = filter.shape();
+  const Geometry g = MakeGeometry(input.shape(), f.dim(0), f.dim(1), f.dim(3), attrs);
+  if (spec.dtype == DType::kFloat32 && spec.shape.num_elements() > 0 &&
+      input.shape().num_elements() > 0 && filter.shape().num_elements() > 0) {
+    Tensor out = NewTensor(spec.shape, spec.dtype);
+    if (DnnlConvForward(DnnlShape(g), input.data<float>().data(), filter.data<float>().data(),
+                        MutableData<float>(out),
+                        bias != nullptr ? bias->data<float>().data() : nullptr, relu)) {
+      return out;
+    }
+  }
+  const Tensor matrix = WithShape(filter, Shape{g.PatchSize(), g.out_channels});
+  // The GEMM's fresh result, which nobody else has seen yet.
+  Tensor out = WithShape(Gemm(Patches(g, input), matrix, false, false), spec.shape);
+  if (bias == nullptr && !relu) return out;
+  Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    BiasAndRelu<T>(MutableData<T>(out), out.num_elements(),
+                   bias != nullptr ? bias->data<T>().data() : nullptr, g.out_channels, relu);
+  });
+  return out;
+}
+
+}  // namespace internal
 
 const OpDef kConv2DOp = {.type = "Conv2D",
                          .num_inputs = 2,
