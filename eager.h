@@ -27,6 +27,7 @@
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
+#include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"

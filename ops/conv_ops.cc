@@ -4,8 +4,14 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <type_traits>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "ops/execute.h"
+#include "ops/internal/conv2d_forward.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dnnl_conv.h"
 #include "ops/matmul.h"
@@ -267,20 +273,8 @@ OutputSpec InferConv2D(std::span<const Tensor> in, const Attrs& attrs) {
           in[0].dtype()};
 }
 
-// output [pixels, out_c] = patches [pixels, kh*kw*c] x filter [kh*kw*c, out_c].
 Tensor Conv2DKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
-  const Shape& f = in[1].shape();
-  const Geometry g = MakeGeometry(in[0].shape(), f.dim(0), f.dim(1), f.dim(3), attrs);
-  if (spec.dtype == DType::kFloat32 && spec.shape.num_elements() > 0 &&
-      in[0].shape().num_elements() > 0 && in[1].shape().num_elements() > 0) {
-    Tensor out = internal::NewTensor(spec.shape, spec.dtype);
-    if (internal::DnnlConvForward(DnnlShape(g), in[0].data<float>().data(),
-                                  in[1].data<float>().data(), internal::MutableData<float>(out))) {
-      return out;
-    }
-  }
-  const Tensor filter = internal::WithShape(in[1], Shape{g.PatchSize(), g.out_channels});
-  return internal::WithShape(Gemm(Patches(g, in[0]), filter, false, false), spec.shape);
+  return internal::Conv2DForward(in[0], in[1], nullptr, false, attrs, spec);
 }
 
 Conv2DOptions ConvOptionsOf(const Attrs& attrs) {
@@ -444,6 +438,116 @@ void WindowMax(const Geometry& g, const T* image, const Window& win, T* best, in
   }
 }
 
+// The common 2x2 window with stride 2 and no padding before (VALID, or
+// SAME on even sizes): every window is whole, each input pixel in at most
+// one. Its loops below compare the four pixels of a window in registers,
+// channel vector by channel vector, with WindowMax's rule (a later pixel wins
+// only when strictly greater, so a NaN never replaces a maximum and a NaN
+// first pixel stays it).
+bool IsWholeTwoByTwo(const Geometry& g) {
+  return g.h.k == 2 && g.w.k == 2 && g.h.stride == 2 && g.w.stride == 2 && g.h.pad_before == 0 &&
+         g.w.pad_before == 0 && 2 * g.h.out <= g.h.in && 2 * g.w.out <= g.w.in;
+}
+
+// One row `oh` of output pixels of one image.
+template <typename T>
+void MaxPoolTwoByTwoRow(const Geometry& g, const T* image, int64_t oh, T* y_row) {
+  const int64_t c = g.channels;
+  for (int64_t ow = 0; ow < g.w.out; ++ow) {
+    const T* p00 = image + (2 * oh * g.w.in + 2 * ow) * c;
+    const T* p01 = p00 + c;
+    const T* p10 = p00 + g.w.in * c;
+    const T* p11 = p10 + c;
+    T* y = y_row + ow * c;
+    for (int64_t i = 0; i < c; ++i) {
+      T best = p00[i];
+      best = p01[i] > best ? p01[i] : best;
+      best = p10[i] > best ? p10[i] : best;
+      y[i] = p11[i] > best ? p11[i] : best;
+    }
+  }
+}
+
+// One window's `c` channels: its gradient to the first maximum of the four
+// pixels p00, p01, p10, p11 (row-major), zeros to the other three.
+template <typename T>
+void TwoByTwoGrad(int64_t c, const T* __restrict p00, const T* __restrict p01,
+                  const T* __restrict p10, const T* __restrict p11, const T* __restrict grad,
+                  T* __restrict d00, T* __restrict d01, T* __restrict d10, T* __restrict d11) {
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  // GCC keeps the selects below as branches (comparisons may trap under its
+  // default -ftrapping-math), so float32 has the same steps in vectors.
+  if constexpr (std::is_same_v<T, float>) {
+    for (; i + 16 <= c; i += 16) {
+      const __m512 a = _mm512_loadu_ps(p00 + i);
+      const __m512 b = _mm512_loadu_ps(p01 + i);
+      const __m512 e = _mm512_loadu_ps(p10 + i);
+      const __m512 f = _mm512_loadu_ps(p11 + i);
+      const __mmask16 w1 = _mm512_cmp_ps_mask(b, a, _CMP_GT_OQ);
+      __m512 best = _mm512_mask_blend_ps(w1, a, b);
+      const __mmask16 w2 = _mm512_cmp_ps_mask(e, best, _CMP_GT_OQ);
+      best = _mm512_mask_blend_ps(w2, best, e);
+      const __mmask16 w3 = _mm512_cmp_ps_mask(f, best, _CMP_GT_OQ);
+      const __m512 v = _mm512_add_ps(_mm512_setzero_ps(), _mm512_loadu_ps(grad + i));
+      const auto later = static_cast<__mmask16>(w2 | w3);
+      _mm512_storeu_ps(d11 + i, _mm512_maskz_mov_ps(w3, v));
+      _mm512_storeu_ps(d10 + i, _mm512_maskz_mov_ps(static_cast<__mmask16>(w2 & ~w3), v));
+      _mm512_storeu_ps(d01 + i, _mm512_maskz_mov_ps(static_cast<__mmask16>(w1 & ~later), v));
+      _mm512_storeu_ps(d00 + i, _mm512_maskz_mov_ps(static_cast<__mmask16>(~(w1 | later)), v));
+    }
+  }
+#endif
+  for (; i < c; ++i) {
+    // The winner's position 0..3, 32 bits wide as the floats it follows.
+    T best = p00[i];
+    int32_t at = 0;
+    at = p01[i] > best ? 1 : at;
+    best = p01[i] > best ? p01[i] : best;
+    at = p10[i] > best ? 2 : at;
+    best = p10[i] > best ? p10[i] : best;
+    at = p11[i] > best ? 3 : at;
+    // 0 + grad, as MaxPoolGradKernel's adds round it (-0 becomes +0).
+    const T v = T(0) + grad[i];
+    d00[i] = at == 0 ? v : T(0);
+    d01[i] = at == 1 ? v : T(0);
+    d10[i] = at == 2 ? v : T(0);
+    d11[i] = at == 3 ? v : T(0);
+  }
+}
+
+// MaxPoolGrad of one image: the window's gradient to its first maximum,
+// zeros to the other three pixels and to the pixels no window covers (an
+// odd last row or column under VALID). Every dx pixel is written once.
+template <typename T>
+void MaxPoolGradTwoByTwo(const Geometry& g, const T* image, const T* dy_image, T* dx_image) {
+  const int64_t c = g.channels;
+  const int64_t row = g.w.in * c;
+  for (int64_t ih = 0; ih < g.h.in; ++ih) {
+    T* dx_row = dx_image + ih * row;
+    if (ih >= 2 * g.h.out) {
+      std::fill(dx_row, dx_row + row, T(0));
+    } else if (2 * g.w.out < g.w.in) {
+      std::fill(dx_row + 2 * g.w.out * c, dx_row + row, T(0));
+    }
+  }
+  for (int64_t oh = 0; oh < g.h.out; ++oh) {
+    for (int64_t ow = 0; ow < g.w.out; ++ow) {
+      const int64_t base = (2 * oh * g.w.in + 2 * ow) * c;
+      const T* p00 = image + base;
+      const T* p01 = p00 + c;
+      const T* p10 = p00 + row;
+      const T* p11 = p10 + c;
+      T* d00 = dx_image + base;
+      T* d01 = d00 + c;
+      T* d10 = d00 + row;
+      T* d11 = d10 + c;
+      TwoByTwoGrad<T>(c, p00, p01, p10, p11, dy_image + (oh * g.w.out + ow) * c, d00, d01, d10,
+                      d11);
+    }
+  }
+}
+
 Tensor MaxPoolKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
   const Geometry g = PoolGeometry(in[0].shape(), attrs);
   Tensor out = internal::NewTensor(spec.shape, spec.dtype);
@@ -452,6 +556,7 @@ Tensor MaxPoolKernel(std::span<const Tensor> in, const Attrs& attrs, const Outpu
     const T* x = in[0].data<T>().data();
     T* y = internal::MutableData<T>(out);
     // One row of output pixels per item; each written from its own window.
+    const bool two_by_two = IsWholeTwoByTwo(g);
     const int64_t rows = g.batch * g.h.out;
     const int64_t row_elements = std::max<int64_t>(1, g.w.out * g.channels * g.h.k * g.w.k);
     const int64_t grain = std::max<int64_t>(1, internal::kElementwiseGrain / row_elements);
@@ -460,6 +565,10 @@ Tensor MaxPoolKernel(std::span<const Tensor> in, const Attrs& attrs, const Outpu
         const int64_t n = r / g.h.out;
         const int64_t oh = r % g.h.out;
         const T* image = x + n * g.h.in * g.w.in * g.channels;
+        if (two_by_two) {
+          MaxPoolTwoByTwoRow<T>(g, image, oh, y + r * g.w.out * g.channels);
+          continue;
+        }
         for (int64_t ow = 0; ow < g.w.out; ++ow) {
           WindowMax<T>(g, image, WindowOf(g, oh, ow), y + (r * g.w.out + ow) * g.channels, nullptr);
         }
@@ -505,11 +614,16 @@ Tensor MaxPoolGradKernel(std::span<const Tensor> in, const Attrs& attrs, const O
     const int64_t c = g.channels;
     const int64_t in_image = g.h.in * g.w.in * c;
     const int64_t out_image = g.h.out * g.w.out * c;
+    const bool two_by_two = IsWholeTwoByTwo(g);
     internal::ParallelFor(g.batch, 1, 2, [&](int64_t begin, int64_t end) {
       std::vector<T> best(static_cast<size_t>(c));
       std::vector<int64_t> index(static_cast<size_t>(c));
       for (int64_t n = begin; n < end; ++n) {
         T* dx_image = dx + n * in_image;
+        if (two_by_two) {
+          MaxPoolGradTwoByTwo<T>(g, x + n * in_image, dy + n * out_image, dx_image);
+          continue;
+        }
         std::fill(dx_image, dx_image + in_image, T(0));
         for (int64_t oh = 0; oh < g.h.out; ++oh) {
           for (int64_t ow = 0; ow < g.w.out; ++ow) {
@@ -617,7 +731,52 @@ Attrs PoolAttrs(const PoolOptions& o) {
 
 constexpr TypeAttr kTypeFromFilter[] = {{"T", 1}};
 
+// y = relu?(y + bias?) in place, per element as BiasAdd's and Relu's kernels.
+template <typename T>
+void BiasAndRelu(T* y, int64_t n, const T* bias, int64_t channels, bool relu) {
+  const T zero(0);
+  for (int64_t i = 0; i < n; i += channels) {
+    T* px = y + i;
+    if (bias != nullptr) {
+      for (int64_t c = 0; c < channels; ++c) px[c] = px[c] + bias[c];
+    }
+    if (relu) {
+      for (int64_t c = 0; c < channels; ++c) px[c] = std::max(px[c], zero);
+    }
+  }
+}
+
 }  // namespace
+
+namespace internal {
+
+// output [pixels, out_c] = patches [pixels, kh*kw*c] x filter [kh*kw*c, out_c].
+Tensor Conv2DForward(const Tensor& input, const Tensor& filter, const Tensor* bias, bool relu,
+                     const Attrs& attrs, const OutputSpec& spec) {
+  const Shape& f = filter.shape();
+  const Geometry g = MakeGeometry(input.shape(), f.dim(0), f.dim(1), f.dim(3), attrs);
+  if (spec.dtype == DType::kFloat32 && spec.shape.num_elements() > 0 &&
+      input.shape().num_elements() > 0 && filter.shape().num_elements() > 0) {
+    Tensor out = NewTensor(spec.shape, spec.dtype);
+    if (DnnlConvForward(DnnlShape(g), input.data<float>().data(), filter.data<float>().data(),
+                        MutableData<float>(out),
+                        bias != nullptr ? bias->data<float>().data() : nullptr, relu)) {
+      return out;
+    }
+  }
+  const Tensor matrix = WithShape(filter, Shape{g.PatchSize(), g.out_channels});
+  // The GEMM's fresh result, which nobody else has seen yet.
+  Tensor out = WithShape(Gemm(Patches(g, input), matrix, false, false), spec.shape);
+  if (bias == nullptr && !relu) return out;
+  Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    BiasAndRelu<T>(MutableData<T>(out), out.num_elements(),
+                   bias != nullptr ? bias->data<T>().data() : nullptr, g.out_channels, relu);
+  });
+  return out;
+}
+
+}  // namespace internal
 
 const OpDef kConv2DOp = {.type = "Conv2D",
                          .num_inputs = 2,

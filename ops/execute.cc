@@ -151,6 +151,8 @@ Tensor Execute(const OpDef& op, std::span<const Tensor> inputs, const Attrs& att
   return output;
 }
 
+bool IsRecording() { return num_unpaused > 0; }
+
 ScopedRecording::ScopedRecording(OpRecorder* recorder) : recorder_(recorder) {
   recorders.push_back({recorder, 0});
   ++num_unpaused;

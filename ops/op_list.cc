@@ -7,6 +7,7 @@
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
+#include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
@@ -49,6 +50,8 @@ const OpDef* const kAllOps[] = {
     &kMatMulOp,
     // fused_matmul.cc
     &kFusedMatMulOp,
+    // fused_conv.cc
+    &kFusedConv2DOp,
     // reduction_ops.cc
     &kSumOp,
     &kMeanOp,

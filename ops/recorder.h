@@ -50,4 +50,11 @@ class PauseRecording {
   bool was_active_ = false;
 };
 
+// Whether some recorder on this thread sees the ops run now (one is
+// registered and not paused). A gradient function that may compute in one
+// fused pass what public ops would compute in several (_FusedConv2D's)
+// does so only when this is false: an outer tape (higher-order gradients)
+// must see the ops it can differentiate.
+bool IsRecording();
+
 }  // namespace eager

@@ -8,7 +8,8 @@
 //   -> [batch, 3136] -> dense 1024, ReLU -> dense 10 (logits)
 //
 // Header-only, as mlp.h, so that benchmarks run exactly this code. The
-// convolutions are TF's ops (Conv2D, BiasAdd, Relu, MaxPool in NHWC), so a
+// convolutions are TF's ops (Conv2D, BiasAdd, Relu, MaxPool in NHWC; in eager
+// mode Conv2D + BiasAdd + Relu run as one _FusedConv2D, ops/fused_conv.h), so a
 // checkpoint holds what tf.keras.layers.Conv2D would: "conv2d/kernel"
 // [5, 5, in, out] and "conv2d/bias" [out].
 
@@ -20,8 +21,8 @@
 #include "autodiff/layer.h"
 #include "examples/fashion_mnist/classifier.h"
 #include "ops/array_ops.h"
-#include "ops/bias_add.h"
 #include "ops/conv_ops.h"
+#include "ops/fused_conv.h"
 #include "ops/random_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/names.h"
@@ -44,7 +45,7 @@ class ConvRelu : public eager::Layer {
   eager::Tensor Call(const eager::Tensor& x) override {
     if (kernel_ == nullptr) Build(x.shape().dim(3));
     const eager::Conv2DOptions same{.padding = "SAME"};
-    return eager::Relu(eager::BiasAdd(eager::Conv2D(x, kernel_->value(), same), bias_->value()));
+    return eager::FusedConv2D(x, kernel_->value(), bias_->value(), /*relu=*/true, same);
   }
   bool built() const { return kernel_ != nullptr; }
 

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "examples/fashion_mnist/dataset.h"
 #include "examples/fashion_mnist/distributed_training.h"
@@ -43,8 +44,11 @@ int Run(int argc, char** argv) {
   CLI::App app{
       "Trains a 784-256-10 ReLU MLP on Fashion-MNIST with Adam and an exponential moving "
       "average of the weights; prints test accuracy with raw and averaged weights."};
-  app.add_option("--epochs", options.epochs, "Passes over the 60000 training images")
-      ->capture_default_str()
+  // The default depends on --model, so the help states both (not CLI11's one "[2]").
+  app.add_option("--epochs", options.epochs,
+                 "Passes over the 60000 training images (default " +
+                     std::to_string(fashion_mnist::DefaultEpochs("mlp")) + " for --model mlp, " +
+                     std::to_string(fashion_mnist::DefaultEpochs("cnn")) + " for cnn)")
       ->check(CLI::PositiveNumber);
   app.add_option("--batch_size", options.batch_size, "Examples per Adam step")
       ->capture_default_str()

@@ -60,21 +60,35 @@ Chunks ChunksOf(int64_t batch) {
   return c;
 }
 
+// What a forward convolution does after the sum (_FusedConv2D's epilogue);
+// always {false, false} for the gradients.
+struct Epilogue {
+  bool bias = false;
+  bool relu = false;
+};
+
 struct Plan {
   bool usable = false;
+  Kind kind = Kind::kForward;
   dnnl::primitive conv;
   memory::desc src, filter, dst;  // the primitive's (activations nhwc)
+  memory::desc bias;              // [out_c], when the epilogue has one
   memory::desc user_filter;       // hwio
   memory::desc scratchpad;
+  // user_filter -> filter (forward, backward data) or back (backward
+  // weights), made once; empty when the two layouts are the same.
+  dnnl::primitive filter_reorder;
 };
 
 memory::dims Dims(int64_t a, int64_t b, int64_t c, int64_t d) { return {a, b, c, d}; }
 
-std::shared_ptr<const Plan> MakePlan(Kind kind, const ConvShape& s, int64_t batch) {
+std::shared_ptr<const Plan> MakePlan(Kind kind, const ConvShape& s, int64_t batch,
+                                     Epilogue epilogue) {
   // oneDNN sizes its work split for the threads it may use when it makes a
   // primitive, and runs that many: one.
   KeepDnnlSingleThreaded();
   auto plan = std::make_shared<Plan>();
+  plan->kind = kind;
   const int64_t end_h =
       (s.out_h - 1) * s.stride_h + (s.k_h - 1) * s.dilation_h + 1 - s.in_h - s.pad_top;
   const int64_t end_w =
@@ -87,6 +101,7 @@ std::shared_ptr<const Plan> MakePlan(Kind kind, const ConvShape& s, int64_t batc
   const memory::dims dilates = {s.dilation_h - 1, s.dilation_w - 1};
   const memory::dims pad_begin = {s.pad_top, s.pad_left};
   const memory::dims pad_end = {end_h, end_w};
+  const memory::desc bias(memory::dims{s.out_c}, kF32, Tag::x);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   try {
@@ -97,12 +112,31 @@ std::shared_ptr<const Plan> MakePlan(Kind kind, const ConvShape& s, int64_t batc
         attr, Engine());
     std::string impl;
     switch (kind) {
-      case Kind::kForward:
-        impl = forward.impl_info_str();
-        plan->conv = dnnl::convolution_forward(forward);
-        plan->filter = forward.weights_desc();
-        plan->scratchpad = forward.scratchpad_desc();
+      case Kind::kForward: {
+        dnnl::primitive_attr fused = attr;
+        if (epilogue.relu) {
+          dnnl::post_ops relu;
+          relu.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+          fused.set_post_ops(relu);
+        }
+        const dnnl::convolution_forward::primitive_desc pd =
+            epilogue.bias
+                ? dnnl::convolution_forward::primitive_desc(
+                      dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                          src, any_filter, bias, dst, strides, dilates, pad_begin, pad_end),
+                      fused, Engine())
+                : dnnl::convolution_forward::primitive_desc(
+                      dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                          src, any_filter, dst, strides, dilates, pad_begin, pad_end),
+                      fused, Engine());
+        impl = pd.impl_info_str();
+        plan->conv = dnnl::convolution_forward(pd);
+        plan->filter = pd.weights_desc();
+        plan->scratchpad = pd.scratchpad_desc();
         break;
+      }
       case Kind::kBackwardData: {
         const dnnl::convolution_backward_data::primitive_desc pd(
             dnnl::convolution_backward_data::desc(dnnl::algorithm::convolution_direct, src,
@@ -135,14 +169,27 @@ std::shared_ptr<const Plan> MakePlan(Kind kind, const ConvShape& s, int64_t batc
   }
   plan->src = src;
   plan->dst = dst;
+  plan->bias = bias;
   plan->user_filter = memory::desc(Dims(s.out_c, s.in_c, s.k_h, s.k_w), kF32, Tag::hwio);
+  if (plan->filter != plan->user_filter) {
+    try {
+      const bool out = kind == Kind::kBackwardWeights;
+      plan->filter_reorder = dnnl::reorder(
+          dnnl::reorder::primitive_desc(Engine(), out ? plan->filter : plan->user_filter, Engine(),
+                                        out ? plan->user_filter : plan->filter));
+    } catch (const dnnl::error&) {
+      return plan;
+    }
+  }
   plan->usable = true;
   return plan;
 }
 
-std::shared_ptr<const Plan> GetPlan(Kind kind, const ConvShape& s, int64_t batch) {
-  using Key = std::array<int64_t, 17>;
+std::shared_ptr<const Plan> GetPlan(Kind kind, const ConvShape& s, int64_t batch,
+                                    Epilogue epilogue) {
+  using Key = std::array<int64_t, 18>;
   const Key key = {static_cast<int64_t>(kind),
+                   (epilogue.bias ? 1 : 0) + (epilogue.relu ? 2 : 0),
                    batch,
                    s.in_h,
                    s.in_w,
@@ -165,7 +212,7 @@ std::shared_ptr<const Plan> GetPlan(Kind kind, const ConvShape& s, int64_t batch
     const std::lock_guard<std::mutex> lock(mutex);
     if (auto it = plans.find(key); it != plans.end()) return it->second;
   }
-  std::shared_ptr<const Plan> plan = MakePlan(kind, s, batch);
+  std::shared_ptr<const Plan> plan = MakePlan(kind, s, batch, epilogue);
   const std::lock_guard<std::mutex> lock(mutex);
   return plans.emplace(key, std::move(plan)).first->second;
 }
@@ -177,11 +224,12 @@ struct ChunkPlans {
   std::shared_ptr<const Plan> full, last;
 };
 
-bool GetChunkPlans(Kind kind, const ConvShape& s, ChunkPlans& out) {
+bool GetChunkPlans(Kind kind, const ConvShape& s, ChunkPlans& out, Epilogue epilogue = {}) {
   if (s.batch < 1) return false;
   out.chunks = ChunksOf(s.batch);
-  out.full = GetPlan(kind, s, out.chunks.size);
-  out.last = out.chunks.last == out.chunks.size ? out.full : GetPlan(kind, s, out.chunks.last);
+  out.full = GetPlan(kind, s, out.chunks.size, epilogue);
+  out.last =
+      out.chunks.last == out.chunks.size ? out.full : GetPlan(kind, s, out.chunks.last, epilogue);
   return out.full->usable && out.last->usable;
 }
 
@@ -189,11 +237,14 @@ memory Wrap(const memory::desc& desc, const void* data) {
   return memory(desc, Engine(), const_cast<void*>(data));
 }
 
-// Copies `from` (layout from_desc) into `to` (layout to_desc) on the calling
-// thread; a plain copy when the layouts are the same.
-void Reorder(const memory::desc& from_desc, const void* from, const memory::desc& to_desc,
-             void* to) {
-  if (from_desc == to_desc) {
+// Copies the filter between eager's hwio and the plan's layout (the
+// direction plan.filter_reorder was made for) on the calling thread; a plain
+// copy when the layouts are the same.
+void ReorderFilter(const Plan& plan, const void* from, void* to) {
+  const bool out = plan.kind == Kind::kBackwardWeights;
+  const memory::desc& from_desc = out ? plan.filter : plan.user_filter;
+  const memory::desc& to_desc = out ? plan.user_filter : plan.filter;
+  if (plan.filter_reorder.get(true) == nullptr) {
     std::memcpy(to, from, from_desc.get_size());
     return;
   }
@@ -201,7 +252,7 @@ void Reorder(const memory::desc& from_desc, const void* from, const memory::desc
   memory src = Wrap(from_desc, from);
   memory dst = Wrap(to_desc, to);
   dnnl::stream stream(Engine());
-  dnnl::reorder(src, dst).execute(stream, src, dst);
+  plan.filter_reorder.execute(stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
   stream.wait();
 }
 
@@ -226,11 +277,11 @@ struct PlanFilters {
 PlanFilters FiltersFor(const ChunkPlans& p, const float* filter) {
   PlanFilters f;
   float* full = ThreadBuffer(0, p.full->filter.get_size() / sizeof(float));
-  Reorder(p.full->user_filter, filter, p.full->filter, full);
+  ReorderFilter(*p.full, filter, full);
   f.full = f.last = full;
   if (p.last != p.full) {
     float* last = ThreadBuffer(1, p.last->filter.get_size() / sizeof(float));
-    Reorder(p.last->user_filter, filter, p.last->filter, last);
+    ReorderFilter(*p.last, filter, last);
     f.last = last;
   }
   return f;
@@ -266,16 +317,22 @@ void ForEachChunk(const ChunkPlans& p, F&& fn) {
 
 bool HaveDnnl() { return true; }
 
-bool DnnlConvForward(const ConvShape& s, const float* input, const float* filter, float* output) {
+bool DnnlConvForward(const ConvShape& s, const float* input, const float* filter, float* output,
+                     const float* bias, bool relu) {
   ChunkPlans p;
-  if (!GetChunkPlans(Kind::kForward, s, p)) return false;
+  if (!GetChunkPlans(Kind::kForward, s, p, Epilogue{.bias = bias != nullptr, .relu = relu})) {
+    return false;
+  }
   const PlanFilters filters = FiltersFor(p, filter);
   const int64_t in_item = s.in_h * s.in_w * s.in_c;
   const int64_t out_item = s.out_h * s.out_w * s.out_c;
   ForEachChunk(p, [&](int64_t, int64_t first, bool is_last, const Plan& plan) {
-    Run(plan, {{DNNL_ARG_SRC, Wrap(plan.src, input + first * in_item)},
-               {DNNL_ARG_WEIGHTS, Wrap(plan.filter, filters.ForPlan(is_last))},
-               {DNNL_ARG_DST, Wrap(plan.dst, output + first * out_item)}});
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, Wrap(plan.src, input + first * in_item)},
+        {DNNL_ARG_WEIGHTS, Wrap(plan.filter, filters.ForPlan(is_last))},
+        {DNNL_ARG_DST, Wrap(plan.dst, output + first * out_item)}};
+    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, Wrap(plan.bias, bias));
+    Run(plan, std::move(args));
   });
   return true;
 }
@@ -316,7 +373,7 @@ bool DnnlConvBackwardWeights(const ConvShape& s, const float* input, const float
     Run(plan, {{DNNL_ARG_SRC, Wrap(plan.src, input + first * in_item)},
                {DNNL_ARG_DIFF_DST, Wrap(plan.dst, out_grad + first * out_item)},
                {DNNL_ARG_DIFF_WEIGHTS, Wrap(plan.filter, diff)}});
-    if (diff != hwio) Reorder(plan.filter, diff, plan.user_filter, hwio);
+    if (diff != hwio) ReorderFilter(plan, diff, hwio);
   });
   if (p.chunks.count > 1) {
     // Chunk order, whichever thread finished first.

@@ -36,8 +36,12 @@ struct ConvShape {
 // Whether eager was built with oneDNN.
 bool HaveDnnl();
 
-// output [batch, out_h, out_w, out_c] = Conv2D(input, filter).
-bool DnnlConvForward(const ConvShape& s, const float* input, const float* filter, float* output);
+// output [batch, out_h, out_w, out_c] = Conv2D(input, filter), then
+// `+ bias[out_c]` when bias is not null and max(., 0) when relu is set, both
+// inside oneDNN's kernel (a bias and an eltwise post-op) while each output
+// block is in registers: _FusedConv2D's forward (ops/fused_conv.h).
+bool DnnlConvForward(const ConvShape& s, const float* input, const float* filter, float* output,
+                     const float* bias = nullptr, bool relu = false);
 // input_grad [batch, in_h, in_w, in_c] = Conv2DBackpropInput(filter, out_grad).
 bool DnnlConvBackwardData(const ConvShape& s, const float* filter, const float* out_grad,
                           float* input_grad);

@@ -5,7 +5,9 @@
 namespace eager::internal {
 
 bool HaveDnnl() { return false; }
-bool DnnlConvForward(const ConvShape&, const float*, const float*, float*) { return false; }
+bool DnnlConvForward(const ConvShape&, const float*, const float*, float*, const float*, bool) {
+  return false;
+}
 bool DnnlConvBackwardData(const ConvShape&, const float*, const float*, float*) { return false; }
 bool DnnlConvBackwardWeights(const ConvShape&, const float*, const float*, float*) { return false; }
 

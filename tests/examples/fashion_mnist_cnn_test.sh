@@ -12,6 +12,10 @@ fail() {
   exit 1
 }
 
+# --help states each model's default number of epochs, not one for both.
+"$bin" --help | grep -q "default 2 for --model mlp, 3 for cnn" ||
+  fail "--help does not state both --epochs defaults: $("$bin" --help | grep -A1 -e --epochs)"
+
 status=0
 "$bin" --model cnn --stop_after_steps 12 --checkpoint_dir "$work/ckpt" --logdir "$work/logs" \
   >"$work/first.log" 2>"$work/first.err" || status=$?

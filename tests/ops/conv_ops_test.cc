@@ -78,6 +78,28 @@ TEST(MaxPoolTest, GradientGoesToTheFirstMaximumOfATie) {
   EXPECT_EQ(g.ToVector<float>(), (std::vector<float>{5, 0, 0, 0}));
 }
 
+// The first-maximum rule with NaNs, forward and gradient, on the 2x2
+// stride-2 loops: a NaN first pixel stays the maximum (nothing compares
+// greater) and takes the gradient, a later NaN never wins; the pixels no
+// window covers (VALID leaves the last row and column of a 3x3) get 0.
+TEST(MaxPoolTest, TwoByTwoKeepsTheFirstMaximumRuleWithNaNs) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // Two channels: the window of channel 0 is [nan, 1; 2, 3], of channel 1
+  // [1, nan; 3, 3].
+  const Tensor x = Tensor::FromVector<float>({nan, 1, 1, nan, 7, 7,  //
+                                              2, 3, 3, 3, 7, 7,      //
+                                              7, 7, 7, 7, 7, 7},
+                                             Shape{1, 3, 3, 2});
+  const Tensor y = MaxPool(x);
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 1, 2}));
+  EXPECT_TRUE(std::isnan(y.ToVector<float>()[0]));
+  EXPECT_EQ(y.ToVector<float>()[1], 3);
+  const Tensor g = MaxPoolGrad(x, y, Tensor::FromVector<float>({5, 6}, Shape{1, 1, 1, 2}));
+  EXPECT_EQ(g.ToVector<float>(), (std::vector<float>{5, 0, 0, 0, 0, 0,  //
+                                                     0, 6, 0, 0, 0, 0,  //
+                                                     0, 0, 0, 0, 0, 0}));
+}
+
 TEST(MaxPoolTest, OverlappingWindowsAddTheirGradients) {
   // 1x3x1 row 1, 9, 2 pooled with width-2 windows, stride 1: 9 wins both.
   const Tensor x = Tensor::FromVector<float>({1, 9, 2}, Shape{1, 1, 3, 1});
@@ -226,6 +248,30 @@ TEST(MaxPoolTest, MatchesNaiveLoops) {
   EXPECT_EQ(cases, 18);
 }
 
+// The 2x2 window with stride 2 (MaxPoolKernel's own loop when every window
+// is whole: VALID, or SAME on even sizes) on even and odd sizes.
+TEST(MaxPoolTest, TwoByTwoStrideTwoMatchesNaiveLoops) {
+  int cases = 0;
+  for (const char* padding : {"VALID", "SAME"}) {
+    for (int64_t h : {6, 7}) {
+      for (int64_t w : {4, 5}) {
+        SCOPED_TRACE(testing::Message() << padding << " " << h << "x" << w);
+        const Tensor x =
+            RandomUniform(Shape{2, h, w, 17}, uint64_t{350} + static_cast<uint64_t>(cases), -1, 1,
+                          DType::kFloat64);
+        const PoolOptions o{.padding = padding};
+        Shape shape;
+        const std::vector<double> want = NaiveMaxPool(x, o, &shape);
+        const Tensor y = MaxPool(x, o);
+        EXPECT_EQ(y.shape(), shape);
+        EXPECT_EQ(y.ToVector<double>(), want);
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(cases, 8);
+}
+
 // Both gradients of Conv2D by the same loops as NaiveConv: each product
 // x * w that made an output adds grad * w to dx and grad * x to dw.
 void NaiveConvGrads(const Tensor& x, const Tensor& w, const Tensor& g, const Conv2DOptions& o,
@@ -340,11 +386,12 @@ TEST(MaxPoolTest, GradMatchesNaiveLoops) {
     for (int64_t k : {2, 3}) {
       for (int64_t s : {1, 2}) {
         SCOPED_TRACE(testing::Message() << padding << " k" << k << " s" << s);
-        // Values from a few levels, so that windows hold ties.
+        // Values from a few levels, so that windows hold ties; 21 channels:
+        // a vector of 16 and a remainder in the 2x2 stride-2 loops.
         RandomGenerator rng(uint64_t{700} + static_cast<uint64_t>(cases));
-        std::vector<float> levels(2 * 7 * 6 * 5);
+        std::vector<float> levels(2 * 7 * 6 * 21);
         for (float& v : levels) v = static_cast<float>(rng.NextBelow(4));
-        const Tensor x = Tensor::FromVector<float>(levels, Shape{2, 7, 6, 5});
+        const Tensor x = Tensor::FromVector<float>(levels, Shape{2, 7, 6, 21});
         const PoolOptions o{.ksize = {1, k, k, 1}, .strides = {1, s, s, 1}, .padding = padding};
         const Tensor y = MaxPool(x, o);
         const Tensor g =

@@ -16,6 +16,7 @@
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
 #include "ops/execute.h"
+#include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/internal/graph_builder.h"
@@ -168,6 +169,12 @@ std::vector<OpCase> Cases() {
                &kFusedMatMulOp,
                {Floats(m, 43), Floats(Shape{3, 4}, 44), Floats(Shape{4}, 45)},
                Attrs{{"transpose_a", false}, {"transpose_b", false}, {"relu", true}}});
+  Attrs fused_conv = conv;
+  fused_conv.Set("relu", true);
+  c.push_back({"_FusedConv2D",
+               &kFusedConv2DOp,
+               {images, Floats(Shape{2, 2, 3, 4}, 46), Floats(Shape{4}, 47)},
+               fused_conv});
   return c;
 }
 

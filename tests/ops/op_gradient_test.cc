@@ -13,6 +13,7 @@
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
+#include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
@@ -217,6 +218,24 @@ std::vector<GradientCase> Cases() {
                &kConv2DOp,
                {Uniform(Shape{1, 5, 5, 1}, 98), Uniform(Shape{2, 2, 1, 2}, 99)},
                conv({1, 1, 1, 1}, "SAME", {1, 2, 2, 1})});
+  // FusedConv2D with and without its ReLU (small filters, so that sums stay
+  // clear of the kink at 0 by more than eps).
+  const auto fused_conv = [](std::vector<int64_t> strides, const char* padding, bool relu) {
+    return Attrs{{"strides", std::move(strides)},
+                 {"padding", std::string(padding)},
+                 {"dilations", std::vector<int64_t>{1, 1, 1, 1}},
+                 {"relu", relu}};
+  };
+  c.push_back(
+      {"FusedConv2D",
+       &kFusedConv2DOp,
+       {Uniform(Shape{2, 4, 5, 2}, 102), Uniform(Shape{2, 3, 2, 3}, 103), Uniform(Shape{3}, 104)},
+       fused_conv({1, 1, 1, 1}, "VALID", false)});
+  c.push_back(
+      {"FusedConv2DReluSameStride2",
+       &kFusedConv2DOp,
+       {Uniform(Shape{2, 5, 4, 2}, 105), Uniform(Shape{3, 2, 2, 3}, 106), Uniform(Shape{3}, 107)},
+       fused_conv({1, 2, 2, 1}, "SAME", true)});
   const auto pool = [](std::vector<int64_t> ksize, std::vector<int64_t> strides,
                        const char* padding) {
     return Attrs{{"ksize", std::move(ksize)},
