@@ -51,7 +51,8 @@ Shape ReducedShape(const Shape& shape, const AxisMask& mask, bool keepdims) {
       dims[rank++] = 1;
     }
   }
-  return Shape(std::span<const int64_t>(dims.data(), static_cast<size_t>(rank)));
+  // Partial: in a graph, kept dimensions may be unknown.
+  return Shape::Partial(std::span<const int64_t>(dims.data(), static_cast<size_t>(rank)));
 }
 
 template <DTypeSet kSet>
@@ -287,13 +288,24 @@ Grads MeanGradient(const OpCall& call, const Tensor& grad) {
 
 // TF's _MaxGrad: the gradient is shared equally among the elements equal to
 // the maximum.
+// In a graph where x's shape is not fully known, the kept-dims shape comes
+// from Shape(x) when it runs (TF's reduced_shape).
 Grads MaxGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
+  if (x.shape().unknown_rank()) {
+    throw UnimplementedError(
+        StrCat("the gradient of ", call.op->type, " needs its input's rank, which is unknown"));
+  }
   const AxisMask mask = ReducedAxes(x.shape(), call.attrs.GetInts("axis"));
-  const std::vector<int64_t> kept_shape = ReducedShape(x.shape(), mask, true).ToVector();
-  Tensor indicators = Cast(Equal(x, Reshape(call.output, kept_shape)), grad.dtype());
+  const Shape kept = ReducedShape(x.shape(), mask, true);
+  const auto to_kept = [&](const Tensor& t) {
+    if (kept.IsFullyDefined()) return Reshape(t, kept.ToVector());
+    const std::span<const bool> reduced(mask.data(), static_cast<size_t>(x.rank()));
+    return internal::ReshapeToTensor(t, internal::KeptDimsShape(x, reduced), kept);
+  };
+  Tensor indicators = Cast(Equal(x, to_kept(call.output)), grad.dtype());
   Tensor num_selected = ReduceSum(indicators, call.attrs.GetInts("axis"), /*keepdims=*/true);
-  return {Mul(Div(indicators, num_selected), Reshape(grad, kept_shape))};
+  return {Mul(Div(indicators, num_selected), to_kept(grad))};
 }
 
 // TF's output_type: int64 (the default) or int32, which must hold every
