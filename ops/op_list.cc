@@ -54,6 +54,8 @@ const OpDef* const kAllOps[] = {
     &kSumOp,
     &kMeanOp,
     &kMaxOp,
+    &kMinOp,
+    &kProdOp,
     &kArgMaxOp,
     // shape_ops.cc
     &kReshapeOp,
