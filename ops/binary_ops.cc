@@ -10,6 +10,7 @@
 #include "ops/internal/eigen_view.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/parallel.h"
+#include "ops/shape_op.h"
 #include "ops/unary_ops.h"
 #include "runtime/tensor_access.h"
 
@@ -137,30 +138,33 @@ std::optional<Tensor> IfNeeded(const OpCall& call, size_t i, F&& compute) {
 }
 
 Grads AddGradient(const OpCall& call, const Tensor& grad) {
-  return {IfNeeded(call, 0, [&] { return internal::SumToShape(grad, call.inputs[0].shape()); }),
-          IfNeeded(call, 1, [&] { return internal::SumToShape(grad, call.inputs[1].shape()); })};
+  const Tensor& x = call.inputs[0];
+  const Tensor& y = call.inputs[1];
+  return {IfNeeded(call, 0, [&] { return internal::SumToInput(grad, x, y, 0); }),
+          IfNeeded(call, 1, [&] { return internal::SumToInput(grad, x, y, 1); })};
 }
 
 Grads SubGradient(const OpCall& call, const Tensor& grad) {
-  return {
-      IfNeeded(call, 0, [&] { return internal::SumToShape(grad, call.inputs[0].shape()); }),
-      IfNeeded(call, 1, [&] { return internal::SumToShape(Neg(grad), call.inputs[1].shape()); })};
+  const Tensor& x = call.inputs[0];
+  const Tensor& y = call.inputs[1];
+  return {IfNeeded(call, 0, [&] { return internal::SumToInput(grad, x, y, 0); }),
+          IfNeeded(call, 1, [&] { return internal::SumToInput(Neg(grad), x, y, 1); })};
 }
 
 Grads MulGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
   const Tensor& y = call.inputs[1];
-  return {IfNeeded(call, 0, [&] { return internal::SumToShape(Mul(grad, y), x.shape()); }),
-          IfNeeded(call, 1, [&] { return internal::SumToShape(Mul(grad, x), y.shape()); })};
+  return {IfNeeded(call, 0, [&] { return internal::SumToInput(Mul(grad, y), x, y, 0); }),
+          IfNeeded(call, 1, [&] { return internal::SumToInput(Mul(grad, x), x, y, 1); })};
 }
 
 // d(x/y) = dx / y - dy * x / y^2 (TF's _RealDivGrad).
 Grads DivGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
   const Tensor& y = call.inputs[1];
-  return {IfNeeded(call, 0, [&] { return internal::SumToShape(Div(grad, y), x.shape()); }),
+  return {IfNeeded(call, 0, [&] { return internal::SumToInput(Div(grad, y), x, y, 0); }),
           IfNeeded(call, 1, [&] {
-            return internal::SumToShape(Mul(grad, Neg(Div(Div(x, y), y))), y.shape());
+            return internal::SumToInput(Mul(grad, Neg(Div(Div(x, y), y))), x, y, 1);
           })};
 }
 
@@ -173,13 +177,16 @@ Grads PowGradient(const OpCall& call, const Tensor& grad) {
                    [&] {
                      Tensor one = internal::ScalarLike(1.0, y.dtype());
                      Tensor gx = Mul(grad, Mul(y, Pow(x, Sub(y, one))));
-                     return internal::SumToShape(gx, x.shape());
+                     return internal::SumToInput(gx, x, y, 0);
                    }),
           IfNeeded(call, 1, [&] {
             Tensor gy = Mul(grad, Mul(z, Log(x)));
             // Broadcast x to gy's shape so the mask lines up, then select.
-            Tensor x_full = x.shape() == gy.shape() ? x : BroadcastTo(x, gy.shape());
-            return internal::SumToShape(ReluGrad(gy, x_full) /* where(x > 0, gy, 0) */, y.shape());
+            // (from Shape(gy) when gy's shape is known only when a graph runs).
+            Tensor x_full = x.shape() == gy.shape()       ? x
+                            : gy.shape().IsFullyDefined() ? BroadcastTo(x, gy.shape())
+                                                          : BroadcastTo(x, ShapeOf(gy));
+            return internal::SumToInput(ReluGrad(gy, x_full) /* where(x > 0, gy, 0) */, x, y, 1);
           })};
 }
 
@@ -190,8 +197,8 @@ Grads SelectGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& y = call.inputs[1];
   Tensor x_mask = Cast(Equal(x, call.output), grad.dtype());
   Tensor gx = Mul(grad, x_mask);
-  return {IfNeeded(call, 0, [&] { return internal::SumToShape(gx, x.shape()); }),
-          IfNeeded(call, 1, [&] { return internal::SumToShape(Sub(grad, gx), y.shape()); })};
+  return {IfNeeded(call, 0, [&] { return internal::SumToInput(gx, x, y, 0); }),
+          IfNeeded(call, 1, [&] { return internal::SumToInput(Sub(grad, gx), x, y, 1); })};
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "ops/array_ops.h"
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
+#include "ops/broadcast_gradient_args.h"
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
@@ -56,6 +57,8 @@ const OpDef* const kAllOps[] = {
     &kSumOp,
     &kMeanOp,
     &kMaxOp,
+    &kMinOp,
+    &kProdOp,
     &kArgMaxOp,
     // shape_ops.cc
     &kReshapeOp,
@@ -108,6 +111,8 @@ const OpDef* const kAllOps[] = {
     // sgd_training_ops.cc
     &kApplyGradientDescentOp,
     &kApplyMomentumOp,
+    // broadcast_gradient_args.cc
+    &kBroadcastGradientArgsOp,
     // control_flow_ops.cc
     &kSwitchOp,
     &kRefSwitchOp,

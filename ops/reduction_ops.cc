@@ -51,7 +51,8 @@ Shape ReducedShape(const Shape& shape, const AxisMask& mask, bool keepdims) {
       dims[rank++] = 1;
     }
   }
-  return Shape(std::span<const int64_t>(dims.data(), static_cast<size_t>(rank)));
+  // Partial: in a graph, kept dimensions may be unknown.
+  return Shape::Partial(std::span<const int64_t>(dims.data(), static_cast<size_t>(rank)));
 }
 
 template <DTypeSet kSet>
@@ -96,18 +97,69 @@ ReducePlan MakeReducePlan(const Shape& shape, const AxisMask& mask) {
   return plan;
 }
 
-enum class Reducer { kSum, kMax };
+enum class Reducer { kSum, kMax, kMin, kProd };
+
+template <typename T, Reducer kReducer>
+T Identity() {
+  if constexpr (kReducer == Reducer::kMax) {
+    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::lowest();
+  } else if constexpr (kReducer == Reducer::kMin) {
+    return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                : std::numeric_limits<T>::max();
+  } else if constexpr (kReducer == Reducer::kProd) {
+    return T(1);
+  } else {
+    return T(0);
+  }
+}
+
+template <typename T, Reducer kReducer>
+T Combine(T a, T b) {
+  if constexpr (kReducer == Reducer::kSum) {
+    return a + b;
+  } else if constexpr (kReducer == Reducer::kMax) {
+    return std::max(a, b);
+  } else if constexpr (kReducer == Reducer::kMin) {
+    return std::min(a, b);
+  } else {
+    return a * b;
+  }
+}
+
+// A contiguous run reduced to one value (Eigen's vectorized reductions).
+template <typename T, Reducer kReducer, typename Run>
+T RunValue(const Run& run) {
+  if constexpr (kReducer == Reducer::kSum) {
+    return run.sum();
+  } else if constexpr (kReducer == Reducer::kMax) {
+    return run.maxCoeff();
+  } else if constexpr (kReducer == Reducer::kMin) {
+    return run.minCoeff();
+  } else {
+    return run.prod();
+  }
+}
+
+// acc[i] = Combine(acc[i], run[i]) for a run of kept outputs.
+template <typename T, Reducer kReducer, typename Acc, typename Run>
+void CombineInto(Acc& acc, const Run& run) {
+  if constexpr (kReducer == Reducer::kSum) {
+    acc += run;
+  } else if constexpr (kReducer == Reducer::kMax) {
+    acc = acc.max(run);
+  } else if constexpr (kReducer == Reducer::kMin) {
+    acc = acc.min(run);
+  } else {
+    acc *= run;
+  }
+}
 
 template <typename T, Reducer kReducer>
 void Reduce(const T* in, int64_t in_size, T* out, int64_t out_size, const ReducePlan& plan) {
   using Vec = internal::ArrayMap<T>;
   using ConstVec = internal::ConstArrayMap<T>;
-  T init = T(0);
-  if constexpr (kReducer == Reducer::kMax) {
-    init = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                : std::numeric_limits<T>::lowest();
-  }
-  Vec(out, out_size).setConstant(init);
+  Vec(out, out_size).setConstant(Identity<T, kReducer>());
   if (in_size == 0) return;
   const int last = plan.rank - 1;
   const int64_t n = plan.dims[last];
@@ -116,18 +168,10 @@ void Reduce(const T* in, int64_t in_size, T* out, int64_t out_size, const Reduce
   for (int64_t i = 0; i < in_size; i += n) {
     ConstVec run(in + i, n);
     if (plan.reduced[last]) {
-      if constexpr (kReducer == Reducer::kSum) {
-        out[o] += run.sum();
-      } else {
-        out[o] = std::max(out[o], run.maxCoeff());
-      }
+      out[o] = Combine<T, kReducer>(out[o], RunValue<T, kReducer>(run));
     } else {
       Vec acc(out + o, n);
-      if constexpr (kReducer == Reducer::kSum) {
-        acc += run;
-      } else {
-        acc = acc.max(run);
-      }
+      CombineInto<T, kReducer>(acc, run);
     }
     for (int d = last - 1; d >= 0; --d) {
       o += plan.out_strides[d];
@@ -151,25 +195,6 @@ void Reduce(const T* in, int64_t in_size, T* out, int64_t out_size, const Reduce
 inline constexpr int64_t kReduceBlock = int64_t{1} << 15;
 
 template <typename T, Reducer kReducer>
-T Identity() {
-  if constexpr (kReducer == Reducer::kMax) {
-    return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
-                                                : std::numeric_limits<T>::lowest();
-  } else {
-    return T(0);
-  }
-}
-
-template <typename T, Reducer kReducer>
-T Combine(T a, T b) {
-  if constexpr (kReducer == Reducer::kSum) {
-    return a + b;
-  } else {
-    return std::max(a, b);
-  }
-}
-
-template <typename T, Reducer kReducer>
 void ReduceLarge(const T* in, int64_t in_size, T* out, int64_t out_size, const ReducePlan& plan) {
   using internal::ParallelFor;
   constexpr int64_t kMin = internal::kParallelElementwiseMin;
@@ -185,11 +210,7 @@ void ReduceLarge(const T* in, int64_t in_size, T* out, int64_t out_size, const R
         const int64_t begin = b * kReduceBlock;
         const int64_t n = std::min(kReduceBlock, in_size - begin);
         internal::ConstArrayMap<T> run(in + begin, n);
-        if constexpr (kReducer == Reducer::kSum) {
-          partial[static_cast<size_t>(b)] = run.sum();
-        } else {
-          partial[static_cast<size_t>(b)] = run.maxCoeff();
-        }
+        partial[static_cast<size_t>(b)] = RunValue<T, kReducer>(run);
       }
     });
     T acc = Identity<T, kReducer>();
@@ -219,11 +240,7 @@ void ReduceLarge(const T* in, int64_t in_size, T* out, int64_t out_size, const R
       acc.setConstant(Identity<T, kReducer>());
       for (int64_t r = 0; r < rows; ++r) {
         internal::ConstArrayMap<T> run(in + r * cols + c0, c1 - c0);
-        if constexpr (kReducer == Reducer::kSum) {
-          acc += run;
-        } else {
-          acc = acc.max(run);
-        }
+        CombineInto<T, kReducer>(acc, run);
       }
     });
     return;
@@ -287,13 +304,47 @@ Grads MeanGradient(const OpCall& call, const Tensor& grad) {
 
 // TF's _MaxGrad: the gradient is shared equally among the elements equal to
 // the maximum.
+// In a graph where x's shape is not fully known, the kept-dims shape comes
+// from Shape(x) when it runs (TF's reduced_shape).
 Grads MaxGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
+  if (x.shape().unknown_rank()) {
+    throw UnimplementedError(
+        StrCat("the gradient of ", call.op->type, " needs its input's rank, which is unknown"));
+  }
   const AxisMask mask = ReducedAxes(x.shape(), call.attrs.GetInts("axis"));
-  const std::vector<int64_t> kept_shape = ReducedShape(x.shape(), mask, true).ToVector();
-  Tensor indicators = Cast(Equal(x, Reshape(call.output, kept_shape)), grad.dtype());
+  const Shape kept = ReducedShape(x.shape(), mask, true);
+  const auto to_kept = [&](const Tensor& t) {
+    if (kept.IsFullyDefined()) return Reshape(t, kept.ToVector());
+    const std::span<const bool> reduced(mask.data(), static_cast<size_t>(x.rank()));
+    return internal::ReshapeToTensor(t, internal::KeptDimsShape(x, reduced), kept);
+  };
+  Tensor indicators = Cast(Equal(x, to_kept(call.output)), grad.dtype());
   Tensor num_selected = ReduceSum(indicators, call.attrs.GetInts("axis"), /*keepdims=*/true);
-  return {Mul(Div(indicators, num_selected), Reshape(grad, kept_shape))};
+  return {Mul(Div(indicators, num_selected), to_kept(grad))};
+}
+
+// The product of the other elements of each element's reduction group,
+// times the incoming gradient (TF's _ProdGrad). TF takes exclusive cumprods;
+// here the zeros are counted instead, which is as exact where they matter:
+// with no zero in a group the others' product is prod / x; with one zero,
+// it is the product of the nonzeros at the zero and 0 elsewhere; with two
+// or more, 0 everywhere. Written with the public ops, so shapes known only
+// when a graph runs come through SpreadToInput and broadcasting.
+Grads ProdGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  const std::vector<int64_t> axes = call.attrs.GetInts("axis");
+  const Tensor zero = internal::ScalarLike(0.0, x.dtype());
+  const Tensor one = internal::ScalarLike(1.0, x.dtype());
+  const Tensor is_zero = Cast(Equal(x, zero), x.dtype());
+  const Tensor zeros = ReduceSum(is_zero, axes, /*keepdims=*/true);
+  const Tensor safe = Add(x, is_zero);  // zeros become ones
+  const Tensor nonzero_product = Execute(kProdOp, safe, Attrs{{"axis", axes}, {"keep_dims", true}});
+  const Tensor no_zero = Cast(Equal(zeros, zero), x.dtype());
+  const Tensor one_zero = Cast(Equal(zeros, one), x.dtype());
+  const Tensor others =
+      Add(Mul(no_zero, Div(nonzero_product, safe)), Mul(one_zero, Mul(is_zero, nonzero_product)));
+  return {Mul(SpreadToInput(call, grad), others)};
 }
 
 // TF's output_type: int64 (the default) or int32, which must hold every
@@ -390,6 +441,21 @@ const OpDef kMaxOp = {.type = "Max",
                       .gradient = MaxGradient,
                       .input_attrs = kReductionInputs,
                       .type_attrs = kReductionTypes};
+// TF's _MinGrad is _MaxGrad: ties with the minimum share the gradient.
+const OpDef kMinOp = {.type = "Min",
+                      .num_inputs = 1,
+                      .infer = InferReduce<DTypeSet::kNumeric>,
+                      .compute = ReduceKernel<Reducer::kMin, false>,
+                      .gradient = MaxGradient,
+                      .input_attrs = kReductionInputs,
+                      .type_attrs = kReductionTypes};
+const OpDef kProdOp = {.type = "Prod",
+                       .num_inputs = 1,
+                       .infer = InferReduce<DTypeSet::kNumeric>,
+                       .compute = ReduceKernel<Reducer::kProd, false>,
+                       .gradient = ProdGradient,
+                       .input_attrs = kReductionInputs,
+                       .type_attrs = kReductionTypes};
 const OpDef kArgMaxOp = {.type = "ArgMax",
                          .num_inputs = 1,
                          .infer = InferArgMax,
@@ -416,6 +482,12 @@ Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes, bool keepdi
 }
 Tensor ReduceMax(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
   return Execute(kMaxOp, x, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
+}
+Tensor ReduceMin(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
+  return Execute(kMinOp, x, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
+}
+Tensor ReduceProd(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
+  return Execute(kProdOp, x, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
 }
 Tensor ArgMax(const Tensor& x, int64_t axis) {
   return Execute(kArgMaxOp, x, Attrs{{"axis", axis}, {"output_type", DType::kInt64}});

@@ -19,12 +19,21 @@ Tensor ReduceMean(const Tensor& x, const std::vector<int64_t>& axes = {},
 // (as TensorFlow's _MaxGrad).
 Tensor ReduceMax(const Tensor& x, const std::vector<int64_t>& axes = {},
                  bool keepdims = false);  // "Max"
+// Ties with the minimum share the gradient, as for ReduceMax (TF's _MinGrad).
+Tensor ReduceMin(const Tensor& x, const std::vector<int64_t>& axes = {},
+                 bool keepdims = false);  // "Min"
+// The gradient of each element is the product of the others in its group,
+// exact with zeros in the input (TF's _ProdGrad).
+Tensor ReduceProd(const Tensor& x, const std::vector<int64_t>& axes = {},
+                  bool keepdims = false);  // "Prod"
 // Index of the largest element along `axis` (the first on ties), as int64.
 Tensor ArgMax(const Tensor& x, int64_t axis);  // "ArgMax"; not differentiable
 
 extern const OpDef kSumOp;
 extern const OpDef kMeanOp;
 extern const OpDef kMaxOp;
+extern const OpDef kMinOp;
+extern const OpDef kProdOp;
 extern const OpDef kArgMaxOp;
 
 }  // namespace eager

@@ -130,8 +130,8 @@ Grads SquaredDifferenceGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& y = call.inputs[1];
   const Tensor x_grad = Mul(Mul(Scalar(2.0, grad), grad), Sub(x, y));
   std::optional<Tensor> dx, dy;
-  if (call.NeedsGradient(0)) dx = internal::SumToShape(x_grad, x.shape());
-  if (call.NeedsGradient(1)) dy = internal::SumToShape(Neg(x_grad), y.shape());
+  if (call.NeedsGradient(0)) dx = internal::SumToInput(x_grad, x, y, 0);
+  if (call.NeedsGradient(1)) dy = internal::SumToInput(Neg(x_grad), x, y, 1);
   return {dx, dy};
 }
 

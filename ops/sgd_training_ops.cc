@@ -1,11 +1,8 @@
 #include "ops/sgd_training_ops.h"
 
-#include <cstring>
 #include <span>
-#include <string>
-#include <vector>
 
-#include "ops/internal/graph_builder.h"
+#include "ops/internal/apply_op.h"
 #include "ops/op_def.h"
 #include "runtime/flush_denormal.h"
 #include "runtime/graph.h"
@@ -14,60 +11,17 @@
 namespace eager {
 namespace {
 
-// `tensors` in TF's input order after the refs; `grad_index` is the one of
-// var's shape, the others are scalars.
-void CheckArguments(std::string_view op, const Variable& var, const Variable* accum,
-                    std::span<const Tensor> tensors, std::span<const char* const> names,
-                    size_t grad_index) {
-  const auto fail = [&](const std::string& what) {
-    return InvalidArgumentError(StrCat(op, " on variable '", var.shared_name(), "': ", what));
-  };
-  if (var.dtype() != DType::kFloat32 && var.dtype() != DType::kFloat64) {
-    throw fail(StrCat("dtype ", var.dtype(), " is not supported; expected float32 or float64"));
-  }
-  if (accum != nullptr && (accum->dtype() != var.dtype() || accum->shape() != var.shape())) {
-    throw fail(StrCat("accum '", accum->shared_name(), "' is ", accum->dtype(), " ", accum->shape(),
-                      ", expected ", var.dtype(), " ", var.shape()));
-  }
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
-    const bool is_grad = i == grad_index;
-    const bool shape_ok = is_grad ? t.shape().IsCompatibleWith(var.shape())
-                                  : !t.shape().IsFullyDefined() || t.num_elements() == 1;
-    if (t.dtype() != var.dtype() || !shape_ok) {
-      throw fail(StrCat(names[i], " is a ", t.dtype(), " tensor of shape ", t.shape(),
-                        "; expected ", var.dtype(), is_grad ? " of the variable's shape " : "",
-                        is_grad ? var.shape().ToString() : " scalar"));
-    }
-  }
-}
-
-Tensor CopyOf(const Variable& variable) {
-  if (!variable.is_initialized()) {
-    throw FailedPreconditionError(
-        StrCat("Attempting to use uninitialized value ", variable.shared_name()));
-  }
-  const Tensor value = variable.stored_value();
-  Tensor copy = internal::NewTensor(value.shape(), value.dtype());
-  std::memcpy(internal::MutableRawData(copy), internal::RawData(value), value.bytes().size());
-  return copy;
-}
-
-std::string RefInput(std::string_view op, Graph& graph, const Variable& variable) {
-  const GraphVariable* record = graph.FindVariable(&variable);
-  if (record == nullptr) {
-    throw InvalidArgumentError(StrCat(op, ": variable '", variable.shared_name(),
-                                      "' does not belong to the default graph"));
-  }
-  return record->variable_node;
-}
-
 constexpr const char* kGdNames[] = {"alpha", "delta"};
 constexpr const char* kMomentumNames[] = {"lr", "grad", "momentum"};
 
+void CheckMomentum(const Variable& var, const Variable& accum, std::span<const Tensor> t) {
+  const Variable* slots[] = {&accum};
+  internal::CheckApplyArguments("ApplyMomentum", var, slots, "accum", t, kMomentumNames, 1);
+}
+
 Tensor RunGradientDescent(Variable& var, std::span<const Tensor> t) {
-  CheckArguments("ApplyGradientDescent", var, nullptr, t, kGdNames, 1);
-  Tensor new_var = CopyOf(var);
+  internal::CheckApplyArguments("ApplyGradientDescent", var, {}, "", t, kGdNames, 1);
+  Tensor new_var = internal::CopyOfVariable(var);
   const internal::ScopedFlushDenormal flush;  // a kernel: TF's kernel mode
   VisitFloatDType(var.dtype(), "ApplyGradientDescent", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -81,9 +35,9 @@ Tensor RunGradientDescent(Variable& var, std::span<const Tensor> t) {
 }
 
 Tensor RunMomentum(Variable& var, Variable& accum, std::span<const Tensor> t, bool nesterov) {
-  CheckArguments("ApplyMomentum", var, &accum, t, kMomentumNames, 1);
-  Tensor new_var = CopyOf(var);
-  Tensor new_accum = CopyOf(accum);
+  CheckMomentum(var, accum, t);
+  Tensor new_var = internal::CopyOfVariable(var);
+  Tensor new_accum = internal::CopyOfVariable(accum);
   const internal::ScopedFlushDenormal flush;  // a kernel: TF's kernel mode
   VisitFloatDType(var.dtype(), "ApplyMomentum", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -115,23 +69,6 @@ NodeOutputs RunMomentumNode(const NodeContext& c) {
   return {{RunMomentum(*c.refs[0], *c.refs[1], c.inputs, nesterov)}};
 }
 
-// The node: refs, then the tensors, TF's attributes.
-Tensor AddNode(std::string_view op, std::span<Variable* const> refs,
-               std::span<const Tensor> tensors, const Attrs& attrs) {
-  Graph& graph = *Graph::Current();
-  Variable& var = *refs[0];
-  Node node{.name = graph.UniqueName(op), .op = std::string(op)};
-  for (const Variable* r : refs) node.inputs.push_back(RefInput(op, graph, *r));
-  for (const Tensor& t : tensors) node.inputs.push_back(internal::GraphInput(graph, t));
-  node.attrs = {{"T", var.dtype()},
-                {"_class", std::vector<std::string>{"loc:@" + node.inputs[0]}},
-                {"use_locking", false}};
-  for (const auto& [name, value] : attrs.items()) node.attrs.Set(name, value);
-  node.output_dtypes = {var.dtype()};
-  node.output_shapes = {var.shape()};
-  return graph.Output(graph.AddNode(std::move(node)));
-}
-
 }  // namespace
 
 const OpDef kApplyGradientDescentOp = {.type = "ApplyGradientDescent",
@@ -144,18 +81,19 @@ const OpDef kApplyMomentumOp = {
 Tensor ApplyGradientDescent(Variable& var, const Tensor& alpha, const Tensor& delta) {
   const Tensor tensors[] = {alpha, delta};
   if (Graph::Current() == nullptr) return RunGradientDescent(var, tensors);
-  CheckArguments("ApplyGradientDescent", var, nullptr, tensors, kGdNames, 1);
+  internal::CheckApplyArguments("ApplyGradientDescent", var, {}, "", tensors, kGdNames, 1);
   Variable* refs[] = {&var};
-  return AddNode("ApplyGradientDescent", refs, tensors, Attrs{});
+  return internal::AddApplyNode("ApplyGradientDescent", refs, tensors, Attrs{});
 }
 
 Tensor ApplyMomentum(Variable& var, Variable& accum, const Tensor& lr, const Tensor& grad,
                      const Tensor& momentum, bool use_nesterov) {
   const Tensor tensors[] = {lr, grad, momentum};
   if (Graph::Current() == nullptr) return RunMomentum(var, accum, tensors, use_nesterov);
-  CheckArguments("ApplyMomentum", var, &accum, tensors, kMomentumNames, 1);
+  CheckMomentum(var, accum, tensors);
   Variable* refs[] = {&var, &accum};
-  return AddNode("ApplyMomentum", refs, tensors, Attrs{{"use_nesterov", use_nesterov}});
+  return internal::AddApplyNode("ApplyMomentum", refs, tensors,
+                                Attrs{{"use_nesterov", use_nesterov}});
 }
 
 }  // namespace eager

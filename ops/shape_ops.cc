@@ -6,10 +6,13 @@
 #include <array>
 #include <limits>
 
+#include "ops/broadcast_gradient_args.h"
 #include "ops/execute.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/shape_op.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -344,7 +347,15 @@ Tensor BroadcastToKernel(std::span<const Tensor> in, const Attrs&, const OutputS
 }
 
 Grads BroadcastToGradient(const OpCall& call, const Tensor& grad) {
-  return {internal::SumToShape(grad, call.inputs[0].shape())};
+  const Tensor& x = call.inputs[0];
+  if (x.shape().IsFullyDefined()) return {internal::SumToShape(grad, x.shape())};
+  // In a graph, x's unknown dimensions may be 1 or the target's when it
+  // runs: the axes come from BroadcastGradientArgs, as TF's _BroadcastToGrad.
+  const std::vector<int64_t> target = call.attrs.GetShape("shape").ToVector();
+  const Tensor target_shape =
+      Tensor::FromVector<int32_t>(std::vector<int32_t>(target.begin(), target.end()));
+  const Tensor axes = BroadcastGradientArgs(ShapeOf(x), target_shape).first;
+  return {internal::ReshapeToTensor(internal::SumOverTensor(grad, axes), ShapeOf(x), x.shape())};
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 #include <vector>
 
 #include "ops/array_ops.h"
+#include "ops/broadcast_gradient_args.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/reduction_ops.h"
+#include "ops/shape_op.h"
 #include "runtime/errors.h"
 
 namespace eager::internal {
@@ -88,6 +91,45 @@ Tensor SumToShape(const Tensor& grad, const Shape& shape) {
   Tensor summed = axes.empty() ? grad : ReduceSum(grad, axes, /*keepdims=*/false);
   if (summed.shape() == shape) return summed;
   return Reshape(summed, shape.ToVector());
+}
+
+namespace {
+
+// Whether the static shapes fix the axes that `input` was broadcast along
+// against `other`: an unknown dimension of input is 1 or the output's at
+// run time, so it is ambiguous unless other has 1 or nothing there.
+bool StaticallyDecided(const Shape& input, const Shape& other) {
+  if (input.unknown_rank() || other.unknown_rank()) return false;
+  for (int i = 0; i < input.rank(); ++i) {
+    if (input.dim(i) != Shape::kUnknownDim) continue;
+    const int oi = other.rank() - input.rank() + i;
+    if (oi >= 0 && other.dim(oi) != 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Tensor SumToInput(const Tensor& grad, const Tensor& x, const Tensor& y, int index) {
+  const Tensor& input = index == 0 ? x : y;
+  const Tensor& other = index == 0 ? y : x;
+  const Shape& shape = input.shape();
+  if (shape.IsFullyDefined() && grad.shape().IsFullyDefined()) return SumToShape(grad, shape);
+  if (!grad.shape().unknown_rank() && StaticallyDecided(shape, other.shape())) {
+    if (grad.shape() == shape) return grad;
+    // Leading axes and input's 1s: a sum over an axis the output also has
+    // as 1 changes nothing, so which one it is at run time does not matter.
+    std::vector<int64_t> axes;
+    const int lead = grad.shape().rank() - shape.rank();
+    for (int i = 0; i < grad.shape().rank(); ++i) {
+      if (i < lead || shape.dim(i - lead) == 1) axes.push_back(i);
+    }
+    Tensor summed = axes.empty() ? grad : ReduceSum(grad, axes, /*keepdims=*/false);
+    if (shape.IsFullyDefined()) return Reshape(summed, shape.ToVector());
+    return ReshapeToTensor(summed, ShapeOf(input), shape);
+  }
+  const auto [r0, r1] = BroadcastGradientArgs(ShapeOf(x), ShapeOf(y));
+  return ReshapeToTensor(SumOverTensor(grad, index == 0 ? r0 : r1), ShapeOf(input), shape);
 }
 
 }  // namespace eager::internal

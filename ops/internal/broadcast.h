@@ -77,4 +77,14 @@ void ForEachRun(const BroadcastPlan& plan, Inner&& inner) {
 // the shapes already match. Written with public ops, so it is differentiable.
 Tensor SumToShape(const Tensor& grad, const Shape& shape);
 
+// The gradient of input `index` (0 or 1) of a broadcasting binary op on
+// inputs x, y, from `grad` (shaped like the op's output): SumToShape when
+// the static shapes say which axes were broadcast (always eagerly, and in a
+// graph when every unknown dimension of the input faces a 1 or nothing in
+// the other input). Otherwise, in a graph, as TF's math_grad:
+// Reshape(Sum(grad, BroadcastGradientArgs(Shape(x), Shape(y))[index]),
+// Shape(input)), so that a dimension that turns out to be 1 at run time
+// (a batch of one) is summed over.
+Tensor SumToInput(const Tensor& grad, const Tensor& x, const Tensor& y, int index);
+
 }  // namespace eager::internal

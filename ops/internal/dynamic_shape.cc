@@ -16,12 +16,13 @@ namespace {
 // A node `type` on x and a shape tensor, with TF's type attrs T and
 // `index_attr` (the shape's dtype).
 Tensor AddShapedNode(std::string_view type, std::string_view index_attr, const Tensor& x,
-                     const Tensor& shape, const Shape& static_shape) {
+                     const Tensor& shape, const Shape& static_shape, const Attrs& extra = {}) {
   Graph* graph = Graph::Current();
   EAGER_INTERNAL_CHECK(graph != nullptr);
   Node node{.name = graph->UniqueName(type), .op = std::string(type)};
   node.inputs = {GraphInput(*graph, x), GraphInput(*graph, shape)};
   node.attrs = {{"T", x.dtype()}, {std::string(index_attr), shape.dtype()}};
+  for (const auto& [name, value] : extra.items()) node.attrs.Set(name, value);
   node.output_dtypes = {x.dtype()};
   node.output_shapes = {static_shape};
   return graph->Output(graph->AddNode(std::move(node)), 0);
@@ -35,6 +36,10 @@ Tensor ReshapeToTensor(const Tensor& x, const Tensor& shape, const Shape& static
 
 Tensor BroadcastToTensor(const Tensor& x, const Tensor& shape, const Shape& static_shape) {
   return AddShapedNode("BroadcastTo", "Tidx", x, shape, static_shape);
+}
+
+Tensor SumOverTensor(const Tensor& x, const Tensor& axes) {
+  return AddShapedNode("Sum", "Tidx", x, axes, Shape::UnknownRank(), Attrs{{"keep_dims", false}});
 }
 
 Tensor KeptDimsShape(const Tensor& x, std::span<const bool> reduced) {

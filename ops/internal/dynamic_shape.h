@@ -21,6 +21,11 @@ namespace eager::internal {
 Tensor ReshapeToTensor(const Tensor& x, const Tensor& shape, const Shape& static_shape);
 Tensor BroadcastToTensor(const Tensor& x, const Tensor& shape, const Shape& static_shape);
 
+// A node "Sum" of x over the axes in `axes`, an int32/int64 vector known
+// only when the graph runs (BroadcastGradientArgs' output), keep_dims false;
+// its static shape has an unknown rank. REQUIRES: a default graph.
+Tensor SumOverTensor(const Tensor& x, const Tensor& axes);
+
 // The shape of x with the dimensions `reduced` (mask over x's rank) set to
 // 1, as an int32 vector computed from Shape(x) (TF's reduced_shape).
 // REQUIRES: x's rank is known.

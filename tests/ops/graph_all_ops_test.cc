@@ -93,6 +93,14 @@ std::vector<OpCase> Cases() {
                &kMaxOp,
                {Floats(m, 24)},
                Attrs{{"axis", std::vector<int64_t>{0, 1}}, {"keep_dims", false}}});
+  c.push_back({"Min",
+               &kMinOp,
+               {Floats(m, 27)},
+               Attrs{{"axis", std::vector<int64_t>{1}}, {"keep_dims", true}}});
+  c.push_back({"Prod",
+               &kProdOp,
+               {Floats(m, 28)},
+               Attrs{{"axis", std::vector<int64_t>{0}}, {"keep_dims", false}}});
   c.push_back({"ArgMax",
                &kArgMaxOp,
                {Floats(m, 25)},

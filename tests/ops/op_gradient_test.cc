@@ -150,6 +150,12 @@ std::vector<GradientCase> Cases() {
   c.push_back({"MaxLastAxis", &kMaxOp, {Distinct(m, 54)}, ReduceAttrs({1}, false)});
   c.push_back(
       {"MaxMiddleAxisKeepDims", &kMaxOp, {Distinct(Shape{2, 3, 2}, 55)}, ReduceAttrs({1}, true)});
+  c.push_back({"MinLastAxis", &kMinOp, {Distinct(m, 172)}, ReduceAttrs({1}, false)});
+  c.push_back({"ProdRows", &kProdOp, {Uniform(m, 173)}, ReduceAttrs({0}, false)});
+  c.push_back({"ProdOuterAxesKeepDims",
+               &kProdOp,
+               {Uniform(Shape{2, 3, 4}, 174)},
+               ReduceAttrs({0, 2}, true)});
   // Array ops.
   c.push_back(
       {"Reshape", &kReshapeOp, {Uniform(m, 56)}, Attrs{{"shape", std::vector<int64_t>{3, -1}}}});

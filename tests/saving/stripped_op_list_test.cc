@@ -165,6 +165,8 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
       ReduceSum(SparseSoftmaxCrossEntropyWithLogits(labels, logits)),
       ReduceMean(Mul(LogSoftmax(logits), OneHot(labels, 3))),
       ReduceMax(Softmax(logits), {1}),
+      ReduceMin(Softmax(logits), {1}),
+      ReduceProd(Sigmoid(logits), {1}),
       ReduceSum(Pow(Sigmoid(logits), Constant(Tensor(2.0f)))),
       ReduceSum(Div(Tanh(logits), Sqrt(Add(Square(logits), one)))),
       ReduceSum(Maximum(logits, Minimum(Exp(Neg(logits)), Log(Add(Square(logits), one))))),
