@@ -381,16 +381,16 @@ void ToProto(const MetaAttrValue& value, pb::AttrValue* a, const std::string& wh
           a->set_placeholder(v.name);
         } else if constexpr (std::is_same_v<V, MetaFunc>) {
           a->mutable_func()->set_name(v.name);
-        } else if constexpr (std::is_same_v<V, MetaAttrList>) {
+        } else if constexpr (std::is_same_v<V, MetaListBox>) {
           auto* l = a->mutable_list();
-          for (const auto& s : v.s) l->add_s(s);
-          for (int64_t i : v.i) l->add_i(i);
-          for (float f : v.f) l->add_f(f);
-          for (bool b : v.b) l->add_b(b);
-          for (int t : v.type) l->add_type(static_cast<pb::DataType>(t));
-          for (const auto& s : v.shape) ToProto(s, l->add_shape());
-          for (const auto& t : v.tensor) ToProto(t, l->add_tensor(), where);
-          for (const auto& f : v.func) l->add_func()->set_name(f);
+          for (const auto& s : v->s) l->add_s(s);
+          for (int64_t i : v->i) l->add_i(i);
+          for (float f : v->f) l->add_f(f);
+          for (bool b : v->b) l->add_b(b);
+          for (int t : v->type) l->add_type(static_cast<pb::DataType>(t));
+          for (const auto& s : v->shape) ToProto(s, l->add_shape());
+          for (const auto& t : v->tensor) ToProto(t, l->add_tensor(), where);
+          for (const auto& f : v->func) l->add_func()->set_name(f);
         }
       },
       value);

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -33,12 +34,42 @@ struct MetaShape {
   friend bool operator==(const MetaShape&, const MetaShape&) = default;
 };
 
-// A TensorProto. `value` is nullopt when eager has no such dtype or the
+// A value on the heap, or none, copied deeply: what keeps an attribute
+// value small (a graph of 2M nodes holds millions of them; a Tensor or a
+// list record inline made each some 220 bytes). Reads as std::optional:
+// `if (box)`, `*box`, `box->`, `box.has_value()`, assignment from a T.
+template <typename T>
+class MetaBox {
+ public:
+  MetaBox() = default;
+  MetaBox(T value) : value_(std::make_unique<T>(std::move(value))) {}  // NOLINT: as optional
+  MetaBox(const MetaBox& other) : value_(other ? std::make_unique<T>(*other) : nullptr) {}
+  MetaBox(MetaBox&&) noexcept = default;
+  MetaBox& operator=(const MetaBox& other) {
+    if (this != &other) value_ = other ? std::make_unique<T>(*other) : nullptr;
+    return *this;
+  }
+  MetaBox& operator=(MetaBox&&) noexcept = default;
+  ~MetaBox() = default;
+
+  bool has_value() const { return value_ != nullptr; }
+  explicit operator bool() const { return has_value(); }
+  // REQUIRES: has_value().
+  T& operator*() { return *value_; }
+  const T& operator*() const { return *value_; }
+  T* operator->() { return value_.get(); }
+  const T* operator->() const { return value_.get(); }
+
+ private:
+  std::unique_ptr<T> value_;
+};
+
+// A TensorProto. `value` is empty when eager has no such dtype or the
 // shape has unknown dims.
 struct MetaTensor {
   int tf_dtype = 0;
   std::vector<int64_t> dims{};
-  std::optional<Tensor> value{};
+  MetaBox<Tensor> value{};
 };
 
 // A DataType attribute value (TF's enum number: DT_FLOAT = 1, ...).
@@ -67,10 +98,12 @@ struct MetaFunc {
   std::string name{};
 };
 
-// One AttrValue: bytes (s), int, float, bool, type, shape, tensor, list,
-// placeholder or function. monostate for an attr with no value set.
+// One AttrValue: bytes (s), int, float, bool, type, shape, tensor, list
+// (boxed: `*std::get<MetaListBox>(value)`), placeholder or function.
+// monostate for an attr with no value set.
+using MetaListBox = MetaBox<MetaAttrList>;
 using MetaAttrValue = std::variant<std::monostate, std::string, int64_t, float, bool, MetaType,
-                                   MetaShape, MetaTensor, MetaAttrList, MetaPlaceholder, MetaFunc>;
+                                   MetaShape, MetaTensor, MetaListBox, MetaPlaceholder, MetaFunc>;
 
 struct MetaGraphNode {
   std::string name{};

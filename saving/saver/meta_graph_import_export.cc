@@ -75,6 +75,34 @@ std::optional<Shape> ToShape(const MetaShape& shape) {
   return Shape::Partial(shape.dims);
 }
 
+// A list attribute as an AttrValue (list(type), list(string), list(shape),
+// list(int)), or nullopt for the kinds eager does not hold.
+std::optional<AttrValue> FromMetaList(const MetaAttrList& v) {
+  if (!v.type.empty()) {
+    std::vector<DType> types;
+    for (int t : v.type) {
+      auto d = DTypeFromTfDataType(t);
+      if (!d) return std::nullopt;
+      types.push_back(*d);
+    }
+    return AttrValue(types);
+  }
+  if (!v.s.empty()) return AttrValue(v.s);
+  if (!v.shape.empty()) {
+    std::vector<Shape> shapes;
+    for (const MetaShape& m : v.shape) {
+      auto shape = ToShape(m);
+      if (!shape) return std::nullopt;
+      shapes.push_back(*shape);
+    }
+    return AttrValue(shapes);
+  }
+  if (!v.f.empty() || !v.b.empty() || !v.tensor.empty() || !v.func.empty()) {
+    return std::nullopt;
+  }
+  return AttrValue(v.i);  // also the empty list
+}
+
 // The attribute as an AttrValue, or nullopt when eager cannot hold it (a dtype
 // eager lacks, an unknown-rank shape, a list of shapes or functions): such a
 // node still imports, and fails only if a Session runs it.
@@ -96,30 +124,8 @@ std::optional<AttrValue> FromMeta(const MetaAttrValue& value) {
         } else if constexpr (std::is_same_v<V, MetaTensor>) {
           if (v.value) return AttrValue(*v.value);
           return std::nullopt;
-        } else if constexpr (std::is_same_v<V, MetaAttrList>) {
-          if (!v.type.empty()) {
-            std::vector<DType> types;
-            for (int t : v.type) {
-              auto d = DTypeFromTfDataType(t);
-              if (!d) return std::nullopt;
-              types.push_back(*d);
-            }
-            return AttrValue(types);
-          }
-          if (!v.s.empty()) return AttrValue(v.s);
-          if (!v.shape.empty()) {
-            std::vector<Shape> shapes;
-            for (const MetaShape& m : v.shape) {
-              auto shape = ToShape(m);
-              if (!shape) return std::nullopt;
-              shapes.push_back(*shape);
-            }
-            return AttrValue(shapes);
-          }
-          if (!v.f.empty() || !v.b.empty() || !v.tensor.empty() || !v.func.empty()) {
-            return std::nullopt;
-          }
-          return AttrValue(v.i);  // also the empty list
+        } else if constexpr (std::is_same_v<V, MetaListBox>) {
+          return FromMetaList(*v);
         } else {
           return std::nullopt;  // placeholders, functions, unset
         }

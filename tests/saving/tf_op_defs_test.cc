@@ -31,11 +31,11 @@ std::string Value(const std::optional<MetaAttrValue>& v) {
           out << "type " << x.tf_dtype;
         } else if constexpr (std::is_same_v<V, MetaShape>) {
           out << "shape rank " << (x.unknown_rank ? -1 : static_cast<int>(x.dims.size()));
-        } else if constexpr (std::is_same_v<V, MetaAttrList>) {
+        } else if constexpr (std::is_same_v<V, MetaListBox>) {
           out << "list";
-          for (int t : x.type) out << " " << t;
-          for (const auto& s : x.s) out << " " << s;
-          for (int64_t i : x.i) out << " " << i;
+          for (int t : x->type) out << " " << t;
+          for (const auto& s : x->s) out << " " << s;
+          for (int64_t i : x->i) out << " " << i;
         } else {
           out << "other";
         }
