@@ -264,7 +264,6 @@ MetaGraph FromProto(const pb::MetaGraphDef& p, const std::string& path) {
   const auto& graph = p.graph_def();
   meta.producer = graph.versions().producer();
   meta.min_consumer = graph.versions().min_consumer();
-  meta.nodes.reserve(graph.node_size());
   for (const auto& n : graph.node()) meta.nodes.push_back(FromProto(n, path));
   if (p.has_saver_def()) {
     const auto& s = p.saver_def();
@@ -561,7 +560,7 @@ bool ReadGraphDefInto(std::string_view bytes, const std::string& path, MetaGraph
 // A MetaGraphDef's bytes as FromProto reads it, its graph's nodes streamed.
 bool ReadMetaGraphDef(std::string_view bytes, const std::string& path, MetaGraph& meta) {
   std::string rest;
-  std::vector<MetaGraphNode> nodes;
+  MetaGraphNodes nodes;
   int producer = 0, min_consumer = 0;
   int graphs = 0;
   const bool ok = SplitFields(bytes, /*MetaGraphDef.graph_def*/ 2, rest, [&](std::string_view g) {

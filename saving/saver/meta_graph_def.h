@@ -16,6 +16,7 @@
 // SavedObjectGraph) are not.
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,6 +114,11 @@ struct MetaGraphNode {
   std::map<std::string, MetaAttrValue> attrs{};
 };
 
+// A graph's nodes, in file order. A deque: an importer that moves nodes out
+// front first (ImportIntoGraphMovingNodes) frees each block of records as
+// it goes, so a large graph does not exist twice.
+using MetaGraphNodes = std::deque<MetaGraphNode>;
+
 struct MetaSaverDef {
   std::string filename_tensor_name{};  // "save/Const:0"
   std::string save_tensor_name{};      // "save/control_dependency:0"
@@ -205,7 +211,7 @@ struct MetaGraph {
   bool stripped_default_attrs = false;
   std::vector<MetaOpDef> stripped_op_list{};
   // GraphDef.
-  std::vector<MetaGraphNode> nodes{};
+  MetaGraphNodes nodes{};
   int producer = 0;
   int min_consumer = 0;
   std::optional<MetaSaverDef> saver_def{};

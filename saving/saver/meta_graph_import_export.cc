@@ -232,20 +232,30 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
 
 namespace {
 
-// ImportIntoGraph's nodes: copied from a const meta graph, moved from one
-// the caller gives up (a large graph then never exists twice).
-template <typename Nodes>
-void ImportNodes(const MetaGraph& meta, Nodes& nodes, Graph& graph) {
+void CheckNewName(const MetaGraphNode& m, const Graph& graph) {
+  EAGER_CHECK(graph.FindNode(m.name) == nullptr, "ImportMetaGraph: the graph already has a node '",
+              m.name, "' (import into a fresh Graph)");
+}
+
+// ImportIntoGraph's nodes, copied from a const meta graph.
+void ImportNodes(const MetaGraph& meta, Graph& graph) {
   FileOps file_ops(meta);
-  for (auto& m : nodes) {
-    EAGER_CHECK(graph.FindNode(m.name) == nullptr,
-                "ImportMetaGraph: the graph already has a node '", m.name,
-                "' (import into a fresh Graph)");
-    if constexpr (std::is_const_v<Nodes>) {
-      graph.AddNode(ToNode(m, file_ops));
-    } else {
-      graph.AddNode(ToNode(std::move(m), file_ops));
-    }
+  for (const MetaGraphNode& m : meta.nodes) {
+    CheckNewName(m, graph);
+    graph.AddNode(ToNode(m, file_ops));
+  }
+}
+
+// ImportIntoGraphMovingNodes's: each node moved out of `meta` and its record
+// dropped at once (the deque frees its blocks from the front), so that a
+// large graph never exists twice.
+void ImportNodesMoving(MetaGraph& meta, Graph& graph) {
+  FileOps file_ops(meta);
+  while (!meta.nodes.empty()) {
+    MetaGraphNode& m = meta.nodes.front();
+    CheckNewName(m, graph);
+    graph.AddNode(ToNode(std::move(m), file_ops));
+    meta.nodes.pop_front();
   }
 }
 
@@ -256,14 +266,13 @@ void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& grap
 
 void ImportIntoGraphMovingNodes(MetaGraph& meta, Graph& graph) {
   const int first = graph.num_nodes();
-  ImportNodes(meta, meta.nodes, graph);
-  meta.nodes = {};
+  ImportNodesMoving(meta, graph);
   ImportVariablesAndCollections(meta, first, graph);
 }
 
 void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
   const int first = graph.num_nodes();
-  ImportNodes(meta, meta.nodes, graph);
+  ImportNodes(meta, graph);
   ImportVariablesAndCollections(meta, first, graph);
 }
 

@@ -38,7 +38,6 @@ constexpr int kNodes = 200000;
 void WriteChainModel(const std::string& path) {
   MetaGraph meta;
   meta.tags = {"serve"};
-  meta.nodes.reserve(kNodes + 1);
   meta.nodes.push_back({.name = "x", .op = "Placeholder", .attrs = {{"dtype", MetaType{1}}}});
   for (int i = 0; i < kNodes; ++i) {
     meta.nodes.push_back({.name = StrCat("layer", i, "/add"),

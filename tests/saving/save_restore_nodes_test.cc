@@ -33,7 +33,7 @@ TEST(SaverGraphTest, NodesAreThoseTf112Wrote) {
     if (n.name == "logistic_regression/model/theta") theta = &n;
   }
   ASSERT_NE(theta, nullptr);
-  std::vector<MetaGraphNode> ours;
+  MetaGraphNodes ours;
   const MetaSaverDef def =
       AppendSaverNodes(ours, scope,
                        {{"logistic_regression/model/theta", "logistic_regression/model/theta", 1,
@@ -81,7 +81,7 @@ TEST(SaverGraphTest, NodesAreThoseTf112Wrote) {
 }
 
 TEST(SaverGraphTest, VariablesAreSortedByKeyAndAssignedTheirRestoredOutput) {
-  std::vector<MetaGraphNode> nodes;
+  MetaGraphNodes nodes;
   AppendSaverNodes(nodes, "save/", {{"v2", "v2", 1, {1}}, {"v1", "v1", 2, {}}}, 5, 1.0f);
   auto find = [&](const std::string& name) {
     return std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.name == name; });

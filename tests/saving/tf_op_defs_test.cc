@@ -137,10 +137,10 @@ TEST(TfOpDefsTest, OpsWithoutATf114FileMatchTf112Files) {
 }
 
 TEST(TfOpDefsTest, StrippedOpListIsSortedAndKeepsUnknownTypesByName) {
-  std::vector<MetaGraphNode> nodes = {{.name = "b", .op = "VariableV2"},
-                                      {.name = "a", .op = "Frobnicate"},
-                                      {.name = "c", .op = "VariableV2"},
-                                      {.name = "d", .op = "Const"}};
+  MetaGraphNodes nodes = {{.name = "b", .op = "VariableV2"},
+                          {.name = "a", .op = "Frobnicate"},
+                          {.name = "c", .op = "VariableV2"},
+                          {.name = "d", .op = "Const"}};
   std::vector<std::string> names;
   for (const MetaOpDef& op : StrippedOpList(nodes)) names.push_back(op.name);
   EXPECT_EQ(names, (std::vector<std::string>{"Const", "Frobnicate", "VariableV2"}));
