@@ -2,9 +2,12 @@
 // nodes (112 MB) took 2.4 GB to list with `eager-ckpt meta` and 3.3 GB to
 // import, about 22 and 30 times its size, when its whole protobuf tree was
 // parsed next to its conversion and the import copied every node while the
-// file's records were alive. Now nodes are parsed one at a time and moved
-// into the Graph. This file's graph is a tenth of that size, so the test
-// runs in seconds; the bounds are proportional to the file's size. Each
+// file's records were alive. Now nodes are parsed one at a time, attribute
+// values are small (large kinds boxed), and the import moves each node into
+// the Graph and drops its record at once; the Graph keeps its nodes in
+// chunks with an index of node numbers, not of copied names. This file's
+// graph is a tenth of that size, so the test runs in seconds; the bounds
+// are proportional to the file's size. Each
 // step runs in a forked child, whose peak resident memory (getrusage) is its
 // own, under an alarm.
 
@@ -16,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -83,12 +87,13 @@ long PeakGrowthKb(const std::function<void()>& work) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? growth : -1;
 }
 
-// Measured in Release for this file (10.3 MB): listing 12.9x its size
-// (the printed text included), import 18.6x (the Graph's nodes with their
-// attributes, output specs and name index). The bounds leave room and still
-// fail the old 22x and 30x.
-constexpr double kListingBound = 16;
-constexpr double kImportBound = 24;
+// Measured in Release for this file (10.3 MB), glibc malloc: listing
+// 10.0x its size (the printed text included; 12.9x before attribute
+// values were boxed), import 14.0x (18.6x before; the Graph's nodes with
+// their attributes, output specs and the name registry). The bounds leave
+// some 20% for other allocators and still fail the earlier sizes.
+constexpr double kListingBound = 12;
+constexpr double kImportBound = 17;
 
 // AddressSanitizer's quarantine and redzones are not eager's memory: the
 // sanitized pass runs every step and checks every result, the unsanitized
@@ -126,6 +131,7 @@ TEST_F(LargeGraphMemoryTest, ListingAsEagerCkptMetaDoesIsASmallMultipleOfTheFile
     }
   });
   ASSERT_GE(growth, 0) << "the listing failed";
+  std::cout << "listing: " << static_cast<double>(growth) / file_kb_ << "x the file\n";
   if (kPeakMemoryIsEagers) {
     EXPECT_LT(growth, static_cast<long>(kListingBound * file_kb_))
         << "listing a " << file_kb_ << " KB saved_model.pb grew the peak by " << growth << " KB";
@@ -144,6 +150,7 @@ TEST_F(LargeGraphMemoryTest, ImportIsASmallMultipleOfTheFile) {
     }
   });
   ASSERT_GE(growth, 0) << "the import failed";
+  std::cout << "import: " << static_cast<double>(growth) / file_kb_ << "x the file\n";
   if (kPeakMemoryIsEagers) {
     EXPECT_LT(growth, static_cast<long>(kImportBound * file_kb_))
         << "importing a " << file_kb_ << " KB saved_model.pb grew the peak by " << growth << " KB";
