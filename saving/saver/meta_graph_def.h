@@ -15,12 +15,16 @@
 // are kept; parts eager does not interpret (function library, the
 // SavedObjectGraph) are not.
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -106,12 +110,86 @@ using MetaListBox = MetaBox<MetaAttrList>;
 using MetaAttrValue = std::variant<std::monostate, std::string, int64_t, float, bool, MetaType,
                                    MetaShape, MetaTensor, MetaListBox, MetaPlaceholder, MetaFunc>;
 
+// A node's attributes by name, sorted as TF writes them: a std::map's
+// interface (find, at, contains, emplace, iteration in name order) on one
+// sorted vector, without a tree node per attribute.
+class MetaAttrs {
+ public:
+  using value_type = std::pair<std::string, MetaAttrValue>;
+  using iterator = std::vector<value_type>::iterator;
+  using const_iterator = std::vector<value_type>::const_iterator;
+
+  MetaAttrs() = default;
+  MetaAttrs(std::initializer_list<value_type> items) {
+    for (const value_type& item : items) emplace(item.first, item.second);
+  }
+
+  const_iterator find(std::string_view name) const {
+    auto it = LowerBound(name);
+    return it != items_.end() && it->first == name ? it : items_.end();
+  }
+  iterator find(std::string_view name) {
+    auto it = LowerBound(name);
+    return it != items_.end() && it->first == name ? it : items_.end();
+  }
+  bool contains(std::string_view name) const { return find(name) != end(); }
+  size_t count(std::string_view name) const { return contains(name) ? 1 : 0; }
+  // Throws std::out_of_range for a missing name, as std::map::at.
+  const MetaAttrValue& at(std::string_view name) const {
+    auto it = find(name);
+    if (it == items_.end()) throw std::out_of_range("MetaAttrs::at: no such attribute");
+    return it->second;
+  }
+  MetaAttrValue& at(std::string_view name) {
+    auto it = find(name);
+    if (it == items_.end()) throw std::out_of_range("MetaAttrs::at: no such attribute");
+    return it->second;
+  }
+  // Inserts `name` unless present; the attribute and whether it was new.
+  template <typename V>
+  std::pair<iterator, bool> emplace(std::string_view name, V&& value) {
+    auto it = LowerBound(name);
+    if (it != items_.end() && it->first == name) return {it, false};
+    return {items_.emplace(it, std::string(name), MetaAttrValue(std::forward<V>(value))), true};
+  }
+  MetaAttrValue& operator[](std::string_view name) {
+    return emplace(name, MetaAttrValue{}).first->second;
+  }
+  size_t erase(std::string_view name) {
+    auto it = find(name);
+    if (it == items_.end()) return 0;
+    items_.erase(it);
+    return 1;
+  }
+
+  iterator begin() { return items_.begin(); }
+  iterator end() { return items_.end(); }
+  const_iterator begin() const { return items_.begin(); }
+  const_iterator end() const { return items_.end(); }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  void clear() { items_ = {}; }
+
+ private:
+  const_iterator LowerBound(std::string_view name) const {
+    return std::lower_bound(
+        items_.begin(), items_.end(), name,
+        [](const value_type& item, std::string_view n) { return item.first < n; });
+  }
+  iterator LowerBound(std::string_view name) {
+    return std::lower_bound(
+        items_.begin(), items_.end(), name,
+        [](const value_type& item, std::string_view n) { return item.first < n; });
+  }
+  std::vector<value_type> items_;
+};
+
 struct MetaGraphNode {
   std::string name{};
   std::string op{};                   // TF's op type: "VariableV2", "MatMul"
   std::vector<std::string> inputs{};  // "x", "x:1", "^control"
   std::string device{};
-  std::map<std::string, MetaAttrValue> attrs{};
+  MetaAttrs attrs{};
 };
 
 // A graph's nodes, in file order. A deque: an importer that moves nodes out
