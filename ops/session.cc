@@ -84,7 +84,11 @@ class RunState {
       Visit(e.first, state, order);
     }
     CheckEveryOpRuns(order);
-    for (int n : order) RunNode(n);
+    CountUses(order, endpoints);
+    for (int n : order) {
+      RunNode(n);
+      Release(n);
+    }
     std::vector<std::optional<Tensor>> out;
     for (const Endpoint& e : endpoints) {
       if (e.second < 0) {
@@ -174,6 +178,37 @@ class RunState {
       state[static_cast<size_t>(m)] = 1;
       stack.emplace_back(m, 0);
     }
+  }
+
+  // Intermediate lifetimes: how many data inputs of the nodes in `order`
+  // read each node's outputs. A node's outputs are dropped once its last
+  // reader has run (Release), so a long chain holds O(width) tensors, not
+  // one per node; fetched nodes keep theirs to the end (variables live in
+  // their Variable objects, fed values in feeds_, neither is dropped).
+  void CountUses(const std::vector<int>& order, const std::vector<Endpoint>& endpoints) {
+    uses_.assign(static_cast<size_t>(graph_.num_nodes()), 0);
+    for (int n : order) {
+      for (const ResolvedInput& in : InputsOf(n)) {
+        if (!in.control) ++uses_[static_cast<size_t>(in.node)];
+      }
+    }
+    for (const Endpoint& e : endpoints) uses_[static_cast<size_t>(e.first)] = kPinned;
+  }
+
+  // After node n ran (or was found dead): one read fewer of each of its
+  // inputs; outputs nobody reads any more (n's own included, when nothing in
+  // this run reads them) are freed.
+  void Release(int n) {
+    for (const ResolvedInput& in : InputsOf(n)) {
+      if (!in.control) Drop(in.node);
+    }
+    if (uses_[static_cast<size_t>(n)] == 0)
+      std::vector<Tensor>().swap(outputs_[static_cast<size_t>(n)]);
+  }
+  void Drop(int m) {
+    int& uses = uses_[static_cast<size_t>(m)];
+    if (uses == kPinned || uses == 0) return;
+    if (--uses == 0) std::vector<Tensor>().swap(outputs_[static_cast<size_t>(m)]);
   }
 
   ResolvedNode& Resolved(int n) {
@@ -418,7 +453,10 @@ class RunState {
   std::vector<std::vector<Tensor>> outputs_;
   std::vector<Variable*> refs_;  // per node: the Variable its output 0 refers to, if any
   std::vector<uint64_t> dead_;   // per node: bit i set when output i is dead
-  bool any_dead_ = false;        // whether a Switch ran (else nothing is dead)
+  // Per node: reads of its outputs still to come in this run (CountUses).
+  static constexpr int kPinned = -1;  // fetched: kept to the end
+  std::vector<int> uses_;
+  bool any_dead_ = false;  // whether a Switch ran (else nothing is dead)
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <functional>
+#include <limits>
 
 #include "runtime/op_signature.h"
 #include "runtime/tensor_access.h"
@@ -203,7 +205,7 @@ Graph::InitScope::~InitScope() { graph_.control_inputs_.swap(saved_); }
 int Graph::AddNode(Node node) {
   EAGER_CHECK(!node.name.empty(), "Graph::AddNode: a node of type '", node.op,
               "' has an empty name");
-  EAGER_CHECK(!index_.contains(node.name), "Graph::AddNode: duplicate node name '", node.name,
+  EAGER_CHECK(FindNodeIndex(node.name) < 0, "Graph::AddNode: duplicate node name '", node.name,
               "' (op ", node.op, ")");
   EAGER_CHECK(node.output_dtypes.size() == node.output_shapes.size(), "Graph::AddNode: node '",
               node.name, "' has ", node.output_dtypes.size(), " output dtypes but ",
@@ -215,21 +217,45 @@ int Graph::AddNode(Node node) {
     }
   }
   if (!names_.IsUsed(node.name)) names_.UniqueName(node.name);
-  const int index = num_nodes();
-  index_.emplace(node.name, index);
+  const int index = num_nodes_;
+  EAGER_CHECK(index < std::numeric_limits<int32_t>::max(), "Graph::AddNode: too many nodes");
+  if (static_cast<size_t>(index) == node_chunks_.size() * kChunkSize) {
+    node_chunks_.push_back(std::make_unique<Node[]>(kChunkSize));
+  }
   outputs_.emplace_back();  // filled on first use: a default Tensor allocates
-  nodes_.push_back(std::make_unique<Node>(std::move(node)));
+  MutableNode(index) = std::move(node);
+  ++num_nodes_;
+  IndexNode(index);
   return index;
+}
+
+void Graph::IndexNode(int node_index) {
+  if (static_cast<size_t>(num_nodes_) * 2 > index_.size()) {
+    // Grow (doubling) and put every node back.
+    index_.assign(std::max<size_t>(64, index_.size() * 2), -1);
+    for (int i = 0; i < num_nodes_; ++i) {
+      if (i != node_index) IndexNode(i);
+    }
+  }
+  const size_t mask = index_.size() - 1;
+  size_t slot = std::hash<std::string_view>{}(node(node_index).name) & mask;
+  while (index_[slot] >= 0) slot = (slot + 1) & mask;
+  index_[slot] = node_index;
 }
 
 const Node* Graph::FindNode(std::string_view name) const {
   const int i = FindNodeIndex(name);
-  return i < 0 ? nullptr : nodes_[static_cast<size_t>(i)].get();
+  return i < 0 ? nullptr : &node(i);
 }
 
 int Graph::FindNodeIndex(std::string_view name) const {
-  auto it = index_.find(name);
-  return it == index_.end() ? -1 : it->second;
+  if (index_.empty()) return -1;
+  const size_t mask = index_.size() - 1;
+  for (size_t slot = std::hash<std::string_view>{}(name)&mask;; slot = (slot + 1) & mask) {
+    const int32_t i = index_[slot];
+    if (i < 0) return -1;
+    if (node(i).name == name) return i;
+  }
 }
 
 Tensor Graph::Output(int node_index, int index) const {
@@ -264,19 +290,20 @@ Operation Graph::OperationOf(const Tensor& tensor) const {
 }
 
 std::string Graph::DidYouMean(std::string_view name, bool tensors) const {
-  if (nodes_.empty()) return " The graph is empty.";
+  if (num_nodes_ == 0) return " The graph is empty.";
   // A tensor name is matched by its node's name; the suggestion keeps the
   // asked output index where the node has it.
   const NodeInput asked = tensors ? ParseNodeInput(name) : NodeInput{std::string(name), 0};
   // The three nearest, ordered by (distance, name); the third's distance
   // bounds the search for the rest.
   std::vector<std::pair<size_t, const Node*>> best;
-  for (const auto& n : nodes_) {
+  for (int k = 0; k < num_nodes_; ++k) {
+    const Node* n = &node(k);
     if (tensors && n->output_dtypes.empty()) continue;  // no tensor to suggest
     const size_t limit = best.size() < 3 ? kMaxSuggestionEdits : best.back().first;
     const size_t d = BoundedEditDistance(asked.node, n->name, limit);
     if (d > limit) continue;
-    const std::pair<size_t, const Node*> candidate{d, n.get()};
+    const std::pair<size_t, const Node*> candidate{d, n};
     const auto before = [](const auto& x, const auto& y) {
       return x.first != y.first ? x.first < y.first : x.second->name < y.second->name;
     };

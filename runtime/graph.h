@@ -235,9 +235,12 @@ class Graph {
   // InvalidArgumentError for an empty or duplicate name, or outputs whose
   // dtypes and shapes do not pair up.
   int AddNode(Node node);
-  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  int num_nodes() const { return num_nodes_; }
   // REQUIRES: 0 <= index < num_nodes().
-  const Node& node(int index) const { return *nodes_[static_cast<size_t>(index)]; }
+  const Node& node(int index) const {
+    return node_chunks_[static_cast<size_t>(index) >> kChunkBits]
+                       [static_cast<size_t>(index) & (kChunkSize - 1)];
+  }
   // The node called `name`, or nullptr / -1.
   const Node* FindNode(std::string_view name) const;
   int FindNodeIndex(std::string_view name) const;
@@ -349,8 +352,22 @@ class Graph {
   uint64_t id_;
   NameRegistry names_;
   std::map<std::string, int, std::less<>> object_name_uses_;  // Keras names per base
-  std::vector<std::unique_ptr<Node>> nodes_;
-  std::map<std::string, int, std::less<>> index_;
+  // The nodes, in chunks of kChunkSize that never move (node records and
+  // references to them stay valid as nodes are added), without a heap block
+  // per node: a graph of millions of nodes pays for its records only.
+  static constexpr int kChunkBits = 8;
+  static constexpr size_t kChunkSize = size_t{1} << kChunkBits;
+  std::vector<std::unique_ptr<Node[]>> node_chunks_;
+  int num_nodes_ = 0;
+  Node& MutableNode(int index) {
+    return node_chunks_[static_cast<size_t>(index) >> kChunkBits]
+                       [static_cast<size_t>(index) & (kChunkSize - 1)];
+  }
+  // Node names -> indices: an open-addressing table (linear probing) of
+  // node indices, -1 for a free slot, at most half full; the names are the
+  // nodes' own, so a node costs 4 to 8 bytes here, not a copy of its name.
+  std::vector<int32_t> index_;
+  void IndexNode(int node);
   // One symbolic output per node output, made on first use and then shared.
   mutable std::vector<std::vector<Tensor>> outputs_;
   std::map<std::string, Collection, std::less<>> collections_;

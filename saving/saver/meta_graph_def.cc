@@ -264,7 +264,6 @@ MetaGraph FromProto(const pb::MetaGraphDef& p, const std::string& path) {
   const auto& graph = p.graph_def();
   meta.producer = graph.versions().producer();
   meta.min_consumer = graph.versions().min_consumer();
-  meta.nodes.reserve(graph.node_size());
   for (const auto& n : graph.node()) meta.nodes.push_back(FromProto(n, path));
   if (p.has_saver_def()) {
     const auto& s = p.saver_def();
@@ -381,16 +380,16 @@ void ToProto(const MetaAttrValue& value, pb::AttrValue* a, const std::string& wh
           a->set_placeholder(v.name);
         } else if constexpr (std::is_same_v<V, MetaFunc>) {
           a->mutable_func()->set_name(v.name);
-        } else if constexpr (std::is_same_v<V, MetaAttrList>) {
+        } else if constexpr (std::is_same_v<V, MetaListBox>) {
           auto* l = a->mutable_list();
-          for (const auto& s : v.s) l->add_s(s);
-          for (int64_t i : v.i) l->add_i(i);
-          for (float f : v.f) l->add_f(f);
-          for (bool b : v.b) l->add_b(b);
-          for (int t : v.type) l->add_type(static_cast<pb::DataType>(t));
-          for (const auto& s : v.shape) ToProto(s, l->add_shape());
-          for (const auto& t : v.tensor) ToProto(t, l->add_tensor(), where);
-          for (const auto& f : v.func) l->add_func()->set_name(f);
+          for (const auto& s : v->s) l->add_s(s);
+          for (int64_t i : v->i) l->add_i(i);
+          for (float f : v->f) l->add_f(f);
+          for (bool b : v->b) l->add_b(b);
+          for (int t : v->type) l->add_type(static_cast<pb::DataType>(t));
+          for (const auto& s : v->shape) ToProto(s, l->add_shape());
+          for (const auto& t : v->tensor) ToProto(t, l->add_tensor(), where);
+          for (const auto& f : v->func) l->add_func()->set_name(f);
         }
       },
       value);
@@ -561,7 +560,7 @@ bool ReadGraphDefInto(std::string_view bytes, const std::string& path, MetaGraph
 // A MetaGraphDef's bytes as FromProto reads it, its graph's nodes streamed.
 bool ReadMetaGraphDef(std::string_view bytes, const std::string& path, MetaGraph& meta) {
   std::string rest;
-  std::vector<MetaGraphNode> nodes;
+  MetaGraphNodes nodes;
   int producer = 0, min_consumer = 0;
   int graphs = 0;
   const bool ok = SplitFields(bytes, /*MetaGraphDef.graph_def*/ 2, rest, [&](std::string_view g) {

@@ -15,10 +15,16 @@
 // are kept; parts eager does not interpret (function library, the
 // SavedObjectGraph) are not.
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -33,12 +39,42 @@ struct MetaShape {
   friend bool operator==(const MetaShape&, const MetaShape&) = default;
 };
 
-// A TensorProto. `value` is nullopt when eager has no such dtype or the
+// A value on the heap, or none, copied deeply: what keeps an attribute
+// value small (a graph of 2M nodes holds millions of them; a Tensor or a
+// list record inline made each some 220 bytes). Reads as std::optional:
+// `if (box)`, `*box`, `box->`, `box.has_value()`, assignment from a T.
+template <typename T>
+class MetaBox {
+ public:
+  MetaBox() = default;
+  MetaBox(T value) : value_(std::make_unique<T>(std::move(value))) {}  // NOLINT: as optional
+  MetaBox(const MetaBox& other) : value_(other ? std::make_unique<T>(*other) : nullptr) {}
+  MetaBox(MetaBox&&) noexcept = default;
+  MetaBox& operator=(const MetaBox& other) {
+    if (this != &other) value_ = other ? std::make_unique<T>(*other) : nullptr;
+    return *this;
+  }
+  MetaBox& operator=(MetaBox&&) noexcept = default;
+  ~MetaBox() = default;
+
+  bool has_value() const { return value_ != nullptr; }
+  explicit operator bool() const { return has_value(); }
+  // REQUIRES: has_value().
+  T& operator*() { return *value_; }
+  const T& operator*() const { return *value_; }
+  T* operator->() { return value_.get(); }
+  const T* operator->() const { return value_.get(); }
+
+ private:
+  std::unique_ptr<T> value_;
+};
+
+// A TensorProto. `value` is empty when eager has no such dtype or the
 // shape has unknown dims.
 struct MetaTensor {
   int tf_dtype = 0;
   std::vector<int64_t> dims{};
-  std::optional<Tensor> value{};
+  MetaBox<Tensor> value{};
 };
 
 // A DataType attribute value (TF's enum number: DT_FLOAT = 1, ...).
@@ -67,18 +103,99 @@ struct MetaFunc {
   std::string name{};
 };
 
-// One AttrValue: bytes (s), int, float, bool, type, shape, tensor, list,
-// placeholder or function. monostate for an attr with no value set.
+// One AttrValue: bytes (s), int, float, bool, type, shape, tensor, list
+// (boxed: `*std::get<MetaListBox>(value)`), placeholder or function.
+// monostate for an attr with no value set.
+using MetaListBox = MetaBox<MetaAttrList>;
 using MetaAttrValue = std::variant<std::monostate, std::string, int64_t, float, bool, MetaType,
-                                   MetaShape, MetaTensor, MetaAttrList, MetaPlaceholder, MetaFunc>;
+                                   MetaShape, MetaTensor, MetaListBox, MetaPlaceholder, MetaFunc>;
+
+// A node's attributes by name, sorted as TF writes them: a std::map's
+// interface (find, at, contains, emplace, iteration in name order) on one
+// sorted vector, without a tree node per attribute.
+class MetaAttrs {
+ public:
+  using value_type = std::pair<std::string, MetaAttrValue>;
+  using iterator = std::vector<value_type>::iterator;
+  using const_iterator = std::vector<value_type>::const_iterator;
+
+  MetaAttrs() = default;
+  MetaAttrs(std::initializer_list<value_type> items) {
+    for (const value_type& item : items) emplace(item.first, item.second);
+  }
+
+  const_iterator find(std::string_view name) const {
+    auto it = LowerBound(name);
+    return it != items_.end() && it->first == name ? it : items_.end();
+  }
+  iterator find(std::string_view name) {
+    auto it = LowerBound(name);
+    return it != items_.end() && it->first == name ? it : items_.end();
+  }
+  bool contains(std::string_view name) const { return find(name) != end(); }
+  size_t count(std::string_view name) const { return contains(name) ? 1 : 0; }
+  // Throws std::out_of_range for a missing name, as std::map::at.
+  const MetaAttrValue& at(std::string_view name) const {
+    auto it = find(name);
+    if (it == items_.end()) throw std::out_of_range("MetaAttrs::at: no such attribute");
+    return it->second;
+  }
+  MetaAttrValue& at(std::string_view name) {
+    auto it = find(name);
+    if (it == items_.end()) throw std::out_of_range("MetaAttrs::at: no such attribute");
+    return it->second;
+  }
+  // Inserts `name` unless present; the attribute and whether it was new.
+  template <typename V>
+  std::pair<iterator, bool> emplace(std::string_view name, V&& value) {
+    auto it = LowerBound(name);
+    if (it != items_.end() && it->first == name) return {it, false};
+    return {items_.emplace(it, std::string(name), MetaAttrValue(std::forward<V>(value))), true};
+  }
+  MetaAttrValue& operator[](std::string_view name) {
+    return emplace(name, MetaAttrValue{}).first->second;
+  }
+  size_t erase(std::string_view name) {
+    auto it = find(name);
+    if (it == items_.end()) return 0;
+    items_.erase(it);
+    return 1;
+  }
+
+  iterator begin() { return items_.begin(); }
+  iterator end() { return items_.end(); }
+  const_iterator begin() const { return items_.begin(); }
+  const_iterator end() const { return items_.end(); }
+  size_t size() const { return items_.size(); }
+  bool empty() const { return items_.empty(); }
+  void clear() { items_ = {}; }
+
+ private:
+  const_iterator LowerBound(std::string_view name) const {
+    return std::lower_bound(
+        items_.begin(), items_.end(), name,
+        [](const value_type& item, std::string_view n) { return item.first < n; });
+  }
+  iterator LowerBound(std::string_view name) {
+    return std::lower_bound(
+        items_.begin(), items_.end(), name,
+        [](const value_type& item, std::string_view n) { return item.first < n; });
+  }
+  std::vector<value_type> items_;
+};
 
 struct MetaGraphNode {
   std::string name{};
   std::string op{};                   // TF's op type: "VariableV2", "MatMul"
   std::vector<std::string> inputs{};  // "x", "x:1", "^control"
   std::string device{};
-  std::map<std::string, MetaAttrValue> attrs{};
+  MetaAttrs attrs{};
 };
+
+// A graph's nodes, in file order. A deque: an importer that moves nodes out
+// front first (ImportIntoGraphMovingNodes) frees each block of records as
+// it goes, so a large graph does not exist twice.
+using MetaGraphNodes = std::deque<MetaGraphNode>;
 
 struct MetaSaverDef {
   std::string filename_tensor_name{};  // "save/Const:0"
@@ -172,7 +289,7 @@ struct MetaGraph {
   bool stripped_default_attrs = false;
   std::vector<MetaOpDef> stripped_op_list{};
   // GraphDef.
-  std::vector<MetaGraphNode> nodes{};
+  MetaGraphNodes nodes{};
   int producer = 0;
   int min_consumer = 0;
   std::optional<MetaSaverDef> saver_def{};

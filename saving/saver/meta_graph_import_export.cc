@@ -75,6 +75,34 @@ std::optional<Shape> ToShape(const MetaShape& shape) {
   return Shape::Partial(shape.dims);
 }
 
+// A list attribute as an AttrValue (list(type), list(string), list(shape),
+// list(int)), or nullopt for the kinds eager does not hold.
+std::optional<AttrValue> FromMetaList(const MetaAttrList& v) {
+  if (!v.type.empty()) {
+    std::vector<DType> types;
+    for (int t : v.type) {
+      auto d = DTypeFromTfDataType(t);
+      if (!d) return std::nullopt;
+      types.push_back(*d);
+    }
+    return AttrValue(types);
+  }
+  if (!v.s.empty()) return AttrValue(v.s);
+  if (!v.shape.empty()) {
+    std::vector<Shape> shapes;
+    for (const MetaShape& m : v.shape) {
+      auto shape = ToShape(m);
+      if (!shape) return std::nullopt;
+      shapes.push_back(*shape);
+    }
+    return AttrValue(shapes);
+  }
+  if (!v.f.empty() || !v.b.empty() || !v.tensor.empty() || !v.func.empty()) {
+    return std::nullopt;
+  }
+  return AttrValue(v.i);  // also the empty list
+}
+
 // The attribute as an AttrValue, or nullopt when eager cannot hold it (a dtype
 // eager lacks, an unknown-rank shape, a list of shapes or functions): such a
 // node still imports, and fails only if a Session runs it.
@@ -96,30 +124,8 @@ std::optional<AttrValue> FromMeta(const MetaAttrValue& value) {
         } else if constexpr (std::is_same_v<V, MetaTensor>) {
           if (v.value) return AttrValue(*v.value);
           return std::nullopt;
-        } else if constexpr (std::is_same_v<V, MetaAttrList>) {
-          if (!v.type.empty()) {
-            std::vector<DType> types;
-            for (int t : v.type) {
-              auto d = DTypeFromTfDataType(t);
-              if (!d) return std::nullopt;
-              types.push_back(*d);
-            }
-            return AttrValue(types);
-          }
-          if (!v.s.empty()) return AttrValue(v.s);
-          if (!v.shape.empty()) {
-            std::vector<Shape> shapes;
-            for (const MetaShape& m : v.shape) {
-              auto shape = ToShape(m);
-              if (!shape) return std::nullopt;
-              shapes.push_back(*shape);
-            }
-            return AttrValue(shapes);
-          }
-          if (!v.f.empty() || !v.b.empty() || !v.tensor.empty() || !v.func.empty()) {
-            return std::nullopt;
-          }
-          return AttrValue(v.i);  // also the empty list
+        } else if constexpr (std::is_same_v<V, MetaListBox>) {
+          return FromMetaList(*v);
         } else {
           return std::nullopt;  // placeholders, functions, unset
         }
@@ -226,20 +232,30 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
 
 namespace {
 
-// ImportIntoGraph's nodes: copied from a const meta graph, moved from one
-// the caller gives up (a large graph then never exists twice).
-template <typename Nodes>
-void ImportNodes(const MetaGraph& meta, Nodes& nodes, Graph& graph) {
+void CheckNewName(const MetaGraphNode& m, const Graph& graph) {
+  EAGER_CHECK(graph.FindNode(m.name) == nullptr, "ImportMetaGraph: the graph already has a node '",
+              m.name, "' (import into a fresh Graph)");
+}
+
+// ImportIntoGraph's nodes, copied from a const meta graph.
+void ImportNodes(const MetaGraph& meta, Graph& graph) {
   FileOps file_ops(meta);
-  for (auto& m : nodes) {
-    EAGER_CHECK(graph.FindNode(m.name) == nullptr,
-                "ImportMetaGraph: the graph already has a node '", m.name,
-                "' (import into a fresh Graph)");
-    if constexpr (std::is_const_v<Nodes>) {
-      graph.AddNode(ToNode(m, file_ops));
-    } else {
-      graph.AddNode(ToNode(std::move(m), file_ops));
-    }
+  for (const MetaGraphNode& m : meta.nodes) {
+    CheckNewName(m, graph);
+    graph.AddNode(ToNode(m, file_ops));
+  }
+}
+
+// ImportIntoGraphMovingNodes's: each node moved out of `meta` and its record
+// dropped at once (the deque frees its blocks from the front), so that a
+// large graph never exists twice.
+void ImportNodesMoving(MetaGraph& meta, Graph& graph) {
+  FileOps file_ops(meta);
+  while (!meta.nodes.empty()) {
+    MetaGraphNode& m = meta.nodes.front();
+    CheckNewName(m, graph);
+    graph.AddNode(ToNode(std::move(m), file_ops));
+    meta.nodes.pop_front();
   }
 }
 
@@ -250,14 +266,13 @@ void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& grap
 
 void ImportIntoGraphMovingNodes(MetaGraph& meta, Graph& graph) {
   const int first = graph.num_nodes();
-  ImportNodes(meta, meta.nodes, graph);
-  meta.nodes = {};
+  ImportNodesMoving(meta, graph);
   ImportVariablesAndCollections(meta, first, graph);
 }
 
 void ImportIntoGraph(const MetaGraph& meta, Graph& graph) {
   const int first = graph.num_nodes();
-  ImportNodes(meta, meta.nodes, graph);
+  ImportNodes(meta, graph);
   ImportVariablesAndCollections(meta, first, graph);
 }
 

@@ -346,7 +346,7 @@ void Saver::CheckSessionGraph(const Graph* graph) const {
 
 MetaSaverDef Saver::saver_def() const {
   if (imported_saver_def_) return *imported_saver_def_;
-  std::vector<MetaGraphNode> ignored;
+  MetaGraphNodes ignored;
   MetaSaverDef def =
       internal::AppendSaverNodes(ignored, scope_, SaverVariables(), MaxToKeepForDef(),
                                  static_cast<float>(options_.keep_checkpoint_every_n_hours));

@@ -282,7 +282,7 @@ std::string MetaAttrText(const MetaAttrValue& value) {
     std::string operator()(const MetaType& t) const { return TfDataTypeName(t.tf_dtype); }
     std::string operator()(const MetaShape& s) const { return ShapeText(s); }
     std::string operator()(const MetaTensor& t) const { return TensorText(t); }
-    std::string operator()(const MetaAttrList& l) const { return ListText(l); }
+    std::string operator()(const MetaListBox& l) const { return ListText(*l); }
     std::string operator()(const MetaPlaceholder& p) const { return "$" + p.name; }
     std::string operator()(const MetaFunc& f) const { return "func " + f.name; }
   };

@@ -148,7 +148,7 @@ TEST(MetaGraphTest, ScopesFileDetails) {
       std::get<MetaTensor>(node("save/SaveV2/tensor_names").attrs.at("value"));
   EXPECT_EQ(names.value->ToVector<std::string>(),
             (std::vector<std::string>{"foo/bar/v", "foo/v", "foo1/v", "v", "v1", "v1_1", "v2"}));
-  EXPECT_EQ(std::get<MetaAttrList>(node("save/SaveV2").attrs.at("dtypes")).type,
+  EXPECT_EQ(std::get<MetaListBox>(node("save/SaveV2").attrs.at("dtypes"))->type,
             std::vector<int>(7, 1));
   EXPECT_EQ(node("add").inputs, (std::vector<std::string>{"v1_1/read", "v2/read"}));
   std::vector<std::string> ops;

@@ -33,7 +33,7 @@ TEST(SaverGraphTest, NodesAreThoseTf112Wrote) {
     if (n.name == "logistic_regression/model/theta") theta = &n;
   }
   ASSERT_NE(theta, nullptr);
-  std::vector<MetaGraphNode> ours;
+  MetaGraphNodes ours;
   const MetaSaverDef def =
       AppendSaverNodes(ours, scope,
                        {{"logistic_regression/model/theta", "logistic_regression/model/theta", 1,
@@ -51,8 +51,9 @@ TEST(SaverGraphTest, NodesAreThoseTf112Wrote) {
       auto a = ours[i].attrs.find(attr);
       auto b = expected[i]->attrs.find(attr);
       if (a == ours[i].attrs.end() || b == expected[i]->attrs.end()) continue;
-      if (const auto* list = std::get_if<MetaAttrList>(&a->second)) {
-        const auto& other = std::get<MetaAttrList>(b->second);
+      if (const auto* box = std::get_if<MetaListBox>(&a->second)) {
+        const MetaAttrList* list = &**box;
+        const MetaAttrList& other = *std::get<MetaListBox>(b->second);
         EXPECT_EQ(list->type, other.type) << attr;
         EXPECT_EQ(list->s, other.s) << attr;
         EXPECT_EQ(list->shape, other.shape) << attr;
@@ -80,7 +81,7 @@ TEST(SaverGraphTest, NodesAreThoseTf112Wrote) {
 }
 
 TEST(SaverGraphTest, VariablesAreSortedByKeyAndAssignedTheirRestoredOutput) {
-  std::vector<MetaGraphNode> nodes;
+  MetaGraphNodes nodes;
   AppendSaverNodes(nodes, "save/", {{"v2", "v2", 1, {1}}, {"v1", "v1", 2, {}}}, 5, 1.0f);
   auto find = [&](const std::string& name) {
     return std::find_if(nodes.begin(), nodes.end(), [&](const auto& n) { return n.name == name; });
@@ -88,7 +89,7 @@ TEST(SaverGraphTest, VariablesAreSortedByKeyAndAssignedTheirRestoredOutput) {
   EXPECT_EQ(find("save/SaveV2")->inputs,
             (std::vector<std::string>{"save/Const", "save/SaveV2/tensor_names",
                                       "save/SaveV2/shape_and_slices", "v1", "v2"}));
-  EXPECT_EQ(std::get<MetaAttrList>(find("save/SaveV2")->attrs.at("dtypes")).type,
+  EXPECT_EQ(std::get<MetaListBox>(find("save/SaveV2")->attrs.at("dtypes"))->type,
             (std::vector<int>{2, 1}));
   EXPECT_EQ(find("save/Assign_1")->inputs, (std::vector<std::string>{"v2", "save/RestoreV2:1"}));
   EXPECT_EQ(find("save/restore_all")->inputs,

@@ -92,7 +92,7 @@ size_t ExpectedInputs(const MetaGraphNode& node, const MetaOpDef& op) {
     if (!arg.number_attr.empty()) {
       n += static_cast<size_t>(std::get<int64_t>(node.attrs.at(arg.number_attr)));
     } else if (!arg.type_list_attr.empty()) {
-      n += std::get<MetaAttrList>(node.attrs.at(arg.type_list_attr)).type.size();
+      n += std::get<MetaListBox>(node.attrs.at(arg.type_list_attr))->type.size();
     } else {
       ++n;
     }
@@ -111,7 +111,7 @@ void ExpectValidAgainst(const MetaGraphNode& node, const MetaOpDef& op) {
       continue;
     }
     if (!def->allowed_values) continue;
-    const auto& allowed = std::get<MetaAttrList>(*def->allowed_values);
+    const MetaAttrList& allowed = *std::get<MetaListBox>(*def->allowed_values);
     if (const auto* type = std::get_if<MetaType>(&value)) {
       EXPECT_THAT(allowed.type, ::testing::Contains(type->tf_dtype)) << name;
     } else if (const auto* s = std::get_if<std::string>(&value)) {
@@ -135,7 +135,7 @@ void ExpectValidAgainst(const MetaGraphNode& node, const MetaOpDef& op) {
   });
   const auto shapes = node.attrs.find("_output_shapes");
   if (fixed_outputs && shapes != node.attrs.end()) {
-    EXPECT_EQ(std::get<MetaAttrList>(shapes->second).shape.size(), op.outputs.size())
+    EXPECT_EQ(std::get<MetaListBox>(shapes->second)->shape.size(), op.outputs.size())
         << "_output_shapes";
   }
 }

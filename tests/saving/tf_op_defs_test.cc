@@ -31,11 +31,11 @@ std::string Value(const std::optional<MetaAttrValue>& v) {
           out << "type " << x.tf_dtype;
         } else if constexpr (std::is_same_v<V, MetaShape>) {
           out << "shape rank " << (x.unknown_rank ? -1 : static_cast<int>(x.dims.size()));
-        } else if constexpr (std::is_same_v<V, MetaAttrList>) {
+        } else if constexpr (std::is_same_v<V, MetaListBox>) {
           out << "list";
-          for (int t : x.type) out << " " << t;
-          for (const auto& s : x.s) out << " " << s;
-          for (int64_t i : x.i) out << " " << i;
+          for (int t : x->type) out << " " << t;
+          for (const auto& s : x->s) out << " " << s;
+          for (int64_t i : x->i) out << " " << i;
         } else {
           out << "other";
         }
@@ -137,10 +137,10 @@ TEST(TfOpDefsTest, OpsWithoutATf114FileMatchTf112Files) {
 }
 
 TEST(TfOpDefsTest, StrippedOpListIsSortedAndKeepsUnknownTypesByName) {
-  std::vector<MetaGraphNode> nodes = {{.name = "b", .op = "VariableV2"},
-                                      {.name = "a", .op = "Frobnicate"},
-                                      {.name = "c", .op = "VariableV2"},
-                                      {.name = "d", .op = "Const"}};
+  MetaGraphNodes nodes = {{.name = "b", .op = "VariableV2"},
+                          {.name = "a", .op = "Frobnicate"},
+                          {.name = "c", .op = "VariableV2"},
+                          {.name = "d", .op = "Const"}};
   std::vector<std::string> names;
   for (const MetaOpDef& op : StrippedOpList(nodes)) names.push_back(op.name);
   EXPECT_EQ(names, (std::vector<std::string>{"Const", "Frobnicate", "VariableV2"}));

@@ -30,8 +30,8 @@ MetaGraph ScopedMetaGraph(MetaGraph meta, const std::string& scope, bool clear_d
     for (std::string& input : node.inputs) input = PrependNameScope(input, scope);
     // Colocation constraints name nodes too (TF's importer rewrites them).
     auto it = node.attrs.find("_class");
-    if (it != node.attrs.end() && std::holds_alternative<MetaAttrList>(it->second)) {
-      for (std::string& s : std::get<MetaAttrList>(it->second).s) {
+    if (it != node.attrs.end() && std::holds_alternative<MetaListBox>(it->second)) {
+      for (std::string& s : std::get<MetaListBox>(it->second)->s) {
         if (s.starts_with(kColocationPrefix)) {
           s = std::string(kColocationPrefix) +
               PrependNameScope(s.substr(kColocationPrefix.size()), scope);

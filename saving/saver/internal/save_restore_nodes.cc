@@ -39,7 +39,7 @@ MetaGraphNode StringConst(const std::string& name, const std::vector<std::string
 
 }  // namespace
 
-MetaSaverDef AppendSaverNodes(std::vector<MetaGraphNode>& nodes, const std::string& scope,
+MetaSaverDef AppendSaverNodes(MetaGraphNodes& nodes, const std::string& scope,
                               std::vector<SaverGraphVariable> variables, int max_to_keep,
                               float keep_checkpoint_every_n_hours) {
   std::sort(variables.begin(), variables.end(),

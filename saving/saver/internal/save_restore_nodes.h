@@ -34,7 +34,7 @@ struct SaverGraphVariable {
 
 // Appends the nodes to `nodes` (variables sorted by key, as TF) and returns
 // the SaverDef. `scope` ends with "/".
-MetaSaverDef AppendSaverNodes(std::vector<MetaGraphNode>& nodes, const std::string& scope,
+MetaSaverDef AppendSaverNodes(MetaGraphNodes& nodes, const std::string& scope,
                               std::vector<SaverGraphVariable> variables, int max_to_keep,
                               float keep_checkpoint_every_n_hours);
 

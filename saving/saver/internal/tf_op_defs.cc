@@ -106,7 +106,7 @@ OpSignature SignatureOf(const MetaOpDef& op) {
   return out;
 }
 
-std::vector<MetaOpDef> StrippedOpList(const std::vector<MetaGraphNode>& nodes) {
+std::vector<MetaOpDef> StrippedOpList(const MetaGraphNodes& nodes) {
   std::set<std::string> types;
   for (const MetaGraphNode& n : nodes) types.insert(n.op);
   std::vector<MetaOpDef> out;

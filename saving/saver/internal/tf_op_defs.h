@@ -23,7 +23,7 @@ const MetaOpDef* FindTfOpDef(std::string_view type);
 // The stripped op list for `nodes`: one OpDef per op type used, sorted by
 // name, as TF writes it. A type this table lacks gets an OpDef with its name
 // only (readers ignore the list when importing).
-std::vector<MetaOpDef> StrippedOpList(const std::vector<MetaGraphNode>& nodes);
+std::vector<MetaOpDef> StrippedOpList(const MetaGraphNodes& nodes);
 
 // A file's OpDef as a signature: its arguments (what SetOutputSpecs reads)
 // and its attributes' names and types.
