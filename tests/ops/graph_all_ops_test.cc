@@ -16,6 +16,7 @@
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
 #include "ops/execute.h"
+#include "ops/floor_greater_equal_select.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/internal/graph_builder.h"
@@ -168,6 +169,12 @@ std::vector<OpCase> Cases() {
                &kFusedMatMulOp,
                {Floats(m, 43), Floats(Shape{3, 4}, 44), Floats(Shape{4}, 45)},
                Attrs{{"transpose_a", false}, {"transpose_b", false}, {"relu", true}}});
+  c.push_back({"Floor", &kFloorOp, {Floats(m, 46)}, {}});
+  c.push_back({"GreaterEqual", &kGreaterEqualOp, {Floats(m, 47), Floats(Shape{3}, 48)}, {}});
+  c.push_back({"SelectV2",
+               &kSelectV2Op,
+               {Tensor::FromVector<bool>({true, false}, Shape{2, 1}), Floats(m, 49), Tensor(0.0f)},
+               {}});
   return c;
 }
 
