@@ -1,8 +1,10 @@
 #include "ops/floor_greater_equal_select.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "ops/execute.h"
 #include "ops/internal/broadcast.h"
@@ -33,9 +35,13 @@ Grads FloorGradient(const OpCall&, const Tensor&) { return {std::nullopt}; }
 
 // ---- GreaterEqual -------------------------------------------------------------
 
-OutputSpec InferGreaterEqual(std::span<const Tensor> in, const Attrs&) {
+void CheckGreaterEqualDTypes(std::span<const Tensor> in) {
   internal::CheckSameDType(in[0], in[1]);
   internal::CheckDTypeIn(in[0], "x", DTypeSet::kNumeric);
+}
+
+OutputSpec InferGreaterEqual(std::span<const Tensor> in, const Attrs&) {
+  CheckGreaterEqualDTypes(in);
   return {internal::BroadcastShape(in[0].shape(), in[1].shape()), DType::kBool};
 }
 
@@ -59,19 +65,62 @@ Tensor GreaterEqualKernel(std::span<const Tensor> in, const Attrs&, const Output
 
 // ---- SelectV2 -----------------------------------------------------------------
 
-OutputSpec InferSelectV2(std::span<const Tensor> in, const Attrs&) {
-  const Tensor& c = in[0];
-  const Tensor& t = in[1];
-  const Tensor& e = in[2];
-  if (c.dtype() != DType::kBool) {
-    throw InvalidArgumentError(StrCat("condition must be a bool tensor, got ", c.dtype()));
+// The output dtype: t's.
+DType SelectV2DType(std::span<const Tensor> in) {
+  if (in[0].dtype() != DType::kBool) {
+    throw InvalidArgumentError(StrCat("condition must be a bool tensor, got ", in[0].dtype()));
   }
-  internal::CheckSameDType(t, e, "t", "e");
-  if (t.dtype() == DType::kString) {
+  internal::CheckSameDType(in[1], in[2], "t", "e");
+  if (in[1].dtype() == DType::kString) {
     throw UnimplementedError("SelectV2 of string tensors: eager selects fixed-size elements only");
   }
-  return {internal::BroadcastShape(internal::BroadcastShape(c.shape(), t.shape()), e.shape()),
-          t.dtype()};
+  return in[1].dtype();
+}
+
+OutputSpec InferSelectV2(std::span<const Tensor> in, const Attrs&) {
+  const DType dtype = SelectV2DType(in);
+  return {internal::BroadcastShape(internal::BroadcastShape(in[0].shape(), in[1].shape()),
+                                   in[2].shape()),
+          dtype};
+}
+
+// The broadcast of partially known shapes (graph mode): a dimension known in
+// one input and unknown in another is the known one unless that is 1, which
+// an unknown dimension may stretch. REQUIRES: known ranks.
+Shape BroadcastPartial(std::span<const Tensor> in) {
+  int rank = 0;
+  for (const Tensor& t : in) rank = std::max(rank, t.rank());
+  std::vector<int64_t> dims(static_cast<size_t>(rank), 1);
+  std::vector<bool> stretchable(static_cast<size_t>(rank), false);  // an unknown dim seen
+  for (const Tensor& t : in) {
+    const int offset = rank - t.rank();
+    for (int d = 0; d < t.rank(); ++d) {
+      const auto i = static_cast<size_t>(d) + static_cast<size_t>(offset);
+      const int64_t dim = t.shape().dim(d);
+      if (dim == Shape::kUnknownDim) {
+        stretchable[i] = true;
+      } else if (dims[i] == 1) {
+        dims[i] = dim;
+      } else if (dim != 1 && dim != dims[i]) {
+        throw InvalidArgumentError(StrCat("Incompatible shapes: dimension ", i, " is ", dims[i],
+                                          " in one input and ", dim, " in another"));
+      }
+    }
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (stretchable[i] && dims[i] == 1) dims[i] = Shape::kUnknownDim;
+  }
+  return Shape::Partial(dims);
+}
+
+OutputSpec InferGreaterEqualPartial(std::span<const Tensor> in, const Attrs&) {
+  CheckGreaterEqualDTypes(in);
+  return {BroadcastPartial(in), DType::kBool};
+}
+
+OutputSpec InferSelectV2Partial(std::span<const Tensor> in, const Attrs&) {
+  const DType dtype = SelectV2DType(in);
+  return {BroadcastPartial(in), dtype};
 }
 
 // Element strides of `shape` broadcast to `out` (0 along stretched dimensions).
@@ -155,6 +204,7 @@ const OpDef kGreaterEqualOp = {
     .infer = InferGreaterEqual,
     .compute = GreaterEqualKernel,
     .gradient = nullptr,  // a comparison: no gradient, as TF
+    .infer_partial = InferGreaterEqualPartial,
 };
 // T is t's dtype (input 0 is the bool condition).
 constexpr TypeAttr kSelectTypes[] = {{"T", 1}};
@@ -165,6 +215,7 @@ const OpDef kSelectV2Op = {
     .compute = SelectV2Kernel,
     .gradient = SelectV2Gradient,
     .type_attrs = kSelectTypes,
+    .infer_partial = InferSelectV2Partial,
 };
 
 Tensor Floor(const Tensor& x) { return Execute(kFloorOp, {x}); }
