@@ -37,6 +37,7 @@
 // ("Sum/reduction_indices"); a Session turns their values back into Attrs.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -84,6 +85,12 @@ using KernelFn = Tensor (*)(std::span<const Tensor> inputs, const Attrs& attrs,
 // integer index, a non-differentiable path). Written with public ops only.
 using GradientFn = std::vector<std::optional<Tensor>> (*)(const OpCall& call, const Tensor& grad);
 
+// What a stateful graph-only kernel keeps between runs of its node (TF's
+// kernel object: RandomUniform's generator). A kernel derives its own type.
+struct NodeState {
+  virtual ~NodeState() = default;
+};
+
 // What a graph-only kernel (OpDef::run) gets when a Session runs its node.
 struct NodeContext {
   const Graph& graph;
@@ -91,6 +98,11 @@ struct NodeContext {
   const Attrs& attrs;               // the node's, with TF's defaults filled in
   std::span<Variable* const> refs;  // the Variables of its reference inputs, in order
   std::span<const Tensor> inputs;   // the values of its other data inputs, in order
+  // The node's state slot in this Session: empty on the node's first run,
+  // then whatever the kernel left there, kept across Session::Run calls and
+  // dropped with the Session (a new Session starts afresh, as TF's kernels
+  // are made per session). Never null when a Session runs the node.
+  std::unique_ptr<NodeState>* state = nullptr;
 };
 // Its outputs; `ref` set: output 0 is that Variable itself (TF's ref
 // output), whose value its consumers read when they run.

@@ -8,12 +8,14 @@
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
+#include "ops/floor_greater_equal_select.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/op_def.h"
+#include "ops/random_uniform.h"
 #include "ops/reduction_ops.h"
 #include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/sgd_training_ops.h"
@@ -97,6 +99,10 @@ const OpDef* const kAllOps[] = {
     &kSqueezeOp,
     // shape_op.cc
     &kShapeOp,
+    // floor_greater_equal_select.cc
+    &kFloorOp,
+    &kGreaterEqualOp,
+    &kSelectV2Op,
     // Graph-only node types (OpDef::run or OpDef::flow). graph_ops.cc
     &kConstOp,
     &kPlaceholderOp,
@@ -117,6 +123,8 @@ const OpDef* const kAllOps[] = {
     &kSwitchOp,
     &kRefSwitchOp,
     &kMergeOp,
+    // random_uniform.cc (stateful per Session)
+    &kRandomUniformOp,
 };
 
 }  // namespace

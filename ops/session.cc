@@ -27,8 +27,9 @@ struct ResolvedInput {
 // attributes its kernel gets (when it first runs).
 struct ResolvedNode {
   std::optional<std::vector<ResolvedInput>> inputs;
-  const OpDef* op = nullptr;  // nullptr: not resolved yet
-  Attrs attrs;                // the node's, with TF's defaults
+  const OpDef* op = nullptr;         // nullptr: not resolved yet
+  Attrs attrs;                       // the node's, with TF's defaults
+  std::unique_ptr<NodeState> state;  // a stateful kernel's, across runs (NodeContext::state)
 };
 
 // Per node index (a deque: growing it keeps references to the entries made).
@@ -425,7 +426,7 @@ class RunState {
       }
     }
     if (def.run != nullptr) {
-      NodeOutputs out = def.run({graph_, node, r.attrs, refs, inputs});
+      NodeOutputs out = def.run({graph_, node, r.attrs, refs, inputs, &Resolved(n).state});
       outputs_[static_cast<size_t>(n)] = std::move(out.values);
       refs_[static_cast<size_t>(n)] = out.ref;
       return;

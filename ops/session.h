@@ -31,7 +31,9 @@
 // node must run), and any kernel error, which gets TF's "[[{{node add}}]]"
 // suffix and keeps its kind.
 //
-// State lives in the Variable objects, so Sessions on one graph share it.
+// Variables' state lives in the Variable objects, so Sessions on one graph
+// share it; a stateful kernel's own (RandomUniform's generator) is the
+// Session's, one per node, kept across Run calls (NodeContext::state).
 // The graph must outlive the Session. Not thread-safe. A Session resolves
 // each node once and keeps what it found: its input names ("x:1") to node
 // indices when a Run first needs the node, its OpDef and kernel attributes

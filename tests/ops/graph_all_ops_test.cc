@@ -16,6 +16,7 @@
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
 #include "ops/execute.h"
+#include "ops/floor_greater_equal_select.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
@@ -183,6 +184,12 @@ std::vector<OpCase> Cases() {
                &kFusedConv2DOp,
                {images, Floats(Shape{2, 2, 3, 4}, 46), Floats(Shape{4}, 47)},
                fused_conv});
+  c.push_back({"Floor", &kFloorOp, {Floats(m, 46)}, {}});
+  c.push_back({"GreaterEqual", &kGreaterEqualOp, {Floats(m, 47), Floats(Shape{3}, 48)}, {}});
+  c.push_back({"SelectV2",
+               &kSelectV2Op,
+               {Tensor::FromVector<bool>({true, false}, Shape{2, 1}), Floats(m, 49), Tensor(0.0f)},
+               {}});
   return c;
 }
 

@@ -13,6 +13,7 @@
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
+#include "ops/floor_greater_equal_select.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
@@ -258,6 +259,16 @@ std::vector<GradientCase> Cases() {
                pool({1, 3, 2, 1}, {1, 2, 1, 1}, "SAME")});
   // Graph ops that also run eagerly.
   c.push_back({"Identity", &kIdentityOp, {Uniform(m, 72)}, {}});
+  // Dropout's ops: Floor's gradient is none (TF's _FloorGrad); SelectV2
+  // routes the gradient by the condition, summed back over broadcasting.
+  c.push_back({"Floor", &kFloorOp, {Distinct(m, 73)}, {}, {0}});
+  const Tensor mask = Tensor::FromVector<bool>({true, false, false, true, true, false}, m);
+  c.push_back({"SelectV2SameShape", &kSelectV2Op, {mask, Uniform(m, 74), Uniform(m, 75)}, {}});
+  c.push_back({"SelectV2Broadcast",
+               &kSelectV2Op,
+               {Tensor::FromVector<bool>({true, false}, Shape{2, 1}), Uniform(Shape{3}, 76),
+                Uniform(Shape{}, 77)},
+               {}});
   return c;
 }
 

@@ -18,11 +18,13 @@
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/elu.h"
+#include "ops/floor_greater_equal_select.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/op_def.h"
 #include "ops/random_ops.h"
+#include "ops/random_uniform.h"
 #include "ops/reduction_ops.h"
 #include "ops/rsqrt_squared_difference_squeeze.h"
 #include "ops/session.h"
@@ -177,6 +179,10 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
       ReduceSum(Cast(Cast(logits, DType::kFloat64), DType::kFloat32)),
       ReduceSum(Mul(Squeeze(Elu(ReduceMean(logits, {0}, true))),
                     Rsqrt(Add(SquaredDifference(logits, b.value()), one)))),
+      // Dropout's ops (TF 2.x's SelectV2 form; Floor from TF <= 1.13's).
+      ReduceSum(SelectV2(GreaterEqual(RandomUniformNode(ShapeOf(logits), DType::kFloat32, 1, 2),
+                                      Constant(Tensor(0.3f))),
+                         Mul(logits, Floor(Add(logits, one))), Constant(Tensor(0.0f)))),
   };
   Tensor loss = terms[0];
   for (size_t i = 1; i < terms.size(); ++i) loss = Sub(loss, terms[i]);
@@ -218,8 +224,8 @@ TEST(StrippedOpListTest, EveryNodeWeWriteIsValidAgainstTfsOpDefInTheFile) {
     if (op->eager_only || op->compute == nullptr) continue;  // graph-only ones: listed below
     EXPECT_TRUE(types.contains(std::string(op->type))) << op->type << " is not in the test graph";
   }
-  for (const char* type : {"ApplyAdam", "Assign", "Const", "NoOp", "Placeholder", "RestoreV2",
-                           "SaveV2", "VariableV2"}) {
+  for (const char* type : {"ApplyAdam", "Assign", "Const", "NoOp", "Placeholder", "RandomUniform",
+                           "RestoreV2", "SaveV2", "VariableV2"}) {
     EXPECT_TRUE(types.contains(type)) << type;
   }
 }
