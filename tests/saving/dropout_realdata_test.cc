@@ -96,10 +96,10 @@ TEST(DropoutRealdataTest, UdacityMlpRunsItsTf114DropoutLayers) {
 // dL/dy = 2y, the mask passes it where kept, the 1 / keep_prob = 2 doubles it
 // and Relu passes it where h > 0 (y is 0 elsewhere). One step is then
 // W -= 0.5 * 4 x^T y, with y fetched in the same run as the step: the
-// gradient uses the mask that run drew. (The layer's bias, added with "Add"
-// to a tensor whose shape the file leaves unknown, needs the broadcast axes
-// at run time, TF's BroadcastGradientArgs; eager's graph gradients do not
-// have them yet, so W alone is trained here.)
+// gradient uses the mask that run drew. The layer's bias b (Variable_2) is
+// added with "Add" to a tensor whose shape the file leaves unknown, so its
+// gradient's broadcast axes come at run time (BroadcastGradientArgs):
+// b -= 0.5 * sum over rows of 4y.
 TEST(DropoutRealdataTest, MinimizeTrainsThroughTheDropoutMaskOfTheRun) {
   EAGER_SKIP_WITHOUT_REALDATA();
   ResetDefaultNames();
@@ -113,19 +113,29 @@ TEST(DropoutRealdataTest, MinimizeTrainsThroughTheDropoutMaskOfTheRun) {
   const Tensor y = graph.TensorByName("dropout_1/mul_1:0");
   const Tensor loss = ReduceSum(Square(y));
   SGD sgd(SGDOptions{.learning_rate = 0.5, .tf1_compatible = true});
-  const Operation train = sgd.Minimize(loss, {w});
+  Variable* b = graph.VariableForNode("Variable_2");
+  ASSERT_NE(b, nullptr);
+  const Operation train = sgd.Minimize(loss, {w, b});
   Session sess(graph);
   saver->Restore(sess, prefix);
   const Tensor images = Images();
   const std::vector<float> x = images.ToVector<float>();  // rows of 784
   for (int step = 0; step < 2; ++step) {
     const std::vector<float> w0 = sess.Run(w->value()).ToVector<float>();
+    const std::vector<float> b0 = sess.Run(b->value()).ToVector<float>();
     const auto out = sess.Run(std::vector<Fetch>{train, y},
                               {{"Placeholder_5:0", images}, {"Placeholder_7:0", Tensor(0.5f)}});
     const std::vector<float> ys = out[1]->ToVector<float>();
     const auto dropped = std::count(ys.begin(), ys.end(), 0.0f);
     ASSERT_GT(dropped, 1000);  // the step ran with a real mask
     const std::vector<float> w1 = sess.Run(w->value()).ToVector<float>();
+    const std::vector<float> b1 = sess.Run(b->value()).ToVector<float>();
+    for (size_t j = 0; j < 256; ++j) {
+      double g = 0;
+      for (size_t r = 0; r < 20; ++r) g += ys[r * 256 + j];
+      const double want = b0[j] - 2.0 * g;
+      EXPECT_NEAR(b1[j], want, 1e-5 * (1 + std::abs(want))) << "bias " << j;
+    }
     for (size_t k = 0; k < 784; k += 13) {  // every 13th input row of W
       for (size_t j = 0; j < 256; ++j) {
         double g = 0;
