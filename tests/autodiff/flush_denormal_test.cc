@@ -68,7 +68,8 @@ TEST_F(FlushDenormalAutodiffTest, AdamOverThePoolFlushesInEveryBlock) {
     adam.ApplyGradients(
         {{Tensor::FromVector<float>(std::vector<float>(kSize, 1e-37f), Shape{kSize}), &w}});
     int64_t nonzero = 0;
-    for (float m : adam.GetSlot(w, "m")->value().data<float>()) nonzero += Bits(m) != 0u;
+    const Tensor m_slot = adam.GetSlot(w, "m")->value();  // a range-for would drop a temporary
+    for (float m : m_slot.data<float>()) nonzero += Bits(m) != 0u;
     EXPECT_EQ(nonzero, 0) << "step " << step + 1;
   }
   SetNumThreads(saved_threads);

@@ -101,7 +101,8 @@ TEST(RandomUniformTest, GivesTensorFlowsNumbersForSeededNodes) {
   UniformGraph h(DType::kHalf, 0, 7);
   Session hsess(h.graph);
   std::vector<float> halves;
-  for (Half v : h.Run(hsess, 6).data<Half>()) halves.push_back(static_cast<float>(v) * 1024);
+  const Tensor drawn = h.Run(hsess, 6);  // kept alive: a range-for would drop the temporary
+  for (Half v : drawn.data<Half>()) halves.push_back(static_cast<float>(v) * 1024);
   EXPECT_EQ(halves, (std::vector<float>{989, 321, 499, 177, 333, 913}));
 }
 
