@@ -15,14 +15,9 @@
 // `/usr/bin/time -v build/saving/eager-ckpt meta FILE > /dev/null`.
 // benchmarks/graph_memory_tf.py measures TensorFlow on the same file.
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <string>
@@ -34,41 +29,23 @@
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/saver/saved_model.h"
 #include "saving/saver/saver.h"
+#include "tests/testing/child_peak_memory.h"
 
 namespace {
 
-long ResidentKb() {
-  long pages = 0, resident = 0;
-  std::ifstream("/proc/self/statm") >> pages >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-// Runs `work` in a child; its peak RSS growth in KB, or -1 when it failed.
+// Runs `work` in a child; its peak RSS growth in KB, or -1 when it failed
+// (the error printed).
 long PeakGrowthKb(const std::function<void()>& work) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const long start = ResidentKb();
-    try {
-      work();
-    } catch (const std::exception& e) {
-      std::cerr << "error: " << e.what() << "\n";
-      _exit(2);
-    }
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    const long growth = usage.ru_maxrss - start;
-    (void)!write(fds[1], &growth, sizeof(growth));
-    _exit(0);
-  }
-  close(fds[1]);
-  long growth = -1;
-  if (read(fds[0], &growth, sizeof(growth)) != sizeof(growth)) growth = -1;
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? growth : -1;
+  return eager::testing::ChildPeakGrowthKb(
+      [&] {
+        try {
+          work();
+        } catch (const std::exception& e) {
+          std::cerr << "error: " << e.what() << "\n";
+          throw;
+        }
+      },
+      3600);
 }
 
 void MakeChain(int64_t n, const std::string& path) {
