@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <type_traits>
 
 #include "runtime/errors.h"
@@ -51,9 +52,16 @@ std::vector<T> Filled(const Field& field, int64_t n, const std::string& where) {
 constexpr int64_t kFillBudget = int64_t{1} << 30;
 thread_local int64_t fill_budget_left = kFillBudget;
 
-// Resets the budget for one file read.
-struct FillBudgetScope {
-  FillBudgetScope() { fill_budget_left = kFillBudget; }
+// Charges what is converted in its lifetime to `budget`, one file's.
+class FillBudgetScope {
+ public:
+  explicit FillBudgetScope(int64_t& budget) : budget_(budget) { fill_budget_left = budget; }
+  FillBudgetScope(const FillBudgetScope&) = delete;
+  FillBudgetScope& operator=(const FillBudgetScope&) = delete;
+  ~FillBudgetScope() { budget_ = fill_budget_left; }
+
+ private:
+  int64_t& budget_;
 };
 
 void ChargeFill(const pb::TensorProto& p, const Shape& s, DType dtype, int64_t n,
@@ -513,10 +521,10 @@ pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
 using WireFormat = ::google::protobuf::internal::WireFormatLite;
 
 // The fields of one message: each length-delimited field numbered `wanted`
-// to `on_wanted` (its bytes), every other field's wire bytes to `rest`.
-// False when the bytes are not a message.
+// to `on_wanted` (its bytes), every other field's wire bytes to `*rest`
+// (skipped when null). False when the bytes are not a message.
 template <typename F>
-bool SplitFields(std::string_view bytes, int wanted, std::string& rest, F&& on_wanted) {
+bool SplitFields(std::string_view bytes, int wanted, std::string* rest, F&& on_wanted) {
   ::google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                               static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(std::numeric_limits<int>::max());
@@ -535,54 +543,10 @@ bool SplitFields(std::string_view bytes, int wanted, std::string& rest, F&& on_w
       continue;
     }
     if (!WireFormat::SkipField(&in, tag)) return false;
-    rest.append(bytes.substr(static_cast<size_t>(start),
-                             static_cast<size_t>(in.CurrentPosition() - start)));
+    if (rest == nullptr) continue;
+    rest->append(bytes.substr(static_cast<size_t>(start),
+                              static_cast<size_t>(in.CurrentPosition() - start)));
   }
-}
-
-// A GraphDef's bytes into meta.nodes (one NodeDef at a time), versions.
-bool ReadGraphDefInto(std::string_view bytes, const std::string& path, MetaGraph& meta) {
-  pb::NodeDef node;
-  std::string rest;
-  const bool ok = SplitFields(bytes, /*GraphDef.node*/ 1, rest, [&](std::string_view n) {
-    node.Clear();
-    if (!node.ParseFromArray(n.data(), static_cast<int>(n.size()))) return false;
-    meta.nodes.push_back(FromProto(node, path));
-    return true;
-  });
-  pb::GraphDef others;
-  if (!ok || !others.ParseFromString(rest)) return false;
-  meta.producer = others.versions().producer();
-  meta.min_consumer = others.versions().min_consumer();
-  return true;
-}
-
-// A MetaGraphDef's bytes as FromProto reads it, its graph's nodes streamed.
-bool ReadMetaGraphDef(std::string_view bytes, const std::string& path, MetaGraph& meta) {
-  std::string rest;
-  MetaGraphNodes nodes;
-  int producer = 0, min_consumer = 0;
-  int graphs = 0;
-  const bool ok = SplitFields(bytes, /*MetaGraphDef.graph_def*/ 2, rest, [&](std::string_view g) {
-    // A repeated singular message merges: its nodes add up, versions last.
-    MetaGraph graph;
-    graph.nodes = std::move(nodes);
-    if (!ReadGraphDefInto(g, path, graph)) return false;
-    nodes = std::move(graph.nodes);
-    producer = graph.producer;
-    min_consumer = graph.min_consumer;
-    ++graphs;
-    return true;
-  });
-  pb::MetaGraphDef others;
-  if (!ok || !others.ParseFromString(rest)) return false;
-  meta = FromProto(others, path);
-  meta.nodes = std::move(nodes);
-  if (graphs > 0) {
-    meta.producer = producer;
-    meta.min_consumer = min_consumer;
-  }
-  return true;
 }
 
 std::string ReadProtoFile(const std::string& path, const char* what) {
@@ -597,34 +561,165 @@ std::string ReadProtoFile(const std::string& path, const char* what) {
       StrCat(path, ": not a binary ", what, " (", size, " bytes that do not parse as one)"));
 }
 
+const char* KindName(MetaGraphFile::Kind kind) {
+  switch (kind) {
+    case MetaGraphFile::Kind::kMetaGraphDef:
+      return "MetaGraphDef";
+    case MetaGraphFile::Kind::kSavedModel:
+      return "SavedModel";
+    case MetaGraphFile::Kind::kGraphDef:
+      break;
+  }
+  return "GraphDef";
+}
+
+// The op of one NodeDef's bytes (its last `op` field, as protobuf merges);
+// nullopt when the bytes are not a message.
+std::optional<std::string> NodeOp(std::string_view bytes) {
+  std::string op;
+  const bool ok = SplitFields(bytes, /*NodeDef.op*/ 2, nullptr, [&](std::string_view o) {
+    op.assign(o);
+    return true;
+  });
+  if (!ok) return std::nullopt;
+  return op;
+}
+
+}  // namespace
+
+// A file's graphs are framed in one pass that counts the nodes and parses
+// everything else; the nodes' bytes are read again, one NodeDef at a time,
+// by ForEachNode and OpTypes.
+MetaGraphFile::MetaGraphFile(std::string path, Kind kind)
+    : path_(std::move(path)), kind_(kind), fill_budget_left_(kFillBudget) {
+  bytes_ = ReadProtoFile(path_, KindName(kind_));
+  const std::string_view all(bytes_);
+  const FillBudgetScope budget(fill_budget_left_);
+  // One GraphDef's bytes: where they are, its node count and versions.
+  auto frame_graph_def = [&](std::string_view g, Frame& graph, pb::GraphDef& others) {
+    std::string rest;
+    size_t count = 0;
+    if (!SplitFields(g, /*GraphDef.node*/ 1, &rest, [&](std::string_view) {
+          ++count;
+          return true;
+        })) {
+      return false;
+    }
+    if (!others.ParseFromString(rest)) return false;
+    graph.graph_defs.emplace_back(static_cast<size_t>(g.data() - all.data()), g.size());
+    graph.num_nodes += count;
+    return true;
+  };
+  // One MetaGraphDef's bytes into a Frame, as FromProto reads it.
+  auto frame_meta_graph_def = [&](std::string_view m, Frame& graph) {
+    std::string rest;
+    int producer = 0, min_consumer = 0, graph_defs = 0;
+    const bool ok = SplitFields(m, /*MetaGraphDef.graph_def*/ 2, &rest, [&](std::string_view g) {
+      // A repeated singular message merges: its nodes add up, versions last.
+      pb::GraphDef others;
+      if (!frame_graph_def(g, graph, others)) return false;
+      producer = others.versions().producer();
+      min_consumer = others.versions().min_consumer();
+      ++graph_defs;
+      return true;
+    });
+    pb::MetaGraphDef others;
+    if (!ok || !others.ParseFromString(rest)) return false;
+    graph.header = FromProto(others, path_);
+    if (graph_defs > 0) {
+      graph.header.producer = producer;
+      graph.header.min_consumer = min_consumer;
+    }
+    return true;
+  };
+  bool ok = false;
+  switch (kind_) {
+    case Kind::kMetaGraphDef:
+      ok = frame_meta_graph_def(all, graphs_.emplace_back());
+      break;
+    case Kind::kGraphDef: {
+      Frame& graph = graphs_.emplace_back();
+      graph.header = FromProto(pb::MetaGraphDef(), path_);
+      pb::GraphDef others;
+      ok = frame_graph_def(all, graph, others);
+      graph.header.producer = others.versions().producer();
+      graph.header.min_consumer = others.versions().min_consumer();
+      break;
+    }
+    case Kind::kSavedModel: {
+      std::string rest;
+      ok = SplitFields(all, /*SavedModel.meta_graphs*/ 2, &rest, [&](std::string_view m) {
+        return frame_meta_graph_def(m, graphs_.emplace_back());
+      });
+      pb::SavedModel others;  // saved_model_schema_version: checked as protobuf would
+      ok = ok && others.ParseFromString(rest);
+      break;
+    }
+  }
+  if (!ok) ThrowNotA(path_, KindName(kind_), bytes_.size());
+}
+
+MetaGraphFile::MetaGraphFile(MetaGraphFile&&) noexcept = default;
+MetaGraphFile& MetaGraphFile::operator=(MetaGraphFile&&) noexcept = default;
+MetaGraphFile::~MetaGraphFile() = default;
+
+std::vector<std::string> MetaGraphFile::OpTypes(size_t index) const {
+  std::set<std::string> types;
+  for (const auto& [offset, length] : graphs_.at(index).graph_defs) {
+    const bool ok = SplitFields(std::string_view(bytes_).substr(offset, length),
+                                /*GraphDef.node*/ 1, nullptr, [&](std::string_view n) {
+                                  std::optional<std::string> op = NodeOp(n);
+                                  if (op) types.insert(std::move(*op));
+                                  return op.has_value();
+                                });
+    if (!ok) ThrowNotA(path_, KindName(kind_), bytes_.size());
+  }
+  return {types.begin(), types.end()};
+}
+
+void MetaGraphFile::ForEachNode(size_t index,
+                                const std::function<void(MetaGraphNode&&)>& sink) const {
+  const FillBudgetScope budget(fill_budget_left_);
+  pb::NodeDef node;
+  for (const auto& [offset, length] : graphs_.at(index).graph_defs) {
+    const bool ok = SplitFields(std::string_view(bytes_).substr(offset, length),
+                                /*GraphDef.node*/ 1, nullptr, [&](std::string_view n) {
+                                  node.Clear();
+                                  if (!node.ParseFromArray(n.data(), static_cast<int>(n.size()))) {
+                                    return false;
+                                  }
+                                  sink(FromProto(node, path_));
+                                  return true;
+                                });
+    if (!ok) ThrowNotA(path_, KindName(kind_), bytes_.size());
+  }
+}
+
+namespace {
+
+// A whole graph of `file`: its header with every node.
+MetaGraph WholeGraph(MetaGraphFile& file, size_t index) {
+  MetaGraph meta = std::move(file.graph(index));
+  file.ForEachNode(index, [&](MetaGraphNode&& node) { meta.nodes.push_back(std::move(node)); });
+  return meta;
+}
+
 }  // namespace
 
 MetaGraph ReadMetaGraph(const std::string& path) {
-  const FillBudgetScope budget;
-  const std::string bytes = ReadProtoFile(path, "MetaGraphDef");
-  MetaGraph meta;
-  if (!ReadMetaGraphDef(bytes, path, meta)) ThrowNotA(path, "MetaGraphDef", bytes.size());
-  return meta;
+  MetaGraphFile file(path, MetaGraphFile::Kind::kMetaGraphDef);
+  return WholeGraph(file, 0);
 }
 
 MetaGraph ReadGraphDef(const std::string& path) {
-  const FillBudgetScope budget;
-  const std::string bytes = ReadProtoFile(path, "GraphDef");
-  MetaGraph meta = FromProto(pb::MetaGraphDef(), path);
-  if (!ReadGraphDefInto(bytes, path, meta)) ThrowNotA(path, "GraphDef", bytes.size());
-  return meta;
+  MetaGraphFile file(path, MetaGraphFile::Kind::kGraphDef);
+  return WholeGraph(file, 0);
 }
 
 std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path) {
-  const FillBudgetScope budget;
-  const std::string bytes = ReadProtoFile(path, "SavedModel");
+  MetaGraphFile file(path, MetaGraphFile::Kind::kSavedModel);
   std::vector<MetaGraph> out;
-  std::string rest;
-  const bool ok = SplitFields(bytes, /*SavedModel.meta_graphs*/ 2, rest, [&](std::string_view m) {
-    return ReadMetaGraphDef(m, path, out.emplace_back());
-  });
-  pb::SavedModel others;  // saved_model_schema_version: checked as protobuf would
-  if (!ok || !others.ParseFromString(rest)) ThrowNotA(path, "SavedModel", bytes.size());
+  for (size_t i = 0; i < file.num_graphs(); ++i) out.push_back(WholeGraph(file, i));
   return out;
 }
 
