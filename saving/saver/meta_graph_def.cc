@@ -1,6 +1,7 @@
 #include "saving/saver/meta_graph_def.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
@@ -515,48 +516,99 @@ pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
 // A graph's nodes are parsed one NodeDef at a time and converted at once, so
 // that the protobuf tree of the whole graph (some 600 bytes per node: a 100
 // MB saved_model.pb of 2M nodes took 1.2 GB as protobuf objects, next to
-// their conversion) never exists. Every other field of a message is gathered
-// as its wire bytes and parsed as usual, into a message without the nodes.
+// their conversion) never exists, nor the file's bytes: the file is read
+// through a window as it is parsed. Every other field of a message is
+// gathered as its wire bytes and parsed as usual, into a message without the
+// nodes.
 
+using ::google::protobuf::io::CodedInputStream;
 using WireFormat = ::google::protobuf::internal::WireFormatLite;
 
-// The fields of one message: each length-delimited field numbered `wanted`
-// to `on_wanted` (its bytes), every other field's wire bytes to `*rest`
-// (skipped when null). False when the bytes are not a message.
+// Bytes [offset, offset + length) of a file, as protobuf pulls them.
+class FileRange final : public ::google::protobuf::io::CopyingInputStream {
+ public:
+  FileRange(const internal::RandomAccessFile& file, uint64_t offset, uint64_t length)
+      : file_(file), at_(offset), end_(offset + length) {}
+  int Read(void* buffer, int size) override {
+    const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(size), end_ - at_);
+    if (n == 0) return 0;  // the end
+    const size_t got = file_.ReadAt(at_, n, buffer);
+    at_ += got;
+    return static_cast<int>(got);
+  }
+  int Skip(int count) override {  // without reading
+    const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(count), end_ - at_);
+    at_ += n;
+    return static_cast<int>(n);
+  }
+
+ private:
+  const internal::RandomAccessFile& file_;
+  uint64_t at_;
+  uint64_t end_;
+};
+
+// The `length` bytes at `offset` in a file as a protobuf stream, `in`,
+// limited to them and read through a window of kWindow bytes.
+struct FileMessage {
+  static constexpr int kWindow = 1 << 16;
+  FileMessage(const internal::RandomAccessFile& file, uint64_t offset, uint64_t length)
+      : range(file, offset, length), adaptor(&range, kWindow), in(&adaptor) {
+    in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+    in.PushLimit(static_cast<int>(length));
+  }
+  FileRange range;
+  ::google::protobuf::io::CopyingInputStreamAdaptor adaptor;
+  CodedInputStream in;
+};
+
+// The fields of the message `in` holds up to its limit: each
+// length-delimited field numbered `wanted` to `on_wanted(at, length)` with
+// `in` limited to the field's bytes (`at` their offset in the file, where
+// `in`'s position 0 is at `origin`), every other field's wire bytes to
+// `*rest` (skipped when null). False when the bytes are not a message.
 template <typename F>
-bool SplitFields(std::string_view bytes, int wanted, std::string* rest, F&& on_wanted) {
-  ::google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                              static_cast<int>(bytes.size()));
-  in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+bool SplitFields(CodedInputStream& in, uint64_t origin, int wanted, std::string* rest,
+                 F&& on_wanted) {
+  std::optional<::google::protobuf::io::StringOutputStream> rest_stream;
+  std::optional<::google::protobuf::io::CodedOutputStream> rest_out;
+  if (rest != nullptr) rest_out.emplace(&rest_stream.emplace(rest));
   while (true) {
-    const int start = in.CurrentPosition();
     const uint32_t tag = in.ReadTag();
-    if (tag == 0) return in.CurrentPosition() == static_cast<int>(bytes.size());
+    if (tag == 0) return in.BytesUntilLimit() == 0;
     if (WireFormat::GetTagFieldNumber(tag) == wanted &&
         WireFormat::GetTagWireType(tag) == WireFormat::WIRETYPE_LENGTH_DELIMITED) {
       uint32_t length = 0;
       if (!in.ReadVarint32(&length)) return false;
-      const int at = in.CurrentPosition();
-      if (length > bytes.size() - static_cast<size_t>(at)) return false;
-      if (!on_wanted(bytes.substr(static_cast<size_t>(at), length))) return false;
-      if (!in.Skip(static_cast<int>(length))) return false;
+      if (length > static_cast<uint32_t>(std::max(in.BytesUntilLimit(), 0))) return false;
+      const uint64_t at = origin + static_cast<uint64_t>(in.CurrentPosition());
+      const CodedInputStream::Limit limit = in.PushLimit(static_cast<int>(length));
+      if (!on_wanted(at, length) || !in.Skip(in.BytesUntilLimit())) return false;
+      in.PopLimit(limit);
       continue;
     }
-    if (!WireFormat::SkipField(&in, tag)) return false;
-    if (rest == nullptr) continue;
-    rest->append(bytes.substr(static_cast<size_t>(start),
-                              static_cast<size_t>(in.CurrentPosition() - start)));
+    if (rest == nullptr ? !WireFormat::SkipField(&in, tag)
+                        : !WireFormat::SkipField(&in, tag, &*rest_out)) {
+      return false;
+    }
   }
 }
 
-std::string ReadProtoFile(const std::string& path, const char* what) {
+std::unique_ptr<internal::RandomAccessFile> OpenProtoFile(const std::string& path,
+                                                          const char* what) {
   if (!internal::FileExists(path)) throw NotFoundError(StrCat(what, " file not found: ", path));
+  auto file = internal::RandomAccessFile::Open(path);
   // Protobuf refuses messages of 2 GiB or more: reading more is pointless.
   constexpr uint64_t kMaxProtoFileSize = (uint64_t{2} << 30) - 1;
-  return internal::ReadFileToString(path, kMaxProtoFileSize);
+  if (file->size() > kMaxProtoFileSize) {
+    throw ResourceExhaustedError(StrCat("File ", path, " has ", file->size(),
+                                        " bytes, more than the ", kMaxProtoFileSize,
+                                        " this reader accepts for it"));
+  }
+  return file;
 }
 
-[[noreturn]] void ThrowNotA(const std::string& path, const char* what, size_t size) {
+[[noreturn]] void ThrowNotA(const std::string& path, const char* what, uint64_t size) {
   throw DataLossError(
       StrCat(path, ": not a binary ", what, " (", size, " bytes that do not parse as one)"));
 }
@@ -575,11 +627,13 @@ const char* KindName(MetaGraphFile::Kind kind) {
 
 // The op of one NodeDef's bytes (its last `op` field, as protobuf merges);
 // nullopt when the bytes are not a message.
-std::optional<std::string> NodeOp(std::string_view bytes) {
+std::optional<std::string> NodeOp(const std::string& bytes) {
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                      static_cast<int>(bytes.size()));
+  in.PushLimit(static_cast<int>(bytes.size()));
   std::string op;
-  const bool ok = SplitFields(bytes, /*NodeDef.op*/ 2, nullptr, [&](std::string_view o) {
-    op.assign(o);
-    return true;
+  const bool ok = SplitFields(in, 0, /*NodeDef.op*/ 2, nullptr, [&](uint64_t, uint32_t length) {
+    return in.ReadString(&op, static_cast<int>(length));
   });
   if (!ok) return std::nullopt;
   return op;
@@ -592,37 +646,40 @@ std::optional<std::string> NodeOp(std::string_view bytes) {
 // by ForEachNode and OpTypes.
 MetaGraphFile::MetaGraphFile(std::string path, Kind kind)
     : path_(std::move(path)), kind_(kind), fill_budget_left_(kFillBudget) {
-  bytes_ = ReadProtoFile(path_, KindName(kind_));
-  const std::string_view all(bytes_);
+  file_ = OpenProtoFile(path_, KindName(kind_));
+  FileMessage message(*file_, 0, file_->size());
+  CodedInputStream& in = message.in;
   const FillBudgetScope budget(fill_budget_left_);
-  // One GraphDef's bytes: where they are, its node count and versions.
-  auto frame_graph_def = [&](std::string_view g, Frame& graph, pb::GraphDef& others) {
+  // The GraphDef at `at` (`length` bytes, `in` limited to it) into `graph`:
+  // where it is, its node count; the rest into `others` (versions).
+  auto frame_graph_def = [&](uint64_t at, uint32_t length, Frame& graph, pb::GraphDef& others) {
     std::string rest;
     size_t count = 0;
-    if (!SplitFields(g, /*GraphDef.node*/ 1, &rest, [&](std::string_view) {
+    if (!SplitFields(in, 0, /*GraphDef.node*/ 1, &rest, [&](uint64_t, uint32_t) {
           ++count;
           return true;
         })) {
       return false;
     }
     if (!others.ParseFromString(rest)) return false;
-    graph.graph_defs.emplace_back(static_cast<size_t>(g.data() - all.data()), g.size());
+    graph.graph_defs.emplace_back(at, length);
     graph.num_nodes += count;
     return true;
   };
-  // One MetaGraphDef's bytes into a Frame, as FromProto reads it.
-  auto frame_meta_graph_def = [&](std::string_view m, Frame& graph) {
+  // The MetaGraphDef `in` is limited to into `graph`, as FromProto reads it.
+  auto frame_meta_graph_def = [&](Frame& graph) {
     std::string rest;
     int producer = 0, min_consumer = 0, graph_defs = 0;
-    const bool ok = SplitFields(m, /*MetaGraphDef.graph_def*/ 2, &rest, [&](std::string_view g) {
-      // A repeated singular message merges: its nodes add up, versions last.
-      pb::GraphDef others;
-      if (!frame_graph_def(g, graph, others)) return false;
-      producer = others.versions().producer();
-      min_consumer = others.versions().min_consumer();
-      ++graph_defs;
-      return true;
-    });
+    const bool ok =
+        SplitFields(in, 0, /*MetaGraphDef.graph_def*/ 2, &rest, [&](uint64_t at, uint32_t length) {
+          // A repeated singular message merges: its nodes add up, versions last.
+          pb::GraphDef others;
+          if (!frame_graph_def(at, length, graph, others)) return false;
+          producer = others.versions().producer();
+          min_consumer = others.versions().min_consumer();
+          ++graph_defs;
+          return true;
+        });
     pb::MetaGraphDef others;
     if (!ok || !others.ParseFromString(rest)) return false;
     graph.header = FromProto(others, path_);
@@ -635,45 +692,55 @@ MetaGraphFile::MetaGraphFile(std::string path, Kind kind)
   bool ok = false;
   switch (kind_) {
     case Kind::kMetaGraphDef:
-      ok = frame_meta_graph_def(all, graphs_.emplace_back());
+      ok = frame_meta_graph_def(graphs_.emplace_back());
       break;
     case Kind::kGraphDef: {
       Frame& graph = graphs_.emplace_back();
       graph.header = FromProto(pb::MetaGraphDef(), path_);
       pb::GraphDef others;
-      ok = frame_graph_def(all, graph, others);
+      ok = frame_graph_def(0, static_cast<uint32_t>(file_->size()), graph, others);
       graph.header.producer = others.versions().producer();
       graph.header.min_consumer = others.versions().min_consumer();
       break;
     }
     case Kind::kSavedModel: {
       std::string rest;
-      ok = SplitFields(all, /*SavedModel.meta_graphs*/ 2, &rest, [&](std::string_view m) {
-        return frame_meta_graph_def(m, graphs_.emplace_back());
+      ok = SplitFields(in, 0, /*SavedModel.meta_graphs*/ 2, &rest, [&](uint64_t, uint32_t) {
+        return frame_meta_graph_def(graphs_.emplace_back());
       });
       pb::SavedModel others;  // saved_model_schema_version: checked as protobuf would
       ok = ok && others.ParseFromString(rest);
       break;
     }
   }
-  if (!ok) ThrowNotA(path_, KindName(kind_), bytes_.size());
+  if (!ok) ThrowNotA(path_, KindName(kind_), file_->size());
 }
 
 MetaGraphFile::MetaGraphFile(MetaGraphFile&&) noexcept = default;
 MetaGraphFile& MetaGraphFile::operator=(MetaGraphFile&&) noexcept = default;
 MetaGraphFile::~MetaGraphFile() = default;
 
+void MetaGraphFile::ForEachNodeBytes(
+    size_t index, const std::function<bool(const std::string& bytes)>& on_node) const {
+  std::string bytes;
+  for (const auto& [offset, length] : graphs_.at(index).graph_defs) {
+    FileMessage message(*file_, offset, length);
+    const bool ok = SplitFields(
+        message.in, offset, /*GraphDef.node*/ 1, nullptr, [&](uint64_t, uint32_t node_length) {
+          return message.in.ReadString(&bytes, static_cast<int>(node_length)) && on_node(bytes);
+        });
+    // The file changed since it was framed, or a node is not a NodeDef.
+    if (!ok) ThrowNotA(path_, KindName(kind_), file_->size());
+  }
+}
+
 std::vector<std::string> MetaGraphFile::OpTypes(size_t index) const {
   std::set<std::string> types;
-  for (const auto& [offset, length] : graphs_.at(index).graph_defs) {
-    const bool ok = SplitFields(std::string_view(bytes_).substr(offset, length),
-                                /*GraphDef.node*/ 1, nullptr, [&](std::string_view n) {
-                                  std::optional<std::string> op = NodeOp(n);
-                                  if (op) types.insert(std::move(*op));
-                                  return op.has_value();
-                                });
-    if (!ok) ThrowNotA(path_, KindName(kind_), bytes_.size());
-  }
+  ForEachNodeBytes(index, [&](const std::string& bytes) {
+    std::optional<std::string> op = NodeOp(bytes);
+    if (op) types.insert(std::move(*op));
+    return op.has_value();
+  });
   return {types.begin(), types.end()};
 }
 
@@ -681,18 +748,12 @@ void MetaGraphFile::ForEachNode(size_t index,
                                 const std::function<void(MetaGraphNode&&)>& sink) const {
   const FillBudgetScope budget(fill_budget_left_);
   pb::NodeDef node;
-  for (const auto& [offset, length] : graphs_.at(index).graph_defs) {
-    const bool ok = SplitFields(std::string_view(bytes_).substr(offset, length),
-                                /*GraphDef.node*/ 1, nullptr, [&](std::string_view n) {
-                                  node.Clear();
-                                  if (!node.ParseFromArray(n.data(), static_cast<int>(n.size()))) {
-                                    return false;
-                                  }
-                                  sink(FromProto(node, path_));
-                                  return true;
-                                });
-    if (!ok) ThrowNotA(path_, KindName(kind_), bytes_.size());
-  }
+  ForEachNodeBytes(index, [&](const std::string& bytes) {
+    node.Clear();
+    if (!node.ParseFromString(bytes)) return false;
+    sink(FromProto(node, path_));
+    return true;
+  });
 }
 
 namespace {

@@ -40,6 +40,10 @@
 
 namespace eager {
 
+namespace internal {
+class RandomAccessFile;
+}  // namespace internal
+
 // A TensorShapeProto: dims of -1 are unknown.
 struct MetaShape {
   std::vector<int64_t> dims{};
@@ -309,10 +313,13 @@ struct MetaGraph {
   bool has_object_graph = false;
 };
 
-// A graph file read for streaming: its bytes (held, once), and each meta
-// graph's fields other than its nodes parsed and checked on opening; the
-// nodes are converted only by ForEachNode, one at a time. What a graph of
-// millions of nodes costs in memory is then the file and the one node.
+// A graph file read for streaming: kept open, each meta graph's fields other
+// than its nodes parsed and checked on opening; the nodes are read from the
+// file and converted only by ForEachNode, one at a time. What a graph of
+// millions of nodes costs in memory is then one node (and a 64 KB window).
+// The file is read again by each ForEachNode and OpTypes: one changed since
+// it was opened throws DataLossError where it no longer parses. Calls on
+// one MetaGraphFile must not overlap (they share its fill budget).
 class MetaGraphFile {
  public:
   // What the file holds: a MetaGraphDef (a `.meta`), a SavedModel
@@ -355,15 +362,20 @@ class MetaGraphFile {
   void ForEachNode(size_t index, const std::function<void(MetaGraphNode&&)>& sink) const;
 
  private:
+  // Hands each node's bytes of graph `index` to `on_node` (false: they do
+  // not parse); throws DataLossError then.
+  void ForEachNodeBytes(size_t index,
+                        const std::function<bool(const std::string& bytes)>& on_node) const;
+
   struct Frame {
     MetaGraph header;
-    // Where its GraphDef(s) lie in bytes_: offset and length of each.
-    std::vector<std::pair<size_t, size_t>> graph_defs;
+    // Where its GraphDef(s) lie in the file: offset and length of each.
+    std::vector<std::pair<uint64_t, uint32_t>> graph_defs;
     size_t num_nodes = 0;
   };
   std::string path_;
   Kind kind_;
-  std::string bytes_;
+  std::unique_ptr<internal::RandomAccessFile> file_;
   std::vector<Frame> graphs_;
   mutable int64_t fill_budget_left_;
 };
