@@ -133,6 +133,22 @@ TEST(MetaGraphFileTest, TruncatedFileThrowsNamingItBeforeAnyNodeAndLoadsNoBundle
   }
 }
 
+TEST(MetaGraphFileTest, FileCutAfterOpeningThrowsNamingItWhenStreamed) {
+  // The nodes are read from the file when streamed, not from a copy.
+  const std::string path = TempDir() + "/cut/saved_model.pb";
+  WriteSavedModel(path, {Chain({"serve"}, "", 5000)});
+  const std::string bytes = ReadBytes(path);
+  const MetaGraphFile file(path, MetaGraphFile::Kind::kSavedModel);
+  ASSERT_EQ(file.num_nodes(0), 5001u);
+  WriteBytes(path, bytes.substr(0, bytes.size() / 2));
+  size_t streamed = 0;
+  EXPECT_THAT(
+      ErrorOf<DataLossError>([&] { file.ForEachNode(0, [&](MetaGraphNode&&) { ++streamed; }); }),
+      AllOf(HasSubstr(path), HasSubstr("not a binary SavedModel")));
+  EXPECT_GT(streamed, 0u);
+  EXPECT_LT(streamed, 5001u);
+}
+
 // Protobuf wire format, just enough for a SavedModel with a bad node.
 std::string Varint(uint64_t v) {
   std::string out;
