@@ -1,11 +1,13 @@
 #include "saving/saver/meta_graph_def.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <type_traits>
 
 #include "runtime/errors.h"
@@ -51,9 +53,16 @@ std::vector<T> Filled(const Field& field, int64_t n, const std::string& where) {
 constexpr int64_t kFillBudget = int64_t{1} << 30;
 thread_local int64_t fill_budget_left = kFillBudget;
 
-// Resets the budget for one file read.
-struct FillBudgetScope {
-  FillBudgetScope() { fill_budget_left = kFillBudget; }
+// Charges what is converted in its lifetime to `budget`, one file's.
+class FillBudgetScope {
+ public:
+  explicit FillBudgetScope(int64_t& budget) : budget_(budget) { fill_budget_left = budget; }
+  FillBudgetScope(const FillBudgetScope&) = delete;
+  FillBudgetScope& operator=(const FillBudgetScope&) = delete;
+  ~FillBudgetScope() { budget_ = fill_budget_left; }
+
+ private:
+  int64_t& budget_;
 };
 
 void ChargeFill(const pb::TensorProto& p, const Shape& s, DType dtype, int64_t n,
@@ -507,124 +516,271 @@ pb::MetaGraphDef ToProto(const MetaGraph& meta, const std::string& path) {
 // A graph's nodes are parsed one NodeDef at a time and converted at once, so
 // that the protobuf tree of the whole graph (some 600 bytes per node: a 100
 // MB saved_model.pb of 2M nodes took 1.2 GB as protobuf objects, next to
-// their conversion) never exists. Every other field of a message is gathered
-// as its wire bytes and parsed as usual, into a message without the nodes.
+// their conversion) never exists, nor the file's bytes: the file is read
+// through a window as it is parsed. Every other field of a message is
+// gathered as its wire bytes and parsed as usual, into a message without the
+// nodes.
 
+using ::google::protobuf::io::CodedInputStream;
 using WireFormat = ::google::protobuf::internal::WireFormatLite;
 
-// The fields of one message: each length-delimited field numbered `wanted`
-// to `on_wanted` (its bytes), every other field's wire bytes to `rest`.
-// False when the bytes are not a message.
+// Bytes [offset, offset + length) of a file, as protobuf pulls them.
+class FileRange final : public ::google::protobuf::io::CopyingInputStream {
+ public:
+  FileRange(const internal::RandomAccessFile& file, uint64_t offset, uint64_t length)
+      : file_(file), at_(offset), end_(offset + length) {}
+  int Read(void* buffer, int size) override {
+    const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(size), end_ - at_);
+    if (n == 0) return 0;  // the end
+    const size_t got = file_.ReadAt(at_, n, buffer);
+    at_ += got;
+    return static_cast<int>(got);
+  }
+  int Skip(int count) override {  // without reading
+    const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(count), end_ - at_);
+    at_ += n;
+    return static_cast<int>(n);
+  }
+
+ private:
+  const internal::RandomAccessFile& file_;
+  uint64_t at_;
+  uint64_t end_;
+};
+
+// The `length` bytes at `offset` in a file as a protobuf stream, `in`,
+// limited to them and read through a window of kWindow bytes.
+struct FileMessage {
+  static constexpr int kWindow = 1 << 16;
+  FileMessage(const internal::RandomAccessFile& file, uint64_t offset, uint64_t length)
+      : range(file, offset, length), adaptor(&range, kWindow), in(&adaptor) {
+    in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+    in.PushLimit(static_cast<int>(length));
+  }
+  FileRange range;
+  ::google::protobuf::io::CopyingInputStreamAdaptor adaptor;
+  CodedInputStream in;
+};
+
+// The fields of the message `in` holds up to its limit: each
+// length-delimited field numbered `wanted` to `on_wanted(at, length)` with
+// `in` limited to the field's bytes (`at` their offset in the file, where
+// `in`'s position 0 is at `origin`), every other field's wire bytes to
+// `*rest` (skipped when null). False when the bytes are not a message.
 template <typename F>
-bool SplitFields(std::string_view bytes, int wanted, std::string& rest, F&& on_wanted) {
-  ::google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                              static_cast<int>(bytes.size()));
-  in.SetTotalBytesLimit(std::numeric_limits<int>::max());
+bool SplitFields(CodedInputStream& in, uint64_t origin, int wanted, std::string* rest,
+                 F&& on_wanted) {
+  std::optional<::google::protobuf::io::StringOutputStream> rest_stream;
+  std::optional<::google::protobuf::io::CodedOutputStream> rest_out;
+  if (rest != nullptr) rest_out.emplace(&rest_stream.emplace(rest));
   while (true) {
-    const int start = in.CurrentPosition();
     const uint32_t tag = in.ReadTag();
-    if (tag == 0) return in.CurrentPosition() == static_cast<int>(bytes.size());
+    if (tag == 0) return in.BytesUntilLimit() == 0;
     if (WireFormat::GetTagFieldNumber(tag) == wanted &&
         WireFormat::GetTagWireType(tag) == WireFormat::WIRETYPE_LENGTH_DELIMITED) {
       uint32_t length = 0;
       if (!in.ReadVarint32(&length)) return false;
-      const int at = in.CurrentPosition();
-      if (length > bytes.size() - static_cast<size_t>(at)) return false;
-      if (!on_wanted(bytes.substr(static_cast<size_t>(at), length))) return false;
-      if (!in.Skip(static_cast<int>(length))) return false;
+      if (length > static_cast<uint32_t>(std::max(in.BytesUntilLimit(), 0))) return false;
+      const uint64_t at = origin + static_cast<uint64_t>(in.CurrentPosition());
+      const CodedInputStream::Limit limit = in.PushLimit(static_cast<int>(length));
+      if (!on_wanted(at, length) || !in.Skip(in.BytesUntilLimit())) return false;
+      in.PopLimit(limit);
       continue;
     }
-    if (!WireFormat::SkipField(&in, tag)) return false;
-    rest.append(bytes.substr(static_cast<size_t>(start),
-                             static_cast<size_t>(in.CurrentPosition() - start)));
+    if (rest == nullptr ? !WireFormat::SkipField(&in, tag)
+                        : !WireFormat::SkipField(&in, tag, &*rest_out)) {
+      return false;
+    }
   }
 }
 
-// A GraphDef's bytes into meta.nodes (one NodeDef at a time), versions.
-bool ReadGraphDefInto(std::string_view bytes, const std::string& path, MetaGraph& meta) {
-  pb::NodeDef node;
-  std::string rest;
-  const bool ok = SplitFields(bytes, /*GraphDef.node*/ 1, rest, [&](std::string_view n) {
-    node.Clear();
-    if (!node.ParseFromArray(n.data(), static_cast<int>(n.size()))) return false;
-    meta.nodes.push_back(FromProto(node, path));
-    return true;
-  });
-  pb::GraphDef others;
-  if (!ok || !others.ParseFromString(rest)) return false;
-  meta.producer = others.versions().producer();
-  meta.min_consumer = others.versions().min_consumer();
-  return true;
-}
-
-// A MetaGraphDef's bytes as FromProto reads it, its graph's nodes streamed.
-bool ReadMetaGraphDef(std::string_view bytes, const std::string& path, MetaGraph& meta) {
-  std::string rest;
-  MetaGraphNodes nodes;
-  int producer = 0, min_consumer = 0;
-  int graphs = 0;
-  const bool ok = SplitFields(bytes, /*MetaGraphDef.graph_def*/ 2, rest, [&](std::string_view g) {
-    // A repeated singular message merges: its nodes add up, versions last.
-    MetaGraph graph;
-    graph.nodes = std::move(nodes);
-    if (!ReadGraphDefInto(g, path, graph)) return false;
-    nodes = std::move(graph.nodes);
-    producer = graph.producer;
-    min_consumer = graph.min_consumer;
-    ++graphs;
-    return true;
-  });
-  pb::MetaGraphDef others;
-  if (!ok || !others.ParseFromString(rest)) return false;
-  meta = FromProto(others, path);
-  meta.nodes = std::move(nodes);
-  if (graphs > 0) {
-    meta.producer = producer;
-    meta.min_consumer = min_consumer;
-  }
-  return true;
-}
-
-std::string ReadProtoFile(const std::string& path, const char* what) {
+std::unique_ptr<internal::RandomAccessFile> OpenProtoFile(const std::string& path,
+                                                          const char* what) {
   if (!internal::FileExists(path)) throw NotFoundError(StrCat(what, " file not found: ", path));
+  auto file = internal::RandomAccessFile::Open(path);
   // Protobuf refuses messages of 2 GiB or more: reading more is pointless.
   constexpr uint64_t kMaxProtoFileSize = (uint64_t{2} << 30) - 1;
-  return internal::ReadFileToString(path, kMaxProtoFileSize);
+  if (file->size() > kMaxProtoFileSize) {
+    throw ResourceExhaustedError(StrCat("File ", path, " has ", file->size(),
+                                        " bytes, more than the ", kMaxProtoFileSize,
+                                        " this reader accepts for it"));
+  }
+  return file;
 }
 
-[[noreturn]] void ThrowNotA(const std::string& path, const char* what, size_t size) {
+[[noreturn]] void ThrowNotA(const std::string& path, const char* what, uint64_t size) {
   throw DataLossError(
       StrCat(path, ": not a binary ", what, " (", size, " bytes that do not parse as one)"));
+}
+
+const char* KindName(MetaGraphFile::Kind kind) {
+  switch (kind) {
+    case MetaGraphFile::Kind::kMetaGraphDef:
+      return "MetaGraphDef";
+    case MetaGraphFile::Kind::kSavedModel:
+      return "SavedModel";
+    case MetaGraphFile::Kind::kGraphDef:
+      break;
+  }
+  return "GraphDef";
+}
+
+// The op of one NodeDef's bytes (its last `op` field, as protobuf merges);
+// nullopt when the bytes are not a message.
+std::optional<std::string> NodeOp(const std::string& bytes) {
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                      static_cast<int>(bytes.size()));
+  in.PushLimit(static_cast<int>(bytes.size()));
+  std::string op;
+  const bool ok = SplitFields(in, 0, /*NodeDef.op*/ 2, nullptr, [&](uint64_t, uint32_t length) {
+    return in.ReadString(&op, static_cast<int>(length));
+  });
+  if (!ok) return std::nullopt;
+  return op;
+}
+
+}  // namespace
+
+// A file's graphs are framed in one pass that counts the nodes and parses
+// everything else; the nodes' bytes are read again, one NodeDef at a time,
+// by ForEachNode and OpTypes.
+MetaGraphFile::MetaGraphFile(std::string path, Kind kind)
+    : path_(std::move(path)), kind_(kind), fill_budget_left_(kFillBudget) {
+  file_ = OpenProtoFile(path_, KindName(kind_));
+  FileMessage message(*file_, 0, file_->size());
+  CodedInputStream& in = message.in;
+  const FillBudgetScope budget(fill_budget_left_);
+  // The GraphDef at `at` (`length` bytes, `in` limited to it) into `graph`:
+  // where it is, its node count; the rest into `others` (versions).
+  auto frame_graph_def = [&](uint64_t at, uint32_t length, Frame& graph, pb::GraphDef& others) {
+    std::string rest;
+    size_t count = 0;
+    if (!SplitFields(in, 0, /*GraphDef.node*/ 1, &rest, [&](uint64_t, uint32_t) {
+          ++count;
+          return true;
+        })) {
+      return false;
+    }
+    if (!others.ParseFromString(rest)) return false;
+    graph.graph_defs.emplace_back(at, length);
+    graph.num_nodes += count;
+    return true;
+  };
+  // The MetaGraphDef `in` is limited to into `graph`, as FromProto reads it.
+  auto frame_meta_graph_def = [&](Frame& graph) {
+    std::string rest;
+    int producer = 0, min_consumer = 0, graph_defs = 0;
+    const bool ok =
+        SplitFields(in, 0, /*MetaGraphDef.graph_def*/ 2, &rest, [&](uint64_t at, uint32_t length) {
+          // A repeated singular message merges: its nodes add up, versions last.
+          pb::GraphDef others;
+          if (!frame_graph_def(at, length, graph, others)) return false;
+          producer = others.versions().producer();
+          min_consumer = others.versions().min_consumer();
+          ++graph_defs;
+          return true;
+        });
+    pb::MetaGraphDef others;
+    if (!ok || !others.ParseFromString(rest)) return false;
+    graph.header = FromProto(others, path_);
+    if (graph_defs > 0) {
+      graph.header.producer = producer;
+      graph.header.min_consumer = min_consumer;
+    }
+    return true;
+  };
+  bool ok = false;
+  switch (kind_) {
+    case Kind::kMetaGraphDef:
+      ok = frame_meta_graph_def(graphs_.emplace_back());
+      break;
+    case Kind::kGraphDef: {
+      Frame& graph = graphs_.emplace_back();
+      graph.header = FromProto(pb::MetaGraphDef(), path_);
+      pb::GraphDef others;
+      ok = frame_graph_def(0, static_cast<uint32_t>(file_->size()), graph, others);
+      graph.header.producer = others.versions().producer();
+      graph.header.min_consumer = others.versions().min_consumer();
+      break;
+    }
+    case Kind::kSavedModel: {
+      std::string rest;
+      ok = SplitFields(in, 0, /*SavedModel.meta_graphs*/ 2, &rest, [&](uint64_t, uint32_t) {
+        return frame_meta_graph_def(graphs_.emplace_back());
+      });
+      pb::SavedModel others;  // saved_model_schema_version: checked as protobuf would
+      ok = ok && others.ParseFromString(rest);
+      break;
+    }
+  }
+  if (!ok) ThrowNotA(path_, KindName(kind_), file_->size());
+}
+
+MetaGraphFile::MetaGraphFile(MetaGraphFile&&) noexcept = default;
+MetaGraphFile& MetaGraphFile::operator=(MetaGraphFile&&) noexcept = default;
+MetaGraphFile::~MetaGraphFile() = default;
+
+void MetaGraphFile::ForEachNodeBytes(
+    size_t index, const std::function<bool(const std::string& bytes)>& on_node) const {
+  std::string bytes;
+  for (const auto& [offset, length] : graphs_.at(index).graph_defs) {
+    FileMessage message(*file_, offset, length);
+    const bool ok = SplitFields(
+        message.in, offset, /*GraphDef.node*/ 1, nullptr, [&](uint64_t, uint32_t node_length) {
+          return message.in.ReadString(&bytes, static_cast<int>(node_length)) && on_node(bytes);
+        });
+    // The file changed since it was framed, or a node is not a NodeDef.
+    if (!ok) ThrowNotA(path_, KindName(kind_), file_->size());
+  }
+}
+
+std::vector<std::string> MetaGraphFile::OpTypes(size_t index) const {
+  std::set<std::string> types;
+  ForEachNodeBytes(index, [&](const std::string& bytes) {
+    std::optional<std::string> op = NodeOp(bytes);
+    if (op) types.insert(std::move(*op));
+    return op.has_value();
+  });
+  return {types.begin(), types.end()};
+}
+
+void MetaGraphFile::ForEachNode(size_t index,
+                                const std::function<void(MetaGraphNode&&)>& sink) const {
+  const FillBudgetScope budget(fill_budget_left_);
+  pb::NodeDef node;
+  ForEachNodeBytes(index, [&](const std::string& bytes) {
+    node.Clear();
+    if (!node.ParseFromString(bytes)) return false;
+    sink(FromProto(node, path_));
+    return true;
+  });
+}
+
+namespace {
+
+// A whole graph of `file`: its header with every node.
+MetaGraph WholeGraph(MetaGraphFile& file, size_t index) {
+  MetaGraph meta = std::move(file.graph(index));
+  file.ForEachNode(index, [&](MetaGraphNode&& node) { meta.nodes.push_back(std::move(node)); });
+  return meta;
 }
 
 }  // namespace
 
 MetaGraph ReadMetaGraph(const std::string& path) {
-  const FillBudgetScope budget;
-  const std::string bytes = ReadProtoFile(path, "MetaGraphDef");
-  MetaGraph meta;
-  if (!ReadMetaGraphDef(bytes, path, meta)) ThrowNotA(path, "MetaGraphDef", bytes.size());
-  return meta;
+  MetaGraphFile file(path, MetaGraphFile::Kind::kMetaGraphDef);
+  return WholeGraph(file, 0);
 }
 
 MetaGraph ReadGraphDef(const std::string& path) {
-  const FillBudgetScope budget;
-  const std::string bytes = ReadProtoFile(path, "GraphDef");
-  MetaGraph meta = FromProto(pb::MetaGraphDef(), path);
-  if (!ReadGraphDefInto(bytes, path, meta)) ThrowNotA(path, "GraphDef", bytes.size());
-  return meta;
+  MetaGraphFile file(path, MetaGraphFile::Kind::kGraphDef);
+  return WholeGraph(file, 0);
 }
 
 std::vector<MetaGraph> ReadSavedModelMetaGraphs(const std::string& path) {
-  const FillBudgetScope budget;
-  const std::string bytes = ReadProtoFile(path, "SavedModel");
+  MetaGraphFile file(path, MetaGraphFile::Kind::kSavedModel);
   std::vector<MetaGraph> out;
-  std::string rest;
-  const bool ok = SplitFields(bytes, /*SavedModel.meta_graphs*/ 2, rest, [&](std::string_view m) {
-    return ReadMetaGraphDef(m, path, out.emplace_back());
-  });
-  pb::SavedModel others;  // saved_model_schema_version: checked as protobuf would
-  if (!ok || !others.ParseFromString(rest)) ThrowNotA(path, "SavedModel", bytes.size());
+  for (size_t i = 0; i < file.num_graphs(); ++i) out.push_back(WholeGraph(file, i));
   return out;
 }
 

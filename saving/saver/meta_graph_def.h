@@ -8,6 +8,13 @@
 //   meta.saver_def->restore_op_name;                              // "save/restore_all"
 //   eager::VariableDefsOf(meta, "trainable_variables");           // the collections
 //
+// A large file is read node by node with MetaGraphFile: each NodeDef is
+// converted and handed over as it is parsed, never kept as a list.
+//
+//   eager::MetaGraphFile file("export/saved_model.pb", eager::MetaGraphFile::Kind::kSavedModel);
+//   file.graph(0).tags;                                           // all but the nodes
+//   file.ForEachNode(0, [](eager::MetaGraphNode&& node) { ... });  // in file order
+//
 // The GraphDef's nodes keep TF's op types and attribute values as stored
 // (constants decoded to Tensors when eager has their dtype), so that a graph
 // can be rebuilt from them; nothing is checked against any op registry here:
@@ -18,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,6 +39,10 @@
 #include "runtime/tensor.h"
 
 namespace eager {
+
+namespace internal {
+class RandomAccessFile;
+}  // namespace internal
 
 // A TensorShapeProto: dims of -1 are unknown.
 struct MetaShape {
@@ -299,6 +311,73 @@ struct MetaGraph {
   std::vector<MetaAssetFile> asset_files{};
   // Whether a SavedObjectGraph is present (a TF2 SavedModel).
   bool has_object_graph = false;
+};
+
+// A graph file read for streaming: kept open, each meta graph's fields other
+// than its nodes parsed and checked on opening; the nodes are read from the
+// file and converted only by ForEachNode, one at a time. What a graph of
+// millions of nodes costs in memory is then one node (and a 64 KB window).
+// The file is read again by each ForEachNode and OpTypes: one changed since
+// it was opened throws DataLossError where it no longer parses. Calls on
+// one MetaGraphFile must not overlap (they share its fill budget).
+class MetaGraphFile {
+ public:
+  // What the file holds: a MetaGraphDef (a `.meta`), a SavedModel
+  // (saved_model.pb: one meta graph per tag set), or a bare GraphDef (its
+  // one graph has nodes and versions only).
+  enum class Kind { kMetaGraphDef, kSavedModel, kGraphDef };
+
+  // Reads `path` and checks the framing of everything in it down to each
+  // node's bytes, so a truncated or mangled file throws here, before any
+  // node is handed out. Throws NotFoundError when `path` does not exist,
+  // DataLossError naming the file when it does not parse as `kind`.
+  MetaGraphFile(std::string path, Kind kind);
+  MetaGraphFile(MetaGraphFile&&) noexcept;
+  MetaGraphFile& operator=(MetaGraphFile&&) noexcept;
+  ~MetaGraphFile();
+
+  const std::string& path() const { return path_; }
+  size_t num_graphs() const { return graphs_.size(); }
+  // Graph `index` without its nodes (`nodes` empty): tags, versions, the
+  // SaverDef, collections, signatures, the stripped op list. A caller may
+  // change or move it: ForEachNode does not read it.
+  MetaGraph& graph(size_t index) { return graphs_.at(index).header; }
+  const MetaGraph& graph(size_t index) const { return graphs_.at(index).header; }
+  // How many NodeDefs graph `index` has (counted when opening).
+  size_t num_nodes(size_t index) const { return graphs_.at(index).num_nodes; }
+
+  // The op types of graph `index`'s nodes, sorted and distinct, read without
+  // converting the nodes. Throws DataLossError naming the file for a node
+  // that does not parse.
+  std::vector<std::string> OpTypes(size_t index) const;
+
+  // Converts the nodes of graph `index` one at a time, in file order (the
+  // nodes of repeated graph_def fields one after the other, as protobuf
+  // merges them), and hands each to `sink`, which may take it apart. Throws
+  // DataLossError naming the file (and the node, for a bad attribute value)
+  // and ResourceExhaustedError when the constants fill more than a file's
+  // budget (shared by every graph of the file and every call); the nodes
+  // before the failing one have reached `sink` then. The exceptions of
+  // `sink` pass through.
+  void ForEachNode(size_t index, const std::function<void(MetaGraphNode&&)>& sink) const;
+
+ private:
+  // Hands each node's bytes of graph `index` to `on_node` (false: they do
+  // not parse); throws DataLossError then.
+  void ForEachNodeBytes(size_t index,
+                        const std::function<bool(const std::string& bytes)>& on_node) const;
+
+  struct Frame {
+    MetaGraph header;
+    // Where its GraphDef(s) lie in the file: offset and length of each.
+    std::vector<std::pair<uint64_t, uint32_t>> graph_defs;
+    size_t num_nodes = 0;
+  };
+  std::string path_;
+  Kind kind_;
+  std::unique_ptr<internal::RandomAccessFile> file_;
+  std::vector<Frame> graphs_;
+  mutable int64_t fill_budget_left_;
 };
 
 // Parses a binary MetaGraphDef file. Throws NotFoundError when `path` does

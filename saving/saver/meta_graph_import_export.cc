@@ -264,6 +264,19 @@ void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& grap
 
 }  // namespace
 
+void ImportIntoGraph(const MetaGraphFile& file, size_t index, Graph& graph,
+                     const std::function<void(MetaGraphNode&)>& edit) {
+  const MetaGraph& meta = file.graph(index);
+  const int first = graph.num_nodes();
+  FileOps file_ops(meta);
+  file.ForEachNode(index, [&](MetaGraphNode&& m) {
+    if (edit) edit(m);
+    CheckNewName(m, graph);
+    graph.AddNode(ToNode(std::move(m), file_ops));
+  });
+  ImportVariablesAndCollections(meta, first, graph);
+}
+
 void ImportIntoGraphMovingNodes(MetaGraph& meta, Graph& graph) {
   const int first = graph.num_nodes();
   ImportNodesMoving(meta, graph);
@@ -349,8 +362,12 @@ std::unique_ptr<Saver> ImportMetaGraph(const std::string& path,
   }
   const std::string scope =
       options.import_scope.empty() ? "" : graph->UniqueName(options.import_scope);
-  MetaGraph meta = internal::ScopedMetaGraph(ReadMetaGraph(path), scope, options.clear_devices);
-  ImportIntoGraphMovingNodes(meta, *graph);  // the SaverDef and collections stay
+  MetaGraphFile file(path, MetaGraphFile::Kind::kMetaGraphDef);
+  MetaGraph& meta = file.graph(0);
+  meta = internal::ScopedMetaGraph(std::move(meta), scope, options.clear_devices);
+  ImportIntoGraph(file, 0, *graph, [&](MetaGraphNode& node) {
+    internal::ScopeNode(node, scope, options.clear_devices);
+  });
   std::unique_ptr<Saver> saver = internal::SaverForImportedGraph(meta, *graph);
   if (saver == nullptr) {
     // TF's words (import_meta_graph returns None and logs them), with the file.

@@ -23,6 +23,7 @@
 // variable of the "variables" collection a Variable (uninitialized), and
 // restores the other collections of names.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,16 @@ void ImportIntoGraph(const MetaGraph& meta, Graph& graph);
 // kept), so that a large graph is not held twice.
 void ImportIntoGraphMovingNodes(MetaGraph& meta, Graph& graph);
 
+// Adds graph `index` of `file` to `graph` as ImportIntoGraph adds a
+// MetaGraph (file.graph(index) gives its SaverDef, collections and op
+// list), each node converted into the graph as the file is read, so that no
+// record of the whole graph exists. `edit`, when given, sees each node first
+// and may change it (a scope) or throw (a node refused). On an error the
+// nodes before the failing one stay in `graph`: import into a Graph of your
+// own and drop it on error when that matters.
+void ImportIntoGraph(const MetaGraphFile& file, size_t index, Graph& graph,
+                     const std::function<void(MetaGraphNode&)>& edit = nullptr);
+
 // tf.compat.v1.train.import_meta_graph: reads `path`, imports it into the
 // default graph (Graph::Current()) and returns the Saver its SaverDef
 // describes (the variables its restore subgraph assigns, under the keys it
@@ -57,6 +68,10 @@ void ImportIntoGraphMovingNodes(MetaGraph& meta, Graph& graph);
 // makes that case a NotFoundError with the same words instead. Throws
 // FailedPreconditionError when no graph is the default (TF: not supported
 // with eager execution), and the errors of ReadMetaGraph and ImportIntoGraph.
+// The nodes are imported as the file is read: a file that breaks off or
+// holds a bad node throws before any node is added when its framing is
+// wrong, and after the nodes before the bad one otherwise (as for a name
+// already taken).
 std::unique_ptr<Saver> ImportMetaGraph(const std::string& path);
 
 struct ImportMetaGraphOptions {

@@ -201,31 +201,35 @@ SavedModelBundle LoadSavedModel(const std::string& export_dir,
     throw NotFoundError(StrCat("Could not find SavedModel .pb at supplied export directory path: ",
                                export_dir, " (no ", path, ")"));
   }
-  std::vector<MetaGraph> graphs = ReadSavedModelMetaGraphs(path);
+  MetaGraphFile file(path, MetaGraphFile::Kind::kSavedModel);
   const std::set<std::string> wanted(tags.begin(), tags.end());
-  auto it = std::find_if(graphs.begin(), graphs.end(), [&](const MetaGraph& meta) {
-    return std::set<std::string>(meta.tags.begin(), meta.tags.end()) == wanted;
-  });
-  if (it == graphs.end()) {
+  size_t index = 0;
+  while (index < file.num_graphs() &&
+         std::set<std::string>(file.graph(index).tags.begin(), file.graph(index).tags.end()) !=
+             wanted) {
+    ++index;
+  }
+  if (index == file.num_graphs()) {
     std::string known;
-    for (const MetaGraph& meta : graphs)
-      known += StrCat(known.empty() ? "" : ", ", JoinTags(meta.tags));
+    for (size_t i = 0; i < file.num_graphs(); ++i)
+      known += StrCat(known.empty() ? "" : ", ", JoinTags(file.graph(i).tags));
     throw NotFoundError(StrCat("MetaGraphDef associated with tags ", JoinTags(tags),
                                " could not be found in SavedModel ", export_dir,
                                ". Available tag sets: ", known.empty() ? "none" : known));
   }
-  for (const MetaGraphNode& node : it->nodes) {
+
+  // The nodes go into the bundle's graph as they are read; on any error
+  // the half-built bundle is dropped with the exception.
+  SavedModelBundle bundle;
+  ImportIntoGraph(file, index, *bundle.graph_, [&](const MetaGraphNode& node) {
     if (node.op == "StatefulPartitionedCall" || node.op == "PartitionedCall") {
       throw UnimplementedError(
           StrCat("SavedModel ", export_dir, ": node '", node.name, "' is a ", node.op,
                  ", a call of a graph function (a TF2 SavedModel from tf.saved_model.save); "
                  "eager loads TF1 SavedModels only, function libraries are not supported yet"));
     }
-  }
-
-  SavedModelBundle bundle;
-  bundle.meta_ = std::move(*it);
-  ImportIntoGraph(bundle.meta_, *bundle.graph_);
+  });
+  bundle.meta_ = std::move(file.graph(index));
   for (const char* key : {kMainOpKey, kLegacyInitOpKey}) {
     auto c = bundle.meta_.collections.find(key);
     if (c != bundle.meta_.collections.end() && !c->second.node_list.empty()) {

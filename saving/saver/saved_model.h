@@ -122,7 +122,9 @@ class SavedModelBundle {
   ~SavedModelBundle();
 
   Graph& graph() const { return *graph_; }
-  // The MetaGraphDef as read (tags, signatures, collections, nodes).
+  // The MetaGraphDef as read (tags, signatures, collections, SaverDef, op
+  // list) without its nodes (`nodes` is empty): they went straight from the
+  // file into graph().
   const MetaGraph& meta_graph() const { return meta_; }
   const std::map<std::string, MetaSignature>& signatures() const { return meta_.signatures; }
   // Signature `key`; throws NotFoundError listing the signatures there are.

@@ -122,12 +122,6 @@ bool IsTrainable(const MetaGraph& meta, const std::string& variable_name) {
   return false;
 }
 
-std::vector<std::string> OpTypes(const MetaGraph& meta) {
-  std::set<std::string> types;
-  for (const MetaGraphNode& node : meta.nodes) types.insert(node.op);
-  return {types.begin(), types.end()};
-}
-
 // The ops MetaInfoDef lists (also those only used inside functions).
 std::vector<std::string> StrippedOpNames(const MetaGraph& meta) {
   std::vector<std::string> names;
@@ -141,17 +135,19 @@ std::string Joined(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
-void PrintText(const MetaGraph& meta, std::ostream& out) {
+// Graph `index` of `file`; its nodes are printed as they are read.
+void PrintText(const MetaGraphFile& file, size_t index, std::ostream& out) {
+  const MetaGraph& meta = file.graph(index);
   out << "MetaGraphDef: tensorflow_version "
       << (meta.tensorflow_version.empty() ? "-" : meta.tensorflow_version) << ", tags ["
       << Joined(meta.tags, ", ") << "]"
       << ", stripped_default_attrs " << (meta.stripped_default_attrs ? "true" : "false") << "\n";
-  const std::vector<std::string> types = OpTypes(meta);
+  const std::vector<std::string> types = file.OpTypes(index);
   out << "op types of the nodes (" << types.size() << "): " << Joined(types, ", ") << "\n";
   const std::vector<std::string> stripped = StrippedOpNames(meta);
   out << "stripped_op_list (" << stripped.size() << "): " << Joined(stripped, ", ") << "\n";
-  out << "graph: " << meta.nodes.size() << " nodes, producer " << meta.producer << ", min_consumer "
-      << meta.min_consumer << "\n";
+  out << "graph: " << file.num_nodes(index) << " nodes, producer " << meta.producer
+      << ", min_consumer " << meta.min_consumer << "\n";
   if (meta.saver_def) {
     const MetaSaverDef& s = *meta.saver_def;
     out << "saver: version V" << s.version << ", filename " << s.filename_tensor_name << ", save "
@@ -180,7 +176,7 @@ void PrintText(const MetaGraph& meta, std::ostream& out) {
         << d.snapshot_name << (IsTrainable(meta, d.variable_name) ? "  trainable" : "")
         << (d.is_resource ? "  resource" : "") << "\n";
   }
-  for (const MetaGraphNode& node : meta.nodes) {
+  file.ForEachNode(index, [&](MetaGraphNode&& node) {
     out << node.name << "  " << node.op;
     if (!node.inputs.empty()) out << "  <- " << Joined(node.inputs, ", ");
     if (!node.attrs.empty()) {
@@ -193,14 +189,15 @@ void PrintText(const MetaGraph& meta, std::ostream& out) {
       out << "}";
     }
     out << "\n";
-  }
+  });
 }
 
-void PrintJson(const MetaGraph& meta, std::ostream& out) {
+void PrintJson(const MetaGraphFile& file, size_t index, std::ostream& out) {
+  const MetaGraph& meta = file.graph(index);
   out << "{\"tensorflow_version\":" << JsonString(meta.tensorflow_version)
       << ",\"tags\":" << JsonStrings(meta.tags)
       << ",\"stripped_default_attrs\":" << (meta.stripped_default_attrs ? "true" : "false")
-      << ",\"op_types\":" << JsonStrings(OpTypes(meta))
+      << ",\"op_types\":" << JsonStrings(file.OpTypes(index))
       << ",\"stripped_op_list\":" << JsonStrings(StrippedOpNames(meta))
       << ",\"producer\":" << meta.producer << ",\"saver_def\":";
   if (meta.saver_def) {
@@ -255,7 +252,7 @@ void PrintJson(const MetaGraph& meta, std::ostream& out) {
   }
   out << "],\"nodes\":[";
   first = true;
-  for (const MetaGraphNode& node : meta.nodes) {
+  file.ForEachNode(index, [&](MetaGraphNode&& node) {
     out << (first ? "" : ",") << "{\"name\":" << JsonString(node.name)
         << ",\"op\":" << JsonString(node.op) << ",\"inputs\":" << JsonStrings(node.inputs)
         << ",\"device\":" << JsonString(node.device) << ",\"attrs\":{";
@@ -266,7 +263,7 @@ void PrintJson(const MetaGraph& meta, std::ostream& out) {
     }
     out << "}}";
     first = false;
-  }
+  });
   out << "]}";
 }
 
@@ -300,27 +297,26 @@ MetaGraphListing ReadMetaGraphListing(const std::string& path) {
     throw NotFoundError(
         StrCat("No meta graph at ", path, " (neither it nor ", path, ".meta is a file)"));
   }
-  if (fs::path(listing.file).filename() == "saved_model.pb") {
-    listing.graphs = ReadSavedModelMetaGraphs(listing.file);
-  } else {
-    listing.graphs.push_back(ReadMetaGraph(listing.file));
-  }
+  listing.graphs.emplace(listing.file, fs::path(listing.file).filename() == "saved_model.pb"
+                                           ? MetaGraphFile::Kind::kSavedModel
+                                           : MetaGraphFile::Kind::kMetaGraphDef);
   return listing;
 }
 
 void PrintMetaGraphListing(const MetaGraphListing& listing, bool json, std::ostream& out) {
+  const size_t count = listing.graphs ? listing.graphs->num_graphs() : 0;
   if (json) {
     out << "{\"file\":" << JsonString(listing.file) << ",\"meta_graphs\":[";
-    for (size_t i = 0; i < listing.graphs.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       if (i > 0) out << ",";
-      PrintJson(listing.graphs[i], out);
+      PrintJson(*listing.graphs, i, out);
     }
     out << "]}\n";
     return;
   }
-  for (size_t i = 0; i < listing.graphs.size(); ++i) {
-    if (listing.graphs.size() > 1) out << (i ? "\n" : "") << "# meta graph " << i << "\n";
-    PrintText(listing.graphs[i], out);
+  for (size_t i = 0; i < count; ++i) {
+    if (count > 1) out << (i ? "\n" : "") << "# meta graph " << i << "\n";
+    PrintText(*listing.graphs, i, out);
   }
 }
 

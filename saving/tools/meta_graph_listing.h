@@ -9,6 +9,7 @@
 //   eager-ckpt meta model.ckpt.meta          (or the prefix model.ckpt)
 //   eager-ckpt meta export/saved_model.pb --json
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -18,18 +19,24 @@
 namespace eager {
 
 struct MetaGraphListing {
-  std::string file;               // the file read
-  std::vector<MetaGraph> graphs;  // one for a .meta, one per tag set for a SavedModel
+  std::string file;  // the file read
+  // Its meta graphs (one for a .meta, one per tag set for a SavedModel),
+  // opened for streaming: the nodes are read from the file as they are
+  // printed, so that a graph of millions of nodes is never held as records.
+  std::optional<MetaGraphFile> graphs;
 };
 
 // Reads PATH: a file named saved_model.pb as a SavedModel, any other file
 // as a MetaGraphDef, and a checkpoint prefix without such a file as
 // PREFIX.meta. Throws NotFoundError naming both paths tried when neither
-// exists, DataLossError (from ReadMetaGraph) when the file does not parse.
+// exists, DataLossError (from MetaGraphFile) when the file does not parse.
 MetaGraphListing ReadMetaGraphListing(const std::string& path);
 
 // Text: a header per meta graph, then one line per node (name, op type,
 // "<- inputs", {attrs}). JSON: one object with "file" and "meta_graphs".
+// Throws MetaGraphFile::ForEachNode's errors for a node that does not
+// convert, after the lines before it (a file whose framing is broken fails
+// in ReadMetaGraphListing, before any output).
 void PrintMetaGraphListing(const MetaGraphListing& listing, bool json, std::ostream& out);
 
 // One attribute value as text: DT_FLOAT, [2,3], a tensor's dtype and shape,

@@ -158,7 +158,7 @@ void FuzzMetaGraph(char mode, const char* data, size_t size) {
     eager::MetaGraphListing listing;
     if (mode == 'D') {
       listing.file = path;
-      listing.graphs.push_back(eager::ReadGraphDef(path));
+      listing.graphs.emplace(path, eager::MetaGraphFile::Kind::kGraphDef);
     } else {
       listing = eager::ReadMetaGraphListing(path);
     }
@@ -166,10 +166,10 @@ void FuzzMetaGraph(char mode, const char* data, size_t size) {
       std::ostringstream out;
       eager::PrintMetaGraphListing(listing, json, out);
     }
-    for (const eager::MetaGraph& meta : listing.graphs) {
+    for (size_t i = 0; i < listing.graphs->num_graphs(); ++i) {
       for (const char* name : {"variables", "trainable_variables"}) {
         try {
-          (void)eager::VariableDefsOf(meta, name);
+          (void)eager::VariableDefsOf(listing.graphs->graph(i), name);
         } catch (const eager::Error&) {
         }
       }

@@ -22,23 +22,25 @@ std::string PrependNameScope(const std::string& name, const std::string& scope) 
   return scope + "/" + name;
 }
 
-MetaGraph ScopedMetaGraph(MetaGraph meta, const std::string& scope, bool clear_devices) {
-  for (MetaGraphNode& node : meta.nodes) {
-    if (clear_devices) node.device.clear();
-    if (scope.empty()) continue;
-    node.name = PrependNameScope(node.name, scope);
-    for (std::string& input : node.inputs) input = PrependNameScope(input, scope);
-    // Colocation constraints name nodes too (TF's importer rewrites them).
-    auto it = node.attrs.find("_class");
-    if (it != node.attrs.end() && std::holds_alternative<MetaListBox>(it->second)) {
-      for (std::string& s : std::get<MetaListBox>(it->second)->s) {
-        if (s.starts_with(kColocationPrefix)) {
-          s = std::string(kColocationPrefix) +
-              PrependNameScope(s.substr(kColocationPrefix.size()), scope);
-        }
+void ScopeNode(MetaGraphNode& node, const std::string& scope, bool clear_devices) {
+  if (clear_devices) node.device.clear();
+  if (scope.empty()) return;
+  node.name = PrependNameScope(node.name, scope);
+  for (std::string& input : node.inputs) input = PrependNameScope(input, scope);
+  // Colocation constraints name nodes too (TF's importer rewrites them).
+  auto it = node.attrs.find("_class");
+  if (it != node.attrs.end() && std::holds_alternative<MetaListBox>(it->second)) {
+    for (std::string& s : std::get<MetaListBox>(it->second)->s) {
+      if (s.starts_with(kColocationPrefix)) {
+        s = std::string(kColocationPrefix) +
+            PrependNameScope(s.substr(kColocationPrefix.size()), scope);
       }
     }
   }
+}
+
+MetaGraph ScopedMetaGraph(MetaGraph meta, const std::string& scope, bool clear_devices) {
+  for (MetaGraphNode& node : meta.nodes) ScopeNode(node, scope, clear_devices);
   if (scope.empty()) return meta;
   if (meta.saver_def) meta.saver_def = ScopedSaverDef(*meta.saver_def, scope);
   for (auto& [key, collection] : meta.collections) {

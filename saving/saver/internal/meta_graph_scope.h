@@ -16,6 +16,11 @@ namespace eager::internal {
 // for an empty scope or name (TF's ops.prepend_name_scope).
 std::string PrependNameScope(const std::string& name, const std::string& scope);
 
+// `node` under `scope` (its name, inputs and colocation attrs; nothing for
+// an empty scope), its device emptied when `clear_devices`: what
+// ScopedMetaGraph does to each node, for a graph imported as it is read.
+void ScopeNode(MetaGraphNode& node, const std::string& scope, bool clear_devices);
+
 // `meta` with every node and node reference under `scope` (none for an
 // empty scope), and every node's device emptied when `clear_devices`.
 MetaGraph ScopedMetaGraph(MetaGraph meta, const std::string& scope, bool clear_devices);
