@@ -6,11 +6,7 @@
 // a fork.
 
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <functional>
 #include <vector>
 
@@ -20,46 +16,18 @@
 #include "ops/session.h"
 #include "runtime/graph.h"
 #include "runtime/threads.h"
+#include "tests/testing/child_peak_memory.h"
 
 namespace eager {
 namespace {
 
-long ResidentKb() {
-  long pages = 0, resident = 0;
-  std::ifstream("/proc/self/statm") >> pages >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-// Runs `work` in a child under a 120 s alarm; the growth of the child's
-// peak resident memory over its start in KB, or -1 when `work` returned
-// false or the child failed.
+// The growth of a forked child's peak RSS while it runs `work` on one
+// thread, in KB; -1 when `work` returned false or the child failed.
 long PeakGrowthKb(const std::function<bool()>& work) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    alarm(120);
+  return testing::ChildPeakGrowthKb([&] {
     SetNumThreads(1);
-    const long start = ResidentKb();
-    bool ok = false;
-    try {
-      ok = work();
-    } catch (const std::exception&) {
-      _exit(2);
-    }
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    const long growth = ok ? usage.ru_maxrss - start : -1;
-    (void)!write(fds[1], &growth, sizeof(growth));
-    _exit(0);
-  }
-  close(fds[1]);
-  long growth = -1;
-  if (read(fds[0], &growth, sizeof(growth)) != sizeof(growth)) growth = -1;
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? growth : -1;
+    return work();
+  });
 }
 
 constexpr int kLength = 2000;

@@ -7,13 +7,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <ostream>
 #include <sstream>
@@ -31,6 +27,7 @@
 #include "saving/checkpoint/object_graph.h"
 #include "saving/tools/checkpoint_tools.h"
 #include "tests/saving/saving_test_util.h"
+#include "tests/testing/child_peak_memory.h"
 
 namespace eager {
 namespace {
@@ -72,41 +69,16 @@ class CountingBuffer : public std::streambuf {
   }
 };
 
-long ResidentKb() {
-  long pages = 0, resident = 0;
-  std::ifstream("/proc/self/statm") >> pages >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-// Runs `work` in a child under a 60 s alarm, stderr silenced; returns the
-// growth of the child's peak resident memory over its start, in MB, or -1
-// when the child failed (a signal, the alarm, or a nonzero exit).
+// The growth of a forked child's peak RSS while it runs `work` (60 s at
+// most, stderr silenced), in MB; -1 when the child failed.
 long PeakGrowthMb(const std::function<void()>& work) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::freopen("/dev/null", "w", stderr);
-    alarm(60);
-    const long start = ResidentKb();
-    try {
-      work();
-    } catch (const std::exception&) {
-      _exit(2);
-    }
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    const long growth = (usage.ru_maxrss - start) / 1024;
-    (void)!write(fds[1], &growth, sizeof(growth));
-    _exit(0);
-  }
-  close(fds[1]);
-  long growth = -1;
-  if (read(fds[0], &growth, sizeof(growth)) != sizeof(growth)) growth = -1;
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? growth : -1;
+  const long kb = testing::ChildPeakGrowthKb(
+      [&] {
+        std::freopen("/dev/null", "w", stderr);
+        work();
+      },
+      60);
+  return kb < 0 ? -1 : kb / 1024;
 }
 
 // All names built up front, as before, take more than 400 MB at kDepth; the
