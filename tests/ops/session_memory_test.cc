@@ -4,25 +4,20 @@
 // kept per-node records of vectors), and a second run adds nothing; the run
 // itself needs memory of a fraction of the graph's and no stack per node of
 // depth. Heap sizes are glibc's (mallinfo2) in this process; peaks are a
-// forked child's peak resident memory (getrusage), as in
-// session_intermediates_test.cc.
+// forked child's peak resident memory (tests/testing/child_peak_memory.h).
 
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <functional>
 #include <string>
 
 #include "ops/session.h"
 #include "runtime/graph.h"
 #include "runtime/threads.h"
+#include "tests/testing/child_peak_memory.h"
 
 namespace eager {
 namespace {
@@ -59,44 +54,6 @@ int64_t HeapBytes() {
   malloc_trim(0);
   const struct mallinfo2 info = mallinfo2();
   return static_cast<int64_t>(info.uordblks + info.hblkhd);
-}
-
-long ResidentKb() {
-  long pages = 0, resident = 0;
-  std::ifstream("/proc/self/statm") >> pages >> resident;
-  return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-// Runs `work` in a child under a 120 s alarm; the growth of the child's
-// peak resident memory over its start in KB, or -1 when `work` returned
-// false or the child failed.
-long PeakGrowthKb(const std::function<bool()>& work) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    alarm(120);
-    SetNumThreads(1);
-    const long start = ResidentKb();
-    bool ok = false;
-    try {
-      ok = work();
-    } catch (const std::exception&) {
-      _exit(2);
-    }
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    const long growth = ok ? usage.ru_maxrss - start : -1;
-    (void)!write(fds[1], &growth, sizeof(growth));
-    _exit(0);
-  }
-  close(fds[1]);
-  long growth = -1;
-  if (read(fds[0], &growth, sizeof(growth)) != sizeof(growth)) growth = -1;
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? growth : -1;
 }
 
 // AddressSanitizer's allocator answers no mallinfo2, and its quarantine
@@ -142,7 +99,8 @@ TEST(SessionMemoryTest, ARunKeepsAFewBytesPerNodeAndPeaksAtAFractionOfTheGraph) 
   // A first run in a new Session, in a child: its plan, the search that
   // makes it, and the run's own arrays at once (some 260 B/node when each
   // run had arrays over the graph's nodes next to the Session's records).
-  const long growth_kb = PeakGrowthKb([&] {
+  const long growth_kb = testing::ChildPeakGrowthKb([&] {
+    SetNumThreads(1);  // the parent's pool does not survive a fork
     Session fresh(graph);
     return fresh.Run(last.c_str(), feeds).data<float>()[0] == kLastValue;
   });
