@@ -1,20 +1,23 @@
 #include "runtime/names.h"
 
-#include <algorithm>
-#include <cctype>
+#include <cstring>
+#include <limits>
+#include <unordered_map>
 
 #include "runtime/errors.h"
 #include "runtime/graph.h"
+#include "runtime/internal/case_fold.h"
 
 namespace eager {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
+// The table's 32 bits of a name's hash; its slot is hash & (size - 1).
+uint32_t Hash32(std::string_view name) {
+  const uint64_t h = internal::HashIgnoringCase(name);
+  return static_cast<uint32_t>(h ^ (h >> 32));
 }
+
+constexpr size_t kMinSlots = 16;
 
 thread_local std::string current_scope;
 
@@ -41,32 +44,113 @@ std::string NameRegistry::UniqueName(std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   // The same algorithm as Graph.unique_name: count uses per lower-cased name
   // and, on reuse, probe name_i until a free one is found.
-  std::string key = Lower(name);
-  int i = names_in_use_[key]++;
-  if (i == 0) return std::string(name);
-  const std::string base_key = key;
-  while (names_in_use_.count(key) != 0) {
-    key = base_key + "_" + std::to_string(i);
-    ++i;
+  const uint32_t hash = Hash32(name);
+  if (table_.empty()) Rehash(kMinSlots);
+  const size_t slot = Find(name, hash);
+  if (table_[slot].entry == kNoEntry) {
+    Insert(name, hash, 1);
+    return std::string(name);
   }
-  names_in_use_[key] = 1;
-  return std::string(name) + "_" + std::to_string(i - 1);
+  const int32_t uses = UsesAt(table_[slot].entry);
+  EAGER_CHECK(uses < std::numeric_limits<int32_t>::max(), "UniqueName: '", name,
+              "' has been used too often");
+  SetUsesAt(table_[slot].entry, uses + 1);
+  std::string candidate;
+  for (int32_t i = uses;; ++i) {
+    candidate = StrCat(name, "_", i);
+    const uint32_t candidate_hash = Hash32(candidate);
+    if (UsesLocked(candidate, candidate_hash) == 0) {
+      Insert(candidate, candidate_hash, 1);
+      return candidate;
+    }
+  }
 }
 
 bool NameRegistry::IsUsed(std::string_view name) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return names_in_use_.count(Lower(name)) != 0;
+  return UsesLocked(name, Hash32(name)) != 0;
 }
 
 void NameRegistry::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
-  names_in_use_.clear();
+  std::vector<Slot>().swap(table_);  // the memory too: a reset graph's names can be many
+  std::string().swap(entries_);
+  size_ = 0;
   ++generation_;
 }
 
 uint64_t NameRegistry::generation() const {
   std::lock_guard<std::mutex> lock(mu_);
   return generation_;
+}
+
+size_t NameRegistry::Find(std::string_view name, uint32_t hash) const {
+  const size_t mask = table_.size() - 1;
+  for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
+    const Slot& s = table_[slot];
+    if (s.entry == kNoEntry) return slot;
+    if (s.hash == hash && internal::EqualsIgnoringCase(NameAt(s.entry), name)) return slot;
+  }
+}
+
+int32_t NameRegistry::UsesLocked(std::string_view name, uint32_t hash) const {
+  if (table_.empty()) return 0;
+  const uint32_t entry = table_[Find(name, hash)].entry;
+  return entry == kNoEntry ? 0 : UsesAt(entry);
+}
+
+void NameRegistry::Insert(std::string_view name, uint32_t hash, int32_t uses) {
+  if ((size_ + 1) * 4 > table_.size() * 3) Rehash(std::max(kMinSlots, table_.size() * 2));
+  const size_t offset = entries_.size();
+  if (offset + sizeof(uses) + 5 + name.size() >= kNoEntry) {
+    throw ResourceExhaustedError(StrCat("NameRegistry: the names in use would exceed 4 GB with '",
+                                        name.substr(0, 64), "' (", name.size(), " bytes)"));
+  }
+  // The entry: uses, the length as a varint (7 bits a byte), the name lower-cased.
+  char header[sizeof(int32_t) + 5];
+  std::memcpy(header, &uses, sizeof(uses));
+  size_t header_size = sizeof(uses);
+  for (auto n = static_cast<uint32_t>(name.size());; n >>= 7) {
+    header[header_size++] = static_cast<char>((n & 0x7f) | (n >= 0x80 ? 0x80 : 0));
+    if (n < 0x80) break;
+  }
+  entries_.append(header, header_size);
+  for (const char c : name) entries_.push_back(internal::FoldCase(c));
+  table_[Find(name, hash)] = Slot{hash, static_cast<uint32_t>(offset)};
+  ++size_;
+}
+
+void NameRegistry::Rehash(size_t slots) {
+  std::vector<Slot> old(slots);
+  old.swap(table_);
+  const size_t mask = slots - 1;
+  for (const Slot& s : old) {
+    if (s.entry == kNoEntry) continue;
+    size_t slot = s.hash & mask;
+    while (table_[slot].entry != kNoEntry) slot = (slot + 1) & mask;
+    table_[slot] = s;
+  }
+}
+
+int32_t NameRegistry::UsesAt(uint32_t entry) const {
+  int32_t uses = 0;
+  std::memcpy(&uses, entries_.data() + entry, sizeof(uses));
+  return uses;
+}
+
+void NameRegistry::SetUsesAt(uint32_t entry, int32_t uses) {
+  std::memcpy(entries_.data() + entry, &uses, sizeof(uses));
+}
+
+std::string_view NameRegistry::NameAt(uint32_t entry) const {
+  size_t pos = entry + sizeof(int32_t);
+  size_t length = 0;
+  for (int shift = 0;; shift += 7) {
+    const auto byte = static_cast<unsigned char>(entries_[pos++]);
+    length |= static_cast<size_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) break;
+  }
+  return std::string_view(entries_).substr(pos, length);
 }
 
 NameRegistry& DefaultNames() {

@@ -16,12 +16,17 @@
 // NameRegistry is a value the caller may own (one per graph). The default
 // registry stands in for TensorFlow's default graph; ResetDefaultNames() is
 // tf.compat.v1.reset_default_graph() for names. Thread-safe.
+//
+// Memory: a registry keeps each name it counts once, lower-cased, with some
+// 5 bytes of length and count, plus 11 to 21 bytes of table per name; a
+// graph of millions of nodes pays that, not a hash-map node per name
+// (issue 27). Lookups hash the name as given, without a lower-cased copy.
 
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 namespace eager {
 
@@ -39,8 +44,33 @@ class NameRegistry {
   uint64_t generation() const;
 
  private:
+  // The names in use and their use counts: each one's entry in `entries_`
+  // is its count (4 bytes), its length (a varint) and its lower-cased bytes;
+  // `table_` is an open-addressing table (linear probing, at most 3/4 full)
+  // of entry offsets with 32 bits of each name's hash, so a probe reads the
+  // entries only on a hash match.
+  struct Slot {
+    uint32_t hash = 0;
+    uint32_t entry = kNoEntry;
+  };
+  static constexpr uint32_t kNoEntry = UINT32_MAX;
+  // The slot holding `name` (case-insensitively), else the free slot where
+  // it would go. REQUIRES: mu_ held, table_ not empty.
+  size_t Find(std::string_view name, uint32_t hash) const;
+  // The uses of `name`, 0 when it is not in use. REQUIRES: mu_ held.
+  int32_t UsesLocked(std::string_view name, uint32_t hash) const;
+  // Adds `name` (not in use) with `uses`, growing the table first when it
+  // would be over 3/4 full. REQUIRES: mu_ held.
+  void Insert(std::string_view name, uint32_t hash, int32_t uses);
+  void Rehash(size_t slots);
+  int32_t UsesAt(uint32_t entry) const;
+  void SetUsesAt(uint32_t entry, int32_t uses);
+  std::string_view NameAt(uint32_t entry) const;
+
   mutable std::mutex mu_;
-  std::unordered_map<std::string, int> names_in_use_;  // lower-cased name -> uses
+  std::vector<Slot> table_;  // empty, or a power of two of slots
+  size_t size_ = 0;          // names in table_
+  std::string entries_;
   uint64_t generation_ = 0;
 };
 
