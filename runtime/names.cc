@@ -47,17 +47,21 @@ std::string NameRegistry::UniqueName(std::string_view name) {
   const uint32_t hash = Hash32(name);
   if (table_.empty()) Rehash(kMinSlots);
   const size_t slot = Find(name, hash);
-  if (table_[slot].entry == kNoEntry) {
-    Insert(name, hash, 1);
-    return std::string(name);
+  int32_t uses = 0;
+  if (table_[slot].entry != kNoEntry) {
+    uses = UsesAt(table_[slot].entry);
+    EAGER_CHECK(uses < std::numeric_limits<int32_t>::max(), "UniqueName: '", name,
+                "' has been used too often");
+    SetUsesAt(table_[slot].entry, uses + 1);
+  } else {
+    // An external name's first reuse is the first time the table holds it.
+    uses = external_ != nullptr && external_->ContainsIgnoringCase(name) ? 1 : 0;
+    Insert(name, hash, uses + 1);
+    if (uses == 0) return std::string(name);
   }
-  const int32_t uses = UsesAt(table_[slot].entry);
-  EAGER_CHECK(uses < std::numeric_limits<int32_t>::max(), "UniqueName: '", name,
-              "' has been used too often");
-  SetUsesAt(table_[slot].entry, uses + 1);
   std::string candidate;
   for (int32_t i = uses;; ++i) {
-    candidate = StrCat(name, "_", i);
+    candidate.assign(name).append("_").append(std::to_string(i));
     const uint32_t candidate_hash = Hash32(candidate);
     if (UsesLocked(candidate, candidate_hash) == 0) {
       Insert(candidate, candidate_hash, 1);
@@ -76,6 +80,7 @@ void NameRegistry::Clear() {
   std::vector<Slot>().swap(table_);  // the memory too: a reset graph's names can be many
   std::string().swap(entries_);
   size_ = 0;
+  external_ = nullptr;
   ++generation_;
 }
 
@@ -94,9 +99,9 @@ size_t NameRegistry::Find(std::string_view name, uint32_t hash) const {
 }
 
 int32_t NameRegistry::UsesLocked(std::string_view name, uint32_t hash) const {
-  if (table_.empty()) return 0;
-  const uint32_t entry = table_[Find(name, hash)].entry;
-  return entry == kNoEntry ? 0 : UsesAt(entry);
+  const uint32_t entry = table_.empty() ? kNoEntry : table_[Find(name, hash)].entry;
+  if (entry != kNoEntry) return UsesAt(entry);
+  return external_ != nullptr && external_->ContainsIgnoringCase(name) ? 1 : 0;
 }
 
 void NameRegistry::Insert(std::string_view name, uint32_t hash, int32_t uses) {

@@ -18,9 +18,12 @@
 // tf.compat.v1.reset_default_graph() for names. Thread-safe.
 //
 // Memory: a registry keeps each name it counts once, lower-cased, with some
-// 5 bytes of length and count, plus 11 to 21 bytes of table per name; a
-// graph of millions of nodes pays that, not a hash-map node per name
-// (issue 27). Lookups hash the name as given, without a lower-cased copy.
+// 5 bytes of length and count, plus 11 to 21 bytes of table per name, not a
+// hash-map node per name (issue 27). A Graph's registry does not copy the
+// names of its nodes at all: it counts them from the Graph's own node index
+// (ExternalNames), and keeps only names used more than once or not (yet)
+// node names, so importing millions of nodes costs it nothing. Lookups hash
+// the name as given, without a lower-cased copy.
 
 #include <cstdint>
 #include <mutex>
@@ -32,12 +35,34 @@ namespace eager {
 
 class NameRegistry {
  public:
+  // Names kept elsewhere that a registry counts as used once each, as if it
+  // had handed them out, without copying them: a Graph's node names (TF marks
+  // the name of every node it adds or imports used).
+  class ExternalNames {
+   public:
+    // Whether one of the names equals `name` ignoring ASCII case. Called
+    // under the registry's lock: whoever changes the names must not do so
+    // while another thread calls the registry.
+    virtual bool ContainsIgnoringCase(std::string_view name) const = 0;
+
+   protected:
+    ~ExternalNames() = default;
+  };
+
+  NameRegistry() = default;
+  // A registry that counts every name of `external` as used once, until
+  // Clear(). REQUIRES: `external` outlives the registry.
+  explicit NameRegistry(const ExternalNames* external) : external_(external) {}
+  NameRegistry(const NameRegistry&) = delete;
+  NameRegistry& operator=(const NameRegistry&) = delete;
+
   // Returns `name` or `name_N`, the first not yet used, and marks it used.
   // REQUIRES: name is not empty.
   std::string UniqueName(std::string_view name);
   // Whether `name` has been handed out (case-insensitively).
   bool IsUsed(std::string_view name) const;
-  // Forgets every name and starts a new generation.
+  // Forgets every name, the external ones too (names added to them later do
+  // not count either), and starts a new generation.
   void Clear();
   // Counts Clear() calls: variables named before the last Clear belong to an
   // earlier generation (a graph that was reset), see runtime/live_variables.h.
@@ -57,7 +82,8 @@ class NameRegistry {
   // The slot holding `name` (case-insensitively), else the free slot where
   // it would go. REQUIRES: mu_ held, table_ not empty.
   size_t Find(std::string_view name, uint32_t hash) const;
-  // The uses of `name`, 0 when it is not in use. REQUIRES: mu_ held.
+  // The uses of `name`, 0 when it is not in use; 1 for an external name
+  // not in the table. REQUIRES: mu_ held.
   int32_t UsesLocked(std::string_view name, uint32_t hash) const;
   // Adds `name` (not in use) with `uses`, growing the table first when it
   // would be over 3/4 full. REQUIRES: mu_ held.
@@ -68,8 +94,9 @@ class NameRegistry {
   std::string_view NameAt(uint32_t entry) const;
 
   mutable std::mutex mu_;
-  std::vector<Slot> table_;  // empty, or a power of two of slots
-  size_t size_ = 0;          // names in table_
+  const ExternalNames* external_ = nullptr;  // null after Clear()
+  std::vector<Slot> table_;                  // empty, or a power of two of slots
+  size_t size_ = 0;                          // names in table_
   std::string entries_;
   uint64_t generation_ = 0;
 };
