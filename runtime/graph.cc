@@ -226,10 +226,10 @@ int Graph::AddNode(Node node) {
   MutableNode(index) = std::move(node);
   ++num_nodes_;
   IndexNode(index);
-  // Indexed, the name counts as used in names_ (NodeNames), unless names_
-  // was cleared since: then it needs its own entry, as TF's graph gives it.
-  const std::string& name = this->node(index).name;
-  if (!names_.IsUsed(name)) names_.UniqueName(name);
+  // Indexed, the name counts as used in names_ (NodeNames); MarkUsed drops
+  // the registry's copy of it when UniqueName made it, or makes one when
+  // names_ was cleared since (TF's graph marks every node's name used).
+  names_.MarkUsed(this->node(index).name);
   return index;
 }
 

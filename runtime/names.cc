@@ -75,11 +75,25 @@ bool NameRegistry::IsUsed(std::string_view name) const {
   return UsesLocked(name, Hash32(name)) != 0;
 }
 
+void NameRegistry::MarkUsed(std::string_view name) {
+  EAGER_CHECK(!name.empty(), "MarkUsed: a name must not be empty");
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint32_t hash = Hash32(name);
+  const bool external = external_ != nullptr && external_->ContainsIgnoringCase(name);
+  const size_t slot = table_.empty() ? 0 : Find(name, hash);
+  if (table_.empty() || table_[slot].entry == kNoEntry) {
+    if (!external) Insert(name, hash, 1);
+  } else if (external && UsesAt(table_[slot].entry) == 1) {
+    Erase(slot);  // the external name counts the same, 1
+  }
+}
+
 void NameRegistry::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Slot>().swap(table_);  // the memory too: a reset graph's names can be many
   std::string().swap(entries_);
   size_ = 0;
+  erased_bytes_ = 0;
   external_ = nullptr;
   ++generation_;
 }
@@ -135,6 +149,40 @@ void NameRegistry::Rehash(size_t slots) {
     while (table_[slot].entry != kNoEntry) slot = (slot + 1) & mask;
     table_[slot] = s;
   }
+}
+
+void NameRegistry::Erase(size_t slot) {
+  erased_bytes_ += EntrySize(table_[slot].entry);
+  // Backward-shift deletion: a later slot of the probe run moves into the
+  // hole unless its home slot lies after the hole, so no probe run breaks.
+  const size_t mask = table_.size() - 1;
+  size_t hole = slot;
+  for (size_t next = (hole + 1) & mask; table_[next].entry != kNoEntry; next = (next + 1) & mask) {
+    const size_t home = table_[next].hash & mask;
+    if (((next - home) & mask) >= ((next - hole) & mask)) {
+      table_[hole] = table_[next];
+      hole = next;
+    }
+  }
+  table_[hole] = Slot{};
+  --size_;
+  if (erased_bytes_ * 2 <= entries_.size()) return;
+  // Compaction: the live entries, in slot order, into a new string.
+  std::string live;
+  live.reserve(entries_.size() - erased_bytes_);
+  for (Slot& s : table_) {
+    if (s.entry == kNoEntry) continue;
+    const size_t offset = live.size();
+    live.append(entries_, s.entry, EntrySize(s.entry));
+    s.entry = static_cast<uint32_t>(offset);
+  }
+  entries_.swap(live);
+  erased_bytes_ = 0;
+}
+
+size_t NameRegistry::EntrySize(uint32_t entry) const {
+  const std::string_view name = NameAt(entry);
+  return static_cast<size_t>(name.data() - entries_.data()) + name.size() - entry;
 }
 
 int32_t NameRegistry::UsesAt(uint32_t entry) const {

@@ -22,7 +22,7 @@
 // hash-map node per name (issue 27). A Graph's registry does not copy the
 // names of its nodes at all: it counts them from the Graph's own node index
 // (ExternalNames), and keeps only names used more than once or not (yet)
-// node names, so importing millions of nodes costs it nothing. Lookups hash
+// node names, so importing or building millions of nodes costs it nothing. Lookups hash
 // the name as given, without a lower-cased copy.
 
 #include <cstdint>
@@ -61,6 +61,12 @@ class NameRegistry {
   std::string UniqueName(std::string_view name);
   // Whether `name` has been handed out (case-insensitively).
   bool IsUsed(std::string_view name) const;
+  // Marks `name` used if it is not, as is: TF's graph does so with the name
+  // of every node it adds. The owner of external names calls it after adding
+  // `name` to them; the registry then drops its own copy of a name used
+  // once, which the external one stands for (a graph built with UniqueName
+  // keeps its nodes' names once, too). REQUIRES: name is not empty.
+  void MarkUsed(std::string_view name);
   // Forgets every name, the external ones too (names added to them later do
   // not count either), and starts a new generation.
   void Clear();
@@ -89,6 +95,10 @@ class NameRegistry {
   // would be over 3/4 full. REQUIRES: mu_ held.
   void Insert(std::string_view name, uint32_t hash, int32_t uses);
   void Rehash(size_t slots);
+  // Removes the name in table_[slot]; its entry's bytes are reclaimed when
+  // they are half of entries_. REQUIRES: mu_ held.
+  void Erase(size_t slot);
+  size_t EntrySize(uint32_t entry) const;
   int32_t UsesAt(uint32_t entry) const;
   void SetUsesAt(uint32_t entry, int32_t uses);
   std::string_view NameAt(uint32_t entry) const;
@@ -98,6 +108,7 @@ class NameRegistry {
   std::vector<Slot> table_;                  // empty, or a power of two of slots
   size_t size_ = 0;                          // names in table_
   std::string entries_;
+  size_t erased_bytes_ = 0;  // of entries no slot refers to
   uint64_t generation_ = 0;
 };
 

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 
+#include <cctype>
 #include <iostream>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -83,6 +86,75 @@ TEST(GraphNamesTest, ClearForgetsNodeNamesUntilNewNodes) {
   EXPECT_NE(graph.FindNode("x"), nullptr);  // the node itself stays
 }
 
+// TF's Graph.unique_name and node naming, as ops.py writes them: a dict of
+// lower-cased names -> uses; a new node's name is set to 1 if absent.
+class ReferenceNames {
+ public:
+  std::string UniqueName(const std::string& name) {
+    std::string key = Lower(name);
+    int i = uses_[key]++;
+    if (i == 0) return name;
+    const std::string base = key;
+    while (uses_.count(key) != 0) key = StrCat(base, "_", i++);
+    uses_[key] = 1;
+    return StrCat(name, "_", i - 1);
+  }
+  void AddNode(const std::string& name) { uses_.emplace(Lower(name), 1); }
+  bool IsUsed(const std::string& name) const { return uses_.count(Lower(name)) != 0; }
+
+ private:
+  static std::string Lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
+  std::map<std::string, int> uses_;
+};
+
+// A random mix of UniqueName, nodes added under names it gave, nodes added
+// under names of their own (some in use, some differing in case), against
+// the reference: the registry drops and compacts its copies of node names
+// all along, and every answer stays TF's.
+TEST(GraphNamesTest, RandomBuildingMatchesTensorFlowsRules) {
+  std::mt19937 random(27);
+  const std::vector<std::string> bases = {"add", "Add", "ADD",          "add_1",          "add_2",
+                                          "x",   "X_1", "dense/MatMul", "dense/matmul_3", "Relu"};
+  Graph graph;
+  ReferenceNames reference;
+  std::vector<std::string> pending;  // names handed out, not yet nodes
+  for (int step = 0; step < 20000; ++step) {
+    const std::string& base = bases[random() % bases.size()];
+    switch (random() % 4) {
+      case 0:
+      case 1: {
+        const std::string got = graph.names().UniqueName(base);
+        ASSERT_EQ(got, reference.UniqueName(base)) << "step " << step;
+        if (random() % 4 != 0) pending.push_back(got);  // some never become nodes
+        break;
+      }
+      case 2:
+        if (!pending.empty()) {
+          const size_t k = random() % pending.size();
+          if (graph.FindNode(pending[k]) == nullptr) {  // else added by hand meanwhile
+            graph.AddNode(NoOp(pending[k]));
+            reference.AddNode(pending[k]);
+          }
+          pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
+        }
+        break;
+      default: {
+        const std::string name = StrCat(base, "_", random() % 64);
+        if (graph.FindNode(name) == nullptr) {
+          graph.AddNode(NoOp(name));
+          reference.AddNode(name);
+        }
+        break;
+      }
+    }
+    const std::string probe = StrCat(bases[random() % bases.size()], "_", random() % 64);
+    ASSERT_EQ(graph.names().IsUsed(probe), reference.IsUsed(probe)) << probe << " step " << step;
+  }
+}
+
 #if !defined(__SANITIZE_ADDRESS__)
 size_t HeapInUse() {
   const struct mallinfo2 info = mallinfo2();
@@ -118,6 +190,33 @@ TEST(GraphNamesTest, NodeNamesAreNotCopiedIntoTheRegistry) {
   std::cout << "AddNode: " << static_cast<double>(counted) / kNodes << " bytes a node, "
             << static_cast<double>(copied) / kNodes << " with copied names\n";
   EXPECT_LT(counted + size_t{40} * kNodes, copied);
+}
+
+// The heap a Graph takes to build `nodes` nodes named by UniqueName ("add",
+// "add_1", ...), with its registry cleared first or not.
+size_t BuildNodesHeap(int nodes, bool clear_names_first) {
+  Graph graph;
+  if (clear_names_first) graph.names().Clear();
+  const size_t before = HeapInUse();
+  for (int i = 0; i < nodes; ++i) {
+    graph.AddNode({.name = graph.UniqueName(i % 2 == 0 ? "dense/MatMul" : "dense/BiasAdd"),
+                   .op = "NoOp",
+                   .output_dtypes = {DType::kFloat32},
+                   .output_shapes = {Shape{}}});
+  }
+  return HeapInUse() - before;
+}
+
+// Names a graph's builder got from UniqueName are not kept twice either
+// once they are nodes' names: the registry keeps "dense/MatMul" and
+// "dense/BiasAdd" with their counts, not "dense/MatMul_1234".
+TEST(GraphNamesTest, BuiltNodeNamesAreNotKeptTwice) {
+  constexpr int kNodes = 100000;
+  const size_t counted = BuildNodesHeap(kNodes, false);
+  const size_t copied = BuildNodesHeap(kNodes, true);
+  std::cout << "UniqueName + AddNode: " << static_cast<double>(counted) / kNodes
+            << " bytes a node, " << static_cast<double>(copied) / kNodes << " with copied names\n";
+  EXPECT_LT(counted + size_t{30} * kNodes, copied);
 }
 #endif
 

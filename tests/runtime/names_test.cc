@@ -129,6 +129,21 @@ TEST(NameRegistryTest, ClearForgetsManyNamesAndCountsGenerations) {
   EXPECT_EQ(names.UniqueName("v1"), "v1");
 }
 
+// TF's graph marks a node's name used without uniquifying it: a first
+// mark counts as one use, a name already in use keeps its count.
+TEST(NameRegistryTest, MarkUsedCountsOnceAndKeepsCounts) {
+  NameRegistry names;
+  names.MarkUsed("V");
+  EXPECT_TRUE(names.IsUsed("v"));
+  EXPECT_EQ(names.UniqueName("v"), "v_1");
+  names.UniqueName("w");
+  names.UniqueName("w");  // "w_1"
+  names.MarkUsed("W");
+  names.MarkUsed("w_2");
+  EXPECT_EQ(names.UniqueName("w"), "w_3");
+  EXPECT_THROW(names.MarkUsed(""), InvalidArgumentError);
+}
+
 TEST(NameScopeTest, ScopesNestAndAreUniquified) {
   ResetDefaultNames();
   EXPECT_EQ(NameScope::Current(), "");
