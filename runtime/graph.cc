@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "runtime/internal/case_fold.h"
 #include "runtime/op_signature.h"
 #include "runtime/tensor_access.h"
 #include "runtime/variable.h"
@@ -216,7 +217,6 @@ int Graph::AddNode(Node node) {
       node.inputs.push_back(control);
     }
   }
-  if (!names_.IsUsed(node.name)) names_.UniqueName(node.name);
   const int index = num_nodes_;
   EAGER_CHECK(index < std::numeric_limits<int32_t>::max(), "Graph::AddNode: too many nodes");
   if (static_cast<size_t>(index) == node_chunks_.size() * kChunkSize) {
@@ -226,6 +226,10 @@ int Graph::AddNode(Node node) {
   MutableNode(index) = std::move(node);
   ++num_nodes_;
   IndexNode(index);
+  // Indexed, the name counts as used in names_ (NodeNames); MarkUsed drops
+  // the registry's copy of it when UniqueName made it, or makes one when
+  // names_ was cleared since (TF's graph marks every node's name used).
+  names_.MarkUsed(this->node(index).name);
   return index;
 }
 
@@ -238,7 +242,7 @@ void Graph::IndexNode(int node_index) {
     }
   }
   const size_t mask = index_.size() - 1;
-  size_t slot = std::hash<std::string_view>{}(node(node_index).name) & mask;
+  size_t slot = internal::HashIgnoringCase(node(node_index).name) & mask;
   while (index_[slot] >= 0) slot = (slot + 1) & mask;
   index_[slot] = node_index;
 }
@@ -251,10 +255,21 @@ const Node* Graph::FindNode(std::string_view name) const {
 int Graph::FindNodeIndex(std::string_view name) const {
   if (index_.empty()) return -1;
   const size_t mask = index_.size() - 1;
-  for (size_t slot = std::hash<std::string_view>{}(name)&mask;; slot = (slot + 1) & mask) {
+  for (size_t slot = internal::HashIgnoringCase(name) & mask;; slot = (slot + 1) & mask) {
     const int32_t i = index_[slot];
     if (i < 0) return -1;
     if (node(i).name == name) return i;
+  }
+}
+
+bool Graph::NodeNames::ContainsIgnoringCase(std::string_view name) const {
+  const std::vector<int32_t>& index = graph_.index_;
+  if (index.empty()) return false;
+  const size_t mask = index.size() - 1;
+  for (size_t slot = internal::HashIgnoringCase(name) & mask;; slot = (slot + 1) & mask) {
+    const int32_t i = index[slot];
+    if (i < 0) return false;
+    if (internal::EqualsIgnoringCase(graph_.node(i).name, name)) return true;
   }
 }
 

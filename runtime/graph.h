@@ -27,7 +27,10 @@
 //
 // Names follow TF's Graph.unique_name: each Graph owns its NameRegistry
 // ("add", "add_1"; scopes from NameScope prefix them), and DefaultNames()
-// returns the default graph's registry while one is set.
+// returns the default graph's registry while one is set. Every node's name
+// counts as used in it (case-insensitively, as TF's): after importing nodes
+// "A" and "a", UniqueName("a") is "a_1". The registry reads them from the
+// Graph's node index rather than keeping copies.
 //
 // Variables created in a graph are VariableV2 nodes with TF1's companions
 // (`v1/initial_value` Const, `v1/Assign`, `v1/read` Identity) and start
@@ -349,8 +352,20 @@ class Graph {
     std::vector<Variable*> variables;
   };
 
+  // The node names, as names_ sees them: every node's name counts as used
+  // without a copy in the registry (found through index_).
+  class NodeNames final : public NameRegistry::ExternalNames {
+   public:
+    explicit NodeNames(const Graph& graph) : graph_(graph) {}
+    bool ContainsIgnoringCase(std::string_view name) const override;
+
+   private:
+    const Graph& graph_;
+  };
+
   uint64_t id_;
-  NameRegistry names_;
+  NodeNames node_names_{*this};
+  NameRegistry names_{&node_names_};
   std::map<std::string, int, std::less<>> object_name_uses_;  // Keras names per base
   // The nodes, in chunks of kChunkSize that never move (node records and
   // references to them stay valid as nodes are added), without a heap block
@@ -365,7 +380,9 @@ class Graph {
   }
   // Node names -> indices: an open-addressing table (linear probing) of
   // node indices, -1 for a free slot, at most half full; the names are the
-  // nodes' own, so a node costs 4 to 8 bytes here, not a copy of its name.
+  // nodes' own, so a node costs 8 to 16 bytes here, not a copy of its name.
+  // Names hash with ASCII case folded (internal/case_fold.h): FindNode
+  // compares exactly, NodeNames (TF's case-insensitive name counts) not.
   std::vector<int32_t> index_;
   void IndexNode(int node);
   // One symbolic output per node output, made on first use and then shared.

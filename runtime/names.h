@@ -16,31 +16,99 @@
 // NameRegistry is a value the caller may own (one per graph). The default
 // registry stands in for TensorFlow's default graph; ResetDefaultNames() is
 // tf.compat.v1.reset_default_graph() for names. Thread-safe.
+//
+// Memory: a registry keeps each name it counts once, lower-cased, with some
+// 5 bytes of length and count, plus 11 to 21 bytes of table per name, not a
+// hash-map node per name (issue 27). A Graph's registry does not copy the
+// names of its nodes at all: it counts them from the Graph's own node index
+// (ExternalNames), and keeps only names used more than once or not (yet)
+// node names, so importing or building millions of nodes costs it nothing. Lookups hash
+// the name as given, without a lower-cased copy.
 
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 namespace eager {
 
 class NameRegistry {
  public:
+  // Names kept elsewhere that a registry counts as used once each, as if it
+  // had handed them out, without copying them: a Graph's node names (TF marks
+  // the name of every node it adds or imports used).
+  class ExternalNames {
+   public:
+    // Whether one of the names equals `name` ignoring ASCII case. Called
+    // under the registry's lock: whoever changes the names must not do so
+    // while another thread calls the registry.
+    virtual bool ContainsIgnoringCase(std::string_view name) const = 0;
+
+   protected:
+    ~ExternalNames() = default;
+  };
+
+  NameRegistry() = default;
+  // A registry that counts every name of `external` as used once, until
+  // Clear(). REQUIRES: `external` outlives the registry.
+  explicit NameRegistry(const ExternalNames* external) : external_(external) {}
+  NameRegistry(const NameRegistry&) = delete;
+  NameRegistry& operator=(const NameRegistry&) = delete;
+
   // Returns `name` or `name_N`, the first not yet used, and marks it used.
   // REQUIRES: name is not empty.
   std::string UniqueName(std::string_view name);
   // Whether `name` has been handed out (case-insensitively).
   bool IsUsed(std::string_view name) const;
-  // Forgets every name and starts a new generation.
+  // Marks `name` used if it is not, as is: TF's graph does so with the name
+  // of every node it adds. The owner of external names calls it after adding
+  // `name` to them; the registry then drops its own copy of a name used
+  // once, which the external one stands for (a graph built with UniqueName
+  // keeps its nodes' names once, too). REQUIRES: name is not empty.
+  void MarkUsed(std::string_view name);
+  // Forgets every name, the external ones too (names added to them later do
+  // not count either), and starts a new generation.
   void Clear();
   // Counts Clear() calls: variables named before the last Clear belong to an
   // earlier generation (a graph that was reset), see runtime/live_variables.h.
   uint64_t generation() const;
 
  private:
+  // The names in use and their use counts: each one's entry in `entries_`
+  // is its count (4 bytes), its length (a varint) and its lower-cased bytes;
+  // `table_` is an open-addressing table (linear probing, at most 3/4 full)
+  // of entry offsets with 32 bits of each name's hash, so a probe reads the
+  // entries only on a hash match.
+  struct Slot {
+    uint32_t hash = 0;
+    uint32_t entry = kNoEntry;
+  };
+  static constexpr uint32_t kNoEntry = UINT32_MAX;
+  // The slot holding `name` (case-insensitively), else the free slot where
+  // it would go. REQUIRES: mu_ held, table_ not empty.
+  size_t Find(std::string_view name, uint32_t hash) const;
+  // The uses of `name`, 0 when it is not in use; 1 for an external name
+  // not in the table. REQUIRES: mu_ held.
+  int32_t UsesLocked(std::string_view name, uint32_t hash) const;
+  // Adds `name` (not in use) with `uses`, growing the table first when it
+  // would be over 3/4 full. REQUIRES: mu_ held.
+  void Insert(std::string_view name, uint32_t hash, int32_t uses);
+  void Rehash(size_t slots);
+  // Removes the name in table_[slot]; its entry's bytes are reclaimed when
+  // they are half of entries_. REQUIRES: mu_ held.
+  void Erase(size_t slot);
+  size_t EntrySize(uint32_t entry) const;
+  int32_t UsesAt(uint32_t entry) const;
+  void SetUsesAt(uint32_t entry, int32_t uses);
+  std::string_view NameAt(uint32_t entry) const;
+
   mutable std::mutex mu_;
-  std::unordered_map<std::string, int> names_in_use_;  // lower-cased name -> uses
+  const ExternalNames* external_ = nullptr;  // null after Clear()
+  std::vector<Slot> table_;                  // empty, or a power of two of slots
+  size_t size_ = 0;                          // names in table_
+  std::string entries_;
+  size_t erased_bytes_ = 0;  // of entries no slot refers to
   uint64_t generation_ = 0;
 };
 
