@@ -86,10 +86,8 @@ void GuessOutputSpecs(Node& node) {
   Shape shape = shape_of(0);
   if (shape.unknown_rank()) {
     const AttrValue* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
-    if (attr != nullptr && std::holds_alternative<Shape>(*attr)) shape = std::get<Shape>(*attr);
-    if (attr != nullptr && std::holds_alternative<Tensor>(*attr)) {
-      shape = std::get<Tensor>(*attr).shape();
-    }
+    if (const Shape* s = AttrAs<Shape>(attr)) shape = *s;
+    if (const Tensor* value = AttrAs<Tensor>(attr)) shape = value->shape();
   }
   node.output_dtypes.push_back(*dtype);
   node.output_shapes.push_back(shape);
@@ -120,8 +118,8 @@ void SetOutputSpecs(Node& node, const OpSignature* signature) {
   }
   if (node.output_shapes.size() != 1) return;
   const AttrValue* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
-  if (const auto* shape = std::get_if<Shape>(attr)) node.output_shapes[0] = *shape;
-  if (const auto* value = std::get_if<Tensor>(attr)) node.output_shapes[0] = value->shape();
+  if (const Shape* shape = AttrAs<Shape>(attr)) node.output_shapes[0] = *shape;
+  if (const Tensor* value = AttrAs<Tensor>(attr)) node.output_shapes[0] = value->shape();
 }
 
 void SetDefaultOutputSpecs(Node& node) { SetOutputSpecs(node, FindOpSignature(node.op)); }
@@ -222,7 +220,6 @@ int Graph::AddNode(Node node) {
   if (static_cast<size_t>(index) == node_chunks_.size() * kChunkSize) {
     node_chunks_.push_back(std::make_unique<Node[]>(kChunkSize));
   }
-  outputs_.emplace_back();  // filled on first use: a default Tensor allocates
   MutableNode(index) = std::move(node);
   ++num_nodes_;
   IndexNode(index);
@@ -261,6 +258,11 @@ int Graph::FindNodeIndex(std::string_view name) const {
 Tensor Graph::Output(int node_index, int index) const {
   EAGER_INTERNAL_CHECK(node_index >= 0 && node_index < num_nodes());
   const Node& n = node(node_index);
+  // Grown on first use: an imported graph whose tensors are never asked
+  // for pays nothing per node here.
+  if (outputs_.size() <= static_cast<size_t>(node_index)) {
+    outputs_.resize(static_cast<size_t>(node_index) + 1);
+  }
   std::vector<Tensor>& outputs = outputs_[static_cast<size_t>(node_index)];
   const size_t count = n.output_dtypes.size();
   if (index < 0 || static_cast<size_t>(index) >= count) {

@@ -368,7 +368,8 @@ class Graph {
   // nodes' own, so a node costs 4 to 8 bytes here, not a copy of its name.
   std::vector<int32_t> index_;
   void IndexNode(int node);
-  // One symbolic output per node output, made on first use and then shared.
+  // One symbolic output per node output, made on first use and then shared
+  // (indexed by node; as long as the last node asked for).
   mutable std::vector<std::vector<Tensor>> outputs_;
   std::map<std::string, Collection, std::less<>> collections_;
   std::vector<GraphVariable> variables_;
@@ -389,12 +390,13 @@ std::vector<Variable*> TrainableVariables();
 
 template <typename T>
 const T& Node::Attr(std::string_view attr_name) const {
-  const AttrValue* value = FindAttr(attr_name);
-  if (value == nullptr || !std::holds_alternative<T>(*value)) {
-    throw InvalidArgumentError(StrCat("node '", name, "' (", op, "): attribute '", attr_name,
-                                      value == nullptr ? "' is missing" : "' has another type"));
+  const T* value = AttrAs<T>(FindAttr(attr_name));
+  if (value == nullptr) {
+    throw InvalidArgumentError(
+        StrCat("node '", name, "' (", op, "): attribute '", attr_name,
+               FindAttr(attr_name) == nullptr ? "' is missing" : "' has another type"));
   }
-  return std::get<T>(*value);
+  return *value;
 }
 
 }  // namespace eager

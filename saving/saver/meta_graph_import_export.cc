@@ -30,7 +30,7 @@ MetaShape ToMeta(const Shape& shape) {
 }
 
 MetaAttrValue ToMeta(const AttrValue& attr) {
-  return std::visit(
+  return VisitAttr(
       [](const auto& v) -> MetaAttrValue {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<V, DType>) {
@@ -291,10 +291,9 @@ void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& grap
         graph.VariableForNode(node) != nullptr) {
       continue;
     }
-    const auto* shape = n->FindAttr("shape");
-    if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
-        !std::get<Shape>(*shape).IsFullyDefined() || n->FindAttr("dtype") == nullptr ||
-        !std::holds_alternative<DType>(*n->FindAttr("dtype"))) {
+    const Shape* shape = AttrAs<Shape>(n->FindAttr("shape"));
+    if (shape == nullptr || !shape->IsFullyDefined() ||
+        AttrAs<DType>(n->FindAttr("dtype")) == nullptr) {
       continue;  // a dtype eager lacks, or an unknown shape
     }
     GraphVariable record;
@@ -311,11 +310,9 @@ void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& grap
     for (int i = first; i < graph.num_nodes(); ++i) {
       const Node* n = &graph.node(i);
       if (!internal::IsRefVariableOp(n->op) || graph.VariableForNode(n->name) != nullptr) continue;
-      const AttrValue* shape = n->FindAttr("shape");
-      const AttrValue* dtype = n->FindAttr("dtype");
-      if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
-          !std::get<Shape>(*shape).IsFullyDefined() || dtype == nullptr ||
-          !std::holds_alternative<DType>(*dtype)) {
+      const Shape* shape = AttrAs<Shape>(n->FindAttr("shape"));
+      if (shape == nullptr || !shape->IsFullyDefined() ||
+          AttrAs<DType>(n->FindAttr("dtype")) == nullptr) {
         continue;
       }
       GraphVariable record;
