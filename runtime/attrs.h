@@ -110,6 +110,8 @@ class Attrs {
     if (!Has(name)) attrs_.emplace_back(std::string(name), std::move(value));
     return *this;
   }
+  // Makes room for `n` attributes in all (an importer knows how many).
+  void Reserve(size_t n) { attrs_.reserve(n); }
   // Removes `name` if set.
   void Erase(std::string_view name) {
     std::erase_if(attrs_, [&](const Item& item) { return item.first == name; });

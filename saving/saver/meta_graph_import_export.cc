@@ -161,6 +161,7 @@ Node ToNode(M&& m, FileOps& file_ops) {
             .op = std::forward<M>(m).op,
             .inputs = std::forward<M>(m).inputs,
             .device = std::forward<M>(m).device};
+  node.attrs.Reserve(m.attrs.size());  // no slack: a graph may hold millions
   for (const auto& [name, value] : m.attrs) {
     if (auto attr = FromMeta(value)) node.attrs.Set(name, std::move(*attr));
   }
@@ -192,9 +193,9 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
     for (const auto& [name, value] : n.attrs) {
       if (name != "_output_shapes") node.attrs.emplace(name, ToMeta(value));  // written below
     }
-    if (!n.output_shapes.empty()) {
+    if (!n.output_specs.empty()) {
       MetaAttrList shapes;
-      for (const Shape& s : n.output_shapes) shapes.shape.push_back(ToMeta(s));
+      for (const OutputSpec& s : n.output_specs) shapes.shape.push_back(ToMeta(s.shape));
       // TF's importer wants one shape per output of the op's TF signature;
       // where eager computes fewer (SparseSoftmaxCrossEntropyWithLogits has
       // no backprop output in eager), the rest are written as unknown.

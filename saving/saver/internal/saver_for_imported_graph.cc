@@ -39,7 +39,7 @@ Variable* VariableOfNode(Graph& graph, const std::string& name) {
   if (n == nullptr || !IsRefVariableOp(n->op)) return nullptr;
   const Shape* shape = AttrAs<Shape>(n->FindAttr("shape"));
   if (AttrAs<DType>(n->FindAttr("dtype")) == nullptr || shape == nullptr ||
-      !shape->IsFullyDefined() || n->output_dtypes.empty()) {
+      !shape->IsFullyDefined() || n->output_specs.empty()) {
     return nullptr;
   }
   GraphVariable record;
