@@ -98,8 +98,8 @@ std::pair<Tensor, Tensor> BroadcastGradientArgs(const Tensor& s0, const Tensor& 
   Node node{.name = graph->UniqueName("BroadcastGradientArgs"), .op = "BroadcastGradientArgs"};
   node.inputs = {internal::GraphInput(*graph, s0), internal::GraphInput(*graph, s1)};
   node.attrs = {{"T", s0.dtype()}};
-  node.output_dtypes = {s0.dtype(), s0.dtype()};
-  node.output_shapes = {Shape::Partial({Shape::kUnknownDim}), Shape::Partial({Shape::kUnknownDim})};
+  node.output_specs = {{Shape::Partial({Shape::kUnknownDim}), s0.dtype()},
+                       {Shape::Partial({Shape::kUnknownDim}), s0.dtype()}};
   const int index = graph->AddNode(std::move(node));
   return {graph->Output(index, 0), graph->Output(index, 1)};
 }

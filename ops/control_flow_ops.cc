@@ -50,8 +50,7 @@ SwitchOutputs Switch(const Tensor& data, const Tensor& pred) {
   Node node{.name = graph.UniqueName(kSwitchOp.type), .op = std::string(kSwitchOp.type)};
   node.inputs = {internal::GraphInput(graph, data), internal::GraphInput(graph, pred)};
   node.attrs = {{"T", data.dtype()}};
-  node.output_dtypes = {data.dtype(), data.dtype()};
-  node.output_shapes = {data.shape(), data.shape()};
+  node.output_specs = {{data.shape(), data.dtype()}, {data.shape(), data.dtype()}};
   const int index = graph.AddNode(std::move(node));
   return {graph.Output(index, 0), graph.Output(index, 1)};
 }
@@ -70,8 +69,7 @@ MergeOutputs Merge(const std::vector<Tensor>& inputs) {
     node.inputs.push_back(internal::GraphInput(graph, t));
   }
   node.attrs = {{"T", inputs[0].dtype()}, {"N", static_cast<int64_t>(inputs.size())}};
-  node.output_dtypes = {inputs[0].dtype(), DType::kInt32};
-  node.output_shapes = {shape, Shape{}};
+  node.output_specs = {{shape, inputs[0].dtype()}, {Shape{}, DType::kInt32}};
   const int index = graph.AddNode(std::move(node));
   return {graph.Output(index, 0), graph.Output(index, 1)};
 }

@@ -25,8 +25,8 @@ NodeOutputs RunConst(const NodeContext& c) { return {{c.node.Attr<Tensor>("value
 
 NodeOutputs RunPlaceholder(const NodeContext& c) {
   throw InvalidArgumentError(StrCat("You must feed a value for placeholder tensor '", c.node.name,
-                                    ":0' with dtype ", c.node.output_dtypes.at(0), " and shape ",
-                                    c.node.output_shapes.at(0)));
+                                    ":0' with dtype ", c.node.output_specs.at(0).dtype,
+                                    " and shape ", c.node.output_specs.at(0).shape));
 }
 
 NodeOutputs RunPlaceholderWithDefault(const NodeContext& c) {
@@ -92,8 +92,7 @@ Tensor AddAssignNode(Graph& graph, Variable& variable, const Tensor& value, cons
                 {"_class", std::vector<std::string>{"loc:@" + record.variable_node}},
                 {"use_locking", std::string_view(op) == "Assign"}};
   if (std::string_view(op) == "Assign") node.attrs.Set("validate_shape", true);
-  node.output_dtypes = {variable.dtype()};
-  node.output_shapes = {variable.shape()};
+  node.output_specs = {{variable.shape(), variable.dtype()}};
   return graph.Output(graph.AddNode(std::move(node)));
 }
 
@@ -137,8 +136,7 @@ Tensor Placeholder(DType dtype, const Shape& shape, std::string_view name) {
   }
   Node node{.name = graph->UniqueName(name), .op = "Placeholder"};
   node.attrs = {{"dtype", dtype}, {"shape", shape}};
-  node.output_dtypes = {dtype};
-  node.output_shapes = {shape};
+  node.output_specs = {{shape, dtype}};
   return graph->Output(graph->AddNode(std::move(node)));
 }
 

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "runtime/attrs.h"
+#include "runtime/output_spec.h"
 #include "runtime/tensor.h"
 
 namespace eager {
@@ -67,11 +68,6 @@ struct OpCall {
 
   // Whether input i's gradient is wanted. Inputs past 63 always are.
   bool NeedsGradient(size_t i) const { return i >= 64 || ((skip_gradient >> i) & 1u) == 0; }
-};
-
-struct OutputSpec {
-  Shape shape;
-  DType dtype;
 };
 
 // Output shape and dtype from the inputs, or InvalidArgumentError naming the

@@ -164,8 +164,7 @@ Tensor RandomUniformNode(const Tensor& shape, DType dtype, int64_t seed, int64_t
   Node node{.name = graph->UniqueName("RandomUniform"), .op = "RandomUniform"};
   node.inputs = {input};
   node.attrs = {{"seed", seed}, {"seed2", seed2}, {"dtype", dtype}, {"T", shape.dtype()}};
-  node.output_dtypes = {dtype};
-  node.output_shapes = {static_shape};
+  node.output_specs = {{static_shape, dtype}};
   return graph->Output(graph->AddNode(std::move(node)));
 }
 

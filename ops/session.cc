@@ -84,8 +84,8 @@ Endpoint FeedEndpoint(const Graph& graph, const Fetch& key, const Tensor& value)
     throw InvalidArgumentError(StrCat("Session::Run: the value fed for '", name,
                                       "' is the graph tensor '", value.name(), "'; feed a value"));
   }
-  const DType dtype = node.output_dtypes[static_cast<size_t>(e.second)];
-  const Shape& shape = node.output_shapes[static_cast<size_t>(e.second)];
+  const DType dtype = node.output_specs[static_cast<size_t>(e.second)].dtype;
+  const Shape& shape = node.output_specs[static_cast<size_t>(e.second)].shape;
   if (value.dtype() != dtype || !value.shape().IsCompatibleWith(shape)) {
     throw InvalidArgumentError(StrCat("Cannot feed value of dtype ", value.dtype(), " and shape ",
                                       value.shape(), " for Tensor '", name, "', which has dtype ",

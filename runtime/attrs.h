@@ -17,8 +17,10 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -30,12 +32,60 @@
 
 namespace eager {
 
+// A big attribute value (a Shape, a Tensor) on the heap, shared by copies and
+// never changed: what keeps an AttrValue as small as a std::string. A graph
+// of millions of nodes holds millions of attributes, and a Tensor inline
+// made each some 150 bytes; sharing (not a deep copy) keeps copying attrs,
+// as a Session and graph builders do, a reference-count increment.
+// Implicit from a T; read through AttrAs<T> (below), or `*box`.
+template <typename T>
+class AttrBox {
+ public:
+  AttrBox(T value) : value_(std::make_shared<const T>(std::move(value))) {}  // NOLINT: implicit
+  const T& operator*() const { return *value_; }
+  const T* operator->() const { return value_.get(); }
+
+ private:
+  std::shared_ptr<const T> value_;
+};
+
 // One value, as TF's AttrValue holds it: b, i, f (a double here; a file's
 // float converts exactly both ways), s, type, shape, tensor, list(i),
-// list(s), list(type), list(shape).
-using AttrValue =
-    std::variant<bool, int64_t, double, std::string, DType, Shape, Tensor, std::vector<int64_t>,
-                 std::vector<std::string>, std::vector<DType>, std::vector<Shape>>;
+// list(s), list(type), list(shape). Shapes and tensors are boxed; read any
+// kind with AttrAs<T>, which sees through the box.
+using AttrValue = std::variant<bool, int64_t, double, std::string, DType, AttrBox<Shape>,
+                               AttrBox<Tensor>, std::vector<int64_t>, std::vector<std::string>,
+                               std::vector<DType>, std::vector<Shape>>;
+
+// The value as a T (Shape and Tensor unboxed), or nullptr when `value` is
+// nullptr or holds another kind: std::get_if for attribute values.
+//
+//   if (const Shape* shape = AttrAs<Shape>(node.FindAttr("shape"))) ...
+template <typename T>
+const T* AttrAs(const AttrValue* value) {
+  if constexpr (std::is_same_v<T, Shape> || std::is_same_v<T, Tensor>) {
+    const auto* box = std::get_if<AttrBox<T>>(value);
+    return box == nullptr ? nullptr : &**box;
+  } else {
+    return std::get_if<T>(value);
+  }
+}
+
+// std::visit on an AttrValue that calls `visitor` with the value itself: a
+// const Shape& or const Tensor& for the boxed kinds.
+template <typename Visitor>
+decltype(auto) VisitAttr(Visitor&& visitor, const AttrValue& value) {
+  return std::visit(
+      [&](const auto& v) -> decltype(auto) {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, AttrBox<Shape>> || std::is_same_v<V, AttrBox<Tensor>>) {
+          return visitor(*v);
+        } else {
+          return visitor(v);
+        }
+      },
+      value);
+}
 
 class Attrs {
  public:
@@ -60,6 +110,8 @@ class Attrs {
     if (!Has(name)) attrs_.emplace_back(std::string(name), std::move(value));
     return *this;
   }
+  // Makes room for `n` attributes in all (an importer knows how many).
+  void Reserve(size_t n) { attrs_.reserve(n); }
   // Removes `name` if set.
   void Erase(std::string_view name) {
     std::erase_if(attrs_, [&](const Item& item) { return item.first == name; });
@@ -79,11 +131,11 @@ class Attrs {
   // its kernel runs, so that is an eager bug).
   template <typename T>
   const T& Get(std::string_view name) const {
-    const AttrValue* v = Find(name);
-    if (v == nullptr || !std::holds_alternative<T>(*v)) {
+    const T* value = AttrAs<T>(Find(name));
+    if (value == nullptr) {
       throw InternalError(StrCat("op attr '", name, "' is missing or has the wrong type"));
     }
-    return std::get<T>(*v);
+    return *value;
   }
   bool GetBool(std::string_view name) const { return Get<bool>(name); }
   int64_t GetInt(std::string_view name) const { return Get<int64_t>(name); }
@@ -109,5 +161,9 @@ class Attrs {
 // No attrs: the default argument of Execute. A `= {}` default builds and
 // destroys an Attrs on every op call; this one exists once.
 inline constexpr Attrs kNoAttrs{};
+
+// As small as a std::string: boxes keep the big kinds out of line.
+static_assert(sizeof(AttrValue) <= sizeof(std::string) + 8);
+static_assert(sizeof(Attrs::Item) <= 2 * sizeof(std::string) + 8);
 
 }  // namespace eager

@@ -63,8 +63,7 @@ namespace {
 // The outputs of a node with no signature, guessed from the usual attribute
 // names (an op type eager's table lacks, in a file without its OpDef).
 void GuessOutputSpecs(Node& node) {
-  node.output_dtypes.clear();
-  node.output_shapes.clear();
+  node.output_specs.clear();
   const auto* known_shapes = std::get_if<std::vector<Shape>>(
       node.FindAttr("_output_shapes") ? node.FindAttr("_output_shapes") : nullptr);
   const auto shape_of = [&](size_t i) {
@@ -87,21 +86,16 @@ void GuessOutputSpecs(Node& node) {
   Shape shape = shape_of(0);
   if (shape.unknown_rank()) {
     const AttrValue* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
-    if (attr != nullptr && std::holds_alternative<Shape>(*attr)) shape = std::get<Shape>(*attr);
-    if (attr != nullptr && std::holds_alternative<Tensor>(*attr)) {
-      shape = std::get<Tensor>(*attr).shape();
-    }
+    if (const Shape* s = AttrAs<Shape>(attr)) shape = *s;
+    if (const Tensor* value = AttrAs<Tensor>(attr)) shape = value->shape();
   }
-  node.output_dtypes.push_back(*dtype);
-  node.output_shapes.push_back(shape);
+  node.output_specs.push_back({shape, *dtype});
   // tf.cond's nodes have two outputs: Switch's (false, true) branches,
   // Merge's value and the index of the input it came from.
   if (node.op == "Switch" || node.op == "RefSwitch") {
-    node.output_dtypes.push_back(*dtype);
-    node.output_shapes.push_back(known_shapes != nullptr ? shape_of(1) : shape);
+    node.output_specs.push_back({known_shapes != nullptr ? shape_of(1) : shape, *dtype});
   } else if (node.op == "Merge" || node.op == "RefMerge") {
-    node.output_dtypes.push_back(DType::kInt32);
-    node.output_shapes.push_back(Shape{});
+    node.output_specs.push_back({Shape{}, DType::kInt32});
   }
 }
 
@@ -111,18 +105,19 @@ void SetOutputSpecs(Node& node, const OpSignature* signature) {
   std::optional<std::vector<DType>> dtypes;
   if (signature != nullptr) dtypes = OutputDTypes(*signature, node.attrs);
   if (!dtypes) return GuessOutputSpecs(node);
-  node.output_dtypes = std::move(*dtypes);
-  node.output_shapes.assign(node.output_dtypes.size(), Shape::UnknownRank());
+  node.output_specs.clear();
+  node.output_specs.reserve(dtypes->size());
+  for (DType dtype : *dtypes) node.output_specs.push_back({Shape::UnknownRank(), dtype});
   if (const auto* known = std::get_if<std::vector<Shape>>(node.FindAttr("_output_shapes"))) {
-    for (size_t i = 0; i < node.output_shapes.size() && i < known->size(); ++i) {
-      node.output_shapes[i] = (*known)[i];
+    for (size_t i = 0; i < node.output_specs.size() && i < known->size(); ++i) {
+      node.output_specs[i].shape = (*known)[i];
     }
     return;
   }
-  if (node.output_shapes.size() != 1) return;
+  if (node.output_specs.size() != 1) return;
   const AttrValue* attr = node.FindAttr(node.op == "Const" ? "value" : "shape");
-  if (const auto* shape = std::get_if<Shape>(attr)) node.output_shapes[0] = *shape;
-  if (const auto* value = std::get_if<Tensor>(attr)) node.output_shapes[0] = value->shape();
+  if (const Shape* shape = AttrAs<Shape>(attr)) node.output_specs[0].shape = *shape;
+  if (const Tensor* value = AttrAs<Tensor>(attr)) node.output_specs[0].shape = value->shape();
 }
 
 void SetDefaultOutputSpecs(Node& node) { SetOutputSpecs(node, FindOpSignature(node.op)); }
@@ -208,10 +203,7 @@ int Graph::AddNode(Node node) {
               "' has an empty name");
   EAGER_CHECK(FindNodeIndex(node.name) < 0, "Graph::AddNode: duplicate node name '", node.name,
               "' (op ", node.op, ")");
-  EAGER_CHECK(node.output_dtypes.size() == node.output_shapes.size(), "Graph::AddNode: node '",
-              node.name, "' has ", node.output_dtypes.size(), " output dtypes but ",
-              node.output_shapes.size(), " output shapes");
-  if (node.output_dtypes.empty() && node.output_shapes.empty()) SetDefaultOutputSpecs(node);
+  if (node.output_specs.empty()) SetDefaultOutputSpecs(node);
   for (const std::string& control : control_inputs_) {
     if (std::find(node.inputs.begin(), node.inputs.end(), control) == node.inputs.end()) {
       node.inputs.push_back(control);
@@ -222,7 +214,6 @@ int Graph::AddNode(Node node) {
   if (static_cast<size_t>(index) == node_chunks_.size() * kChunkSize) {
     node_chunks_.push_back(std::make_unique<Node[]>(kChunkSize));
   }
-  outputs_.emplace_back();  // filled on first use: a default Tensor allocates
   MutableNode(index) = std::move(node);
   ++num_nodes_;
   IndexNode(index);
@@ -276,8 +267,13 @@ bool Graph::NodeNames::ContainsIgnoringCase(std::string_view name) const {
 Tensor Graph::Output(int node_index, int index) const {
   EAGER_INTERNAL_CHECK(node_index >= 0 && node_index < num_nodes());
   const Node& n = node(node_index);
+  // Grown on first use: an imported graph whose tensors are never asked
+  // for pays nothing per node here.
+  if (outputs_.size() <= static_cast<size_t>(node_index)) {
+    outputs_.resize(static_cast<size_t>(node_index) + 1);
+  }
   std::vector<Tensor>& outputs = outputs_[static_cast<size_t>(node_index)];
-  const size_t count = n.output_dtypes.size();
+  const size_t count = n.output_specs.size();
   if (index < 0 || static_cast<size_t>(index) >= count) {
     throw OutOfRangeError(StrCat("node '", n.name, "' (", n.op, ") has ", count,
                                  " outputs; there is no output ", index));
@@ -287,8 +283,8 @@ Tensor Graph::Output(int node_index, int index) const {
   if (!out.is_symbolic()) {
     auto symbolic = std::make_shared<internal::SymbolicOutput>(
         internal::SymbolicOutput{id_, node_index, index, StrCat(n.name, ":", index)});
-    out = Tensor(std::move(symbolic), n.output_shapes[static_cast<size_t>(index)],
-                 n.output_dtypes[static_cast<size_t>(index)], internal::NewTensorId());
+    const OutputSpec& spec = n.output_specs[static_cast<size_t>(index)];
+    out = Tensor(std::move(symbolic), spec.shape, spec.dtype, internal::NewTensorId());
   }
   return out;
 }
@@ -314,7 +310,7 @@ std::string Graph::DidYouMean(std::string_view name, bool tensors) const {
   std::vector<std::pair<size_t, const Node*>> best;
   for (int k = 0; k < num_nodes_; ++k) {
     const Node* n = &node(k);
-    if (tensors && n->output_dtypes.empty()) continue;  // no tensor to suggest
+    if (tensors && n->output_specs.empty()) continue;  // no tensor to suggest
     const size_t limit = best.size() < 3 ? kMaxSuggestionEdits : best.back().first;
     const size_t d = BoundedEditDistance(asked.node, n->name, limit);
     if (d > limit) continue;
@@ -335,7 +331,7 @@ std::string Graph::DidYouMean(std::string_view name, bool tensors) const {
       out += StrCat("'", n.name, "'");
     } else {
       const bool has_index =
-          asked.index >= 0 && static_cast<size_t>(asked.index) < n.output_dtypes.size();
+          asked.index >= 0 && static_cast<size_t>(asked.index) < n.output_specs.size();
       out += StrCat("'", n.name, ":", has_index ? asked.index : 0, "'");
     }
   }
@@ -367,10 +363,10 @@ Tensor Graph::TensorByName(std::string_view name) const {
                parsed.node, "', does not exist in the graph.", DidYouMean(name, true)));
   }
   const Node& n = node(i);
-  if (parsed.index >= static_cast<int>(n.output_dtypes.size())) {
+  if (parsed.index >= static_cast<int>(n.output_specs.size())) {
     throw NotFoundError(
         StrCat("The name '", name, "' refers to a Tensor which does not exist. The operation, '",
-               parsed.node, "', exists but only has ", n.output_dtypes.size(), " outputs."));
+               parsed.node, "', exists but only has ", n.output_specs.size(), " outputs."));
   }
   return Output(i, parsed.index);
 }

@@ -23,7 +23,7 @@
 // "shape", "value" for Const, "transpose_a", "keep_dims", ...). Attributes
 // that TF passes as input tensors (Reshape's shape, Sum's axes) are Const
 // nodes feeding the node, as in TF. Each node also records its outputs'
-// dtypes and static shapes (partial shapes allowed: Shape::Partial).
+// static specs: dtype and shape (partial shapes allowed: Shape::Partial).
 //
 // Names follow TF's Graph.unique_name: each Graph owns its NameRegistry
 // ("add", "add_1"; scopes from NameScope prefix them), and DefaultNames()
@@ -58,6 +58,7 @@
 #include "runtime/attrs.h"
 #include "runtime/dtype.h"
 #include "runtime/names.h"
+#include "runtime/output_spec.h"
 #include "runtime/shape.h"
 #include "runtime/tensor.h"
 
@@ -68,13 +69,12 @@ class Variable;
 
 // One node of a graph: a NodeDef plus its outputs' static specs.
 struct Node {
-  std::string name = {};                  // "add", "v1/read"
-  std::string op = {};                    // TF op type: "AddV2", "VariableV2"
-  std::vector<std::string> inputs = {};   // "x", "x:1", then "^ctrl"
-  std::string device = {};                // "" (any), or "/device:CPU:0" as imported
-  Attrs attrs = {};                       // TF attribute names -> values
-  std::vector<DType> output_dtypes = {};  // one per output
-  std::vector<Shape> output_shapes = {};  // one per output; may be partial
+  std::string name = {};                      // "add", "v1/read"
+  std::string op = {};                        // TF op type: "AddV2", "VariableV2"
+  std::vector<std::string> inputs = {};       // "x", "x:1", then "^ctrl"
+  std::string device = {};                    // "" (any), or "/device:CPU:0" as imported
+  Attrs attrs = {};                           // TF attribute names -> values
+  std::vector<OutputSpec> output_specs = {};  // one per output; shapes may be partial
 
   // The attribute `name`, or nullptr.
   const AttrValue* FindAttr(std::string_view name) const { return attrs.Find(name); }
@@ -83,6 +83,8 @@ struct Node {
   template <typename T>
   const T& Attr(std::string_view name) const;
 };
+// A graph may hold millions (issue 27): three strings and three vectors.
+static_assert(sizeof(Node) <= 3 * sizeof(std::string) + 3 * sizeof(std::vector<int>));
 
 // An imported node's output specs (one place decides them, for every
 // importer): the dtypes from its op's `signature` (runtime/op_signature.h:
@@ -234,9 +236,8 @@ class Graph {
   // any open ControlDependencies scope, and returns its index.
   // Inputs are not resolved here (an imported GraphDef may list a node before
   // its inputs); a Session resolves them when it runs. A node given without
-  // output specs (an imported NodeDef) gets DefaultOutputSpecs. Throws
-  // InvalidArgumentError for an empty or duplicate name, or outputs whose
-  // dtypes and shapes do not pair up.
+  // output specs (an imported NodeDef) gets SetDefaultOutputSpecs's. Throws
+  // InvalidArgumentError for an empty or duplicate name.
   int AddNode(Node node);
   int num_nodes() const { return num_nodes_; }
   // REQUIRES: 0 <= index < num_nodes().
@@ -385,7 +386,8 @@ class Graph {
   // compares exactly, NodeNames (TF's case-insensitive name counts) not.
   std::vector<int32_t> index_;
   void IndexNode(int node);
-  // One symbolic output per node output, made on first use and then shared.
+  // One symbolic output per node output, made on first use and then shared
+  // (indexed by node; as long as the last node asked for).
   mutable std::vector<std::vector<Tensor>> outputs_;
   std::map<std::string, Collection, std::less<>> collections_;
   std::vector<GraphVariable> variables_;
@@ -406,12 +408,13 @@ std::vector<Variable*> TrainableVariables();
 
 template <typename T>
 const T& Node::Attr(std::string_view attr_name) const {
-  const AttrValue* value = FindAttr(attr_name);
-  if (value == nullptr || !std::holds_alternative<T>(*value)) {
-    throw InvalidArgumentError(StrCat("node '", name, "' (", op, "): attribute '", attr_name,
-                                      value == nullptr ? "' is missing" : "' has another type"));
+  const T* value = AttrAs<T>(FindAttr(attr_name));
+  if (value == nullptr) {
+    throw InvalidArgumentError(
+        StrCat("node '", name, "' (", op, "): attribute '", attr_name,
+               FindAttr(attr_name) == nullptr ? "' is missing" : "' has another type"));
   }
-  return std::get<T>(*value);
+  return *value;
 }
 
 }  // namespace eager

@@ -85,11 +85,13 @@ class Shape {
   friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
 
  private:
+  // In this order the record is 80 bytes, not 88 (no padding after rank_).
   std::array<int64_t, kMaxRank> dims_{};
-  int rank_ = 0;
   int64_t num_elements_ = 1;
+  int rank_ = 0;
   bool unknown_rank_ = false;
 };
+static_assert(sizeof(Shape) <= 80);
 
 std::ostream& operator<<(std::ostream& out, const Shape& shape);
 

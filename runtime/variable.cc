@@ -100,8 +100,7 @@ void Variable::AddToGraph(Graph& graph, const Tensor* initial_value) {
     } else {
       Node c{.name = graph.names().UniqueName(op + "/initial_value"), .op = "Const"};
       c.attrs = {{"dtype", dtype_}, {"value", *initial_value}};
-      c.output_dtypes = {dtype_};
-      c.output_shapes = {shape_};
+      c.output_specs = {{shape_, dtype_}};
       init_input = c.name;
       record.initial_value = c.name + ":0";
       graph.AddNode(std::move(c));
@@ -112,24 +111,21 @@ void Variable::AddToGraph(Graph& graph, const Tensor* initial_value) {
                {"dtype", dtype_},
                {"container", std::string()},
                {"shared_name", std::string()}};
-  var.output_dtypes = {dtype_};
-  var.output_shapes = {shape_};
+  var.output_specs = {{shape_, dtype_}};
   graph.AddNode(std::move(var));
   if (initial_value != nullptr) {
     Node assign{.name = graph.names().UniqueName(op + "/Assign"), .op = "Assign"};
     assign.inputs = {op, init_input};
     assign.attrs = {
         {"T", dtype_}, {"_class", colocate}, {"use_locking", true}, {"validate_shape", true}};
-    assign.output_dtypes = {dtype_};
-    assign.output_shapes = {shape_};
+    assign.output_specs = {{shape_, dtype_}};
     record.initializer = assign.name;
     graph.AddNode(std::move(assign));
   }
   Node read{.name = graph.names().UniqueName(op + "/read"), .op = "Identity"};
   read.inputs = {op};
   read.attrs = {{"T", dtype_}, {"_class", colocate}};
-  read.output_dtypes = {dtype_};
-  read.output_shapes = {shape_};
+  read.output_specs = {{shape_, dtype_}};
   record.snapshot = read.name + ":0";
   read_ = graph.Output(graph.AddNode(std::move(read)));
   in_graph_ = true;

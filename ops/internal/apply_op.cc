@@ -68,8 +68,7 @@ Tensor AddApplyNode(std::string_view op, std::span<Variable* const> refs,
                 {"_class", std::vector<std::string>{"loc:@" + node.inputs[0]}},
                 {"use_locking", false}};
   for (const auto& [name, value] : attrs.items()) node.attrs.Set(name, value);
-  node.output_dtypes = {var.dtype()};
-  node.output_shapes = {var.shape()};
+  node.output_specs = {{var.shape(), var.dtype()}};
   return graph.Output(graph.AddNode(std::move(node)));
 }
 

@@ -23,8 +23,7 @@ Tensor AddShapedNode(std::string_view type, std::string_view index_attr, const T
   node.inputs = {GraphInput(*graph, x), GraphInput(*graph, shape)};
   node.attrs = {{"T", x.dtype()}, {std::string(index_attr), shape.dtype()}};
   for (const auto& [name, value] : extra.items()) node.attrs.Set(name, value);
-  node.output_dtypes = {x.dtype()};
-  node.output_shapes = {static_shape};
+  node.output_specs = {{static_shape, x.dtype()}};
   return graph->Output(graph->AddNode(std::move(node)), 0);
 }
 

@@ -165,8 +165,7 @@ OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, con
 int AddConstNode(Graph& graph, const Tensor& value, std::string_view name) {
   Node node{.name = graph.UniqueName(name), .op = "Const"};
   node.attrs = {{"dtype", value.dtype()}, {"value", value}};
-  node.output_dtypes = {value.dtype()};
-  node.output_shapes = {value.shape()};
+  node.output_specs = {{value.shape(), value.dtype()}};
   return graph.AddNode(std::move(node));
 }
 
@@ -219,8 +218,7 @@ Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs,
   if (op.num_inputs == OpDef::kVariadic) {
     node.attrs.SetDefault("N", static_cast<int64_t>(inputs.size()));
   }
-  node.output_dtypes = {spec.dtype};
-  node.output_shapes = {spec.shape};
+  node.output_specs = {spec};
   return graph.Output(graph.AddNode(std::move(node)), 0);
 }
 

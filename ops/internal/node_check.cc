@@ -54,7 +54,7 @@ void CheckExtraAttr(const Node& node, const std::string& name, const AttrValue& 
 
 template <typename T>
 bool Holds(const AttrValue& v) {
-  return std::holds_alternative<T>(v);
+  return AttrAs<T>(&v) != nullptr;
 }
 
 // Whether `value` is of the kind the signature's `type` names.

@@ -30,7 +30,7 @@ MetaShape ToMeta(const Shape& shape) {
 }
 
 MetaAttrValue ToMeta(const AttrValue& attr) {
-  return std::visit(
+  return VisitAttr(
       [](const auto& v) -> MetaAttrValue {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<V, DType>) {
@@ -161,6 +161,7 @@ Node ToNode(M&& m, FileOps& file_ops) {
             .op = std::forward<M>(m).op,
             .inputs = std::forward<M>(m).inputs,
             .device = std::forward<M>(m).device};
+  node.attrs.Reserve(m.attrs.size());  // no slack: a graph may hold millions
   for (const auto& [name, value] : m.attrs) {
     if (auto attr = FromMeta(value)) node.attrs.Set(name, std::move(*attr));
   }
@@ -192,9 +193,9 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
     for (const auto& [name, value] : n.attrs) {
       if (name != "_output_shapes") node.attrs.emplace(name, ToMeta(value));  // written below
     }
-    if (!n.output_shapes.empty()) {
+    if (!n.output_specs.empty()) {
       MetaAttrList shapes;
-      for (const Shape& s : n.output_shapes) shapes.shape.push_back(ToMeta(s));
+      for (const OutputSpec& s : n.output_specs) shapes.shape.push_back(ToMeta(s.shape));
       // TF's importer wants one shape per output of the op's TF signature;
       // where eager computes fewer (SparseSoftmaxCrossEntropyWithLogits has
       // no backprop output in eager), the rest are written as unknown.
@@ -304,10 +305,9 @@ void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& grap
         graph.VariableForNode(node) != nullptr) {
       continue;
     }
-    const auto* shape = n->FindAttr("shape");
-    if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
-        !std::get<Shape>(*shape).IsFullyDefined() || n->FindAttr("dtype") == nullptr ||
-        !std::holds_alternative<DType>(*n->FindAttr("dtype"))) {
+    const Shape* shape = AttrAs<Shape>(n->FindAttr("shape"));
+    if (shape == nullptr || !shape->IsFullyDefined() ||
+        AttrAs<DType>(n->FindAttr("dtype")) == nullptr) {
       continue;  // a dtype eager lacks, or an unknown shape
     }
     GraphVariable record;
@@ -324,11 +324,9 @@ void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& grap
     for (int i = first; i < graph.num_nodes(); ++i) {
       const Node* n = &graph.node(i);
       if (!internal::IsRefVariableOp(n->op) || graph.VariableForNode(n->name) != nullptr) continue;
-      const AttrValue* shape = n->FindAttr("shape");
-      const AttrValue* dtype = n->FindAttr("dtype");
-      if (shape == nullptr || !std::holds_alternative<Shape>(*shape) ||
-          !std::get<Shape>(*shape).IsFullyDefined() || dtype == nullptr ||
-          !std::holds_alternative<DType>(*dtype)) {
+      const Shape* shape = AttrAs<Shape>(n->FindAttr("shape"));
+      if (shape == nullptr || !shape->IsFullyDefined() ||
+          AttrAs<DType>(n->FindAttr("dtype")) == nullptr) {
         continue;
       }
       GraphVariable record;

@@ -39,8 +39,9 @@ MetaTensorInfo InfoOf(const Graph& graph, const Tensor& tensor, const std::strin
   const auto index = static_cast<size_t>(input.index);
   MetaTensorInfo info;
   info.name = tensor.name();
-  info.tf_dtype = TfDataType(node.output_dtypes.at(index));
-  const Shape& shape = node.output_shapes.at(index);
+  const OutputSpec& spec = node.output_specs.at(index);
+  info.tf_dtype = TfDataType(spec.dtype);
+  const Shape& shape = spec.shape;
   info.shape = MetaShape{shape.unknown_rank() ? std::vector<int64_t>{} : shape.ToVector(),
                          shape.unknown_rank()};
   return info;

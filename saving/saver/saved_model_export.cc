@@ -19,8 +19,7 @@ struct GraphOnly {
 Tensor AddPlaceholder(Graph& graph, const std::string& name, const TensorSpec& spec) {
   Node node{.name = graph.UniqueName(name), .op = "Placeholder"};
   node.attrs = {{"dtype", spec.dtype}, {"shape", spec.shape}};
-  node.output_dtypes = {spec.dtype};
-  node.output_shapes = {spec.shape};
+  node.output_specs = {{spec.shape, spec.dtype}};
   return graph.Output(graph.AddNode(std::move(node)));
 }
 
@@ -38,8 +37,8 @@ Tensor AddNamedOutput(Graph& graph, const std::string& key, const std::string& n
   Node node{.name = graph.UniqueName(name), .op = "Identity"};
   node.inputs = {NodeInputName(producer.name, input.index)};
   node.attrs = {{"T", result.dtype()}};
-  node.output_dtypes = {result.dtype()};
-  node.output_shapes = {producer.output_shapes.at(static_cast<size_t>(input.index))};
+  node.output_specs = {
+      {producer.output_specs.at(static_cast<size_t>(input.index)).shape, result.dtype()}};
   return graph.Output(graph.AddNode(std::move(node)));
 }
 

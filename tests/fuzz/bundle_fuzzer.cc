@@ -193,7 +193,7 @@ void FuzzGraphRun(const char* data, size_t size) {
   for (int n = 0; n < graph.num_nodes() && n < 256; ++n) {
     try {
       session.Run(graph.OperationByName(graph.node(n).name));
-      for (size_t i = 0; i < graph.node(n).output_dtypes.size() && i < 4; ++i) {
+      for (size_t i = 0; i < graph.node(n).output_specs.size() && i < 4; ++i) {
         (void)session.Run(eager::StrCat(graph.node(n).name, ":", i).c_str());
       }
     } catch (const eager::Error&) {

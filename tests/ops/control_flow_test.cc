@@ -84,8 +84,7 @@ TEST(ControlFlowTest, DeadNodesDoNotRunEvenThroughControlEdges) {
   const Tensor update = AssignAdd(v, delta);
   // An op eager lacks, on the true branch too: it fails only when run.
   Node unknown{.name = "frobnicate", .op = "Frobnicate", .inputs = {"Switch:1"}};
-  unknown.output_dtypes = {DType::kBool};
-  unknown.output_shapes = {Shape{}};
+  unknown.output_specs = {{Shape{}, DType::kBool}};
   graph.AddNode(unknown);
   const MergeOutputs merged =
       Merge({branches.output_false, graph.Output(graph.FindNodeIndex("frobnicate"))});

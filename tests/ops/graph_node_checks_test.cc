@@ -39,8 +39,7 @@ void AddNode(Graph& graph, const std::string& name, const std::string& op,
 std::string Const(Graph& graph, const std::string& name, const Tensor& value) {
   Node node{.name = name, .op = "Const"};
   node.attrs = {{"dtype", value.dtype()}, {"value", value}};
-  node.output_dtypes = {value.dtype()};
-  node.output_shapes = {value.shape()};
+  node.output_specs = {{value.shape(), value.dtype()}};
   graph.AddNode(std::move(node));
   return name;
 }
@@ -177,8 +176,7 @@ TEST(GraphNodeChecksTest, ConstWhoseDtypeDiffersFromItsValueIsRefused) {
   Graph graph;
   Node node{.name = "c", .op = "Const"};
   node.attrs = {{"dtype", DType::kInt32}, {"value", Tensor(1.5f)}};
-  node.output_dtypes = {DType::kInt32};
-  node.output_shapes = {Shape{}};
+  node.output_specs = {{Shape{}, DType::kInt32}};
   graph.AddNode(std::move(node));
   EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { Session(graph).Run("c:0"); }),
               AllOf(HasSubstr("node 'c' (Const)"), HasSubstr("'dtype' is int32"),

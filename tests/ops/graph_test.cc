@@ -341,8 +341,7 @@ TEST(GraphTest, OnlyTheFetchedSubgraphRuns) {
   Tensor uses_never = never + 1.0;
   Tensor ok = Constant(Tensor(3.0f)) + 4.0f;
   Node unknown{.name = "mystery", .op = "FancyTfOnlyOp", .inputs = {"x"}};
-  unknown.output_dtypes = {DType::kFloat32};
-  unknown.output_shapes = {Shape{}};
+  unknown.output_specs = {{Shape{}, DType::kFloat32}};
   const int mystery = graph.AddNode(unknown);
   Session sess(graph);
   // None of the failing nodes is needed for `ok`, so none runs.
@@ -375,19 +374,16 @@ TEST(GraphTest, ImportedNodesRunWithTheSameKernels) {
     Node c{.name = name, .op = "Const"};
     c.attrs = {{"dtype", DType::kFloat32},
                {"value", Tensor::Vector<float>({1, name[0] == 'a' ? 2.0f : 5.0f})}};
-    c.output_dtypes = {DType::kFloat32};
-    c.output_shapes = {Shape{2}};
+    c.output_specs = {{Shape{2}, DType::kFloat32}};
     graph.AddNode(c);
   }
   Node v{.name = "v", .op = "VariableV2"};
   v.attrs = {{"dtype", DType::kFloat32}, {"shape", Shape{2}}};
-  v.output_dtypes = {DType::kFloat32};
-  v.output_shapes = {Shape{2}};
+  v.output_specs = {{Shape{2}, DType::kFloat32}};
   graph.AddNode(v);
   Node assign{.name = "v/Assign", .op = "Assign", .inputs = {"v", "add"}};
   assign.attrs = {{"T", DType::kFloat32}};
-  assign.output_dtypes = {DType::kFloat32};
-  assign.output_shapes = {Shape{2}};
+  assign.output_specs = {{Shape{2}, DType::kFloat32}};
   graph.AddNode(assign);
   Session sess(graph);
   EXPECT_EQ(sess.Run(graph.TensorByName("add:0")).ToVector<float>(), (std::vector<float>{2, 7}));
@@ -406,7 +402,7 @@ TEST(GraphTest, ImportedNodesRunWithTheSameKernels) {
   EXPECT_TRUE(twice.shape().unknown_rank());
   EXPECT_EQ(twice.dtype(), DType::kFloat32);
   EXPECT_EQ(sess.Run(twice).ToVector<float>(), (std::vector<float>{4, 14}));
-  EXPECT_EQ(graph.FindNode("b")->output_shapes[0], Shape{2});  // from the Const's value
+  EXPECT_EQ(graph.FindNode("b")->output_specs[0].shape, Shape{2});  // from the Const's value
 }
 
 TEST(GraphTest, ASessionRunsNodesAddedAfterItsFirstRun) {
@@ -459,19 +455,19 @@ TEST(GraphTest, DefaultOutputSpecsFollowNodeDefAttributes) {
   Node restore{.name = "save/RestoreV2", .op = "RestoreV2"};
   restore.attrs = {{"dtypes", std::vector<DType>{DType::kFloat32, DType::kInt64}}};
   SetDefaultOutputSpecs(restore);
-  EXPECT_THAT(restore.output_dtypes, ElementsAre(DType::kFloat32, DType::kInt64));
+  EXPECT_THAT(restore.output_specs, ElementsAre(OutputSpec{Shape::UnknownRank(), DType::kFloat32},
+                                                OutputSpec{Shape::UnknownRank(), DType::kInt64}));
   Node eq{.name = "eq", .op = "Equal"};
   eq.attrs = {{"T", DType::kInt32}, {"_output_shapes", std::vector<Shape>{Shape{3}}}};
   SetDefaultOutputSpecs(eq);
-  EXPECT_THAT(eq.output_dtypes, ElementsAre(DType::kBool));
-  EXPECT_THAT(eq.output_shapes, ElementsAre(Shape{3}));
+  EXPECT_THAT(eq.output_specs, ElementsAre(OutputSpec{Shape{3}, DType::kBool}));
   Node ph{.name = "x", .op = "Placeholder"};
   ph.attrs = {{"dtype", DType::kFloat32}, {"shape", Shape::Partial({-1, 2})}};
   SetDefaultOutputSpecs(ph);
-  EXPECT_EQ(ph.output_shapes[0].ToString(), "[?,2]");
+  EXPECT_EQ(ph.output_specs.at(0).shape.ToString(), "[?,2]");
   Node noop{.name = "init", .op = "NoOp", .inputs = {"^a"}};
   SetDefaultOutputSpecs(noop);
-  EXPECT_TRUE(noop.output_dtypes.empty());
+  EXPECT_TRUE(noop.output_specs.empty());
 }
 
 TEST(GraphTest, TensorsFromAnotherGraphAreRefused) {

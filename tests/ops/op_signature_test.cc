@@ -97,20 +97,18 @@ TEST(OpSignatureTest, GraphDerivesAnImportedNodesOutputsFromItsSignature) {
   Node merge{.name = "merge", .op = "Merge", .inputs = {"a", "b"}};
   merge.attrs = {{"T", DType::kFloat32}, {"N", int64_t{2}}};
   const Node& m = graph.node(graph.AddNode(merge));
-  EXPECT_EQ(m.output_dtypes, (std::vector<DType>{DType::kFloat32, DType::kInt32}));
-  ASSERT_EQ(m.output_shapes.size(), 2u);
-  EXPECT_TRUE(m.output_shapes[0].unknown_rank());
+  EXPECT_EQ(m.output_specs, (std::vector<OutputSpec>{{Shape::UnknownRank(), DType::kFloat32},
+                                                     {Shape::UnknownRank(), DType::kInt32}}));
 
   Node adam{.name = "adam", .op = "ApplyAdam"};
   adam.attrs = {{"T", DType::kFloat64}, {"_output_shapes", std::vector<Shape>{Shape{3}}}};
   const Node& a = graph.node(graph.AddNode(adam));
-  EXPECT_EQ(a.output_dtypes, std::vector<DType>{DType::kFloat64});
-  EXPECT_EQ(a.output_shapes, std::vector<Shape>{Shape{3}});
+  EXPECT_EQ(a.output_specs, (std::vector<OutputSpec>{{Shape{3}, DType::kFloat64}}));
 
   Node relu6{.name = "relu6", .op = "Relu6"};  // not in eager's table
   relu6.attrs = {{"T", DType::kFloat32}};
   const Node& r = graph.node(graph.AddNode(relu6));
-  EXPECT_EQ(r.output_dtypes, std::vector<DType>{DType::kFloat32});
+  EXPECT_EQ(r.output_specs, (std::vector<OutputSpec>{{Shape::UnknownRank(), DType::kFloat32}}));
 }
 
 // A NodeDef written with stripped_default_attrs omits attributes at their

@@ -17,13 +17,11 @@ using ::testing::HasSubstr;
 void AddBiasAdd(Graph& graph, const char* data_format) {
   Node x{.name = "x", .op = "Const"};
   x.attrs = {{"dtype", DType::kFloat32}, {"value", Tensor::Zeros(Shape{1, 2, 2, 1})}};
-  x.output_dtypes = {DType::kFloat32};
-  x.output_shapes = {Shape{1, 2, 2, 1}};
+  x.output_specs = {{Shape{1, 2, 2, 1}, DType::kFloat32}};
   graph.AddNode(x);
   Node bias{.name = "bias", .op = "Const"};
   bias.attrs = {{"dtype", DType::kFloat32}, {"value", Tensor::Vector<float>({0.5f})}};
-  bias.output_dtypes = {DType::kFloat32};
-  bias.output_shapes = {Shape{1}};
+  bias.output_specs = {{Shape{1}, DType::kFloat32}};
   graph.AddNode(bias);
   Node add{.name = "BiasAdd", .op = "BiasAdd", .inputs = {"x", "bias"}};
   add.attrs = {{"T", DType::kFloat32}, {"data_format", std::string(data_format)}};

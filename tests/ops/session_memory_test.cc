@@ -30,8 +30,7 @@ std::string BuildChain(Graph& graph, int nodes = kNodes) {
   graph.AddNode({.name = "x",
                  .op = "Placeholder",
                  .attrs = {{"dtype", DType::kFloat32}, {"shape", Shape{}}},
-                 .output_dtypes = {DType::kFloat32},
-                 .output_shapes = {Shape{}}});
+                 .output_specs = {{Shape{}, DType::kFloat32}}});
   std::string previous = "x";
   for (int i = 0; i < nodes; ++i) {
     std::string name = StrCat("layer", i, "/add");
@@ -39,8 +38,7 @@ std::string BuildChain(Graph& graph, int nodes = kNodes) {
                    .op = "AddV2",
                    .inputs = {previous, "x"},
                    .attrs = {{"T", DType::kFloat32}},
-                   .output_dtypes = {DType::kFloat32},
-                   .output_shapes = {Shape{}}});
+                   .output_specs = {{Shape{}, DType::kFloat32}}});
     previous = std::move(name);
   }
   return previous + ":0";

@@ -116,8 +116,7 @@ TEST(SessionPlanTest, AFailedPlanIsNotKept) {
   c.attrs = {{"dtype", DType::kFloat32}, {"value", Tensor(2.0f)}};
   graph.AddNode(c);
   Node odd{.name = "odd", .op = "FancyTfOnlyOp", .inputs = {"c"}};
-  odd.output_dtypes = {DType::kFloat32};
-  odd.output_shapes = {Shape{}};
+  odd.output_specs = {{Shape{}, DType::kFloat32}};
   graph.AddNode(odd);
   Session sess(graph);
   for (int round = 0; round < 2; ++round) {

@@ -169,8 +169,7 @@ size_t AddNodesHeap(int nodes, bool clear_names_first) {
   for (int i = 0; i < nodes; ++i) {
     records.push_back({.name = StrCat("block", 100000 + i, "/dense/MatMul"),
                        .op = "NoOp",
-                       .output_dtypes = {DType::kFloat32},
-                       .output_shapes = {Shape{}}});
+                       .output_specs = {{Shape{}, DType::kFloat32}}});
   }
   Graph graph;
   if (clear_names_first) graph.names().Clear();
@@ -201,8 +200,7 @@ size_t BuildNodesHeap(int nodes, bool clear_names_first) {
   for (int i = 0; i < nodes; ++i) {
     graph.AddNode({.name = graph.UniqueName(i % 2 == 0 ? "dense/MatMul" : "dense/BiasAdd"),
                    .op = "NoOp",
-                   .output_dtypes = {DType::kFloat32},
-                   .output_shapes = {Shape{}}});
+                   .output_specs = {{Shape{}, DType::kFloat32}}});
   }
   return HeapInUse() - before;
 }

@@ -22,9 +22,9 @@ std::optional<std::string> RestoredKey(const Graph& graph, const std::string& in
   if (n == nullptr || n->op != "RestoreV2" || n->inputs.size() < 2) return std::nullopt;
   const Node* names = graph.FindNode(ParseNodeInput(n->inputs[1]).node);
   if (names == nullptr || names->op != "Const") return std::nullopt;
-  const AttrValue* value = names->FindAttr("value");
-  if (value == nullptr || !std::holds_alternative<Tensor>(*value)) return std::nullopt;
-  const Tensor& t = std::get<Tensor>(*value);
+  const Tensor* value = AttrAs<Tensor>(names->FindAttr("value"));
+  if (value == nullptr) return std::nullopt;
+  const Tensor& t = *value;
   if (t.dtype() != DType::kString || in.index >= t.num_elements()) return std::nullopt;
   return t.data<std::string>()[static_cast<size_t>(in.index)];
 }
@@ -37,11 +37,9 @@ Variable* VariableOfNode(Graph& graph, const std::string& name) {
   if (Variable* v = graph.VariableForNode(name)) return v;
   const Node* n = graph.FindNode(name);
   if (n == nullptr || !IsRefVariableOp(n->op)) return nullptr;
-  const AttrValue* dtype = n->FindAttr("dtype");
-  const AttrValue* shape = n->FindAttr("shape");
-  if (dtype == nullptr || !std::holds_alternative<DType>(*dtype) || shape == nullptr ||
-      !std::holds_alternative<Shape>(*shape) || !std::get<Shape>(*shape).IsFullyDefined() ||
-      n->output_dtypes.empty()) {
+  const Shape* shape = AttrAs<Shape>(n->FindAttr("shape"));
+  if (AttrAs<DType>(n->FindAttr("dtype")) == nullptr || shape == nullptr ||
+      !shape->IsFullyDefined() || n->output_specs.empty()) {
     return nullptr;
   }
   GraphVariable record;

@@ -21,7 +21,7 @@ MetaArgDef ToMeta(const OpArgSignature& arg) {
 // The signature table's defaults: bool, int, type, string, shape (unknown),
 // list(int).
 MetaAttrValue ToMeta(const AttrValue& value) {
-  return std::visit(
+  return VisitAttr(
       [](const auto& v) -> MetaAttrValue {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<V, bool> || std::is_same_v<V, int64_t> ||
