@@ -185,7 +185,9 @@ class Graph {
 
   // A process-unique id (never 0); symbolic tensors carry it.
   uint64_t id() const { return id_; }
-  // This graph's names (DefaultNames() while it is the default).
+  // This graph's names (DefaultNames() while it is the default). It reads
+  // the graph's node names, so naming is part of building the graph: one
+  // thread at a time.
   NameRegistry& names() { return names_; }
   // The current NameScope prefix + `base`, made unique in this graph
   // ("add", "add_1", "dense/MatMul").

@@ -19,11 +19,11 @@
 //
 // Memory: a registry keeps each name it counts once, lower-cased, with some
 // 5 bytes of length and count, plus 11 to 21 bytes of table per name, not a
-// hash-map node per name (issue 27). A Graph's registry does not copy the
-// names of its nodes at all: it counts them from the Graph's own node index
-// (ExternalNames), and keeps only names used more than once or not (yet)
-// node names, so importing or building millions of nodes costs it nothing. Lookups hash
-// the name as given, without a lower-cased copy.
+// hash-map node per name (issue 27). A Graph's registry does not copy its
+// nodes' names at all: it counts them from the Graph's own node index
+// (ExternalNames) and keeps only names used more than once or not (yet)
+// nodes' names, so importing or building millions of nodes costs it next to
+// nothing. Lookups hash the name as given, without a lower-cased copy.
 
 #include <cstdint>
 #include <mutex>
