@@ -65,8 +65,17 @@ Endpoint Resolve(const Graph& graph, const Fetch& f) {
   }
   const std::string& name = *f.name();
   if (name.find(':') != std::string::npos) {
-    const Tensor t = graph.TensorByName(name);
-    return {t.symbolic()->node, t.symbolic()->index};
+    // Found without Graph::Output, whose symbolic tensors a run does not
+    // need (an imported graph would grow them up to this node); TensorByName
+    // throws its errors for a name that names no tensor.
+    const NodeInput parsed = ParseNodeInput(name);
+    const int node = graph.FindNodeIndex(parsed.node);
+    if (node < 0 || parsed.control || parsed.index < 0 ||
+        static_cast<size_t>(parsed.index) >= graph.node(node).output_specs.size()) {
+      const Tensor t = graph.TensorByName(name);
+      return {t.symbolic()->node, t.symbolic()->index};
+    }
+    return {node, parsed.index};
   }
   return {graph.OperationByName(name).index(), -1};
 }
