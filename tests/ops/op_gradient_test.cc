@@ -269,6 +269,12 @@ std::vector<GradientCase> Cases() {
                {Tensor::FromVector<bool>({true, false}, Shape{2, 1}), Uniform(Shape{3}, 76),
                 Uniform(Shape{}, 77)},
                {}});
+  // Each input broadcast along other axes: condition [2,1,1], t [1,3,1], e [1,1,4].
+  c.push_back({"SelectV2ThreeWayBroadcast",
+               &kSelectV2Op,
+               {Tensor::FromVector<bool>({true, false}, Shape{2, 1, 1}),
+                Uniform(Shape{1, 3, 1}, 183), Uniform(Shape{1, 1, 4}, 182)},
+               {}});
   return c;
 }
 
