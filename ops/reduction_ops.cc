@@ -8,6 +8,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/cumulative_ops.h"
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dynamic_shape.h"
@@ -325,26 +326,57 @@ Grads MaxGradient(const OpCall& call, const Tensor& grad) {
 }
 
 // The product of the other elements of each element's reduction group,
-// times the incoming gradient (TF's _ProdGrad). TF takes exclusive cumprods;
-// here the zeros are counted instead, which is as exact where they matter:
-// with no zero in a group the others' product is prod / x; with one zero,
-// it is the product of the nonzeros at the zero and 0 elsewhere; with two
-// or more, 0 everywhere. Written with the public ops, so shapes known only
-// when a graph runs come through SpreadToInput and broadcasting.
+// times the incoming gradient, as TF's _ProdGrad: the reduced axes are
+// transposed to the front (in the order the "axis" attr lists them, then the
+// kept axes in order) and folded into one of length R, the kept ones into one
+// of length O; along R, the exclusive cumulative product from the left times
+// the one from the right is each element's "others". No division: zeros need
+// no special case, and a product that overflows or underflows does not drag
+// the others' products with it (prod / x gives inf for all of [1e200, 1e200,
+// 1e-100], whose first two others' products are 1e100). The same
+// multiplications in the same order as TF's, so the same bits. In a graph
+// where x's shape is partly unknown, R, O and the permuted shape come from
+// Shape(x) when it runs.
 Grads ProdGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
-  const std::vector<int64_t> axes = call.attrs.GetInts("axis");
-  const Tensor zero = internal::ScalarLike(0.0, x.dtype());
-  const Tensor one = internal::ScalarLike(1.0, x.dtype());
-  const Tensor is_zero = Cast(Equal(x, zero), x.dtype());
-  const Tensor zeros = ReduceSum(is_zero, axes, /*keepdims=*/true);
-  const Tensor safe = Add(x, is_zero);  // zeros become ones
-  const Tensor nonzero_product = Execute(kProdOp, safe, Attrs{{"axis", axes}, {"keep_dims", true}});
-  const Tensor no_zero = Cast(Equal(zeros, zero), x.dtype());
-  const Tensor one_zero = Cast(Equal(zeros, one), x.dtype());
-  const Tensor others =
-      Add(Mul(no_zero, Div(nonzero_product, safe)), Mul(one_zero, Mul(is_zero, nonzero_product)));
-  return {Mul(SpreadToInput(call, grad), others)};
+  const Tensor spread = SpreadToInput(call, grad);  // throws for an unknown rank
+  const Shape& shape = x.shape();
+  const std::vector<int64_t>& axes = call.attrs.GetInts("axis");
+  const AxisMask mask = ReducedAxes(shape, axes);
+  std::vector<int64_t> perm;
+  perm.reserve(static_cast<size_t>(shape.rank()));
+  for (const int64_t axis : axes) perm.push_back(internal::NormalizeAxis(axis, shape));
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (!mask[i]) perm.push_back(i);
+  }
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = i;
+  const Tensor permuted = Transpose(x, perm);
+  Tensor others;
+  if (shape.IsFullyDefined()) {
+    int64_t reduced_num = 1, other_num = 1;
+    for (int i = 0; i < shape.rank(); ++i) (mask[i] ? reduced_num : other_num) *= shape.dim(i);
+    const Tensor folded = Reshape(permuted, {reduced_num, other_num});
+    others = Reshape(Mul(Cumprod(folded, 0, /*exclusive=*/true),
+                         Cumprod(folded, 0, /*exclusive=*/true, /*reverse=*/true)),
+                     permuted.shape().ToVector());
+  } else {
+    const std::span<const bool> reduced(mask.data(), static_cast<size_t>(shape.rank()));
+    AxisMask kept_mask{};
+    for (int i = 0; i < shape.rank(); ++i) kept_mask[i] = !mask[i];
+    const std::span<const bool> kept(kept_mask.data(), static_cast<size_t>(shape.rank()));
+    const auto count = [&](std::span<const bool> which) {
+      return Reshape(internal::ReducedCount(x, which, DType::kInt32), {1});
+    };
+    const Tensor folded_shape = Concat({count(reduced), count(kept)}, 0);
+    const Tensor folded = internal::ReshapeToTensor(
+        permuted, folded_shape, Shape::Partial({Shape::kUnknownDim, Shape::kUnknownDim}));
+    others = internal::ReshapeToTensor(
+        Mul(Cumprod(folded, 0, /*exclusive=*/true), Cumprod(folded, 0, /*exclusive=*/true,
+                                                            /*reverse=*/true)),
+        ShapeOf(permuted), permuted.shape());
+  }
+  return {Mul(spread, Transpose(others, inverse))};
 }
 
 // TF's output_type: int64 (the default) or int32, which must hold every
