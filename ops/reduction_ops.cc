@@ -276,6 +276,12 @@ Tensor SpreadToInput(const OpCall& call, const Tensor& grad) {
     throw UnimplementedError(
         StrCat("the gradient of ", call.op->type, " needs its input's rank, which is unknown"));
   }
+  if (const Tensor* axes = call.TensorAttr("axis")) {  // axes known when the graph runs
+    const Shape kept = Shape::Partial(std::vector<int64_t>(x_shape.rank(), Shape::kUnknownDim));
+    return internal::BroadcastToTensor(
+        internal::ReshapeToTensor(grad, internal::KeptDimsShape(call.inputs[0], *axes), kept),
+        ShapeOf(call.inputs[0]), x_shape);
+  }
   const AxisMask mask = ReducedAxes(x_shape, call.attrs.GetInts("axis"));
   if (!x_shape.IsFullyDefined()) {  // graph mode: x's shape from the Shape op when it runs
     const std::span<const bool> reduced(mask.data(), static_cast<size_t>(x_shape.rank()));
@@ -291,6 +297,14 @@ Tensor SpreadToInput(const OpCall& call, const Tensor& grad) {
 Grads SumGradient(const OpCall& call, const Tensor& grad) { return {SpreadToInput(call, grad)}; }
 
 Grads MeanGradient(const OpCall& call, const Tensor& grad) {
+  if (call.TensorAttr("axis") != nullptr) {
+    // TF's _MeanGrad: size(x) / max(size(output), 1), from the shapes at run time.
+    const Tensor spread = SpreadToInput(call, grad);
+    const Tensor one = Tensor::FromVector<int32_t>({1}, Shape{});
+    const Tensor factor = Div(ReduceProd(ShapeOf(call.inputs[0]), {0}),
+                              Maximum(ReduceProd(ShapeOf(call.output), {0}), one));
+    return {Div(spread, Cast(factor, grad.dtype()))};
+  }
   if (const Shape& x_shape = call.inputs[0].shape(); !x_shape.IsFullyDefined()) {
     const Tensor spread = SpreadToInput(call, grad);  // throws for an unknown rank
     const AxisMask mask = ReducedAxes(x_shape, call.attrs.GetInts("axis"));
@@ -312,6 +326,19 @@ Grads MaxGradient(const OpCall& call, const Tensor& grad) {
   if (x.shape().unknown_rank()) {
     throw UnimplementedError(
         StrCat("the gradient of ", call.op->type, " needs its input's rank, which is unknown"));
+  }
+  if (const Tensor* axes = call.TensorAttr("axis")) {  // axes known when the graph runs
+    const Shape kept = Shape::Partial(std::vector<int64_t>(x.rank(), Shape::kUnknownDim));
+    const Tensor kept_shape = internal::KeptDimsShape(x, *axes);
+    const auto to_kept = [&](const Tensor& t) {
+      return internal::ReshapeToTensor(t, kept_shape, kept);
+    };
+    Tensor indicators = Cast(Equal(x, to_kept(call.output)), grad.dtype());
+    Tensor num_selected = to_kept(internal::SumOverTensor(indicators, *axes));
+    // Reshaped to Shape(x) to carry x's static shape on (the kept shape's
+    // dimensions are all unknown statically).
+    return {internal::ReshapeToTensor(Mul(Div(indicators, num_selected), to_kept(grad)), ShapeOf(x),
+                                      x.shape())};
   }
   const AxisMask mask = ReducedAxes(x.shape(), call.attrs.GetInts("axis"));
   const Shape kept = ReducedShape(x.shape(), mask, true);
@@ -458,21 +485,24 @@ const OpDef kSumOp = {.type = "Sum",
                       .compute = ReduceKernel<Reducer::kSum, false>,
                       .gradient = SumGradient,
                       .input_attrs = kReductionInputs,
-                      .type_attrs = kReductionTypes};
+                      .type_attrs = kReductionTypes,
+                      .gradient_takes_tensor_attrs = true};
 const OpDef kMeanOp = {.type = "Mean",
                        .num_inputs = 1,
                        .infer = InferReduce<DTypeSet::kNumeric>,
                        .compute = ReduceKernel<Reducer::kSum, true>,
                        .gradient = MeanGradient,
                        .input_attrs = kReductionInputs,
-                       .type_attrs = kReductionTypes};
+                       .type_attrs = kReductionTypes,
+                       .gradient_takes_tensor_attrs = true};
 const OpDef kMaxOp = {.type = "Max",
                       .num_inputs = 1,
                       .infer = InferReduce<DTypeSet::kNumeric>,
                       .compute = ReduceKernel<Reducer::kMax, false>,
                       .gradient = MaxGradient,
                       .input_attrs = kReductionInputs,
-                      .type_attrs = kReductionTypes};
+                      .type_attrs = kReductionTypes,
+                      .gradient_takes_tensor_attrs = true};
 // TF's _MinGrad is _MaxGrad: ties with the minimum share the gradient.
 const OpDef kMinOp = {.type = "Min",
                       .num_inputs = 1,
@@ -480,7 +510,8 @@ const OpDef kMinOp = {.type = "Min",
                       .compute = ReduceKernel<Reducer::kMin, false>,
                       .gradient = MaxGradient,
                       .input_attrs = kReductionInputs,
-                      .type_attrs = kReductionTypes};
+                      .type_attrs = kReductionTypes,
+                      .gradient_takes_tensor_attrs = true};
 const OpDef kProdOp = {.type = "Prod",
                        .num_inputs = 1,
                        .infer = InferReduce<DTypeSet::kNumeric>,
