@@ -26,6 +26,7 @@
 #include "ops/binary_ops.h"
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/cumulative_ops.h"
 #include "ops/elu.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"

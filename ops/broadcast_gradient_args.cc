@@ -28,12 +28,8 @@ std::vector<int64_t> Dims(const Tensor& s, const char* name) {
   } else {
     dims = s.ToVector<int64_t>();
   }
-  for (const int64_t d : dims) {
-    if (d < 0) {
-      throw InvalidArgumentError(
-          StrCat("BroadcastGradientArgs: ", name, " has a negative dimension ", d));
-    }
-  }
+  // A negative "dimension" is compared like any other number, as TF's BCast
+  // does: -1 matches -1 and broadcasts against 1, and is refused against 5.
   return dims;
 }
 

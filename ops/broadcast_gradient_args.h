@@ -26,8 +26,10 @@ namespace eager {
 // s0, s1: int32 or int64 vectors of one dtype; results of that dtype. In a
 // graph adds the node (whose outputs have static shape [?]); eagerly
 // computes at once. Throws InvalidArgumentError when an input is not such a
-// vector, has a negative dimension, or the shapes do not broadcast
-// ("Incompatible shapes: [2,3] vs. [4]").
+// vector or the shapes do not broadcast ("Incompatible shapes: [2,3] vs.
+// [4]"). Negative entries are not refused: as TF 2.21's kernel, they are
+// numbers like the others ([-1, 3] vs. [1, 3]: r1 = [0]; [-1] vs. [5]:
+// incompatible).
 std::pair<Tensor, Tensor> BroadcastGradientArgs(const Tensor& s0, const Tensor& s1);
 
 struct OpDef;

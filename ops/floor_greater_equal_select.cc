@@ -6,12 +6,15 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/broadcast_gradient_args.h"
 #include "ops/execute.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/internal/elementwise.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/op_def.h"
+#include "ops/shape_op.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -176,15 +179,28 @@ Tensor SelectV2Kernel(std::span<const Tensor> in, const Attrs&, const OutputSpec
   return out;
 }
 
+// g (the output's shape) summed back to `input`'s shape. Where input's shape
+// is partly unknown in a graph, the axes it was broadcast along show only
+// when the graph runs (each of the three inputs may broadcast against the
+// other two): as TF's _SelectGradV2, BroadcastGradientArgs(Shape(input),
+// Shape(output)) names them, and the sum is reshaped to Shape(input).
+Tensor SumToSelectInput(const Tensor& g, const Tensor& input, const Tensor& output) {
+  const Shape& shape = input.shape();
+  if (shape.IsFullyDefined() && !g.shape().unknown_rank()) return internal::SumToShape(g, shape);
+  const Tensor input_shape = ShapeOf(input);
+  const Tensor axes = BroadcastGradientArgs(input_shape, ShapeOf(output)).first;
+  return internal::ReshapeToTensor(internal::SumOverTensor(g, axes), input_shape, shape);
+}
+
 Grads SelectV2Gradient(const OpCall& call, const Tensor& grad) {
   const Tensor& c = call.inputs[0];
   const Tensor zero = internal::ScalarLike(0.0, grad.dtype());
   Grads grads(3);
   if (call.NeedsGradient(1)) {
-    grads[1] = internal::SumToShape(SelectV2(c, grad, zero), call.inputs[1].shape());
+    grads[1] = SumToSelectInput(SelectV2(c, grad, zero), call.inputs[1], call.output);
   }
   if (call.NeedsGradient(2)) {
-    grads[2] = internal::SumToShape(SelectV2(c, zero, grad), call.inputs[2].shape());
+    grads[2] = SumToSelectInput(SelectV2(c, zero, grad), call.inputs[2], call.output);
   }
   return grads;
 }

@@ -41,6 +41,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/attrs.h"
@@ -60,12 +61,25 @@ struct OpCall {
   std::vector<Tensor> inputs;
   Tensor output;
   Attrs attrs;
+  // Graph gradients only (autodiff/graph_gradients.h): the input attrs
+  // (OpDef::input_attrs) whose node input is not a Const but a tensor known
+  // when the graph runs (a Shape, a BroadcastGradientArgs output), as that
+  // tensor, by attr name ("axis"); such an attr is absent from `attrs`. Only
+  // ops whose OpDef sets gradient_takes_tensor_attrs get them.
+  std::vector<std::pair<std::string_view, Tensor>> tensor_attrs = {};
   // Bit i set: nobody wants the gradient of input i, so a gradient function
   // may skip computing it and return nullopt there (TF's
   // skip_input_indices, torch's needs_input_grad). GradientTape sets it
   // before each gradient call; 0 (every gradient wanted) is always correct.
   uint64_t skip_gradient = 0;
 
+  // The tensor_attrs entry for `attr`, or nullptr when it is in `attrs`.
+  const Tensor* TensorAttr(std::string_view attr) const {
+    for (const auto& [name, t] : tensor_attrs) {
+      if (name == attr) return &t;
+    }
+    return nullptr;
+  }
   // Whether input i's gradient is wanted. Inputs past 63 always are.
   bool NeedsGradient(size_t i) const { return i >= 64 || ((skip_gradient >> i) & 1u) == 0; }
 };
@@ -151,6 +165,12 @@ struct OpDef {
   // public function adds the unfused ops' nodes to a graph instead, so that
   // .meta files hold only ops with TF's OpDefs (saving/saver/internal/tf_op_defs.cc).
   bool eager_only = false;
+  // The gradient function reads an input attr from OpCall::tensor_attrs when
+  // its graph input is not a Const (Sum over BroadcastGradientArgs' axes,
+  // Reshape to a Shape op's output), so that gradients of gradients of
+  // shapes known at run time can be taken. False: such a node's gradient is
+  // refused, naming the input.
+  bool gradient_takes_tensor_attrs = false;
 
   // Graph-only ops (see above): `compute` is nullptr and `run` is the kernel.
   NodeKernelFn run = nullptr;

@@ -7,6 +7,7 @@
 #include "ops/broadcast_gradient_args.h"
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/cumulative_ops.h"
 #include "ops/elu.h"
 #include "ops/floor_greater_equal_select.h"
 #include "ops/fused_conv.h"
@@ -62,6 +63,9 @@ const OpDef* const kAllOps[] = {
     &kMinOp,
     &kProdOp,
     &kArgMaxOp,
+    // cumulative_ops.cc
+    &kCumsumOp,
+    &kCumprodOp,
     // shape_ops.cc
     &kReshapeOp,
     &kTransposeOp,

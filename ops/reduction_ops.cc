@@ -8,6 +8,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/cumulative_ops.h"
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dynamic_shape.h"
@@ -275,6 +276,12 @@ Tensor SpreadToInput(const OpCall& call, const Tensor& grad) {
     throw UnimplementedError(
         StrCat("the gradient of ", call.op->type, " needs its input's rank, which is unknown"));
   }
+  if (const Tensor* axes = call.TensorAttr("axis")) {  // axes known when the graph runs
+    const Shape kept = Shape::Partial(std::vector<int64_t>(x_shape.rank(), Shape::kUnknownDim));
+    return internal::BroadcastToTensor(
+        internal::ReshapeToTensor(grad, internal::KeptDimsShape(call.inputs[0], *axes), kept),
+        ShapeOf(call.inputs[0]), x_shape);
+  }
   const AxisMask mask = ReducedAxes(x_shape, call.attrs.GetInts("axis"));
   if (!x_shape.IsFullyDefined()) {  // graph mode: x's shape from the Shape op when it runs
     const std::span<const bool> reduced(mask.data(), static_cast<size_t>(x_shape.rank()));
@@ -290,6 +297,14 @@ Tensor SpreadToInput(const OpCall& call, const Tensor& grad) {
 Grads SumGradient(const OpCall& call, const Tensor& grad) { return {SpreadToInput(call, grad)}; }
 
 Grads MeanGradient(const OpCall& call, const Tensor& grad) {
+  if (call.TensorAttr("axis") != nullptr) {
+    // TF's _MeanGrad: size(x) / max(size(output), 1), from the shapes at run time.
+    const Tensor spread = SpreadToInput(call, grad);
+    const Tensor one = Tensor::FromVector<int32_t>({1}, Shape{});
+    const Tensor factor = Div(ReduceProd(ShapeOf(call.inputs[0]), {0}),
+                              Maximum(ReduceProd(ShapeOf(call.output), {0}), one));
+    return {Div(spread, Cast(factor, grad.dtype()))};
+  }
   if (const Shape& x_shape = call.inputs[0].shape(); !x_shape.IsFullyDefined()) {
     const Tensor spread = SpreadToInput(call, grad);  // throws for an unknown rank
     const AxisMask mask = ReducedAxes(x_shape, call.attrs.GetInts("axis"));
@@ -312,6 +327,19 @@ Grads MaxGradient(const OpCall& call, const Tensor& grad) {
     throw UnimplementedError(
         StrCat("the gradient of ", call.op->type, " needs its input's rank, which is unknown"));
   }
+  if (const Tensor* axes = call.TensorAttr("axis")) {  // axes known when the graph runs
+    const Shape kept = Shape::Partial(std::vector<int64_t>(x.rank(), Shape::kUnknownDim));
+    const Tensor kept_shape = internal::KeptDimsShape(x, *axes);
+    const auto to_kept = [&](const Tensor& t) {
+      return internal::ReshapeToTensor(t, kept_shape, kept);
+    };
+    Tensor indicators = Cast(Equal(x, to_kept(call.output)), grad.dtype());
+    Tensor num_selected = to_kept(internal::SumOverTensor(indicators, *axes));
+    // Reshaped to Shape(x) to carry x's static shape on (the kept shape's
+    // dimensions are all unknown statically).
+    return {internal::ReshapeToTensor(Mul(Div(indicators, num_selected), to_kept(grad)), ShapeOf(x),
+                                      x.shape())};
+  }
   const AxisMask mask = ReducedAxes(x.shape(), call.attrs.GetInts("axis"));
   const Shape kept = ReducedShape(x.shape(), mask, true);
   const auto to_kept = [&](const Tensor& t) {
@@ -325,26 +353,57 @@ Grads MaxGradient(const OpCall& call, const Tensor& grad) {
 }
 
 // The product of the other elements of each element's reduction group,
-// times the incoming gradient (TF's _ProdGrad). TF takes exclusive cumprods;
-// here the zeros are counted instead, which is as exact where they matter:
-// with no zero in a group the others' product is prod / x; with one zero,
-// it is the product of the nonzeros at the zero and 0 elsewhere; with two
-// or more, 0 everywhere. Written with the public ops, so shapes known only
-// when a graph runs come through SpreadToInput and broadcasting.
+// times the incoming gradient, as TF's _ProdGrad: the reduced axes are
+// transposed to the front (in the order the "axis" attr lists them, then the
+// kept axes in order) and folded into one of length R, the kept ones into one
+// of length O; along R, the exclusive cumulative product from the left times
+// the one from the right is each element's "others". No division: zeros need
+// no special case, and a product that overflows or underflows does not drag
+// the others' products with it (prod / x gives inf for all of [1e200, 1e200,
+// 1e-100], whose first two others' products are 1e100). The same
+// multiplications in the same order as TF's, so the same bits. In a graph
+// where x's shape is partly unknown, R, O and the permuted shape come from
+// Shape(x) when it runs.
 Grads ProdGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
-  const std::vector<int64_t> axes = call.attrs.GetInts("axis");
-  const Tensor zero = internal::ScalarLike(0.0, x.dtype());
-  const Tensor one = internal::ScalarLike(1.0, x.dtype());
-  const Tensor is_zero = Cast(Equal(x, zero), x.dtype());
-  const Tensor zeros = ReduceSum(is_zero, axes, /*keepdims=*/true);
-  const Tensor safe = Add(x, is_zero);  // zeros become ones
-  const Tensor nonzero_product = Execute(kProdOp, safe, Attrs{{"axis", axes}, {"keep_dims", true}});
-  const Tensor no_zero = Cast(Equal(zeros, zero), x.dtype());
-  const Tensor one_zero = Cast(Equal(zeros, one), x.dtype());
-  const Tensor others =
-      Add(Mul(no_zero, Div(nonzero_product, safe)), Mul(one_zero, Mul(is_zero, nonzero_product)));
-  return {Mul(SpreadToInput(call, grad), others)};
+  const Tensor spread = SpreadToInput(call, grad);  // throws for an unknown rank
+  const Shape& shape = x.shape();
+  const std::vector<int64_t>& axes = call.attrs.GetInts("axis");
+  const AxisMask mask = ReducedAxes(shape, axes);
+  std::vector<int64_t> perm;
+  perm.reserve(static_cast<size_t>(shape.rank()));
+  for (const int64_t axis : axes) perm.push_back(internal::NormalizeAxis(axis, shape));
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (!mask[i]) perm.push_back(i);
+  }
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[static_cast<size_t>(perm[i])] = i;
+  const Tensor permuted = Transpose(x, perm);
+  Tensor others;
+  if (shape.IsFullyDefined()) {
+    int64_t reduced_num = 1, other_num = 1;
+    for (int i = 0; i < shape.rank(); ++i) (mask[i] ? reduced_num : other_num) *= shape.dim(i);
+    const Tensor folded = Reshape(permuted, {reduced_num, other_num});
+    others = Reshape(Mul(Cumprod(folded, 0, /*exclusive=*/true),
+                         Cumprod(folded, 0, /*exclusive=*/true, /*reverse=*/true)),
+                     permuted.shape().ToVector());
+  } else {
+    const std::span<const bool> reduced(mask.data(), static_cast<size_t>(shape.rank()));
+    AxisMask kept_mask{};
+    for (int i = 0; i < shape.rank(); ++i) kept_mask[i] = !mask[i];
+    const std::span<const bool> kept(kept_mask.data(), static_cast<size_t>(shape.rank()));
+    const auto count = [&](std::span<const bool> which) {
+      return Reshape(internal::ReducedCount(x, which, DType::kInt32), {1});
+    };
+    const Tensor folded_shape = Concat({count(reduced), count(kept)}, 0);
+    const Tensor folded = internal::ReshapeToTensor(
+        permuted, folded_shape, Shape::Partial({Shape::kUnknownDim, Shape::kUnknownDim}));
+    others = internal::ReshapeToTensor(
+        Mul(Cumprod(folded, 0, /*exclusive=*/true), Cumprod(folded, 0, /*exclusive=*/true,
+                                                            /*reverse=*/true)),
+        ShapeOf(permuted), permuted.shape());
+  }
+  return {Mul(spread, Transpose(others, inverse))};
 }
 
 // TF's output_type: int64 (the default) or int32, which must hold every
@@ -426,21 +485,24 @@ const OpDef kSumOp = {.type = "Sum",
                       .compute = ReduceKernel<Reducer::kSum, false>,
                       .gradient = SumGradient,
                       .input_attrs = kReductionInputs,
-                      .type_attrs = kReductionTypes};
+                      .type_attrs = kReductionTypes,
+                      .gradient_takes_tensor_attrs = true};
 const OpDef kMeanOp = {.type = "Mean",
                        .num_inputs = 1,
                        .infer = InferReduce<DTypeSet::kNumeric>,
                        .compute = ReduceKernel<Reducer::kSum, true>,
                        .gradient = MeanGradient,
                        .input_attrs = kReductionInputs,
-                       .type_attrs = kReductionTypes};
+                       .type_attrs = kReductionTypes,
+                       .gradient_takes_tensor_attrs = true};
 const OpDef kMaxOp = {.type = "Max",
                       .num_inputs = 1,
                       .infer = InferReduce<DTypeSet::kNumeric>,
                       .compute = ReduceKernel<Reducer::kMax, false>,
                       .gradient = MaxGradient,
                       .input_attrs = kReductionInputs,
-                      .type_attrs = kReductionTypes};
+                      .type_attrs = kReductionTypes,
+                      .gradient_takes_tensor_attrs = true};
 // TF's _MinGrad is _MaxGrad: ties with the minimum share the gradient.
 const OpDef kMinOp = {.type = "Min",
                       .num_inputs = 1,
@@ -448,7 +510,8 @@ const OpDef kMinOp = {.type = "Min",
                       .compute = ReduceKernel<Reducer::kMin, false>,
                       .gradient = MaxGradient,
                       .input_attrs = kReductionInputs,
-                      .type_attrs = kReductionTypes};
+                      .type_attrs = kReductionTypes,
+                      .gradient_takes_tensor_attrs = true};
 const OpDef kProdOp = {.type = "Prod",
                        .num_inputs = 1,
                        .infer = InferReduce<DTypeSet::kNumeric>,

@@ -117,7 +117,9 @@ Tensor ReshapeKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec&
 }
 
 Grads ReshapeGradient(const OpCall& call, const Tensor& grad) {
-  return {Reshape(grad, call.inputs[0].shape().ToVector())};
+  const Tensor& x = call.inputs[0];
+  if (x.shape().IsFullyDefined()) return {Reshape(grad, x.shape().ToVector())};
+  return {internal::ReshapeToTensor(grad, ShapeOf(x), x.shape())};  // graph: from Shape(x)
 }
 
 // ---- Transpose -------------------------------------------------------------
@@ -348,12 +350,17 @@ Tensor BroadcastToKernel(std::span<const Tensor> in, const Attrs&, const OutputS
 
 Grads BroadcastToGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
-  if (x.shape().IsFullyDefined()) return {internal::SumToShape(grad, x.shape())};
+  if (x.shape().IsFullyDefined() && !grad.shape().unknown_rank()) {
+    return {internal::SumToShape(grad, x.shape())};
+  }
   // In a graph, x's unknown dimensions may be 1 or the target's when it
   // runs: the axes come from BroadcastGradientArgs, as TF's _BroadcastToGrad.
-  const std::vector<int64_t> target = call.attrs.GetShape("shape").ToVector();
-  const Tensor target_shape =
-      Tensor::FromVector<int32_t>(std::vector<int32_t>(target.begin(), target.end()));
+  // The target is the node's shape input when that is not a Const.
+  const Tensor* shape_input = call.TensorAttr("shape");
+  const Tensor target_shape = shape_input != nullptr ? *shape_input : [&] {
+    const std::vector<int64_t> target = call.attrs.GetShape("shape").ToVector();
+    return Tensor::FromVector<int32_t>(std::vector<int32_t>(target.begin(), target.end()));
+  }();
   const Tensor axes = BroadcastGradientArgs(ShapeOf(x), target_shape).first;
   return {internal::ReshapeToTensor(internal::SumOverTensor(grad, axes), ShapeOf(x), x.shape())};
 }
@@ -379,7 +386,8 @@ const OpDef kReshapeOp = {.type = "Reshape",
                           .compute = ReshapeKernel,
                           .gradient = ReshapeGradient,
                           .input_attrs = kReshapeInputs,
-                          .type_attrs = kReshapeTypes};
+                          .type_attrs = kReshapeTypes,
+                          .gradient_takes_tensor_attrs = true};
 
 const OpDef kTransposeOp = {.type = "Transpose",
                             .num_inputs = 1,
@@ -411,7 +419,8 @@ const OpDef kBroadcastToOp = {.type = "BroadcastTo",
                               .compute = BroadcastToKernel,
                               .gradient = BroadcastToGradient,
                               .input_attrs = kBroadcastToInputs,
-                              .type_attrs = kBroadcastToTypes};
+                              .type_attrs = kBroadcastToTypes,
+                              .gradient_takes_tensor_attrs = true};
 
 Tensor Reshape(const Tensor& x, const std::vector<int64_t>& shape) {
   return Execute(kReshapeOp, x, Attrs{{"shape", shape}});

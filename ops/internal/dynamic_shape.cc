@@ -5,8 +5,10 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/floor_greater_equal_select.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/internal/scalar_like.h"
+#include "ops/reduction_ops.h"
 #include "ops/shape_op.h"
 #include "runtime/graph.h"
 
@@ -50,6 +52,19 @@ Tensor KeptDimsShape(const Tensor& x, std::span<const bool> reduced) {
   // shape * keep + ones: each reduced dimension becomes 1.
   return Add(Mul(ShapeOf(x), Tensor::FromVector<int32_t>(std::move(keep))),
              Tensor::FromVector<int32_t>(std::move(ones)));
+}
+
+Tensor KeptDimsShape(const Tensor& x, const Tensor& axes) {
+  const int64_t rank = x.rank();
+  Tensor a = Reshape(axes.dtype() == DType::kInt32 ? axes : Cast(axes, DType::kInt32), {-1});
+  const Tensor zero = Tensor::FromVector<int32_t>({0}, Shape{});
+  a = SelectV2(GreaterEqual(a, zero), a,
+               Add(a, Tensor::FromVector<int32_t>({static_cast<int32_t>(rank)}, Shape{})));
+  // 1 at each listed axis (once, however often it is listed), else 0.
+  const Tensor one = Tensor::FromVector<int32_t>({1}, Shape{});
+  const Tensor reduced =
+      Minimum(ReduceSum(OneHot(a, rank, 1.0, 0.0, DType::kInt32), {0}, /*keepdims=*/false), one);
+  return Add(Mul(ShapeOf(x), Sub(one, reduced)), reduced);
 }
 
 Tensor ReducedCount(const Tensor& x, std::span<const bool> reduced, DType dtype) {

@@ -31,6 +31,12 @@ Tensor SumOverTensor(const Tensor& x, const Tensor& axes);
 // REQUIRES: x's rank is known.
 Tensor KeptDimsShape(const Tensor& x, std::span<const bool> reduced);
 
+// The same with the reduced dimensions given by `axes`, an int32/int64
+// scalar or vector known only when the graph runs (a reduction node's
+// non-Const reduction_indices; negative ones count from the end).
+// REQUIRES: x's rank is known.
+Tensor KeptDimsShape(const Tensor& x, const Tensor& axes);
+
 // The number of elements a reduction over `reduced` folds into one, as a
 // scalar of `dtype`: known dimensions multiply into a constant, unknown ones
 // are read from Shape(x) (TF's _MeanGrad factor, reduce_prod over the

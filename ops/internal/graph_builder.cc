@@ -1,5 +1,6 @@
 #include "ops/internal/graph_builder.h"
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 
@@ -307,20 +308,41 @@ OpCall NodeCall(const Graph& graph, int index) {
   }
   const size_t num_tensors = inputs.size() - num_attr_inputs;
   std::vector<Tensor> attr_values;
+  std::vector<std::pair<std::string_view, Tensor>> tensor_attrs;
   for (size_t i = num_tensors; i < inputs.size(); ++i) {
     const Node& producer = graph.node(inputs[i].symbolic()->node);
-    if (producer.op != "Const") {
-      throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, "): input '",
-                                        op->input_attrs[i - num_tensors].input,
+    const InputAttr& a = op->input_attrs[i - num_tensors];
+    if (producer.op == "Const") {
+      attr_values.push_back(producer.Attr<Tensor>("value"));
+      continue;
+    }
+    if (!op->gradient_takes_tensor_attrs) {
+      throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, "): input '", a.input,
                                         "' must come from a Const node to differentiate it, not '",
                                         producer.name, "' (", producer.op, ")"));
     }
-    attr_values.push_back(producer.Attr<Tensor>("value"));
+    tensor_attrs.emplace_back(a.attr, inputs[i]);
+  }
+  Attrs attrs;
+  if (tensor_attrs.empty()) {
+    attrs = KernelAttrs(node, *op, attr_values);
+  } else {  // the Const ones only
+    attrs = NodeKernelAttrs(node, *op);
+    size_t next = 0;
+    for (size_t i = 0; i < num_attr_inputs; ++i) {
+      const InputAttr& a = op->input_attrs[i];
+      const bool is_tensor = std::any_of(tensor_attrs.begin(), tensor_attrs.end(),
+                                         [&](const auto& t) { return t.first == a.attr; });
+      if (is_tensor) continue;
+      const OpDef one{.type = op->type, .input_attrs = std::span<const InputAttr>(&a, 1)};
+      SetInputAttrs(node, one, std::span<const Tensor>(&attr_values[next++], 1), attrs);
+    }
   }
   OpCall call{.op = op,
               .inputs = std::vector<Tensor>(inputs.begin(), inputs.begin() + num_tensors),
               .output = graph.Output(index, 0),
-              .attrs = KernelAttrs(node, *op, attr_values)};
+              .attrs = std::move(attrs),
+              .tensor_attrs = std::move(tensor_attrs)};
   return call;
 }
 

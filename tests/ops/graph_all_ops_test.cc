@@ -14,6 +14,7 @@
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/cumulative_ops.h"
 #include "ops/elu.h"
 #include "ops/execute.h"
 #include "ops/floor_greater_equal_select.h"
@@ -102,6 +103,18 @@ std::vector<OpCase> Cases() {
                &kProdOp,
                {Floats(m, 28)},
                Attrs{{"axis", std::vector<int64_t>{0}}, {"keep_dims", false}}});
+  c.push_back({"Cumsum",
+               &kCumsumOp,
+               {Floats(Shape{2, 3, 4}, 53)},
+               Attrs{{"axis", int64_t{-2}}, {"exclusive", true}, {"reverse", false}}});
+  c.push_back({"Cumprod",
+               &kCumprodOp,
+               {Floats(Shape{2, 3, 4}, 54)},
+               Attrs{{"axis", int64_t{2}}, {"exclusive", true}, {"reverse", true}}});
+  c.push_back({"CumprodInt64",
+               &kCumprodOp,
+               {Tensor::Vector<int64_t>({3, -2, 5, 7})},
+               Attrs{{"axis", int64_t{0}}, {"exclusive", false}, {"reverse", false}}});
   c.push_back({"ArgMax",
                &kArgMaxOp,
                {Floats(m, 25)},

@@ -12,6 +12,7 @@
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/cumulative_ops.h"
 #include "ops/elu.h"
 #include "ops/floor_greater_equal_select.h"
 #include "ops/fused_conv.h"
@@ -157,6 +158,28 @@ std::vector<GradientCase> Cases() {
                &kProdOp,
                {Uniform(Shape{2, 3, 4}, 174)},
                ReduceAttrs({0, 2}, true)});
+  // Several axes in a non-ascending order, with zeros: one in some groups,
+  // two in another (TF's cumulative-product formulation).
+  c.push_back(
+      {"ProdAxes2And0WithZeros",
+       &kProdOp,
+       {Tensor::FromVector<double>({0.0, 1.2, -0.7, 0.9,  1.1, 0.0, -1.3, 0.6, 0.8,  1.4, 0.0, -0.5,
+                                    0.0, 0.7, 1.5,  -1.2, 0.4, 0.9, 1.3,  0.0, -0.6, 1.1, 0.8, 0.5},
+                                   Shape{2, 3, 4})},
+       ReduceAttrs({2, 0}, false)});
+  c.push_back({"ProdNoAxes", &kProdOp, {Uniform(m, 175)}, ReduceAttrs({}, false)});
+  // Cumulative ops: every combination of exclusive and reverse.
+  const auto scan = [](int64_t axis, bool exclusive, bool reverse) {
+    return Attrs{{"axis", axis}, {"exclusive", exclusive}, {"reverse", reverse}};
+  };
+  c.push_back({"Cumsum", &kCumsumOp, {Uniform(Shape{2, 3, 4}, 176)}, scan(1, false, false)});
+  c.push_back(
+      {"CumsumExclusiveReverse", &kCumsumOp, {Uniform(Shape{3, 4}, 177)}, scan(-1, true, true)});
+  c.push_back({"Cumprod", &kCumprodOp, {Uniform(Shape{2, 3, 4}, 178)}, scan(2, false, false)});
+  c.push_back({"CumprodExclusive", &kCumprodOp, {Uniform(Shape{4, 3}, 179)}, scan(0, true, false)});
+  c.push_back({"CumprodReverse", &kCumprodOp, {Uniform(Shape{3, 4}, 180)}, scan(-2, false, true)});
+  c.push_back(
+      {"CumprodExclusiveReverse", &kCumprodOp, {Uniform(Shape{5}, 181)}, scan(0, true, true)});
   // Array ops.
   c.push_back(
       {"Reshape", &kReshapeOp, {Uniform(m, 56)}, Attrs{{"shape", std::vector<int64_t>{3, -1}}}});
@@ -268,6 +291,12 @@ std::vector<GradientCase> Cases() {
                &kSelectV2Op,
                {Tensor::FromVector<bool>({true, false}, Shape{2, 1}), Uniform(Shape{3}, 76),
                 Uniform(Shape{}, 77)},
+               {}});
+  // Each input broadcast along other axes: condition [2,1,1], t [1,3,1], e [1,1,4].
+  c.push_back({"SelectV2ThreeWayBroadcast",
+               &kSelectV2Op,
+               {Tensor::FromVector<bool>({true, false}, Shape{2, 1, 1}),
+                Uniform(Shape{1, 3, 1}, 183), Uniform(Shape{1, 1, 4}, 182)},
                {}});
   return c;
 }

@@ -17,6 +17,7 @@
 #include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/cumulative_ops.h"
 #include "ops/elu.h"
 #include "ops/floor_greater_equal_select.h"
 #include "ops/graph_ops.h"
@@ -177,6 +178,8 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
       ReduceSum(UnsortedSegmentSum(logits, Constant(Tensor::Vector<int32_t>({0, 1, 0, 1})), 2)),
       ReduceSum(Mul(BroadcastTo(b.value(), Shape{4, 3}), StopGradient(Identity(logits)))),
       ReduceSum(Cast(Cast(logits, DType::kFloat64), DType::kFloat32)),
+      // Cumprod also comes from ReduceProd's gradient (TF's _ProdGrad).
+      ReduceSum(Cumsum(Cumprod(logits, 1, true), 0, false, true)),
       ReduceSum(Mul(Squeeze(Elu(ReduceMean(logits, {0}, true))),
                     Rsqrt(Add(SquaredDifference(logits, b.value()), one)))),
       // Dropout's ops (TF 2.x's SelectV2 form; Floor from TF <= 1.13's).
