@@ -130,8 +130,7 @@ TEST(GraphSecondOrderDynamicTest, ReductionsOverAxesFedAtRunTime) {
     };
     node.inputs = {name_of(h), name_of(axes)};  // output 0 of each
     node.attrs = {{"T", DType::kFloat64}, {"Tidx", DType::kInt32}, {"keep_dims", false}};
-    node.output_dtypes = {DType::kFloat64};
-    node.output_shapes = {Shape::Partial({-1})};
+    node.output_specs = {{Shape::Partial({-1}), DType::kFloat64}};
     const Tensor reduced = graph.Output(graph.AddNode(std::move(node)), 0);
     const Tensor loss = ReduceSum(Square(reduced));
     if (op == "Prod") {
