@@ -29,7 +29,7 @@
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/saver/saved_model.h"
 #include "saving/saver/saver.h"
-#include "tests/testing/child_peak_memory.h"
+#include "tests/testing/memory_measurement.h"
 
 namespace {
 

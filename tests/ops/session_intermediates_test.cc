@@ -16,7 +16,7 @@
 #include "ops/session.h"
 #include "runtime/graph.h"
 #include "runtime/threads.h"
-#include "tests/testing/child_peak_memory.h"
+#include "tests/testing/memory_measurement.h"
 
 namespace eager {
 namespace {
@@ -45,11 +45,7 @@ bool AllEqual(const Tensor& t, float value) {
 
 // AddressSanitizer's quarantine holds freed memory back: the sanitized pass
 // checks every value, the unsanitized one the memory too.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPeakMemoryIsEagers = false;
-#else
-constexpr bool kPeakMemoryIsEagers = true;
-#endif
+constexpr bool kPeakMemoryIsEagers = testing::kMemoryIsMeasurable;
 
 TEST(SessionIntermediatesTest, ALongChainOfLargeTensorsRunsInMemoryOfAFewOfThem) {
   // y_0 = x, y_i = y_{i-1} + x: every y_i is 1 MiB and only y_{i+1} reads

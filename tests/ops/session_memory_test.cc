@@ -4,7 +4,7 @@
 // kept per-node records of vectors), and a second run adds nothing; the run
 // itself needs memory of a fraction of the graph's and no stack per node of
 // depth. Heap sizes are glibc's (mallinfo2) in this process; peaks are a
-// forked child's peak resident memory (tests/testing/child_peak_memory.h).
+// forked child's peak resident memory (tests/testing/memory_measurement.h).
 
 #include <gtest/gtest.h>
 #include <malloc.h>
@@ -17,7 +17,7 @@
 #include "ops/session.h"
 #include "runtime/graph.h"
 #include "runtime/threads.h"
-#include "tests/testing/child_peak_memory.h"
+#include "tests/testing/memory_measurement.h"
 
 namespace eager {
 namespace {
@@ -47,20 +47,15 @@ std::string BuildChain(Graph& graph, int nodes = kNodes) {
 // x = 1: y_i = y_{i-1} + 1 from y_0 = 2.
 constexpr float kLastValue = kNodes + 1.0f;
 
-// Bytes the heap holds now (glibc).
+// Bytes the heap holds now (glibc), its free pages given back first.
 int64_t HeapBytes() {
   malloc_trim(0);
-  const struct mallinfo2 info = mallinfo2();
-  return static_cast<int64_t>(info.uordblks + info.hblkhd);
+  return testing::HeapInUseBytes();
 }
 
 // AddressSanitizer's allocator answers no mallinfo2, and its quarantine
 // holds freed memory back: the sanitized pass checks the values only.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kHeapIsGlibcs = false;
-#else
-constexpr bool kHeapIsGlibcs = true;
-#endif
+constexpr bool kHeapIsGlibcs = testing::kMemoryIsMeasurable;
 
 double Seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

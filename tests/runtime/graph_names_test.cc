@@ -2,7 +2,6 @@
 // TensorFlow's Graph counts them, without copies (issue 27).
 
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <cctype>
 #include <iostream>
@@ -13,6 +12,7 @@
 
 #include "runtime/errors.h"
 #include "runtime/graph.h"
+#include "tests/testing/memory_measurement.h"
 
 namespace eager {
 namespace {
@@ -156,10 +156,7 @@ TEST(GraphNamesTest, RandomBuildingMatchesTensorFlowsRules) {
 }
 
 #if !defined(__SANITIZE_ADDRESS__)
-size_t HeapInUse() {
-  const struct mallinfo2 info = mallinfo2();
-  return info.uordblks + info.hblkhd;
-}
+size_t HeapInUse() { return static_cast<size_t>(testing::HeapInUseBytes()); }
 
 // The heap a Graph takes to add `nodes`, made beforehand (their names are
 // the nodes' own), to a graph whose registry was or was not cleared.

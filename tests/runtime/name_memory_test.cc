@@ -2,7 +2,6 @@
 // Heap in use is mallinfo2()'s, small blocks and mmapped ones together.
 
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <iostream>
 #include <memory>
@@ -11,20 +10,14 @@
 
 #include "runtime/errors.h"
 #include "runtime/names.h"
+#include "tests/testing/memory_measurement.h"
 
 namespace eager {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kHeapIsEagers = false;  // ASan's allocator keeps its own books
-#else
-constexpr bool kHeapIsEagers = true;
-#endif
+constexpr bool kHeapIsEagers = testing::kMemoryIsMeasurable;
 
-size_t HeapInUse() {
-  const struct mallinfo2 info = mallinfo2();
-  return info.uordblks + info.hblkhd;
-}
+size_t HeapInUse() { return static_cast<size_t>(testing::HeapInUseBytes()); }
 
 // 100k names like the nodes of issue 27's file, 12 to 14 bytes each.
 // Measured (Release, glibc): 41 bytes a name: the lower-cased copy with 5

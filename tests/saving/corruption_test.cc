@@ -15,6 +15,7 @@
 #include "saving/bundle/internal/leveldb_table.h"
 #include "saving/bundle/posix_file.h"
 #include "tests/saving/saving_test_util.h"
+#include "tests/testing/protobuf_wire.h"
 
 namespace eager {
 namespace {
@@ -196,19 +197,9 @@ TEST(CorruptionTest, FlippedDataBytesAreChecksumMismatches) {
 // Hand-made indexes with the protobuf wire format spelled out (FORMAT.md 2.3,
 // 2.4), independent of our protobuf code.
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  internal::PutVarint64(out, v);
-  return out;
-}
-std::string Field(int number, int wire_type, const std::string& payload) {
-  std::string out = Varint(static_cast<uint64_t>(number << 3 | wire_type));
-  if (wire_type == 2) out += Varint(payload.size());
-  return out + payload;
-}
-std::string VarintField(int number, int64_t v) {
-  return Field(number, 0, Varint(static_cast<uint64_t>(v)));
-}
+using ::eager::testing::wire::Field;
+using ::eager::testing::wire::Varint;
+using ::eager::testing::wire::VarintField;
 
 struct RawEntry {
   int dtype = 1;

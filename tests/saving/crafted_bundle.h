@@ -20,6 +20,7 @@
 #include "saving/bundle/posix_file.h"
 #include "saving/bundle/tensor_slice.h"
 #include "tests/saving/saving_test_util.h"
+#include "tests/testing/protobuf_wire.h"
 
 namespace eager::testing {
 
@@ -32,30 +33,12 @@ struct CraftedEntry {
   std::vector<TensorSlice> slices;  // non-empty: a partitioned variable's entry
 };
 
-namespace crafted {
-
-inline std::string Varint(uint64_t v) {
-  std::string out;
-  internal::PutVarint64(out, v);
-  return out;
-}
-inline std::string Field(int number, int wire_type, const std::string& payload) {
-  std::string out = Varint(static_cast<uint64_t>(number << 3 | wire_type));
-  if (wire_type == 2) out += Varint(payload.size());
-  return out + payload;
-}
-inline std::string VarintField(int number, int64_t v) {
-  return Field(number, 0, Varint(static_cast<uint64_t>(v)));
-}
-
-}  // namespace crafted
-
 // BundleEntryProto: dtype 1, shape 2 (dim 2 { size 1 }), offset 4, size 5,
 // crc32c 6 (fixed32), slices 7 (TensorSliceProto { extent 1 { start 1,
 // length 2 } }, a whole dimension being an empty extent).
 inline std::string EncodeCraftedEntry(const CraftedEntry& e) {
-  using crafted::Field;
-  using crafted::VarintField;
+  using wire::Field;
+  using wire::VarintField;
   std::string shape;
   for (int64_t d : e.dims) shape += Field(2, 2, VarintField(1, d));
   std::string out = VarintField(1, e.dtype) + Field(2, 2, shape);

@@ -27,7 +27,7 @@
 #include "saving/checkpoint/object_graph.h"
 #include "saving/tools/checkpoint_tools.h"
 #include "tests/saving/saving_test_util.h"
-#include "tests/testing/child_peak_memory.h"
+#include "tests/testing/memory_measurement.h"
 
 namespace eager {
 namespace {
@@ -90,11 +90,7 @@ constexpr long kBoundMb = 100;
 // memory (786 MB measured there for 2 MB in Release): the sanitized pass
 // still runs every step and checks every result; the bound is checked by the
 // unsanitized pass.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPeakMemoryIsEagers = false;
-#else
-constexpr bool kPeakMemoryIsEagers = true;
-#endif
+constexpr bool kPeakMemoryIsEagers = testing::kMemoryIsMeasurable;
 
 TEST(DeepObjectGraphTest, RestoreOfADeepChainUsesLinearMemory) {
   const std::string prefix = WriteChain(TempDir() + "/chain", kDepth);

@@ -13,39 +13,31 @@
 #include "runtime/errors.h"
 #include "saving/saver/meta_graph_def.h"
 #include "tests/saving/saving_test_util.h"
+#include "tests/testing/protobuf_wire.h"
 
 namespace eager {
 namespace {
 
 using ::eager::testing::TempDir;
+using ::eager::testing::wire::MessageField;
+using ::eager::testing::wire::VarintField;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // Protobuf wire format, just enough for a GraphDef of Const nodes.
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out += static_cast<char>((v & 0x7F) | 0x80);
-    v >>= 7;
-  }
-  return out + static_cast<char>(v);
-}
-std::string Field(int number, const std::string& bytes) {
-  return Varint(static_cast<uint64_t>(number) << 3 | 2) + Varint(bytes.size()) + bytes;
-}
-std::string IntField(int number, uint64_t v) {
-  return Varint(static_cast<uint64_t>(number) << 3) + Varint(v);
-}
 
 // NodeDef "name": a float Const of shape [elements] holding one value, 1.0.
 std::string FilledConstNode(const std::string& name, int64_t elements) {
   const std::string one("\x00\x00\x80\x3f", 4);
-  const std::string tensor = IntField(1, 1) +  // DT_FLOAT
-                             Field(2, Field(2, IntField(1, static_cast<uint64_t>(elements)))) +
-                             Field(5, one);  // float_val
-  const std::string value_attr = Field(1, "value") + Field(2, Field(8, tensor));
-  const std::string dtype_attr = Field(1, "dtype") + Field(2, IntField(6, 1));
-  return Field(1, Field(1, name) + Field(2, "Const") + Field(5, value_attr) + Field(5, dtype_attr));
+  const std::string tensor =
+      VarintField(1, 1) +  // DT_FLOAT
+      MessageField(2, MessageField(2, VarintField(1, static_cast<uint64_t>(elements)))) +
+      MessageField(5, one);  // float_val
+  const std::string value_attr =
+      MessageField(1, "value") + MessageField(2, MessageField(8, tensor));
+  const std::string dtype_attr = MessageField(1, "dtype") + MessageField(2, VarintField(6, 1));
+  return MessageField(1, MessageField(1, name) + MessageField(2, "Const") +
+                             MessageField(5, value_attr) + MessageField(5, dtype_attr));
 }
 
 std::string WriteGraphDef(const std::string& bytes) {

@@ -24,6 +24,7 @@
 #include "saving/bundle/internal/table_reader.h"
 #include "saving/tools/inspect_checkpoint.h"
 #include "tests/saving/saving_test_util.h"
+#include "tests/testing/protobuf_wire.h"
 
 namespace eager {
 namespace {
@@ -36,11 +37,7 @@ using ::eager::testing::WriteFile;
 // ---------------------------------------------------------------------------
 // A table spelled out byte by byte (FORMAT.md 2.2), so that any field can lie.
 
-std::string Varint(uint64_t v) {
-  std::string out;
-  internal::PutVarint64(out, v);
-  return out;
-}
+using ::eager::testing::wire::Varint;
 
 // One block entry: varint shared, non_shared, value_length, then the bytes.
 // `value_length` may lie about value.size().

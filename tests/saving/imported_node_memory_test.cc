@@ -5,7 +5,6 @@
 // milliseconds and names the bytes per node rather than a peak.
 
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <iostream>
 #include <string>
@@ -13,6 +12,7 @@
 #include "runtime/graph.h"
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
+#include "tests/testing/memory_measurement.h"
 
 namespace eager {
 namespace {
@@ -31,7 +31,7 @@ MetaGraph ChainGraph() {
   return meta;
 }
 
-size_t HeapInUse() { return mallinfo2().uordblks; }
+size_t HeapInUse() { return static_cast<size_t>(testing::HeapInUseBytes()); }
 
 // Measured in Release, glibc malloc, for this chain (names of 12 to 15
 // characters, in the string's own buffer): 686 bytes per node when an
@@ -44,11 +44,7 @@ constexpr double kBytesPerNodeBound = 560;
 
 // AddressSanitizer's allocator is not glibc's (its redzones and quarantine
 // are not eager's memory): the sanitized pass checks the import only.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kHeapIsGlibcs = false;
-#else
-constexpr bool kHeapIsGlibcs = true;
-#endif
+constexpr bool kHeapIsGlibcs = testing::kMemoryIsMeasurable;
 
 TEST(ImportedNodeMemoryTest, AChainNodeCostsAFewHundredBytes) {
   const size_t before = HeapInUse();

@@ -28,7 +28,7 @@
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/tools/meta_graph_listing.h"
 #include "tests/saving/saving_test_util.h"
-#include "tests/testing/child_peak_memory.h"
+#include "tests/testing/memory_measurement.h"
 
 namespace eager {
 namespace {
@@ -76,11 +76,7 @@ constexpr double kImportAndRunBound = 12;
 // AddressSanitizer's quarantine and redzones are not eager's memory: the
 // sanitized pass runs every step and checks every result, the unsanitized
 // one checks the bounds too.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPeakMemoryIsEagers = false;
-#else
-constexpr bool kPeakMemoryIsEagers = true;
-#endif
+constexpr bool kPeakMemoryIsEagers = testing::kMemoryIsMeasurable;
 
 class LargeGraphMemoryTest : public ::testing::Test {
  protected:

@@ -18,11 +18,14 @@
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/saver/saved_model.h"
 #include "tests/saving/saving_test_util.h"
+#include "tests/testing/protobuf_wire.h"
 
 namespace eager {
 namespace {
 
 using ::eager::testing::TempDir;
+using ::eager::testing::wire::MessageField;
+using ::eager::testing::wire::VarintField;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -150,37 +153,26 @@ TEST(MetaGraphFileTest, FileCutAfterOpeningThrowsNamingItWhenStreamed) {
 }
 
 // Protobuf wire format, just enough for a SavedModel with a bad node.
-std::string Varint(uint64_t v) {
-  std::string out;
-  while (v >= 0x80) {
-    out += static_cast<char>((v & 0x7F) | 0x80);
-    v >>= 7;
-  }
-  return out + static_cast<char>(v);
-}
-std::string Field(int number, const std::string& bytes) {
-  return Varint(static_cast<uint64_t>(number) << 3 | 2) + Varint(bytes.size()) + bytes;
-}
-std::string IntField(int number, uint64_t v) {
-  return Varint(static_cast<uint64_t>(number) << 3) + Varint(v);
-}
 // GraphDef.node: a NodeDef of `op` with an `attrs` AttrValue map entry.
 std::string NodeField(const std::string& name, const std::string& op,
                       const std::string& attr = "") {
-  return Field(1, Field(1, name) + Field(2, op) + attr);
+  return MessageField(1, MessageField(1, name) + MessageField(2, op) + attr);
 }
 
 TEST(MetaGraphFileTest, BadNodeStopsTheStreamThereAndLoadsNoBundle) {
   // A float Const of shape [2] whose tensor_content holds 4 bytes, not 8.
-  const std::string tensor = IntField(1, 1) + Field(2, Field(2, IntField(1, 2))) +
-                             Field(4, std::string("\x00\x00\x80\x3f", 4));
-  const std::string value = Field(5, Field(1, "value") + Field(2, Field(8, tensor)));
+  const std::string tensor = VarintField(1, 1) +
+                             MessageField(2, MessageField(2, VarintField(1, 2))) +
+                             MessageField(4, std::string("\x00\x00\x80\x3f", 4));
+  const std::string value =
+      MessageField(5, MessageField(1, "value") + MessageField(2, MessageField(8, tensor)));
   const std::string graph_def = NodeField("a", "NoOp") + NodeField("b", "NoOp") +
                                 NodeField("bad", "Const", value) + NodeField("c", "NoOp");
-  const std::string meta_graph = Field(1, Field(4, "serve")) + Field(2, graph_def);
+  const std::string meta_graph =
+      MessageField(1, MessageField(4, "serve")) + MessageField(2, graph_def);
   const std::string dir = TempDir() + "/bad_node";
   const std::string path = dir + "/saved_model.pb";
-  WriteBytes(path, IntField(1, 1) + Field(2, meta_graph));
+  WriteBytes(path, VarintField(1, 1) + MessageField(2, meta_graph));
 
   const MetaGraphFile file(path, MetaGraphFile::Kind::kSavedModel);  // the framing is fine
   EXPECT_EQ(file.num_nodes(0), 4u);
@@ -211,7 +203,7 @@ TEST(MetaGraphFileTest, LoadSavedModelRefusesAFunctionCallFoundWhileStreaming) {
 TEST(MetaGraphFileTest, GraphDefStreamsItsNodes) {
   const std::string path = TempDir() + "/graph.pb";
   WriteBytes(path, NodeField("n0", "NoOp") + NodeField("n1", "NoOp") +
-                       Field(4, IntField(1, 27)));  // versions {producer 27}
+                       MessageField(4, VarintField(1, 27)));  // versions {producer 27}
   const MetaGraphFile file(path, MetaGraphFile::Kind::kGraphDef);
   EXPECT_EQ(file.graph(0).producer, 27);
   EXPECT_THAT(StreamedNames(file, 0), ElementsAre("n0", "n1"));
