@@ -361,7 +361,9 @@ Grads BroadcastToGradient(const OpCall& call, const Tensor& grad) {
     const std::vector<int64_t> target = call.attrs.GetShape("shape").ToVector();
     return Tensor::FromVector<int32_t>(std::vector<int32_t>(target.begin(), target.end()));
   }();
-  const Tensor axes = BroadcastGradientArgs(ShapeOf(x), target_shape).first;
+  // x's shape in the target's integer type (TF's out_type=shape.dtype): an
+  // int64 shape input pairs with an int64 Shape(x).
+  const Tensor axes = BroadcastGradientArgs(ShapeOf(x, target_shape.dtype()), target_shape).first;
   return {internal::ReshapeToTensor(internal::SumOverTensor(grad, axes), ShapeOf(x), x.shape())};
 }
 

@@ -22,6 +22,7 @@
 #include "ops/matmul.h"
 #include "ops/reduction_ops.h"
 #include "ops/session.h"
+#include "ops/shape_op.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
@@ -180,6 +181,41 @@ TEST(GraphBroadcastGradientTest, BroadcastToOfAnUnknownBatchSumsWhenItWasOne) {
       }
     }
     ExpectNear(sess.Run(*g[0], {{x, ToTensor(xv)}}), want, "dw");
+  }
+}
+
+// The same with the target shape fed at run time, as an int32 or an int64
+// tensor (TF's Tidx): x's shape for BroadcastGradientArgs takes the
+// target's integer type, as TF's _BroadcastToGrad asks Shape for.
+TEST(GraphBroadcastGradientTest, BroadcastToAFedShapeOfEitherIntegerType) {
+  for (const DType index_type : {DType::kInt32, DType::kInt64}) {
+    SCOPED_TRACE(StrCat("shape dtype ", index_type));
+    ResetDefaultNames();
+    Graph graph;
+    Graph::AsDefault in(graph);
+    const Tensor x = Placeholder(DType::kFloat32, Shape::Partial({-1, 3}), "x");
+    const Tensor shape = Placeholder(index_type, Shape{2}, "shape");
+    Variable w(Tensor::FromVector<float>(Floats({0.5, -0.3, 0.2, 0.8, -0.6, 0.1}), Shape{3, 2}),
+               "w");
+    const Matrix c = Rows(4, 2, 7);
+    const Tensor loss = ReduceSum(Mul(BroadcastTo(MatMul(x, w.value()), shape), ToTensor(c)));
+    const std::vector<std::optional<Tensor>> g = ::eager::Gradients(loss, {&w});
+    ASSERT_TRUE(g[0].has_value());
+    Session sess(graph);
+    sess.Run(GlobalVariablesInitializer());
+    const Tensor target = index_type == DType::kInt32 ? Tensor::Vector<int32_t>({4, 2})
+                                                      : Tensor::Vector<int64_t>({4, 2});
+    for (const int rows : {1, 4}) {
+      SCOPED_TRACE(StrCat("rows ", rows));
+      const Matrix xv = Rows(rows, 3, rows);
+      std::vector<double> want(6, 0.0);
+      for (size_t i = 0; i < 4; ++i) {
+        for (int k = 0; k < 3; ++k) {
+          for (int j = 0; j < 2; ++j) want[k * 2 + j] += c[i][j] * Row(xv, i)[k];
+        }
+      }
+      ExpectNear(sess.Run(*g[0], {{x, ToTensor(xv)}, {shape, target}}), want, "dw");
+    }
   }
 }
 
