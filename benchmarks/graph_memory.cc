@@ -29,6 +29,7 @@
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/saver/saved_model.h"
 #include "saving/saver/saver.h"
+#include "tests/saving/chain_meta_graph.h"
 #include "tests/testing/memory_measurement.h"
 
 namespace {
@@ -49,16 +50,7 @@ long PeakGrowthKb(const std::function<void()>& work) {
 }
 
 void MakeChain(int64_t n, const std::string& path) {
-  eager::MetaGraph meta;
-  meta.tags = {"serve"};
-  meta.nodes.push_back(
-      {.name = "x", .op = "Placeholder", .attrs = {{"dtype", eager::MetaType{1}}}});
-  for (int64_t i = 0; i < n; ++i) {
-    meta.nodes.push_back({.name = "layer" + std::to_string(i) + "/add",
-                          .op = "AddV2",
-                          .inputs = {i == 0 ? "x" : "layer" + std::to_string(i - 1) + "/add", "x"},
-                          .attrs = {{"T", eager::MetaType{1}}}});
-  }
+  const eager::MetaGraph meta = eager::testing::ChainMetaGraph(n);
   if (path.ends_with(".meta")) {
     eager::WriteMetaGraph(path, meta);
   } else {

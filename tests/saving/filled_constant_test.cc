@@ -24,8 +24,6 @@ using ::eager::testing::wire::VarintField;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-// Protobuf wire format, just enough for a GraphDef of Const nodes.
-
 // NodeDef "name": a float Const of shape [elements] holding one value, 1.0.
 std::string FilledConstNode(const std::string& name, int64_t elements) {
   const std::string one("\x00\x00\x80\x3f", 4);

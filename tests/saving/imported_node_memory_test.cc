@@ -12,24 +12,13 @@
 #include "runtime/graph.h"
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
+#include "tests/saving/chain_meta_graph.h"
 #include "tests/testing/memory_measurement.h"
 
 namespace eager {
 namespace {
 
 constexpr int kNodes = 20000;
-
-MetaGraph ChainGraph() {
-  MetaGraph meta;
-  meta.nodes.push_back({.name = "x", .op = "Placeholder", .attrs = {{"dtype", MetaType{1}}}});
-  for (int i = 0; i < kNodes; ++i) {
-    meta.nodes.push_back({.name = StrCat("layer", i, "/add"),
-                          .op = "AddV2",
-                          .inputs = {i == 0 ? "x" : StrCat("layer", i - 1, "/add"), "x"},
-                          .attrs = {{"T", MetaType{1}}}});
-  }
-  return meta;
-}
 
 size_t HeapInUse() { return static_cast<size_t>(testing::HeapInUseBytes()); }
 
@@ -50,7 +39,7 @@ TEST(ImportedNodeMemoryTest, AChainNodeCostsAFewHundredBytes) {
   const size_t before = HeapInUse();
   Graph graph;
   {
-    MetaGraph meta = ChainGraph();
+    MetaGraph meta = testing::ChainMetaGraph(kNodes);
     ImportIntoGraphMovingNodes(meta, graph);
   }
   const double per_node = static_cast<double>(HeapInUse() - before) / (kNodes + 1);

@@ -27,6 +27,7 @@
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/tools/meta_graph_listing.h"
+#include "tests/saving/chain_meta_graph.h"
 #include "tests/saving/saving_test_util.h"
 #include "tests/testing/memory_measurement.h"
 
@@ -37,19 +38,8 @@ using ::eager::testing::TempDir;
 
 constexpr int kNodes = 200000;
 
-// x (Placeholder), then layer{i}/add = AddV2(previous, x): TF's node
-// records at their smallest, some 56 bytes each in the file.
 void WriteChainModel(const std::string& path) {
-  MetaGraph meta;
-  meta.tags = {"serve"};
-  meta.nodes.push_back({.name = "x", .op = "Placeholder", .attrs = {{"dtype", MetaType{1}}}});
-  for (int i = 0; i < kNodes; ++i) {
-    meta.nodes.push_back({.name = StrCat("layer", i, "/add"),
-                          .op = "AddV2",
-                          .inputs = {i == 0 ? "x" : StrCat("layer", i - 1, "/add"), "x"},
-                          .attrs = {{"T", MetaType{1}}}});
-  }
-  WriteSavedModel(path, {meta});
+  WriteSavedModel(path, {testing::ChainMetaGraph(kNodes)});
 }
 
 // The growth of a forked child's peak RSS while it runs `work` (60 s at
