@@ -29,7 +29,7 @@
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/saver/saved_model.h"
 #include "saving/saver/saver.h"
-#include "tests/saving/chain_meta_graph.h"
+#include "tests/saving/saver/chain_meta_graph.h"
 #include "tests/testing/memory_measurement.h"
 
 namespace {

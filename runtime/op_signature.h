@@ -18,7 +18,7 @@
 // The table (runtime/op_signature.cc) is written in REGISTER_OP's own
 // notation ("x: T", "T: {float, double}", "validate_shape: bool = true"), as
 // TF 1.14 registers the ops (AddV2: TF 2.x, which added it), and checked
-// against real .meta files by tests/saving/tf_op_defs_test.cc.
+// against real .meta files by tests/saving/saver/tf_op_defs_test.cc.
 
 #include <cstdint>
 #include <optional>

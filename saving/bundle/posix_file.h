@@ -100,7 +100,7 @@ std::string DirName(const std::string& path);
 // get different sequences.
 uint64_t RandomUint64();
 
-// Test seam for crash and I/O-error tests (tests/saving/kill_test.cc,
+// Test seam for crash and I/O-error tests (tests/saving/bundle/kill_test.cc,
 // io_error_test.cc): when set, `hook` is called just before every system call
 // that changes files here: creating a file, each write(2), fsync, close,
 // rename, unlink, a directory's fsync or creation. `step` says which. It

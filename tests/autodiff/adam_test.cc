@@ -418,7 +418,7 @@ TEST_F(AdamTest, Tf1ModeFloat64CastsTheFloat32Constants) {
 }
 
 // TF1 mode against the real LeNet checkpoint's beta1_power and beta2_power:
-// tests/saving/adam_realdata_test.cc.
+// tests/saving/saver/adam_realdata_test.cc.
 
 TEST_F(AdamTest, ValidatesOptions) {
   EXPECT_THROW(Adam(-1.0), InvalidArgumentError);

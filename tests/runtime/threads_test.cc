@@ -1,6 +1,6 @@
 // runtime/threads.h: the process-wide thread limit, which ops' pool and
 // saving's reader both obey (tests/ops/threads_test.cc,
-// tests/saving/bundle_read_threads_test.cc show them obeying it).
+// tests/saving/bundle/bundle_read_threads_test.cc show them obeying it).
 
 #include "runtime/threads.h"
 

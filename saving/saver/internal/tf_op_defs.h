@@ -4,7 +4,7 @@
 // MetaInfoDef's stripped_op_list (what TF's export_meta_graph records: the
 // OpDef of every op type the graph uses, descriptions stripped): the
 // signatures of runtime/op_signature.h (the one table) as MetaOpDefs,
-// checked against real .meta files by tests/saving/tf_op_defs_test.cc.
+// checked against real .meta files by tests/saving/saver/tf_op_defs_test.cc.
 
 #include <string_view>
 #include <vector>

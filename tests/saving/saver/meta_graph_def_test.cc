@@ -47,7 +47,7 @@ const char* KindName(MetaCollection::Kind kind) {
   return "";
 }
 
-// The lines tests/saving/meta_listing.py prints, from eager's reading.
+// The lines tests/saving/saver/meta_listing.py prints, from eager's reading.
 std::string Listing(const std::vector<MetaGraph>& graphs) {
   std::ostringstream out;
   auto join = [](const auto& items) {
@@ -80,7 +80,7 @@ std::string Listing(const std::vector<MetaGraph>& graphs) {
 
 // `log` is a scratch file (not inside a directory the test still needs).
 std::string TfckptListing(const std::string& path, const std::string& log) {
-  const std::string script = std::string(EAGER_SOURCE_DIR) + "/tests/saving/meta_listing.py";
+  const std::string script = std::string(EAGER_SOURCE_DIR) + "/tests/saving/saver/meta_listing.py";
   const std::string command = "python3 '" + script + "' '" + EAGER_TFCKPT + "' '" + path + "'";
   EXPECT_EQ(std::system((command + " >'" + log + "' 2>&1").c_str()), 0) << testing::ReadFile(log);
   return testing::ReadFile(log);

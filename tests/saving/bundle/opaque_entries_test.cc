@@ -7,7 +7,7 @@
 
 #include "saving/bundle/bundle_reader.h"
 #include "saving/tools/inspect_checkpoint.h"
-#include "tests/saving/crafted_bundle.h"
+#include "tests/saving/bundle/crafted_bundle.h"
 
 namespace eager {
 namespace {

@@ -15,7 +15,7 @@
 #include "saving/bundle/checkpoint_state.h"
 #include "saving/checkpoint/checkpoint_key.h"
 #include "saving/checkpoint/object_graph.h"
-#include "tests/saving/checkpoint_test_model.h"
+#include "tests/saving/checkpoint/checkpoint_test_model.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

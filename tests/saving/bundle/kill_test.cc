@@ -32,7 +32,7 @@
 #include "saving/checkpoint/checkpoint_manager.h"
 #include "saving/saver/saver.h"
 #include "saving/tools/inspect_checkpoint.h"
-#include "tests/saving/interrupted_save.h"
+#include "tests/saving/bundle/interrupted_save.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -27,7 +27,7 @@
 #include "saving/bundle/posix_file.h"
 #include "saving/checkpoint/checkpoint.h"
 #include "saving/tools/inspect_checkpoint.h"
-#include "tests/saving/interrupted_save.h"
+#include "tests/saving/bundle/interrupted_save.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

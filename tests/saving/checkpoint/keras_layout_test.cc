@@ -12,12 +12,12 @@
 #include <tuple>
 #include <vector>
 
-#include "checkpoint_test_model.h"
 #include "ops/nn_ops.h"
 #include "runtime/errors.h"
 #include "saving/bundle/bundle_reader.h"
 #include "saving/checkpoint/checkpoint.h"
-#include "saving_test_util.h"
+#include "tests/saving/checkpoint/checkpoint_test_model.h"
+#include "tests/saving/saving_test_util.h"
 
 namespace eager::testing {
 namespace {

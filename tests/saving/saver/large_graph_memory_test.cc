@@ -27,7 +27,7 @@
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/tools/meta_graph_listing.h"
-#include "tests/saving/chain_meta_graph.h"
+#include "tests/saving/saver/chain_meta_graph.h"
 #include "tests/saving/saving_test_util.h"
 #include "tests/testing/memory_measurement.h"
 

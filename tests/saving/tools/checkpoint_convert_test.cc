@@ -13,7 +13,7 @@
 #include "saving/bundle/bundle_reader.h"
 #include "saving/checkpoint/checkpoint.h"
 #include "saving/saver/saver.h"
-#include "tests/saving/checkpoint_test_model.h"
+#include "tests/saving/checkpoint/checkpoint_test_model.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -12,7 +12,7 @@
 
 #include "runtime/errors.h"
 #include "saving/checkpoint/checkpoint.h"
-#include "tests/saving/checkpoint_test_model.h"
+#include "tests/saving/checkpoint/checkpoint_test_model.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

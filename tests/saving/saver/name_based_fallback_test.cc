@@ -18,7 +18,7 @@
 #include "runtime/names.h"
 #include "saving/checkpoint/checkpoint.h"
 #include "saving/saver/saver.h"
-#include "tests/saving/checkpoint_test_model.h"
+#include "tests/saving/checkpoint/checkpoint_test_model.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {

@@ -12,7 +12,7 @@
 #include "runtime/graph.h"
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
-#include "tests/saving/chain_meta_graph.h"
+#include "tests/saving/saver/chain_meta_graph.h"
 #include "tests/testing/memory_measurement.h"
 
 namespace eager {
