@@ -9,7 +9,7 @@
 #include "ops/binary_ops.h"
 #include "ops/fused_matmul.h"
 #include "ops/matmul.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"

@@ -7,7 +7,7 @@
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/internal/graph_builder.h"
-#include "ops/shape_op.h"
+#include "ops/shape_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
 

@@ -4,7 +4,7 @@
 
 #include "autodiff/internal/writable_value.h"
 #include "ops/fp_contract_off.h"
-#include "ops/sgd_training_ops.h"
+#include "ops/training_ops.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {

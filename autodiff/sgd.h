@@ -29,7 +29,7 @@ struct SGDOptions {
   // TF1's tf.compat.v1.train.GradientDescentOptimizer (momentum == 0) or
   // MomentumOptimizer(use_nesterov = nesterov): no variables of its own
   // (the hyper-parameters are constants; no "iter"), the slot "<v>/<name>"
-  // ("w/Momentum"), TF's update formulas (ops/sgd_training_ops.h: the
+  // ("w/Momentum"), TF's update formulas (ops/training_ops.h: the
   // accumulator sums gradients, unlike Keras's), and Minimize(loss tensor)
   // in graph mode. The name defaults to TF1's: "GradientDescent" or
   // "Momentum". REQUIRES: decay == 0.
@@ -54,7 +54,7 @@ class SGD final : public Optimizer {
   // variables), the slots "<v>/Momentum" (momentum only), and in a unique
   // name scope name(): Consts learning_rate (and momentum), float32, one
   // "update_<v>/ApplyGradientDescent" or "update_<v>/ApplyMomentum" per
-  // variable (ops/sgd_training_ops.h, TF's attrs, use_nesterov), waiting for
+  // variable (ops/training_ops.h, TF's attrs, use_nesterov), waiting for
   // every gradient, and the group name() it returns. REQUIRES:
   // tf1_compatible (else FailedPreconditionError) and a default graph.
   // Throws InvalidArgumentError when no variable gets a gradient.

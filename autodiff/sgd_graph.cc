@@ -7,7 +7,7 @@
 #include "autodiff/sgd.h"
 #include "ops/array_ops.h"
 #include "ops/graph_ops.h"
-#include "ops/sgd_training_ops.h"
+#include "ops/training_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
 

@@ -13,7 +13,7 @@
 #include "ops/binary_ops.h"
 #include "ops/matmul.h"
 #include "ops/operators.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 
 namespace eager_bench {
 

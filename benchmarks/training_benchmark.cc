@@ -41,7 +41,7 @@
 #include "autodiff/adam.h"
 #include "autodiff/exponential_moving_average.h"
 #include "examples/fashion_mnist/mlp.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "runtime/threads.h"
 #include "saving/checkpoint/checkpoint.h"
 

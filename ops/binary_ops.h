@@ -22,6 +22,22 @@ Tensor Minimum(const Tensor& x, const Tensor& y);  // "Minimum"; ties send the g
 // Elementwise x == y as a bool tensor; not differentiable.
 Tensor Equal(const Tensor& x, const Tensor& y);  // "Equal"
 
+// The dropout mask ops: GreaterEqual (TF >= 1.14: uniform >= rate is the
+// mask) and SelectV2 (TF 2.x: where(mask, x * scale, 0)), broadcasting as NumPy.
+//
+// x >= y elementwise, a bool tensor ("GreaterEqual"); same dtype, numeric;
+// not differentiable, as TF.
+Tensor GreaterEqual(const Tensor& x, const Tensor& y);
+
+// condition ? t : e elementwise ("SelectV2"): `condition` bool, t and e of
+// one dtype (any but string), the three shapes broadcast together. Gradients
+// (TF's _SelectGradV2): grad where condition to t, elsewhere to e, each
+// summed back to its input's shape; none for the condition.
+Tensor SelectV2(const Tensor& condition, const Tensor& t, const Tensor& e);
+
+// (x - y)^2 elementwise, with broadcasting; numeric dtypes.
+Tensor SquaredDifference(const Tensor& x, const Tensor& y);  // "SquaredDifference"
+
 extern const OpDef kAddOp;
 extern const OpDef kSubOp;
 extern const OpDef kMulOp;
@@ -30,5 +46,8 @@ extern const OpDef kPowOp;
 extern const OpDef kMaximumOp;
 extern const OpDef kMinimumOp;
 extern const OpDef kEqualOp;
+extern const OpDef kGreaterEqualOp;
+extern const OpDef kSelectV2Op;
+extern const OpDef kSquaredDifferenceOp;
 
 }  // namespace eager

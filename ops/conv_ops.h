@@ -1,9 +1,10 @@
 #pragma once
 
-// 2-D convolution and max pooling over NHWC images, as TensorFlow's Conv2D
-// and MaxPool (tf.nn.conv2d, tf.nn.max_pool), with the ops their gradients
-// are made of (Conv2DBackpropInput, Conv2DBackpropFilter, MaxPoolGrad), so
-// that a gradient built in a graph holds the nodes TF's would.
+// 2-D convolution over NHWC images, as TensorFlow's Conv2D (tf.nn.conv2d),
+// with the ops its gradients are made of (Conv2DBackpropInput,
+// Conv2DBackpropFilter), so that a gradient built in a graph holds the nodes
+// TF's would. Pooling is in ops/pooling_ops.h; the window rules below are
+// shared with it (ops/internal/window_geometry.h).
 //
 // Shapes: input [batch, height, width, in_channels], filter [filter_height,
 // filter_width, in_channels, out_channels], output [batch, out_height,
@@ -36,14 +37,7 @@ struct Conv2DOptions {
   std::vector<int64_t> dilations = {1, 1, 1, 1};
 };
 
-struct PoolOptions {
-  std::vector<int64_t> ksize = {1, 2, 2, 1};
-  std::vector<int64_t> strides = {1, 2, 2, 1};
-  std::string padding = "VALID";  // or "SAME"
-};
-
 Tensor Conv2D(const Tensor& input, const Tensor& filter, const Conv2DOptions& options = {});
-Tensor MaxPool(const Tensor& input, const PoolOptions& options = {});
 
 // The gradient ops. `input_sizes` / `filter_sizes` are int32 vectors of 4
 // (TF passes them as tensors); the result has that shape.
@@ -51,15 +45,9 @@ Tensor Conv2DBackpropInput(const Tensor& input_sizes, const Tensor& filter,
                            const Tensor& out_backprop, const Conv2DOptions& options = {});
 Tensor Conv2DBackpropFilter(const Tensor& input, const Tensor& filter_sizes,
                             const Tensor& out_backprop, const Conv2DOptions& options = {});
-// d(sum(grad * MaxPool(orig_input)))/d(orig_input): each window's gradient
-// goes to its first maximum in row-major window order (TF's CPU kernel).
-Tensor MaxPoolGrad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
-                   const PoolOptions& options = {});
 
 extern const OpDef kConv2DOp;
 extern const OpDef kConv2DBackpropInputOp;
 extern const OpDef kConv2DBackpropFilterOp;
-extern const OpDef kMaxPoolOp;
-extern const OpDef kMaxPoolGradOp;
 
 }  // namespace eager

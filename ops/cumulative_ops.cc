@@ -4,7 +4,6 @@
 
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
-#include "ops/floor_greater_equal_select.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/op_def.h"

@@ -4,11 +4,11 @@
 #include <utility>
 #include <vector>
 
-#include "ops/bias_add.h"
 #include "ops/execute.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/conv2d_forward.h"
 #include "ops/internal/dispatch.h"
+#include "ops/nn_ops.h"
 #include "ops/parallel.h"
 #include "ops/recorder.h"
 #include "ops/unary_ops.h"

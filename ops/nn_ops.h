@@ -16,8 +16,15 @@ Tensor LogSoftmax(const Tensor& logits);  // "LogSoftmax"
 Tensor SparseSoftmaxCrossEntropyWithLogits(const Tensor& labels, const Tensor& logits);
 // "SparseSoftmaxCrossEntropyWithLogits"
 
+// BiasAdd: value + bias along the last axis (tf.nn.bias_add, NHWC).
+// value: [..., C] of rank >= 2, bias: [C], one numeric dtype. Throws
+// InvalidArgumentError naming both shapes otherwise. Only the default
+// data_format "NHWC" (channels last).
+Tensor BiasAdd(const Tensor& value, const Tensor& bias);  // "BiasAdd"
+
 extern const OpDef kSoftmaxOp;
 extern const OpDef kLogSoftmaxOp;
 extern const OpDef kSparseSoftmaxCrossEntropyOp;
+extern const OpDef kBiasAddOp;
 
 }  // namespace eager

@@ -2,25 +2,20 @@
 #include <iterator>
 
 #include "ops/array_ops.h"
-#include "ops/bias_add.h"
 #include "ops/binary_ops.h"
-#include "ops/broadcast_gradient_args.h"
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/cumulative_ops.h"
-#include "ops/elu.h"
-#include "ops/floor_greater_equal_select.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/op_def.h"
-#include "ops/random_uniform.h"
+#include "ops/pooling_ops.h"
+#include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
-#include "ops/rsqrt_squared_difference_squeeze.h"
-#include "ops/sgd_training_ops.h"
-#include "ops/shape_op.h"
+#include "ops/shape_ops.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
 
@@ -30,15 +25,6 @@ namespace {
 // Every op, once. A new op is one OpDef in its family's .cc plus one line
 // here; the gradient test in tests/ops picks it up from this list.
 const OpDef* const kAllOps[] = {
-    // binary_ops.cc
-    &kAddOp,
-    &kSubOp,
-    &kMulOp,
-    &kDivOp,
-    &kPowOp,
-    &kMaximumOp,
-    &kMinimumOp,
-    &kEqualOp,
     // unary_ops.cc
     &kNegOp,
     &kExpOp,
@@ -50,12 +36,27 @@ const OpDef* const kAllOps[] = {
     &kTanhOp,
     &kStopGradientOp,
     &kReluGradOp,
+    &kEluOp,
+    &kEluGradOp,
+    &kFloorOp,
+    &kRsqrtOp,
+    &kRsqrtGradOp,
+    // binary_ops.cc
+    &kAddOp,
+    &kSubOp,
+    &kMulOp,
+    &kDivOp,
+    &kPowOp,
+    &kMaximumOp,
+    &kMinimumOp,
+    &kEqualOp,
+    &kGreaterEqualOp,
+    &kSelectV2Op,
+    &kSquaredDifferenceOp,
     // matmul.cc
     &kMatMulOp,
     // fused_matmul.cc
     &kFusedMatMulOp,
-    // fused_conv.cc
-    &kFusedConv2DOp,
     // reduction_ops.cc
     &kSumOp,
     &kMeanOp,
@@ -71,43 +72,33 @@ const OpDef* const kAllOps[] = {
     &kTransposeOp,
     &kConcatOp,
     &kSliceOp,
+    &kSqueezeOp,
+    &kBroadcastToOp,
+    &kShapeOp,
+    &kBroadcastGradientArgsOp,
     // index_ops.cc
     &kGatherOp,
     &kUnsortedSegmentSumOp,
     &kOneHotOp,
     // array_ops.cc
     &kCastOp,
-    // shape_ops.cc
-    &kBroadcastToOp,
     // nn_ops.cc
     &kSoftmaxOp,
     &kLogSoftmaxOp,
     &kSparseSoftmaxCrossEntropyOp,
-    // graph_ops.cc
-    &kIdentityOp,
-    // bias_add.cc
     &kBiasAddOp,
     // conv_ops.cc
     &kConv2DOp,
     &kConv2DBackpropInputOp,
     &kConv2DBackpropFilterOp,
+    // fused_conv.cc
+    &kFusedConv2DOp,
+    // pooling_ops.cc
     &kMaxPoolOp,
     &kMaxPoolGradOp,
-    // elu.cc
-    &kEluOp,
-    &kEluGradOp,
-    // rsqrt_squared_difference_squeeze.cc
-    &kRsqrtOp,
-    &kRsqrtGradOp,
-    &kSquaredDifferenceOp,
-    &kSqueezeOp,
-    // shape_op.cc
-    &kShapeOp,
-    // floor_greater_equal_select.cc
-    &kFloorOp,
-    &kGreaterEqualOp,
-    &kSelectV2Op,
-    // Graph-only node types (OpDef::run or OpDef::flow). graph_ops.cc
+    // Graph-only node types (OpDef::run or OpDef::flow).
+    // graph_ops.cc
+    &kIdentityOp,
     &kConstOp,
     &kPlaceholderOp,
     &kPlaceholderWithDefaultOp,
@@ -118,16 +109,13 @@ const OpDef* const kAllOps[] = {
     &kNoOpOp,
     // training_ops.cc
     &kApplyAdamOp,
-    // sgd_training_ops.cc
     &kApplyGradientDescentOp,
     &kApplyMomentumOp,
-    // broadcast_gradient_args.cc
-    &kBroadcastGradientArgsOp,
     // control_flow_ops.cc
     &kSwitchOp,
     &kRefSwitchOp,
     &kMergeOp,
-    // random_uniform.cc (stateful per Session)
+    // random_ops.cc (stateful per Session)
     &kRandomUniformOp,
 };
 

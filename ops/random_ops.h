@@ -1,48 +1,54 @@
 #pragma once
 
-// Seeded, reproducible random tensors (tf.random.Generator.from_seed).
+// The RandomUniform graph op (tf.random.uniform in a TF1 graph, the noise of
+// tf.nn.dropout): a tensor of the shape its input holds, uniform in [0, 1).
 //
-// The same seed gives the same numbers on every platform and build: the
-// generator is a fixed algorithm (std::mt19937_64, whose output the standard
-// specifies) and the distributions are our own (the standard's are not
-// portable). Not thread-safe; use one generator per thread.
+//   eager::Graph graph;
+//   eager::Graph::AsDefault in(graph);
+//   eager::Tensor x = eager::Placeholder(eager::DType::kFloat32, eager::Shape::Partial({-1, 4}));
+//   eager::Tensor noise = eager::RandomUniformNode(eager::ShapeOf(x), eager::DType::kFloat32,
+//                                                  /*seed=*/87654321, /*seed2=*/5);
+//
+// A stateful node, as in TF: each Session keeps one generator per node
+// (NodeContext::state), so successive Session::Run calls give new numbers,
+// and a new Session starts the sequence again. The seeds follow TF's op-seed
+// rules as TF's Python resolved them into the node's attributes: seed and
+// seed2 both 0 means nondeterministic (fresh random seeds per Session);
+// otherwise the sequence is a function of (seed, seed2) alone.
+//
+// With nonzero seeds the numbers are TF's, bit for bit: the generator is
+// Philox4x32-10 keyed as TF's kernel keys it (ops/internal/philox.h), each
+// run takes the next values of TF's sequence (one 128-bit block per 4
+// float32, half or bfloat16 values or 2 float64 ones; as TF's kernel
+// reserves, the next run starts 256 blocks per element of this run's output
+// further on), and TF's conversion makes the values (multiples of 2^-23 for
+// float32, 2^-52 float64, 2^-10 half, 2^-7 bfloat16).
+// tests/tf_graphs/dropout_test.py compares them with TF's own. With both
+// seeds 0 the numbers differ from TF's run to run, as TF's own do.
+//
+// Not differentiable (TF registers no gradient for it); a graph gradient never
+// needs one, as nothing flows from a variable into it.
 
 #include <cstdint>
-#include <random>
-#include <string>
 
 #include "runtime/tensor.h"
 
 namespace eager {
 
-class RandomGenerator {
- public:
-  explicit RandomGenerator(uint64_t seed) : engine_(seed) {}
+struct OpDef;
 
-  // N(mean, stddev^2), float32 or float64.
-  Tensor Normal(const Shape& shape, double mean = 0.0, double stddev = 1.0,
-                DType dtype = DType::kFloat32);
-  // Uniform in [minval, maxval), float32 or float64.
-  Tensor Uniform(const Shape& shape, double minval = 0.0, double maxval = 1.0,
-                 DType dtype = DType::kFloat32);
-  // Uniform in [0, 1) with 53 random bits.
-  double NextDouble();
-  // Uniform integer in [0, n). REQUIRES: n > 0.
-  uint64_t NextBelow(uint64_t n);
+// Adds a "RandomUniform" node (attrs seed, seed2, dtype, T) whose input is
+// `shape`, an int32 or int64 vector (a graph tensor such as ShapeOf(x), or a
+// value, which becomes a Const node). Its static shape is the value's when
+// `shape` is a value, else of the vector's length with unknown dimensions.
+// Throws FailedPreconditionError outside a graph (eagerly, use
+// RandomGenerator, ops/random_ops.h) and InvalidArgumentError for a shape
+// that is not an int32/int64 vector or a dtype other than float32, float64,
+// half or bfloat16.
+Tensor RandomUniformNode(const Tensor& shape, DType dtype = DType::kFloat32, int64_t seed = 0,
+                         int64_t seed2 = 0);
 
-  // The engine's whole state as text (for checkpointing a data order), and
-  // back. SetState throws InvalidArgumentError for text State() did not make.
-  std::string State() const;
-  void SetState(const std::string& state);
-
- private:
-  std::mt19937_64 engine_;
-};
-
-// Shorthands with a one-off generator seeded by `seed`.
-Tensor RandomNormal(const Shape& shape, uint64_t seed, double mean = 0.0, double stddev = 1.0,
-                    DType dtype = DType::kFloat32);
-Tensor RandomUniform(const Shape& shape, uint64_t seed, double minval = 0.0, double maxval = 1.0,
-                     DType dtype = DType::kFloat32);
+// "RandomUniform": graph-only (OpDef::run), stateful per Session.
+extern const OpDef kRandomUniformOp;
 
 }  // namespace eager

@@ -15,7 +15,7 @@
 #include "ops/internal/eigen_view.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/parallel.h"
-#include "ops/shape_op.h"
+#include "ops/shape_ops.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {

@@ -5,14 +5,22 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <string>
+#include <vector>
 
-#include "ops/broadcast_gradient_args.h"
+#include "ops/binary_ops.h"
 #include "ops/execute.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dynamic_shape.h"
 #include "ops/internal/eigen_view.h"
-#include "ops/shape_op.h"
+#include "ops/internal/elementwise.h"
+#include "ops/internal/graph_builder.h"
+#include "ops/internal/scalar_like.h"
+#include "ops/op_def.h"
+#include "ops/shape_ops.h"
+#include "ops/unary_ops.h"
+#include "runtime/graph.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -367,6 +375,168 @@ Grads BroadcastToGradient(const OpCall& call, const Tensor& grad) {
   return {internal::ReshapeToTensor(internal::SumOverTensor(grad, axes), ShapeOf(x), x.shape())};
 }
 
+// ---- Squeeze ---------------------------------------------------------------------------
+
+// Axes to drop from `shape` for Squeeze `axes`; unknown dimensions count as
+// size 1 where listed (TF's shape function does the same).
+std::vector<bool> SqueezedAxes(const Shape& shape, const std::vector<int64_t>& axes) {
+  const int rank = shape.rank();
+  std::vector<bool> drop(static_cast<size_t>(rank), false);
+  if (axes.empty()) {
+    for (int i = 0; i < rank; ++i) drop[static_cast<size_t>(i)] = shape.dim(i) == 1;
+    return drop;
+  }
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank) {
+      throw InvalidArgumentError(StrCat("Tried to squeeze dim index ", axis, " for tensor with ",
+                                        rank, " dimensions (shape ", shape, ")"));
+    }
+    const int a = static_cast<int>(axis < 0 ? axis + rank : axis);
+    const int64_t size = shape.dim(a);
+    if (size != 1 && size != Shape::kUnknownDim) {
+      throw InvalidArgumentError(StrCat("Can not squeeze dim[", a,
+                                        "], expected a dimension of 1, got ", size, " (shape ",
+                                        shape, ")"));
+    }
+    drop[static_cast<size_t>(a)] = true;
+  }
+  return drop;
+}
+
+std::vector<int64_t> SqueezeAttr(const Attrs& attrs) {
+  return attrs.Has("squeeze_dims") ? attrs.GetInts("squeeze_dims") : std::vector<int64_t>{};
+}
+
+OutputSpec InferSqueeze(std::span<const Tensor> in, const Attrs& attrs) {
+  const Shape& shape = in[0].shape();
+  const std::vector<bool> drop = SqueezedAxes(shape, SqueezeAttr(attrs));
+  std::vector<int64_t> dims;
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (!drop[static_cast<size_t>(i)]) dims.push_back(shape.dim(i));
+  }
+  return {Shape::Partial(dims), in[0].dtype()};
+}
+
+// Unknown dimensions: with no axes listed, whether one is dropped is unknown,
+// so the rank is too (TF's shape function returns an unknown shape).
+OutputSpec PartialSqueeze(std::span<const Tensor> in, const Attrs& attrs) {
+  if (SqueezeAttr(attrs).empty()) {
+    for (int64_t d : in[0].shape().dims()) {
+      if (d == Shape::kUnknownDim) return {Shape::UnknownRank(), in[0].dtype()};
+    }
+  }
+  return InferSqueeze(in, attrs);
+}
+
+Tensor SqueezeKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::WithShape(in[0], spec.shape);
+}
+Grads SqueezeGradient(const OpCall& call, const Tensor& grad) {
+  return {Reshape(grad, call.inputs[0].shape().ToVector())};
+}
+
+// ---- Shape, BroadcastTo with a shape tensor --------------------------------------------
+
+DType OutType(const Attrs& attrs) {
+  const DType out = attrs.Has("out_type") ? attrs.GetType("out_type") : DType::kInt32;
+  if (out != DType::kInt32 && out != DType::kInt64) {
+    throw InvalidArgumentError(StrCat("out_type must be int32 or int64, got ", out));
+  }
+  return out;
+}
+
+OutputSpec InferShape(std::span<const Tensor> in, const Attrs& attrs) {
+  return {Shape{in[0].rank()}, OutType(attrs)};
+}
+
+Tensor ShapeKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Shape& shape = in[0].shape();
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  for (int i = 0; i < shape.rank(); ++i) {
+    const int64_t d = shape.dim(i);
+    if (spec.dtype == DType::kInt64) {
+      internal::MutableData<int64_t>(out)[i] = d;
+      continue;
+    }
+    if (d > std::numeric_limits<int32_t>::max()) {
+      throw InvalidArgumentError(
+          StrCat("dimension ", i, " of shape ", shape, " does not fit out_type int32; use int64"));
+    }
+    internal::MutableData<int32_t>(out)[i] = static_cast<int32_t>(d);
+  }
+  return out;
+}
+
+std::vector<int64_t> ToInt64(const Tensor& t) {
+  const auto d = t.data<int32_t>();
+  return {d.begin(), d.end()};
+}
+
+// ---- BroadcastGradientArgs -------------------------------------------------------------
+
+std::vector<int64_t> ShapeVector(const Tensor& s, const char* name) {
+  if (s.dtype() != DType::kInt32 && s.dtype() != DType::kInt64) {
+    throw InvalidArgumentError(StrCat("BroadcastGradientArgs: ", name,
+                                      " must be an int32 or int64 vector, got ", s.dtype()));
+  }
+  if (s.rank() != 1) {
+    throw InvalidArgumentError(
+        StrCat("BroadcastGradientArgs: ", name, " must be a vector, got shape ", s.shape()));
+  }
+  std::vector<int64_t> dims;
+  if (s.dtype() == DType::kInt32) {
+    const auto d = s.data<int32_t>();
+    dims.assign(d.begin(), d.end());
+  } else {
+    dims = s.ToVector<int64_t>();
+  }
+  // A negative "dimension" is compared like any other number, as TF's BCast
+  // does: -1 matches -1 and broadcasts against 1, and is refused against 5.
+  return dims;
+}
+
+std::string ShapeText(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t i = 0; i < dims.size(); ++i) text += StrCat(i == 0 ? "" : ",", dims[i]);
+  return text + "]";
+}
+
+Tensor IndexVector(const std::vector<int64_t>& values, DType dtype) {
+  if (dtype == DType::kInt64) return Tensor::FromVector<int64_t>(values);
+  return Tensor::FromVector<int32_t>(std::vector<int32_t>(values.begin(), values.end()));
+}
+
+std::pair<Tensor, Tensor> Compute(const Tensor& s0, const Tensor& s1) {
+  if (s0.dtype() != s1.dtype()) {
+    throw InvalidArgumentError(StrCat("BroadcastGradientArgs: s0 and s1 must have one dtype, got ",
+                                      s0.dtype(), " and ", s1.dtype()));
+  }
+  const std::vector<int64_t> a = ShapeVector(s0, "s0");
+  const std::vector<int64_t> b = ShapeVector(s1, "s1");
+  std::vector<int64_t> r0, r1;
+  if (a != b) {  // equal shapes reduce nothing, even their 1s (TF's BCast)
+    const size_t rank = std::max(a.size(), b.size());
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t ad = i + a.size() >= rank ? a[i + a.size() - rank] : 1;
+      const int64_t bd = i + b.size() >= rank ? b[i + b.size() - rank] : 1;
+      if (ad != bd && ad != 1 && bd != 1) {
+        throw InvalidArgumentError(
+            StrCat("Incompatible shapes: ", ShapeText(a), " vs. ", ShapeText(b)));
+      }
+      if (ad == 1) r0.push_back(static_cast<int64_t>(i));
+      if (bd == 1) r1.push_back(static_cast<int64_t>(i));
+    }
+  }
+  return {IndexVector(r0, s0.dtype()), IndexVector(r1, s0.dtype())};
+}
+
+NodeOutputs RunNode(const NodeContext& c) {
+  EAGER_CHECK(c.refs.empty() && c.inputs.size() == 2, "node '", c.node.name, "' (", c.node.op,
+              ") needs 2 inputs, has ", c.refs.size() + c.inputs.size());
+  auto [r0, r1] = Compute(c.inputs[0], c.inputs[1]);
+  return {{std::move(r0), std::move(r1)}};
+}
+
 }  // namespace
 
 // Graph facts: TF passes these attrs as int32 input tensors.
@@ -447,6 +617,71 @@ Tensor Slice(const Tensor& x, const std::vector<int64_t>& begin, const std::vect
 
 Tensor BroadcastTo(const Tensor& x, const Shape& shape) {
   return Execute(kBroadcastToOp, x, Attrs{{"shape", shape}});
+}
+
+const OpDef kSqueezeOp = {.type = "Squeeze",
+                          .num_inputs = 1,
+                          .infer = InferSqueeze,
+                          .compute = SqueezeKernel,
+                          .gradient = SqueezeGradient,
+                          .infer_partial = PartialSqueeze};
+Tensor Squeeze(const Tensor& x, const std::vector<int64_t>& axes) {
+  return Execute(kSqueezeOp, {x}, Attrs{{"squeeze_dims", axes}});
+}
+
+// The output's shape is [rank] whatever the dimensions are, so the rule
+// holds for partially known inputs as it is.
+const OpDef kShapeOp = {.type = "Shape",
+                        .num_inputs = 1,
+                        .infer = InferShape,
+                        .compute = ShapeKernel,
+                        .gradient = nullptr,
+                        .infer_partial = InferShape};
+
+Tensor BroadcastTo(const Tensor& x, const Tensor& shape) {
+  if ((shape.dtype() != DType::kInt32 && shape.dtype() != DType::kInt64) ||
+      (!shape.shape().unknown_rank() && shape.rank() != 1)) {
+    throw InvalidArgumentError(
+        StrCat("BroadcastTo: the shape must be an int32 or int64 vector, got a ", shape.dtype(),
+               " tensor of shape ", shape.shape()));
+  }
+  if (Graph::Current() == nullptr) {
+    return BroadcastTo(
+        x, Shape(shape.dtype() == DType::kInt64 ? shape.ToVector<int64_t>() : ToInt64(shape)));
+  }
+  Shape static_shape = Shape::UnknownRank();
+  if (!shape.shape().unknown_rank() && shape.shape().dim(0) != Shape::kUnknownDim) {
+    static_shape = Shape::Partial(
+        std::vector<int64_t>(static_cast<size_t>(shape.shape().dim(0)), Shape::kUnknownDim));
+  }
+  return internal::BroadcastToTensor(x, shape, static_shape);
+}
+
+Tensor ShapeOf(const Tensor& x, DType out_type) {
+  return Execute(kShapeOp, x, Attrs{{"out_type", out_type}});
+}
+
+const OpDef kBroadcastGradientArgsOp = {
+    .type = "BroadcastGradientArgs", .num_inputs = 2, .run = RunNode, .num_outputs = 2};
+
+std::pair<Tensor, Tensor> BroadcastGradientArgs(const Tensor& s0, const Tensor& s1) {
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) return Compute(s0, s1);
+  for (const auto& [s, name] : {std::pair{&s0, "s0"}, std::pair{&s1, "s1"}}) {
+    const bool index = s->dtype() == DType::kInt32 || s->dtype() == DType::kInt64;
+    if (!index || (!s->shape().unknown_rank() && s->rank() != 1) || s->dtype() != s0.dtype()) {
+      throw InvalidArgumentError(StrCat("BroadcastGradientArgs: ", name,
+                                        " must be an int32 or int64 vector of s0's dtype, got a ",
+                                        s->dtype(), " tensor of shape ", s->shape()));
+    }
+  }
+  Node node{.name = graph->UniqueName("BroadcastGradientArgs"), .op = "BroadcastGradientArgs"};
+  node.inputs = {internal::GraphInput(*graph, s0), internal::GraphInput(*graph, s1)};
+  node.attrs = {{"T", s0.dtype()}};
+  node.output_specs = {{Shape::Partial({Shape::kUnknownDim}), s0.dtype()},
+                       {Shape::Partial({Shape::kUnknownDim}), s0.dtype()}};
+  const int index = graph->AddNode(std::move(node));
+  return {graph->Output(index, 0), graph->Output(index, 1)};
 }
 
 }  // namespace eager

@@ -1,5 +1,7 @@
 #include "ops/training_ops.h"
 
+#include <span>
+
 #include "ops/apply_adam.h"
 #include "ops/internal/apply_op.h"
 #include "ops/op_def.h"
@@ -24,6 +26,66 @@ NodeOutputs RunApplyAdamNode(const NodeContext& c) {
   EAGER_CHECK(c.refs.size() == 3 && c.inputs.size() == 7, "node '", c.node.name, "' (", c.node.op,
               ") needs 10 inputs, has ", c.refs.size() + c.inputs.size());
   return {{internal::RunApplyAdam(*c.refs[0], *c.refs[1], *c.refs[2], c.inputs)}};
+}
+
+// ---- ApplyGradientDescent, ApplyMomentum -----------------------------------------------
+
+constexpr const char* kGdNames[] = {"alpha", "delta"};
+constexpr const char* kMomentumNames[] = {"lr", "grad", "momentum"};
+
+void CheckMomentum(const Variable& var, const Variable& accum, std::span<const Tensor> t) {
+  const Variable* slots[] = {&accum};
+  internal::CheckApplyArguments("ApplyMomentum", var, slots, "accum", t, kMomentumNames, 1);
+}
+
+Tensor RunGradientDescent(Variable& var, std::span<const Tensor> t) {
+  internal::CheckApplyArguments("ApplyGradientDescent", var, {}, "", t, kGdNames, 1);
+  Tensor new_var = internal::CopyOfVariable(var);
+  const internal::ScopedFlushDenormal flush;  // a kernel: TF's kernel mode
+  VisitFloatDType(var.dtype(), "ApplyGradientDescent", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T alpha = t[0].data<T>()[0];
+    const T* g = t[1].data<T>().data();
+    T* x = internal::MutableData<T>(new_var);
+    for (int64_t i = 0; i < new_var.num_elements(); ++i) x[i] -= alpha * g[i];
+  });
+  var.Assign(new_var);
+  return var.stored_value();
+}
+
+Tensor RunMomentum(Variable& var, Variable& accum, std::span<const Tensor> t, bool nesterov) {
+  CheckMomentum(var, accum, t);
+  Tensor new_var = internal::CopyOfVariable(var);
+  Tensor new_accum = internal::CopyOfVariable(accum);
+  const internal::ScopedFlushDenormal flush;  // a kernel: TF's kernel mode
+  VisitFloatDType(var.dtype(), "ApplyMomentum", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T lr = t[0].data<T>()[0];
+    const T* g = t[1].data<T>().data();
+    const T momentum = t[2].data<T>()[0];
+    T* x = internal::MutableData<T>(new_var);
+    T* a = internal::MutableData<T>(new_accum);
+    for (int64_t i = 0; i < new_var.num_elements(); ++i) {
+      a[i] = a[i] * momentum + g[i];
+      x[i] -= nesterov ? g[i] * lr + a[i] * momentum * lr : lr * a[i];
+    }
+  });
+  accum.Assign(new_accum);
+  var.Assign(new_var);
+  return var.stored_value();
+}
+
+NodeOutputs RunGradientDescentNode(const NodeContext& c) {
+  EAGER_CHECK(c.refs.size() == 1 && c.inputs.size() == 2, "node '", c.node.name, "' (", c.node.op,
+              ") needs 3 inputs, has ", c.refs.size() + c.inputs.size());
+  return {{RunGradientDescent(*c.refs[0], c.inputs)}};
+}
+
+NodeOutputs RunMomentumNode(const NodeContext& c) {
+  EAGER_CHECK(c.refs.size() == 2 && c.inputs.size() == 3, "node '", c.node.name, "' (", c.node.op,
+              ") needs 5 inputs, has ", c.refs.size() + c.inputs.size());
+  const bool nesterov = c.attrs.Has("use_nesterov") && c.attrs.GetBool("use_nesterov");
+  return {{RunMomentum(*c.refs[0], *c.refs[1], c.inputs, nesterov)}};
 }
 
 }  // namespace
@@ -66,6 +128,31 @@ Tensor ApplyAdam(Variable& var, Variable& m, Variable& v, const Tensor& beta1_po
   CheckArguments(var, m, v, tensors);
   Variable* refs[] = {&var, &m, &v};
   return internal::AddApplyNode("ApplyAdam", refs, tensors, Attrs{{"use_nesterov", false}});
+}
+
+const OpDef kApplyGradientDescentOp = {.type = "ApplyGradientDescent",
+                                       .num_inputs = 3,
+                                       .run = RunGradientDescentNode,
+                                       .ref_inputs = 0b1};
+const OpDef kApplyMomentumOp = {
+    .type = "ApplyMomentum", .num_inputs = 5, .run = RunMomentumNode, .ref_inputs = 0b11};
+
+Tensor ApplyGradientDescent(Variable& var, const Tensor& alpha, const Tensor& delta) {
+  const Tensor tensors[] = {alpha, delta};
+  if (Graph::Current() == nullptr) return RunGradientDescent(var, tensors);
+  internal::CheckApplyArguments("ApplyGradientDescent", var, {}, "", tensors, kGdNames, 1);
+  Variable* refs[] = {&var};
+  return internal::AddApplyNode("ApplyGradientDescent", refs, tensors, Attrs{});
+}
+
+Tensor ApplyMomentum(Variable& var, Variable& accum, const Tensor& lr, const Tensor& grad,
+                     const Tensor& momentum, bool use_nesterov) {
+  const Tensor tensors[] = {lr, grad, momentum};
+  if (Graph::Current() == nullptr) return RunMomentum(var, accum, tensors, use_nesterov);
+  CheckMomentum(var, accum, tensors);
+  Variable* refs[] = {&var, &accum};
+  return internal::AddApplyNode("ApplyMomentum", refs, tensors,
+                                Attrs{{"use_nesterov", use_nesterov}});
 }
 
 }  // namespace eager

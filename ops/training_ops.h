@@ -1,7 +1,9 @@
 #pragma once
 
-// TensorFlow's training ops on (ref) variables: ApplyAdam, the fused update
-// tf.compat.v1.train.AdamOptimizer adds to a graph ("Adam/update_v/ApplyAdam").
+// TensorFlow's training ops on (ref) variables: the fused updates TF1's
+// optimizers add to a graph: ApplyAdam (tf.compat.v1.train.AdamOptimizer,
+// "Adam/update_v/ApplyAdam"), ApplyGradientDescent and ApplyMomentum
+// (GradientDescentOptimizer, MomentumOptimizer).
 //
 //   // in a graph: one node; Session::Run of it (or of a group over it)
 //   // updates var, m and v; its output is var's new value.
@@ -31,9 +33,28 @@ Tensor ApplyAdam(Variable& var, Variable& m, Variable& v, const Tensor& beta1_po
                  const Tensor& beta2_power, const Tensor& lr, const Tensor& beta1,
                  const Tensor& beta2, const Tensor& epsilon, const Tensor& grad);
 
+// Plain and momentum gradient descent ("GradientDescent/update_w/
+// ApplyGradientDescent", "Momentum/update_w/ApplyMomentum"). Formulas as
+// TF's training_ops.cc kernels, in var's dtype:
+//   ApplyGradientDescent: var -= alpha * delta
+//   ApplyMomentum:        accum = accum * momentum + grad
+//                         var -= lr * accum                          (plain)
+//                         var -= grad * lr + accum * momentum * lr   (use_nesterov)
+// In a graph they add a node with TF's inputs (var, accum as refs) and
+// attributes (T, use_locking false, use_nesterov); eagerly the update
+// happens at once. Each returns var's new value. Throws InvalidArgumentError
+// naming the variable for a dtype or shape mismatch (float32 or float64),
+// FailedPreconditionError when running finds a variable uninitialized.
+Tensor ApplyGradientDescent(Variable& var, const Tensor& alpha, const Tensor& delta);
+Tensor ApplyMomentum(Variable& var, Variable& accum, const Tensor& lr, const Tensor& grad,
+                     const Tensor& momentum, bool use_nesterov = false);
+
 struct OpDef;
 // "ApplyAdam": graph-only (OpDef::run), inputs var, m, v are references.
 extern const OpDef kApplyAdamOp;
+// Graph-only (OpDef::run); their first inputs are references.
+extern const OpDef kApplyGradientDescentOp;
+extern const OpDef kApplyMomentumOp;
 
 namespace internal {
 // What running an ApplyAdam node does (Session): `tensors` are its seven

@@ -1,12 +1,21 @@
 #include "ops/unary_ops.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
+#include <vector>
 
+#include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
+#include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/internal/elementwise.h"
 #include "ops/internal/scalar_like.h"
+#include "ops/op_def.h"
+#include "ops/shape_ops.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -110,6 +119,98 @@ Grads ReluGradGradient(const OpCall& call, const Tensor& grad) {
   return {ReluGrad(grad, call.inputs[1]), std::nullopt};
 }
 
+// ---- Elu, EluGrad ----------------------------------------------------------------------
+
+OutputSpec InferElu(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "features");
+}
+
+// TF's functor: (x < 0).select(exp(x) - 1, x).
+Tensor EluKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<1, DTypeSet::kFloat>(in, spec, [](const auto& x) {
+    using T = internal::ScalarOf<decltype(x)>;
+    return (x < T(0)).select(x.exp() - T(1), x);
+  });
+}
+
+OutputSpec InferEluGrad(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "gradients", "outputs");
+}
+
+// TF's functor: (y < 0).select(g * (y + 1), g).
+Tensor EluGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [](const auto& g, const auto& y) {
+        using T = internal::ScalarOf<decltype(g)>;
+        return (y < T(0)).select(g * (y + T(1)), g);
+      });
+}
+
+// From the output, as TF's _EluGrad.
+Grads EluGradient(const OpCall& call, const Tensor& grad) { return {EluGrad(grad, call.output)}; }
+
+// TF's _EluGradGrad: linear in `gradients`; in `outputs`, d(g (y + 1))/dy = g
+// where y < 0 (selected by ReluGrad on -y), 0 elsewhere.
+Grads EluGradGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& gradients = call.inputs[0];
+  const Tensor& outputs = call.inputs[1];
+  std::optional<Tensor> d_gradients, d_outputs;
+  if (call.NeedsGradient(0)) d_gradients = EluGrad(grad, outputs);
+  if (call.NeedsGradient(1)) d_outputs = ReluGrad(Mul(grad, gradients), Neg(outputs));
+  return {d_gradients, d_outputs};
+}
+
+// ---- Floor -----------------------------------------------------------------------------
+
+OutputSpec InferFloor(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "x");
+}
+
+Tensor FloorKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<1, DTypeSet::kFloat>(in, spec,
+                                                          [](const auto& x) { return x.floor(); });
+}
+
+Grads FloorGradient(const OpCall&, const Tensor&) { return {std::nullopt}; }
+
+// ---- Rsqrt, RsqrtGrad ------------------------------------------------------------------
+
+OutputSpec InferRsqrt(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "x");
+}
+
+Tensor RsqrtKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<1, DTypeSet::kFloat>(in, spec,
+                                                          [](const auto& x) { return x.rsqrt(); });
+}
+
+OutputSpec InferRsqrtGrad(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "y", "dy");
+}
+
+// TF's scalar_rsqrt_gradient_op: -0.5 * (dy * y) * (y * y).
+Tensor RsqrtGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [](const auto& y, const auto& dy) {
+        using T = internal::ScalarOf<decltype(y)>;
+        return T(-0.5) * (dy * y) * (y * y);
+      });
+}
+// From the output, as TF's _RsqrtGrad.
+Grads RsqrtGradient(const OpCall& call, const Tensor& grad) {
+  return {RsqrtGrad(call.output, grad)};
+}
+
+// TF's _RsqrtGradGrad: d/dy = -1.5 * grad * dy * y^2, d/ddy = RsqrtGrad(y, grad).
+Grads RsqrtGradGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& y = call.inputs[0];
+  const Tensor& dy = call.inputs[1];
+  std::optional<Tensor> d_y, d_dy;
+  if (call.NeedsGradient(0)) d_y = Mul(Mul(Mul(Scalar(-1.5, grad), grad), dy), Square(y));
+  if (call.NeedsGradient(1)) d_dy = RsqrtGrad(y, grad);
+  return {d_y, d_dy};
+}
+
 }  // namespace
 
 const OpDef kNegOp = {.type = "Neg",
@@ -175,5 +276,43 @@ Tensor StopGradient(const Tensor& x) { return Execute(kStopGradientOp, x); }
 Tensor ReluGrad(const Tensor& gradients, const Tensor& features) {
   return Execute(kReluGradOp, gradients, features);
 }
+
+const OpDef kEluOp = {.type = "Elu",
+                      .num_inputs = 1,
+                      .infer = InferElu,
+                      .compute = EluKernel,
+                      .gradient = EluGradient};
+const OpDef kEluGradOp = {.type = "EluGrad",
+                          .num_inputs = 2,
+                          .infer = InferEluGrad,
+                          .compute = EluGradKernel,
+                          .gradient = EluGradGradient};
+
+Tensor Elu(const Tensor& features) { return Execute(kEluOp, {features}); }
+Tensor EluGrad(const Tensor& gradients, const Tensor& outputs) {
+  return Execute(kEluGradOp, {gradients, outputs});
+}
+
+const OpDef kFloorOp = {
+    .type = "Floor",
+    .num_inputs = 1,
+    .infer = InferFloor,
+    .compute = FloorKernel,
+    .gradient = FloorGradient,
+};
+Tensor Floor(const Tensor& x) { return Execute(kFloorOp, {x}); }
+
+const OpDef kRsqrtOp = {.type = "Rsqrt",
+                        .num_inputs = 1,
+                        .infer = InferRsqrt,
+                        .compute = RsqrtKernel,
+                        .gradient = RsqrtGradient};
+const OpDef kRsqrtGradOp = {.type = "RsqrtGrad",
+                            .num_inputs = 2,
+                            .infer = InferRsqrtGrad,
+                            .compute = RsqrtGradKernel,
+                            .gradient = RsqrtGradGradient};
+Tensor Rsqrt(const Tensor& x) { return Execute(kRsqrtOp, {x}); }
+Tensor RsqrtGrad(const Tensor& y, const Tensor& dy) { return Execute(kRsqrtGradOp, {y, dy}); }
 
 }  // namespace eager

@@ -22,6 +22,23 @@ Tensor StopGradient(const Tensor& x);  // "StopGradient"
 // Differentiable with respect to `gradients` only.
 Tensor ReluGrad(const Tensor& gradients, const Tensor& features);  // "ReluGrad"
 
+// Elu: the exponential linear unit (tf.nn.elu), x where x > 0 else exp(x) - 1.
+// Float dtypes; any shape.
+Tensor Elu(const Tensor& features);  // "Elu"
+// Elu's gradient from its output y: gradients where y > 0, else
+// gradients * (y + 1) (TF's "EluGrad"). Same shapes and float dtype.
+Tensor EluGrad(const Tensor& gradients, const Tensor& outputs);  // "EluGrad"
+
+// Rounds toward -infinity, float32/float64 ("Floor"). Its gradient is none,
+// as TF's (_FloorGrad returns None): a graph gradient through it is zero.
+Tensor Floor(const Tensor& x);
+
+// 1 / sqrt(x), float dtypes.
+Tensor Rsqrt(const Tensor& x);  // "Rsqrt"
+// Rsqrt's gradient from its output y: dy * -0.5 * y^3 (TF's "RsqrtGrad").
+// Same shapes and float dtype.
+Tensor RsqrtGrad(const Tensor& y, const Tensor& dy);  // "RsqrtGrad"
+
 extern const OpDef kNegOp;
 extern const OpDef kExpOp;
 extern const OpDef kLogOp;
@@ -32,5 +49,10 @@ extern const OpDef kSigmoidOp;
 extern const OpDef kTanhOp;
 extern const OpDef kStopGradientOp;
 extern const OpDef kReluGradOp;
+extern const OpDef kEluOp;
+extern const OpDef kEluGradOp;
+extern const OpDef kFloorOp;
+extern const OpDef kRsqrtOp;
+extern const OpDef kRsqrtGradOp;
 
 }  // namespace eager

@@ -23,7 +23,8 @@
 #include "ops/array_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/fused_conv.h"
-#include "ops/random_ops.h"
+#include "ops/pooling_ops.h"
+#include "ops/random_generator.h"
 #include "ops/unary_ops.h"
 #include "runtime/names.h"
 

@@ -7,7 +7,7 @@
 #include "examples/fashion_mnist/progress_bar.h"
 #include "ops/binary_ops.h"
 #include "ops/nn_ops.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
 #include "runtime/trackable.h"
 #include "saving/checkpoint/checkpoint.h"

@@ -1,7 +1,7 @@
 #pragma once
 
 // What TF1's apply ops (ApplyAdam, ApplyGradientDescent, ApplyMomentum:
-// ops/training_ops.h, ops/sgd_training_ops.h) share: the checks of their
+// ops/training_ops.h) share: the checks of their
 // arguments, the copy of a variable a kernel updates, and the graph node
 // with reference inputs. Written once so that their error texts stay alike.
 // Private to ops/.

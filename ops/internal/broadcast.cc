@@ -3,10 +3,9 @@
 #include <vector>
 
 #include "ops/array_ops.h"
-#include "ops/broadcast_gradient_args.h"
 #include "ops/internal/dynamic_shape.h"
 #include "ops/reduction_ops.h"
-#include "ops/shape_op.h"
+#include "ops/shape_ops.h"
 #include "runtime/errors.h"
 
 namespace eager::internal {

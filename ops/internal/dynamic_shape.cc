@@ -5,11 +5,10 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
-#include "ops/floor_greater_equal_select.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/reduction_ops.h"
-#include "ops/shape_op.h"
+#include "ops/shape_ops.h"
 #include "runtime/graph.h"
 
 namespace eager::internal {

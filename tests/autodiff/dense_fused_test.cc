@@ -15,7 +15,7 @@
 #include "ops/binary_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "ops/recorder.h"
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"

@@ -22,7 +22,7 @@
 #include "ops/matmul.h"
 #include "ops/reduction_ops.h"
 #include "ops/session.h"
-#include "ops/shape_op.h"
+#include "ops/shape_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"

@@ -15,9 +15,9 @@
 
 #include "autodiff/gradient_tape.h"
 #include "autodiff/sgd.h"
-#include "ops/bias_add.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
+#include "ops/nn_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/session.h"
 #include "ops/unary_ops.h"

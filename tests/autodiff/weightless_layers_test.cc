@@ -8,7 +8,7 @@
 #include "autodiff/flatten.h"
 #include "autodiff/gradient_tape.h"
 #include "autodiff/input_layer.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
 #include "runtime/errors.h"
 

@@ -13,7 +13,7 @@
 #include "examples/fashion_mnist/dataset.h"
 #include "examples/fashion_mnist/mlp.h"
 #include "examples/fashion_mnist/training.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "runtime/names.h"
 
 namespace fashion_mnist {

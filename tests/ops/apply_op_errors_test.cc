@@ -5,7 +5,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "ops/sgd_training_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/graph.h"
 

@@ -1,7 +1,7 @@
-#include "ops/bias_add.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "ops/nn_ops.h"
 
 namespace eager {
 namespace {

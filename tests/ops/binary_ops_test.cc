@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 
 namespace eager {
 namespace {

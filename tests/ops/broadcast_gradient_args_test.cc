@@ -3,8 +3,6 @@
 // an input has 1 or nothing), eagerly and as a graph node with TF's
 // signature, and its refusals.
 
-#include "ops/broadcast_gradient_args.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,7 +10,7 @@
 
 #include "ops/graph_ops.h"
 #include "ops/session.h"
-#include "ops/shape_op.h"
+#include "ops/shape_ops.h"
 #include "runtime/graph.h"
 
 namespace eager {

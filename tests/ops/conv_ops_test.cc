@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "ops/array_ops.h"
-#include "ops/random_ops.h"
+#include "ops/pooling_ops.h"
+#include "ops/random_generator.h"
 #include "runtime/errors.h"
 #include "runtime/threads.h"
 

@@ -7,7 +7,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "ops/recorder.h"
 #include "ops/unary_ops.h"
 #include "runtime/tensor_access.h"

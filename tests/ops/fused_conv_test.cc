@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "ops/array_ops.h"
-#include "ops/bias_add.h"
 #include "ops/conv_ops.h"
 #include "ops/graph_ops.h"
-#include "ops/random_ops.h"
+#include "ops/nn_ops.h"
+#include "ops/random_generator.h"
 #include "ops/recorder.h"
 #include "ops/reduction_ops.h"
 #include "ops/session.h"

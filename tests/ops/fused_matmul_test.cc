@@ -16,7 +16,7 @@
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "ops/session.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"

@@ -12,7 +12,7 @@
 
 #include "ops/internal/blas_core.h"
 #include "ops/matmul.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "runtime/threads.h"
 
 namespace eager::internal {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 
 namespace eager {
 namespace {

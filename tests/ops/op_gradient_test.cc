@@ -9,20 +9,18 @@
 #include <vector>
 
 #include "ops/array_ops.h"
-#include "ops/bias_add.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/cumulative_ops.h"
-#include "ops/elu.h"
-#include "ops/floor_greater_equal_select.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
-#include "ops/random_ops.h"
+#include "ops/pooling_ops.h"
+#include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
-#include "ops/rsqrt_squared_difference_squeeze.h"
+#include "ops/shape_ops.h"
 #include "ops/unary_ops.h"
 #include "tests/testing/numeric_gradient.h"
 

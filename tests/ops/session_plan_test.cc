@@ -13,9 +13,9 @@
 #include "ops/array_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/operators.h"
-#include "ops/random_uniform.h"
+#include "ops/random_ops.h"
 #include "ops/session.h"
-#include "ops/shape_op.h"
+#include "ops/shape_ops.h"
 #include "runtime/graph.h"
 
 namespace eager {

@@ -11,7 +11,7 @@
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
 #include "ops/matmul.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "ops/recorder.h"
 
 namespace eager {

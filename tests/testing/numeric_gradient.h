@@ -18,7 +18,7 @@
 
 #include "ops/execute.h"
 #include "ops/op_def.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 
 namespace eager::testing {
 

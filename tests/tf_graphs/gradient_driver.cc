@@ -26,11 +26,11 @@
 #include <vector>
 
 #include "eager.h"
-#include "ops/broadcast_gradient_args.h"
+#include "ops/binary_ops.h"
 #include "ops/execute.h"
-#include "ops/floor_greater_equal_select.h"
 #include "ops/op_def.h"
 #include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
 
 namespace {
 

@@ -26,9 +26,10 @@
 #include <vector>
 
 #include "eager.h"
+#include "ops/binary_ops.h"
 #include "ops/control_flow_ops.h"
-#include "ops/elu.h"
-#include "ops/rsqrt_squared_difference_squeeze.h"
+#include "ops/shape_ops.h"
+#include "ops/unary_ops.h"
 
 namespace {
 

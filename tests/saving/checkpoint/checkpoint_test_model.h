@@ -12,7 +12,7 @@
 #include "autodiff/adam.h"
 #include "autodiff/dense.h"
 #include "autodiff/module.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/variable.h"

@@ -15,7 +15,7 @@
 #include "autodiff/input_layer.h"
 #include "autodiff/sequential.h"
 #include "ops/array_ops.h"
-#include "ops/random_ops.h"
+#include "ops/random_generator.h"
 #include "ops/unary_ops.h"
 #include "runtime/errors.h"
 #include "saving/bundle/bundle_reader.h"

@@ -2,15 +2,15 @@
 // array_ops where_v2): values, NumPy broadcasting of all three SelectV2
 // inputs, and graph shapes when some dimensions are unknown.
 
-#include "ops/floor_greater_equal_select.h"
-
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/op_def.h"
 #include "ops/session.h"
+#include "ops/unary_ops.h"
 #include "runtime/errors.h"
 #include "runtime/graph.h"
 

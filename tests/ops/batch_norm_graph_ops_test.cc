@@ -2,15 +2,15 @@
 // RsqrtGrad) against std math; their gradients are checked by central
 // differences in op_gradient_test.cc.
 
-#include "ops/rsqrt_squared_difference_squeeze.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "ops/elu.h"
+#include "ops/binary_ops.h"
+#include "ops/shape_ops.h"
+#include "ops/unary_ops.h"
 
 namespace eager {
 namespace {

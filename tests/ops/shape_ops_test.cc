@@ -2,7 +2,7 @@
 // dimensions as int32 (default out_type) or int64; in a graph the value of a
 // placeholder's unknown batch dimension is the fed tensor's.
 
-#include "ops/shape_op.h"
+#include "ops/shape_ops.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

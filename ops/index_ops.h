@@ -1,0 +1,37 @@
+#pragma once
+
+// Index ops, as tf.gather, tf.one_hot and tf.math.unsorted_segment_sum: ops
+// that pick or scatter elements by integer indices. Kernels in
+// ops/index_ops.cc. An index outside its range throws InvalidArgumentError
+// naming it, except where TF defines the result (OneHot, negative segment
+// ids).
+//
+//   eager::Tensor rows = eager::Gather(embeddings, ids);   // ids.shape + [dim]
+
+#include <cstdint>
+
+#include "ops/op_def.h"
+
+namespace eager {
+
+// Rows of `params` (axis 0) picked by int32/int64 `indices`; the result has
+// shape indices.shape + params.shape[1:]. An index outside [0, rows) throws
+// InvalidArgumentError naming it. Differentiable with respect to params.
+Tensor Gather(const Tensor& params, const Tensor& indices);  // "GatherV2"
+// indices (int32/int64, any shape) -> indices.shape + [depth]; an index
+// outside [0, depth) gives an all-off row, as TensorFlow.
+Tensor OneHot(const Tensor& indices, int64_t depth, double on_value = 1.0, double off_value = 0.0,
+              DType dtype = DType::kFloat32);  // "OneHot"
+// Sums the slices data[i, ...] into output row segment_ids[i]: the gradient
+// of Gather. A negative id's slice is dropped (as TF's); an id >=
+// num_segments throws InvalidArgumentError.
+// segment_ids (int32/int64) must be a prefix of data's shape; the result has
+// shape [num_segments] + data.shape[segment_ids.rank:].
+Tensor UnsortedSegmentSum(const Tensor& data, const Tensor& segment_ids,
+                          int64_t num_segments);  // "UnsortedSegmentSum"
+
+extern const OpDef kGatherOp;
+extern const OpDef kOneHotOp;
+extern const OpDef kUnsortedSegmentSumOp;
+
+}  // namespace eager
