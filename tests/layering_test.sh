@@ -39,12 +39,14 @@ check saving/checkpoint runtime saving/bundle saving/checkpoint saving/proto
 check saving/saver runtime saving/bundle saving/saver saving/proto
 check saving/summary runtime saving/bundle saving/summary saving/proto
 check saving/tools runtime saving/bundle saving/checkpoint saving/saver saving/summary saving/tools
+# keras/ builds models from a .keras config, so it alone sees autodiff (and ops below it).
+check saving/keras runtime ops autodiff saving/bundle saving/keras
 # distributed/ (MPI) sits on top: nothing below includes it.
 check distributed runtime ops autodiff saving distributed
 
 # Every saving source belongs to a subsystem folder.
 while IFS= read -r file; do
-  echo "layering: $file is not in a saving/ subsystem folder (bundle, checkpoint, saver, summary, tools)"
+  echo "layering: $file is not in a saving/ subsystem folder (bundle, checkpoint, saver, summary, tools, keras)"
   status=1
 done < <(find saving -maxdepth 1 \( -name '*.h' -o -name '*.cc' \) 2>/dev/null)
 

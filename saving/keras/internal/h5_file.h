@@ -1,0 +1,86 @@
+#pragma once
+
+// The subset of HDF5 that Keras 3's `.weights.h5` uses: groups, a string
+// attribute "name" on the `vars` groups, and uncompressed numeric datasets
+// (float32, float64, int64, int32). Private to saving/keras/.
+//
+// Reading: libhdf5 is not hardened against hostile files (its CVE list has
+// heap overflows and infinite loops on malformed object headers, B-trees and
+// datatypes). ReadH5File therefore
+//  1. checks the file itself first: a regular file, at most `max_file_bytes`,
+//     beginning with HDF5's signature (no user block: h5py writes none);
+//  2. hands it to libhdf5 only in a forked child process, which walks every
+//     link (refusing soft and external links: an external link would make
+//     libhdf5 open another file) and checks each dataset before reading it (a dtype listed
+//     above, rank <= 8, contiguous or compact layout without filters, so the
+//     bytes it declares are bytes stored in the file: its size bounds every
+//     allocation), and streams the datasets to the parent over a pipe;
+//  3. in the parent, parses that stream with every length checked against
+//     what is left of the file's size, and turns a child that crashed, was
+//     killed or ran past `timeout_seconds` into DataLossError naming the file.
+// A crash or hang inside libhdf5 on a crafted file thus costs a child, not
+// the caller's process (which may be training). The cost is one fork and a
+// copy of the weights through a pipe (a few ms for MNIST-sized models).
+//
+// Writing runs in-process (eager's own values, no untrusted input) into a
+// temporary file that the caller syncs and renames.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "runtime/dtype.h"
+#include "runtime/shape.h"
+#include "runtime/tensor.h"
+
+namespace eager::keras_internal {
+
+struct H5Dataset {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  std::vector<std::byte> bytes;  // row-major, native byte order
+};
+
+// Attributes are not read: Keras's loader does not need them either.
+struct H5Contents {
+  std::set<std::string> groups;               // "layers", "layers/dense/vars", ...
+  std::map<std::string, H5Dataset> datasets;  // "layers/dense/vars/0" -> value
+};
+
+struct H5ReadLimits {
+  uint64_t max_file_bytes = uint64_t{16} << 30;
+  int timeout_seconds = 600;
+};
+
+// Throws NotFoundError (missing file), DataLossError (not HDF5, malformed,
+// libhdf5 failed or crashed: the message names `path` and what was wrong),
+// InvalidArgumentError (a dataset of a dtype or layout Keras does not write,
+// naming its path), ResourceExhaustedError (over the limits).
+H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits = {});
+
+// Creates `path` (which must not exist) and writes groups, attributes and
+// datasets in the order given. Throws FailedPreconditionError naming the
+// path when libhdf5 refuses.
+class H5Writer {
+ public:
+  explicit H5Writer(const std::string& path);
+  ~H5Writer();  // closes the file if Close() was not called; never throws
+  H5Writer(const H5Writer&) = delete;
+  H5Writer& operator=(const H5Writer&) = delete;
+
+  // Creates group `path` (its parents must exist), with a variable-length
+  // UTF-8 string attribute "name" when `name_attr` is not empty (as h5py).
+  void CreateGroup(const std::string& path, const std::string& name_attr = "");
+  // A contiguous dataset of `value`'s dtype (float32/64, int32/64) and shape.
+  void WriteDataset(const std::string& path, const Tensor& value);
+  void Close();
+
+ private:
+  std::string path_;
+  int64_t file_ = -1;  // hid_t
+};
+
+}  // namespace eager::keras_internal

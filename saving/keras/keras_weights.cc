@@ -1,0 +1,291 @@
+#include "saving/keras/keras_weights.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "autodiff/dense.h"
+#include "autodiff/flatten.h"
+#include "autodiff/input_layer.h"
+#include "runtime/errors.h"
+#include "runtime/tensor_access.h"
+#include "saving/bundle/posix_file.h"
+#include "saving/keras/internal/keras_layout.h"
+
+namespace eager {
+namespace keras_internal {
+namespace {
+
+// The snake_case class name Keras keys a layer by.
+std::string ClassKey(Layer& layer) {
+  if (dynamic_cast<Dense*>(&layer) != nullptr) return "dense";
+  if (dynamic_cast<Flatten*>(&layer) != nullptr) return "flatten";
+  if (dynamic_cast<Sequential*>(&layer) != nullptr) return "sequential";
+  throw UnimplementedError(StrCat("Keras weights: layer '", layer.name(),
+                                  "' is of a class eager cannot save in Keras's layout yet "
+                                  "(Dense, Flatten, InputLayer and Sequential can)"));
+}
+
+// A layer and its group path ("layers/dense"), as Keras's
+// _save_container_state names them: unique per container.
+struct LayerEntry {
+  Layer* layer;
+  std::string path;
+};
+
+void CollectLayers(Sequential& model, const std::string& prefix, std::vector<LayerEntry>& out) {
+  std::map<std::string, int> used;
+  for (Layer* layer : model.layers()) {
+    if (dynamic_cast<InputLayer*>(layer) != nullptr) continue;  // not in Sequential.layers
+    const std::string base = ClassKey(*layer);
+    const int n = used[base]++;
+    const std::string path = StrCat(prefix, "layers/", n == 0 ? base : StrCat(base, "_", n));
+    out.push_back({layer, path});
+    if (auto* nested = dynamic_cast<Sequential*>(layer)) CollectLayers(*nested, path + "/", out);
+  }
+}
+
+std::vector<LayerEntry> Layers(Sequential& model) {
+  std::vector<LayerEntry> out;
+  CollectLayers(model, "", out);
+  return out;
+}
+
+// The variables Keras saves for `layer`, in its order.
+std::vector<Variable*> OwnVariables(Layer& layer) {
+  auto* dense = dynamic_cast<Dense*>(&layer);
+  if (dense == nullptr) return {};
+  if (!dense->built()) {
+    throw FailedPreconditionError(
+        StrCat("Keras weights: Dense '", dense->name(),
+               "' is not built yet; call the model once (or Build) before "
+               "saving"));
+  }
+  std::vector<Variable*> vars{&dense->kernel()};
+  if (dense->bias() != nullptr) vars.push_back(dense->bias());
+  return vars;
+}
+
+Variable* IterationsVariable(Adam& optimizer) {
+  for (const Trackable::Child& child : optimizer.Children()) {
+    if (child.name == "iter" || child.name == "_iterations") {
+      if (auto* v = dynamic_cast<Variable*>(child.object)) return v;
+    }
+  }
+  throw FailedPreconditionError(StrCat("Keras weights: Adam '", optimizer.name(),
+                                       "' has no iterations variable (a TF1-compatible Adam "
+                                       "cannot be saved in Keras's layout)"));
+}
+
+std::string DescribeShape(const Shape& shape) { return StrCat(shape); }
+
+const H5Dataset& Require(const H5Contents& contents, std::string_view file, const std::string& key,
+                         std::string_view what, DType dtype, const Shape& shape) {
+  auto it = contents.datasets.find(key);
+  if (it == contents.datasets.end()) {
+    throw InvalidArgumentError(StrCat("Keras weights file '", file, "': dataset '", key, "' (",
+                                      what, ") is missing; expected ", dtype, " ",
+                                      DescribeShape(shape)));
+  }
+  const H5Dataset& ds = it->second;
+  if (ds.dtype != dtype || ds.shape != shape) {
+    throw InvalidArgumentError(StrCat("Keras weights file '", file, "': dataset '", key, "' (",
+                                      what, ") is ", ds.dtype, " ", DescribeShape(ds.shape),
+                                      "; expected ", dtype, " ", DescribeShape(shape)));
+  }
+  return ds;
+}
+
+Tensor ToTensor(const H5Dataset& ds) {
+  Tensor t = internal::NewTensor(ds.shape, ds.dtype);
+  if (!ds.bytes.empty()) std::memcpy(internal::MutableRawData(t), ds.bytes.data(), ds.bytes.size());
+  return t;
+}
+
+// Datasets directly under `group` ("layers/dense/vars"): their count.
+size_t CountDatasets(const H5Contents& contents, const std::string& group) {
+  const std::string prefix = group + "/";
+  size_t n = 0;
+  for (auto it = contents.datasets.lower_bound(prefix);
+       it != contents.datasets.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    if (it->first.find('/', prefix.size()) == std::string::npos) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+void WriteWeightsFile(const std::string& path, Sequential& model, const Adam* optimizer) {
+  const std::vector<LayerEntry> layers = Layers(model);
+  std::vector<Variable*> trainable;
+  H5Writer writer(path);
+  writer.CreateGroup("layers");
+  for (const LayerEntry& entry : layers) {
+    writer.CreateGroup(entry.path);
+    if (dynamic_cast<Sequential*>(entry.layer) != nullptr)
+      writer.CreateGroup(entry.path + "/layers");
+    writer.CreateGroup(entry.path + "/vars", entry.layer->name());
+    const std::vector<Variable*> vars = OwnVariables(*entry.layer);
+    for (size_t i = 0; i < vars.size(); ++i) {
+      writer.WriteDataset(StrCat(entry.path, "/vars/", i), vars[i]->value());
+      if (vars[i]->trainable()) trainable.push_back(vars[i]);
+    }
+  }
+  if (optimizer != nullptr) {
+    Adam& adam = const_cast<Adam&>(*optimizer);  // Children() is not const; nothing changes
+    writer.CreateGroup("optimizer");
+    writer.CreateGroup("optimizer/vars", "adam");
+    writer.WriteDataset("optimizer/vars/0", IterationsVariable(adam)->value());
+    writer.WriteDataset("optimizer/vars/1", adam.learning_rate().value());
+    int i = 2;
+    for (Variable* v : trainable) {
+      for (const char* slot : {"m", "v"}) {
+        const Variable* s = adam.GetSlot(*v, slot);
+        writer.WriteDataset(StrCat("optimizer/vars/", i++),
+                            s != nullptr ? s->value() : Tensor::Zeros(v->shape(), v->dtype()));
+      }
+    }
+  }
+  writer.CreateGroup("vars", model.name());
+  writer.Close();
+}
+
+void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential& model,
+                  Adam* optimizer) {
+  // Everything is checked before anything is assigned.
+  std::vector<std::pair<Variable*, Tensor>> assignments;
+  std::vector<Variable*> trainable;
+  for (const LayerEntry& entry : Layers(model)) {
+    const std::string vars_group = entry.path + "/vars";
+    auto* dense = dynamic_cast<Dense*>(entry.layer);
+    size_t expected = 0;
+    if (dense != nullptr) {
+      expected = dense->use_bias() ? 2 : 1;
+      const std::string kernel_key = vars_group + "/0";
+      auto it = contents.datasets.find(kernel_key);
+      if (!dense->built()) {
+        if (it == contents.datasets.end() || it->second.shape.rank() != 2 ||
+            it->second.shape.dim(0) <= 0 || it->second.shape.dim(1) != dense->units() ||
+            !IsFloating(it->second.dtype)) {
+          throw InvalidArgumentError(StrCat(
+              "Keras weights file '", file, "': dataset '", kernel_key, "' (Dense '", dense->name(),
+              "' kernel) must be a float32/float64 [input_dim, ", dense->units(),
+              "] to build the layer",
+              it == contents.datasets.end()
+                  ? "; it is missing"
+                  : StrCat("; it is ", it->second.dtype, " ", DescribeShape(it->second.shape))));
+        }
+        dense->Build(it->second.shape.dim(0), it->second.dtype);
+      }
+      const std::vector<Variable*> vars = OwnVariables(*dense);
+      const char* names[] = {"kernel", "bias"};
+      for (size_t i = 0; i < vars.size(); ++i) {
+        const std::string key = StrCat(vars_group, "/", i);
+        const H5Dataset& ds =
+            Require(contents, file, key, StrCat("Dense '", dense->name(), "' ", names[i]),
+                    vars[i]->dtype(), vars[i]->shape());
+        assignments.emplace_back(vars[i], ToTensor(ds));
+        if (vars[i]->trainable()) trainable.push_back(vars[i]);
+      }
+    }
+    const size_t present = CountDatasets(contents, vars_group);
+    if (present != expected) {
+      throw InvalidArgumentError(StrCat("Keras weights file '", file, "': group '", vars_group,
+                                        "' (layer '", entry.layer->name(), "') holds ", present,
+                                        " datasets; the layer has ", expected, " variables"));
+    }
+  }
+  if (optimizer != nullptr) {
+    if (contents.groups.count("optimizer/vars") == 0) {
+      throw NotFoundError(StrCat("Keras weights file '", file,
+                                 "' has no optimizer state (no group 'optimizer/vars'); it was "
+                                 "saved without a compiled optimizer"));
+    }
+    const size_t expected = 2 + 2 * trainable.size();
+    const size_t present = CountDatasets(contents, "optimizer/vars");
+    if (present != expected) {
+      throw InvalidArgumentError(StrCat(
+          "Keras weights file '", file, "': group 'optimizer/vars' holds ", present,
+          " datasets; Adam over this model's ", trainable.size(), " trainable variables has ",
+          expected, " (iterations, learning_rate, then momentum and velocity per variable)"));
+    }
+    Variable* iterations = IterationsVariable(*optimizer);
+    assignments.emplace_back(iterations,
+                             ToTensor(Require(contents, file, "optimizer/vars/0", "Adam iterations",
+                                              DType::kInt64, Shape{})));
+    assignments.emplace_back(&optimizer->learning_rate(),
+                             ToTensor(Require(contents, file, "optimizer/vars/1",
+                                              "Adam learning_rate", DType::kFloat32, Shape{})));
+    // Slots are created only once every check has passed (below); their
+    // values are checked here against the variables they belong to.
+    std::vector<std::pair<std::pair<Variable*, const char*>, Tensor>> slot_values;
+    int i = 2;
+    for (Variable* v : trainable) {
+      for (const char* slot : {"m", "v"}) {
+        const std::string key = StrCat("optimizer/vars/", i++);
+        const H5Dataset& ds = Require(contents, file, key,
+                                      StrCat("Adam ", slot[0] == 'm' ? "momentum" : "velocity",
+                                             " of '", v->shared_name(), "'"),
+                                      v->dtype(), v->shape());
+        slot_values.push_back({{v, slot}, ToTensor(ds)});
+      }
+    }
+    for (auto& [variable, value] : assignments) variable->Assign(value);
+    for (auto& [key, value] : slot_values) {
+      optimizer->CreateSlotsForRestore(*key.first, key.second);
+      Variable* slot = optimizer->GetSlot(*key.first, key.second);
+      if (slot == nullptr) {
+        throw InternalError(StrCat("Keras weights: Adam created no slot '", key.second, "' for '",
+                                   key.first->shared_name(), "'"));
+      }
+      slot->Assign(value);
+    }
+    return;
+  }
+  for (auto& [variable, value] : assignments) variable->Assign(value);
+}
+
+std::string TempPathBeside(const std::string& path) {
+  return StrCat(path, ".tmp-", std::hex, internal::RandomUint64());
+}
+
+void CommitFile(const std::string& tmp, const std::string& path) {
+  try {
+    const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) internal::ThrowOsError(errno, "open", tmp);
+    if (::fsync(fd) != 0) {
+      const int err = errno;
+      ::close(fd);
+      internal::ThrowOsError(err, "fsync", tmp);
+    }
+    ::close(fd);
+    internal::RenameFile(tmp, path);
+    internal::SyncDirectory(internal::DirName(path));
+  } catch (...) {
+    internal::RemoveFileNoThrow(tmp);
+    throw;
+  }
+}
+
+}  // namespace keras_internal
+
+void SaveKerasWeights(const std::string& path, Sequential& model, const Adam* optimizer) {
+  const std::string tmp = keras_internal::TempPathBeside(path);
+  try {
+    keras_internal::WriteWeightsFile(tmp, model, optimizer);
+  } catch (...) {
+    internal::RemoveFileNoThrow(tmp);
+    throw;
+  }
+  keras_internal::CommitFile(tmp, path);
+}
+
+void LoadKerasWeights(const std::string& path, Sequential& model, Adam* optimizer) {
+  keras_internal::ApplyWeights(keras_internal::ReadH5File(path), path, model, optimizer);
+}
+
+}  // namespace eager

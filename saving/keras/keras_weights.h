@@ -1,0 +1,49 @@
+#pragma once
+
+// Keras 3's `.weights.h5` (model.save_weights / model.load_weights of
+// keras 3.x, tf.keras since TF 2.16), read and written for eager's
+// Sequential models of Dense, Flatten, InputLayer and nested Sequential
+// layers, and an Adam optimizer.
+//
+//   eager::SaveKerasWeights("m.weights.h5", model, &adam);
+//   eager::LoadKerasWeights("m.weights.h5", model, &adam);
+//
+// The layout is Keras's saving_lib (H5IOStore), by structure, not by layer
+// name:
+//   vars                      the model's own (none), attribute name=<model>
+//   layers/<key>/vars/<i>     layer variables in creation order (Dense:
+//                             0 kernel [in, units], 1 bias [units])
+//   optimizer/vars/<i>        0 iterations (int64 scalar), 1 learning_rate
+//                             (float32 scalar), then for each trainable
+//                             variable of the model in order its "m"
+//                             (momentum) and "v" (velocity)
+// where <key> is the snake_case class name made unique in the container
+// ("dense", "dense_1", "flatten", "sequential"), and the InputLayer is not
+// listed (Keras's Sequential.layers leaves it out). A nested Sequential has
+// its own "layers" group under its key.
+//
+// Reading never trusts the file: the HDF5 part runs in a forked child
+// (saving/keras/internal/h5_file.h says why), and every dataset is checked
+// against the model before any variable changes: a missing one, one of
+// another dtype or shape, or extra ones are InvalidArgumentError naming the
+// file, the dataset path, the layer and what was expected. An unbuilt Dense
+// is built from the kernel's shape in the file. The optimizer part is read
+// only when `optimizer` is given; if it is and the file has none, that is
+// NotFoundError. Adam's slots are created for restore (CreateSlotsForRestore),
+// so the next step continues from the file's state.
+//
+// Writing is crash-safe as eager's bundles: a temporary file beside `path`,
+// fsync, rename, fsync of the directory: a kill leaves the old file or the
+// new one, never a torn one. REQUIRES: every Dense built.
+
+#include <string>
+
+#include "autodiff/adam.h"
+#include "autodiff/sequential.h"
+
+namespace eager {
+
+void SaveKerasWeights(const std::string& path, Sequential& model, const Adam* optimizer = nullptr);
+void LoadKerasWeights(const std::string& path, Sequential& model, Adam* optimizer = nullptr);
+
+}  // namespace eager

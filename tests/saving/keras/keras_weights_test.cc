@@ -1,0 +1,288 @@
+// Keras 3 `.weights.h5`: eager's writer and reader against each other, the
+// layout Keras's saving_lib expects, and crafted files (wrong dtype, wrong
+// shape, huge declared dimensions, truncation, bit flips, links to other
+// files), each a clear error naming the file and dataset, never a crash.
+// tests/tf_keras/keras_files_test.py has Keras 3 itself judge the files.
+
+#include "saving/keras/keras_weights.h"
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "autodiff/dense.h"
+#include "autodiff/flatten.h"
+#include "autodiff/input_layer.h"
+#include "eager.h"
+#include "saving/keras/internal/h5_file.h"
+#include "tests/saving/saving_test_util.h"
+
+namespace eager {
+namespace {
+
+using keras_internal::H5Writer;
+using keras_internal::ReadH5File;
+
+std::unique_ptr<Sequential> MakeModel(int64_t hidden = 4) {
+  auto model = std::make_unique<Sequential>("seq");
+  model->Add(std::make_unique<InputLayer>(Shape{2, 3}));
+  model->Add(std::make_unique<Flatten>());
+  model->Add(std::make_unique<Dense>(hidden, Relu, true, 1));
+  model->Add(std::make_unique<Dense>(2, nullptr, false, 2));
+  return model;
+}
+
+Tensor Input() {
+  return Tensor::FromVector<float>(
+      {0.1f, -0.2f, 0.3f, 0.4f, 0.5f, -0.6f, 1.f, 2.f, -3.f, 0.f, 0.5f, 0.25f}, Shape{2, 2, 3});
+}
+
+Tensor Step(Sequential& model, Adam& adam) {
+  const Tensor target = Tensor::FromVector<float>({1.f, 0.f, 0.f, 1.f}, Shape{2, 2});
+  model(Input());  // builds it, so that TrainableVariables() lists every variable
+  return adam.Minimize([&] { return ReduceMean(Square(Sub(model(Input()), target))); },
+                       model.TrainableVariables());
+}
+
+void ExpectSameValues(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.dtype(), b.dtype());
+  EXPECT_EQ(a.ValuesString(1000), b.ValuesString(1000));
+}
+
+TEST(KerasWeights, LayoutIsKeras3s) {
+  auto model = MakeModel();
+  Adam adam(0.01);
+  Step(*model, adam);
+  const std::string path = testing::TempDir() + "/m.weights.h5";
+  SaveKerasWeights(path, *model, &adam);
+  const auto contents = ReadH5File(path);
+  std::vector<std::string> keys;
+  for (const auto& [key, ds] : contents.datasets)
+    keys.push_back(StrCat(key, " ", ds.dtype, " ", ds.shape));
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "layers/dense/vars/0 float32 [6,4]", "layers/dense/vars/1 float32 [4]",
+                      "layers/dense_1/vars/0 float32 [4,2]", "optimizer/vars/0 int64 []",
+                      "optimizer/vars/1 float32 []", "optimizer/vars/2 float32 [6,4]",
+                      "optimizer/vars/3 float32 [6,4]", "optimizer/vars/4 float32 [4]",
+                      "optimizer/vars/5 float32 [4]", "optimizer/vars/6 float32 [4,2]",
+                      "optimizer/vars/7 float32 [4,2]"}));
+  EXPECT_TRUE(contents.groups.count("layers/flatten/vars"));  // as Keras: empty, with its name
+  EXPECT_TRUE(contents.groups.count("vars"));
+}
+
+TEST(KerasWeights, RoundTripContinuesTrainingWithTheSameBits) {
+  auto model = MakeModel();
+  Adam adam(0.01);
+  Step(*model, adam);
+  const std::string path = testing::TempDir() + "/m.weights.h5";
+  SaveKerasWeights(path, *model, &adam);
+
+  auto restored = MakeModel();  // unbuilt: the file's kernel shapes build it
+  Adam restored_adam(0.5);      // the file's learning rate replaces this one
+  LoadKerasWeights(path, *restored, &restored_adam);
+  EXPECT_EQ(restored_adam.iterations(), 1);
+  ExpectSameValues((*restored)(Input()), (*model)(Input()));
+  Step(*model, adam);
+  Step(*restored, restored_adam);
+  const auto a = model->Variables(), b = restored->Variables();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) ExpectSameValues(a[i]->value(), b[i]->value());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ExpectSameValues(adam.GetSlot(*a[i], "v")->value(), restored_adam.GetSlot(*b[i], "v")->value());
+  }
+}
+
+TEST(KerasWeights, WithoutOptimizer) {
+  auto model = MakeModel();
+  (*model)(Input());
+  const std::string path = testing::TempDir() + "/m.weights.h5";
+  SaveKerasWeights(path, *model);
+  EXPECT_EQ(ReadH5File(path).datasets.count("optimizer/vars/0"), 0u);
+  auto restored = MakeModel();
+  LoadKerasWeights(path, *restored);
+  ExpectSameValues((*restored)(Input()), (*model)(Input()));
+  Adam adam;
+  try {
+    LoadKerasWeights(path, *restored, &adam);
+    FAIL() << "expected NotFoundError";
+  } catch (const NotFoundError& e) {
+    EXPECT_NE(std::string(e.what()).find("no optimizer state"), std::string::npos) << e.what();
+  }
+}
+
+// Expects `fn` to throw an eager::Error whose message contains every part.
+template <typename Fn>
+void ExpectError(Fn fn, std::initializer_list<std::string> parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    for (const std::string& part : parts) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "'" << part << "' not in: " << e.what();
+    }
+  }
+}
+
+TEST(KerasWeights, WrongShapeNamesDatasetAndExpectation) {
+  auto model = MakeModel(4);
+  (*model)(Input());
+  const std::string path = testing::TempDir() + "/m.weights.h5";
+  SaveKerasWeights(path, *model);
+  auto other = MakeModel(5);
+  (*other)(Input());
+  ExpectError([&] { LoadKerasWeights(path, *other); },
+              {path, "'layers/dense/vars/0'", "is float32 [6,4]", "expected float32 [6,5]"});
+  // Nothing was assigned: the check precedes every assignment.
+  auto fresh = MakeModel(5);
+  (*fresh)(Input());
+  ExpectSameValues(other->Variables()[0]->value(), fresh->Variables()[0]->value());
+}
+
+TEST(KerasWeights, WrongDtypeAndMissingDatasets) {
+  const std::string dir = testing::TempDir();
+  {
+    H5Writer w(dir + "/int.weights.h5");
+    w.CreateGroup("layers");
+    w.CreateGroup("layers/dense");
+    w.CreateGroup("layers/dense/vars", "dense");
+    w.WriteDataset("layers/dense/vars/0", Tensor::Zeros(Shape{6, 4}, DType::kInt32));
+    w.WriteDataset("layers/dense/vars/1", Tensor::Zeros(Shape{4}));
+    w.Close();
+  }
+  auto model = MakeModel();
+  (*model)(Input());
+  ExpectError([&] { LoadKerasWeights(dir + "/int.weights.h5", *model); },
+              {"'layers/dense/vars/0'", "is int32 [6,4]", "expected float32 [6,4]"});
+  {
+    H5Writer w(dir + "/extra.weights.h5");
+    w.CreateGroup("layers");
+    w.CreateGroup("layers/dense");
+    w.CreateGroup("layers/dense/vars");
+    for (int i = 0; i < 3; ++i)
+      w.WriteDataset(StrCat("layers/dense/vars/", i), Tensor::Zeros(Shape{6, 4}));
+    w.Close();
+  }
+  ExpectError([&] { LoadKerasWeights(dir + "/extra.weights.h5", *model); },
+              {"'layers/dense/vars/1'"});
+  ExpectError([&] { LoadKerasWeights(dir + "/missing.weights.h5", *model); }, {"does not exist"});
+}
+
+// A raw HDF5 file built with the C API, for what eager's writer never makes.
+template <typename Fn>
+void RawH5(const std::string& path, Fn fn) {
+  hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(file, 0);
+  H5Gclose(H5Gcreate2(file, "layers", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Gclose(H5Gcreate2(file, "layers/dense", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Gclose(H5Gcreate2(file, "layers/dense/vars", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  fn(file);
+  H5Fclose(file);
+}
+
+TEST(KerasWeightsCrafted, HugeDeclaredDimensionsAreRefusedBeforeAllocation) {
+  const std::string path = testing::TempDir() + "/huge.weights.h5";
+  RawH5(path, [](hid_t file) {
+    const hsize_t dims[2] = {hsize_t{1} << 40, hsize_t{1} << 20};  // 4 EiB of float32
+    hid_t space = H5Screate_simple(2, dims, nullptr);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_LATE);
+    H5Dclose(H5Dcreate2(file, "layers/dense/vars/0", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl,
+                        H5P_DEFAULT));
+    H5Pclose(dcpl);
+    H5Sclose(space);
+  });
+  auto model = MakeModel();
+  ExpectError([&] { LoadKerasWeights(path, *model); },
+              {path, "'layers/dense/vars/0'", "more bytes than the whole file"});
+}
+
+TEST(KerasWeightsCrafted, CompressedChunkedAndLinkedDatasetsAreRefused) {
+  const std::string dir = testing::TempDir();
+  RawH5(dir + "/gzip.weights.h5", [](hid_t file) {
+    const hsize_t dims[2] = {6, 4};
+    hid_t space = H5Screate_simple(2, dims, nullptr);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, dims);
+    H5Pset_deflate(dcpl, 6);
+    H5Dclose(H5Dcreate2(file, "layers/dense/vars/0", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl,
+                        H5P_DEFAULT));
+    H5Pclose(dcpl);
+    H5Sclose(space);
+  });
+  ExpectError([&] { ReadH5File(dir + "/gzip.weights.h5"); }, {"'layers/dense/vars/0'", "chunked"});
+  RawH5(dir + "/external.weights.h5", [](hid_t file) {
+    H5Lcreate_external("/etc/passwd", "/x", file, "layers/dense/vars/0", H5P_DEFAULT, H5P_DEFAULT);
+  });
+  ExpectError([&] { ReadH5File(dir + "/external.weights.h5"); }, {"external link"});
+  RawH5(dir + "/string.weights.h5", [](hid_t file) {
+    hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 16);
+    hid_t space = H5Screate(H5S_SCALAR);
+    H5Dclose(H5Dcreate2(file, "layers/dense/vars/0", type, space, H5P_DEFAULT, H5P_DEFAULT,
+                        H5P_DEFAULT));
+    H5Sclose(space);
+    H5Tclose(type);
+  });
+  ExpectError([&] { ReadH5File(dir + "/string.weights.h5"); },
+              {"'layers/dense/vars/0'", "HDF5 type class"});
+}
+
+TEST(KerasWeightsCrafted, NotHdf5AndTruncated) {
+  const std::string dir = testing::TempDir();
+  testing::WriteFile(dir + "/text.weights.h5", "not an HDF5 file at all");
+  ExpectError([&] { ReadH5File(dir + "/text.weights.h5"); }, {"is not an HDF5 file"});
+  auto model = MakeModel();
+  Adam adam;
+  Step(*model, adam);
+  SaveKerasWeights(dir + "/m.weights.h5", *model, &adam);
+  const std::string bytes = testing::ReadFile(dir + "/m.weights.h5");
+  for (size_t keep : {size_t{8}, size_t{100}, bytes.size() / 2, bytes.size() - 1}) {
+    testing::WriteFile(dir + "/t.weights.h5", bytes.substr(0, keep));
+    ExpectError([&] { LoadKerasWeights(dir + "/t.weights.h5", *model, &adam); },
+                {dir + "/t.weights.h5"});
+  }
+}
+
+// Random byte flips of a valid file: each read either succeeds or throws an
+// eager::Error; a crash or hang of libhdf5 stays in the reading child.
+TEST(KerasWeightsCrafted, BitFlipsNeverCrashTheCaller) {
+  const std::string dir = testing::TempDir();
+  auto model = MakeModel();
+  Adam adam;
+  Step(*model, adam);
+  SaveKerasWeights(dir + "/m.weights.h5", *model, &adam);
+  const std::string bytes = testing::ReadFile(dir + "/m.weights.h5");
+  std::mt19937_64 rng(40);
+  int errors = 0, ok = 0;
+  for (int round = 0; round < 150; ++round) {
+    std::string mutated = bytes;
+    const int flips = 1 + static_cast<int>(rng() % 8);
+    // Mostly the first 4 KiB: the superblock and object headers.
+    for (int f = 0; f < flips; ++f) {
+      const size_t at = (rng() % 4 == 0 ? rng() % mutated.size()
+                                        : rng() % std::min<size_t>(4096, mutated.size()));
+      mutated[at] = static_cast<char>(rng());
+    }
+    testing::WriteFile(dir + "/f.weights.h5", mutated);
+    keras_internal::H5ReadLimits limits;
+    limits.timeout_seconds = 20;
+    try {
+      ReadH5File(dir + "/f.weights.h5", limits);
+      ++ok;
+    } catch (const Error& e) {
+      ++errors;
+      EXPECT_NE(std::string(e.what()).find(dir + "/f.weights.h5"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GT(errors, 0);
+  std::cout << "bit flips: " << ok << " read, " << errors << " refused\n";
+}
+
+}  // namespace
+}  // namespace eager
