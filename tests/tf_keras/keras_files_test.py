@@ -1,0 +1,101 @@
+"""Keras 3 (TF 2.21's tf.keras) judges eager's .weights.h5 (issue 40).
+
+  keras_files_test.py driver=build/tests/tf_keras/keras_files_driver work=DIR
+
+The model is keras_files_driver's: Sequential(Input((2, 3)), Flatten(),
+Dense(4, relu), Dense(2)) compiled with Adam(0.01) and MSE, one fixed batch.
+  eager -> Keras: eager takes a step and saves; Keras's load_weights (model
+    and optimizer) predicts what eager printed, and its next step equals
+    eager's next step from the same file.
+  Keras -> eager: Keras takes a step and saves; eager loads, predicts what
+    Keras predicts, takes one more step and saves; Keras loads that and
+    predicts what its own second step gives.
+Floats agree to 1e-5 (matmul summation order).
+"""
+
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+keras = tf.keras
+args = dict(a.split("=", 1) for a in sys.argv[1:])
+driver, work = args["driver"], args["work"]
+os.makedirs(work, exist_ok=True)
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    print(("PASS " if ok else "FAIL ") + name + ("" if ok else ": " + detail))
+    passed, failed = passed + ok, failed + (not ok)
+
+
+x = np.array([((i * 7) % 11) / 10.0 - 0.5 for i in range(24)], np.float32).reshape(4, 2, 3)
+y = np.array([1, 0, 0, 1, 1, 1, 0, 0], np.float32).reshape(4, 2)
+
+
+def make():
+    m = keras.Sequential([keras.Input((2, 3)), keras.layers.Flatten(),
+                          keras.layers.Dense(4, activation="relu"), keras.layers.Dense(2)])
+    m.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    return m
+
+
+def step(m):
+    m.train_on_batch(x, y)
+
+
+def close(a, b):
+    return np.allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def run(*a):
+    r = subprocess.run([driver, *a], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"driver {a} failed: {r.stderr}")
+    return np.array([float(v) for v in r.stdout.split()], np.float32).reshape(4, 2)
+
+
+# eager -> Keras
+eager_file = os.path.join(work, "eager.weights.h5")
+if os.path.exists(eager_file):
+    os.remove(eager_file)
+eager_pred = run("save", eager_file)
+m = make()
+m.optimizer.build(m.trainable_variables)
+m.load_weights(eager_file)
+check("keras predicts as eager from eager's file", close(m.predict(x, verbose=0), eager_pred))
+check("keras restored iterations", int(m.optimizer.iterations.numpy()) == 1)
+step(m)
+eager_next = os.path.join(work, "eager_next.weights.h5")
+run("load", eager_file, eager_next)
+m2 = make()
+m2.optimizer.build(m2.trainable_variables)
+m2.load_weights(eager_next)
+check("keras's next step equals eager's next step",
+      close(m.predict(x, verbose=0), m2.predict(x, verbose=0)))
+
+# Keras -> eager
+k = make()
+step(k)
+keras_file = os.path.join(work, "keras.weights.h5")
+k.save_weights(keras_file)
+out = os.path.join(work, "keras_then_eager.weights.h5")
+pred = run("load", keras_file, out)
+check("eager predicts as keras from keras's file", close(pred, k.predict(x, verbose=0)))
+step(k)
+k2 = make()
+k2.optimizer.build(k2.trainable_variables)
+k2.load_weights(out)
+check("keras loads eager's continued file: same as keras's own second step",
+      close(k2.predict(x, verbose=0), k.predict(x, verbose=0)))
+check("iterations after eager's step", int(k2.optimizer.iterations.numpy()) == 2)
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
