@@ -65,6 +65,7 @@ class Dense : public Layer {
   int64_t units() const { return units_; }
   bool use_bias() const { return use_bias_; }
   uint64_t seed() const { return seed_; }
+  const Activation& activation() const { return activation_; }
   // REQUIRES: built() (else FailedPreconditionError naming the layer).
   Variable& kernel() const;
   // nullptr when use_bias is false. REQUIRES: built().

@@ -1,0 +1,130 @@
+// Keras 3 `.keras`: eager's writer and reader against each other, and
+// crafted archives (zip bombs, path traversal, unexpected members, bad
+// JSON, unsupported configs), each a clear error naming the file.
+
+#include "saving/keras/keras_model.h"
+
+#include <gtest/gtest.h>
+#include <zip.h>
+
+#include <memory>
+#include <string>
+
+#include "autodiff/flatten.h"
+#include "autodiff/input_layer.h"
+#include "eager.h"
+#include "tests/saving/saving_test_util.h"
+
+namespace eager {
+namespace {
+
+Tensor Input() {
+  return Tensor::FromVector<float>(
+      {0.1f, -0.2f, 0.3f, 0.4f, 0.5f, -0.6f, 1.f, 2.f, -3.f, 0.f, 0.5f, 0.25f}, Shape{2, 2, 3});
+}
+
+template <typename Fn>
+void ExpectError(Fn fn, std::initializer_list<std::string> parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    for (const std::string& part : parts) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "'" << part << "' not in: " << e.what();
+    }
+  }
+}
+
+// A zip with the given members (name, bytes), stored uncompressed.
+void WriteZip(const std::string& path,
+              const std::vector<std::pair<std::string, std::string>>& members) {
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  ASSERT_NE(z, nullptr);
+  for (const auto& [name, bytes] : members) {
+    zip_source_t* src = zip_source_buffer(z, bytes.data(), bytes.size(), 0);
+    const zip_int64_t i = zip_file_add(z, name.c_str(), src, ZIP_FL_OVERWRITE);
+    ASSERT_GE(i, 0);
+    zip_set_file_compression(z, static_cast<zip_uint64_t>(i), ZIP_CM_DEFLATE, 9);
+  }
+  ASSERT_EQ(zip_close(z), 0);
+}
+
+TEST(KerasModel, RoundTripBuildsTheModelFromConfig) {
+  Sequential model("seq");
+  model.Add(std::make_unique<InputLayer>(Shape{2, 3}));
+  model.Add(std::make_unique<Flatten>());
+  model.Add(std::make_unique<Dense>(4, Tanh, true, 1));
+  model.Add(std::make_unique<Dense>(2, Softmax, false, 2));
+  Adam adam(0.02);
+  model(Input());
+  adam.Minimize([&] { return ReduceMean(Square(model(Input()))); }, model.TrainableVariables());
+  const std::string path = testing::TempDir() + "/m.keras";
+  SaveKerasModel(path, model, &adam, "mse");
+  KerasModel loaded = LoadKerasModel(path);
+  EXPECT_EQ(loaded.keras_version, "3.15.1");
+  EXPECT_EQ(loaded.loss, "mse");
+  ASSERT_NE(loaded.optimizer, nullptr);
+  EXPECT_EQ(loaded.optimizer->iterations(), 1);
+  EXPECT_EQ((*loaded.model)(Input()).ValuesString(100), model(Input()).ValuesString(100));
+  EXPECT_EQ(loaded.model->layers().size(), 4u);
+}
+
+TEST(KerasModelCrafted, HostileArchivesAreClearErrors) {
+  const std::string dir = testing::TempDir();
+  const std::string zeros(64 << 20, '\0');  // deflates ~1000:1
+  WriteZip(dir + "/bomb.keras", {{"config.json", zeros}});
+  ExpectError([&] { LoadKerasModel(dir + "/bomb.keras"); },
+              {dir + "/bomb.keras", "config.json", "over the limit"});
+  const std::string zeros2(8 << 20, ' ');
+  WriteZip(dir + "/bomb2.keras", {{"model.weights.h5", zeros2 + zeros2 + zeros2 + zeros2}});
+  ExpectError([&] { LoadKerasModel(dir + "/bomb2.keras"); }, {"zip bomb"});
+  WriteZip(dir + "/traversal.keras", {{"../../etc/x", "x"}});
+  ExpectError([&] { LoadKerasModel(dir + "/traversal.keras"); }, {"path traversal"});
+  WriteZip(dir + "/extra.keras", {{"evil.sh", "x"}});
+  ExpectError([&] { LoadKerasModel(dir + "/extra.keras"); }, {"'evil.sh'"});
+  WriteZip(dir + "/nojson.keras",
+           {{"config.json", "{\"class_name\": "}, {"model.weights.h5", "x"}});
+  ExpectError([&] { LoadKerasModel(dir + "/nojson.keras"); }, {"malformed JSON"});
+  WriteZip(dir + "/functional.keras",
+           {{"config.json", R"({"class_name": "Functional", "config": {}})"},
+            {"model.weights.h5", "x"}});
+  ExpectError([&] { LoadKerasModel(dir + "/functional.keras"); },
+              {"config.class_name", "'Functional'"});
+  WriteZip(
+      dir + "/conv.keras",
+      {{"config.json",
+        R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "Conv2D", "config": {}}]}})"},
+       {"model.weights.h5", "x"}});
+  ExpectError([&] { LoadKerasModel(dir + "/conv.keras"); },
+              {"config.layers[0].class_name", "'Conv2D'"});
+  WriteZip(
+      dir + "/type.keras",
+      {{"config.json",
+        R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "Dense", "config": {"units": "many"}}]}})"},
+       {"model.weights.h5", "x"}});
+  ExpectError([&] { LoadKerasModel(dir + "/type.keras"); }, {"config.json"});
+  WriteZip(
+      dir + "/badh5.keras",
+      {{"config.json",
+        R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "Dense", "config": {"units": 2}}]}})"},
+       {"model.weights.h5", "not hdf5"}});
+  ExpectError([&] { LoadKerasModel(dir + "/badh5.keras"); }, {"not an HDF5 file"});
+  testing::WriteFile(dir + "/text.keras", "hello");
+  ExpectError([&] { LoadKerasModel(dir + "/text.keras"); }, {"not a readable zip"});
+  ExpectError([&] { LoadKerasModel(dir + "/none.keras"); }, {"does not exist"});
+  // Truncated archive.
+  Sequential model("seq");
+  model.Add(std::make_unique<InputLayer>(Shape{2, 3}));
+  model.Add(std::make_unique<Flatten>());
+  model.Add(std::make_unique<Dense>(4));
+  model(Input());
+  SaveKerasModel(dir + "/m.keras", model);
+  const std::string bytes = testing::ReadFile(dir + "/m.keras");
+  testing::WriteFile(dir + "/t.keras", bytes.substr(0, bytes.size() / 2));
+  ExpectError([&] { LoadKerasModel(dir + "/t.keras"); }, {dir + "/t.keras"});
+}
+
+}  // namespace
+}  // namespace eager
