@@ -1,6 +1,7 @@
 // The C++ side of keras_files_test.py: a Sequential(InputLayer [2,3],
 // Flatten, Dense(4, relu), Dense(2)) with Adam(0.01) on a fixed batch.
 //   keras_files_driver save PATH         one step, save .weights.h5, print predictions
+//   keras_files_driver savekeras|loadkeras PATH [OUT]   the same with .keras
 //   keras_files_driver load PATH OUT     load PATH (weights + Adam), print predictions,
 //                                        one more step, save OUT
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
 #include "eager.h"
+#include "saving/keras/keras_model.h"
 #include "saving/keras/keras_weights.h"
 
 using namespace eager;  // NOLINT(google-build-using-namespace)
@@ -41,6 +43,19 @@ int main(int argc, char** argv) {
     step();
     SaveKerasWeights(argv[2], model, &adam);
     print();
+  } else if (mode == "savekeras") {
+    step();
+    SaveKerasModel(argv[2], model, &adam, "mse");
+    print();
+  } else if (mode == "loadkeras" && argc == 4) {
+    KerasModel loaded = LoadKerasModel(argv[2]);
+    Sequential& m = *loaded.model;
+    std::vector<float> p = m(x).ToVector<float>();
+    for (float v : p) std::printf("%.9g ", v);
+    std::printf("\n");
+    loaded.optimizer->Minimize([&] { return ReduceMean(Square(Sub(m(x), y))); },
+                               m.TrainableVariables());
+    SaveKerasModel(argv[3], m, loaded.optimizer.get(), loaded.loss);
   } else if (mode == "load" && argc == 4) {
     LoadKerasWeights(argv[2], model, &adam);
     print();

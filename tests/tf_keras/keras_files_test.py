@@ -1,4 +1,4 @@
-"""Keras 3 (TF 2.21's tf.keras) judges eager's .weights.h5 (issue 40).
+"""Keras 3 (TF 2.21's tf.keras) judges eager's .weights.h5 and .keras (issue 40).
 
   keras_files_test.py driver=build/tests/tf_keras/keras_files_driver work=DIR
 
@@ -10,6 +10,9 @@ Dense(4, relu), Dense(2)) compiled with Adam(0.01) and MSE, one fixed batch.
   Keras -> eager: Keras takes a step and saves; eager loads, predicts what
     Keras predicts, takes one more step and saves; Keras loads that and
     predicts what its own second step gives.
+  .keras: load_model of eager's archive predicts as eager with Adam
+    iterations 1; eager loads Keras's model.save, predicts equally, steps and
+    saves; Keras's load_model of that equals its own second step.
 Floats agree to 1e-5 (matmul summation order).
 """
 
@@ -96,6 +99,27 @@ k2.load_weights(out)
 check("keras loads eager's continued file: same as keras's own second step",
       close(k2.predict(x, verbose=0), k.predict(x, verbose=0)))
 check("iterations after eager's step", int(k2.optimizer.iterations.numpy()) == 2)
+
+# .keras both ways: keras.models.load_model on eager's archive, eager's
+# LoadKerasModel on Keras's model.save.
+ek = os.path.join(work, "eager.keras")
+if os.path.exists(ek):
+    os.remove(ek)
+pred = run("savekeras", ek)
+km = keras.models.load_model(ek)
+check("load_model of eager's .keras predicts as eager", close(km.predict(x, verbose=0), pred))
+check("load_model restored Adam iterations", int(km.optimizer.iterations.numpy()) == 1)
+k = make()
+step(k)
+kk = os.path.join(work, "keras.keras")
+k.save(kk)
+ko = os.path.join(work, "keras_then_eager.keras")
+pred = run("loadkeras", kk, ko)
+check("eager's LoadKerasModel of keras's .keras predicts as keras", close(pred, k.predict(x, verbose=0)))
+step(k)
+k3 = keras.models.load_model(ko)
+check("keras loads eager's continued .keras: same as keras's own second step",
+      close(k3.predict(x, verbose=0), k.predict(x, verbose=0)))
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
