@@ -1,10 +1,16 @@
 #include "saving/bundle/checkpoint_retention.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <system_error>
+#include <unordered_set>
 
 #include "runtime/errors.h"
 #include "saving/bundle/bundle_files.h"
@@ -50,6 +56,11 @@ bool IsDataFileOf(const std::string& file, const std::string& base) {
   return digits(rest.substr(0, 5)) && rest.substr(5, 4) == "-of-" && digits(rest.substr(9, 5));
 }
 
+// ".data-00000-of-00001"
+constexpr size_t kDataSuffixSize = 20;
+
+std::atomic<int64_t> directory_scans{0};
+
 }  // namespace
 
 bool IsCheckpointInDirectory(const std::string& prefix, const std::string& directory) {
@@ -62,6 +73,7 @@ int RemoveOrphanedDataFiles(const std::string& directory, const std::string& nam
   int removed = 0;
   std::error_code ec;
   std::vector<fs::path> orphans;
+  ++directory_scans;
   for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string file = it->path().filename().string();
     // NAME-<digits>.data-NNNNN-of-NNNNN
@@ -85,25 +97,50 @@ int RemoveOrphanedDataFiles(const std::string& directory, const std::string& nam
 }
 
 int DeleteCheckpointFiles(const std::string& prefix, bool meta) {
-  int removed = 0;
-  // The index first: once it is gone the checkpoint is invisible, so a kill
-  // between these removals never leaves a readable half.
-  auto remove = [&](const fs::path& p) {
-    if (internal::RemoveFileNoThrow(p.string())) ++removed;
-  };
-  remove(IndexFilename(prefix));
-  if (meta) remove(prefix + ".meta");
   const fs::path p(prefix);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  const std::string base = p.filename().string();
-  std::error_code ec;
-  std::vector<fs::path> data;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (IsDataFileOf(it->path().filename().string(), base)) data.push_back(it->path());
+  return DeleteCheckpointsIn(p.has_parent_path() ? p.parent_path().string() : ".",
+                             {p.filename().string()}, meta);
+}
+
+int DeleteCheckpointsIn(const std::string& directory, const std::vector<std::string>& names,
+                        bool meta) {
+  if (names.empty()) return 0;
+  // Everything goes through one descriptor of `directory`, by plain names:
+  // a listed path is never resolved again between a check and an unlink.
+  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return 0;  // nothing to delete in a directory that is gone
+  int removed = 0;
+  auto remove = [&](const std::string& name) {
+    if (RemoveFileAtNoThrow(dir_fd, name, (directory + "/").append(name))) ++removed;
+  };
+  // The indexes first: once one is gone its checkpoint is invisible, so a
+  // kill between these removals never leaves a readable half.
+  for (const std::string& name : names) {
+    remove(IndexFilename(name));
+    if (meta) remove(name + ".meta");
   }
-  for (const fs::path& f : data) remove(f);
+  // Then one scan for all their data files (not one per checkpoint).
+  const std::unordered_set<std::string> doomed(names.begin(), names.end());
+  std::vector<std::string> data;
+  const int scan_fd = ::dup(dir_fd);
+  DIR* d = scan_fd < 0 ? nullptr : ::fdopendir(scan_fd);
+  if (d == nullptr && scan_fd >= 0) ::close(scan_fd);
+  if (d != nullptr) {
+    ++directory_scans;
+    while (const dirent* e = ::readdir(d)) {
+      const std::string file = e->d_name;
+      if (file.size() <= kDataSuffixSize) continue;
+      const std::string base = file.substr(0, file.size() - kDataSuffixSize);
+      if (doomed.contains(base) && IsDataFileOf(file, base)) data.push_back(file);
+    }
+    ::closedir(d);
+  }
+  for (const std::string& file : data) remove(file);
+  ::close(dir_fd);
   return removed;
 }
+
+int64_t DirectoryScansForTest() { return directory_scans.load(); }
 
 CheckpointRetention::CheckpointRetention(std::string directory, RetentionOptions options)
     : directory_(std::move(directory)), options_(std::move(options)) {
@@ -209,10 +246,13 @@ std::vector<std::string> CheckpointRetention::Record(const std::string& prefix, 
     last_preserved_ = last_preserved_before;
     throw;
   }
+  // Deleted by plain name through the directory's own descriptor: the path
+  // (perhaps a state file's `sub/../v`) only decides whether it is ours.
   std::vector<std::string> deleted;
   for (const std::string& path : doomed) {
     if (!IsCheckpointInDirectory(path, directory_)) continue;  // a caller's prefix elsewhere
-    DeleteCheckpointFiles(path, options_.delete_meta_files);
+    DeleteCheckpointsIn(directory_.empty() ? "." : directory_, {Resolved(path).filename().string()},
+                        options_.delete_meta_files);
     deleted.push_back(path);
   }
   return deleted;

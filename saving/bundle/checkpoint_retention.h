@@ -28,6 +28,7 @@
 // never a prefix outside the directory: a state file's paths that resolve
 // (after `..` and symlinks) outside it are ignored (ignored_checkpoints()).
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -107,6 +108,16 @@ class CheckpointRetention {
 // Deletes PREFIX.index and every PREFIX.data-NNNNN-of-NNNNN (and PREFIX.meta
 // when `meta`); missing files are fine. Returns how many files were removed.
 int DeleteCheckpointFiles(const std::string& prefix, bool meta = false);
+// The same for each of `names` (plain names, no '/') in `directory`: the
+// indexes first, then one scan of the directory for all their data files.
+// Every unlink is unlinkat(2) of a plain name on one descriptor of
+// `directory`, so nothing outside it is reached, whatever its entries are
+// renamed or symlinked to meanwhile.
+int DeleteCheckpointsIn(const std::string& directory, const std::vector<std::string>& names,
+                        bool meta = false);
+// How many directory scans DeleteCheckpointsIn and RemoveOrphanedDataFiles
+// have made in this process; for tests that bound them.
+int64_t DirectoryScansForTest();
 
 // Whether `prefix` names a checkpoint directly in `directory`, both resolved
 // (`..`, symlinks of their existing parts) first. Never throws.

@@ -213,6 +213,13 @@ bool RemoveFileNoThrow(const std::string& path) noexcept {
   return Step("unlink", path) && ::unlink(path.c_str()) == 0;
 }
 
+bool RemoveFileAtNoThrow(int dir_fd, const std::string& name, const std::string& shown) noexcept {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+    return false;
+  }
+  return Step("unlink", shown) && ::unlinkat(dir_fd, name.c_str(), 0) == 0;
+}
+
 void SyncDirectory(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) ThrowOsError(errno, "Cannot open directory", dir);

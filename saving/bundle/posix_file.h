@@ -90,6 +90,12 @@ void RenameFile(const std::string& from, const std::string& to);
 // Removes `path` if it exists; never throws (used on error paths). Returns
 // whether a file was removed.
 bool RemoveFileNoThrow(const std::string& path) noexcept;
+// Removes the entry `name` (a plain name: no '/', not "." or "..") of the
+// directory open as `dir_fd`, with unlinkat(2): nothing in `name` is resolved
+// but the name itself, and a symlink is removed, never followed. `shown` is
+// the path the test hook and messages see. Never throws; returns whether an
+// entry was removed.
+bool RemoveFileAtNoThrow(int dir_fd, const std::string& name, const std::string& shown) noexcept;
 // fsync of a directory, so that renames in it survive a crash.
 void SyncDirectory(const std::string& dir);
 // Creates `dir` and its parents if missing.

@@ -277,6 +277,55 @@ TEST(CheckpointRetentionTest, NeverDeletesCheckpointsOutsideItsDirectory) {
             (std::vector<std::string>{"ckpt-3"}));
 }
 
+// issue 37: a listed `sub/../v` is inside the directory while `sub` is a
+// real directory; a hook swaps `sub` for a symlink into the victim's tree
+// just before the unlink (the race an attacker wins 1 time in 150 unaided).
+// Deleting through the listed path then reached victim/v; the retention
+// deletes plain names through its directory's descriptor instead.
+std::string g_swap_sub;
+std::string g_swap_target;
+int SwapSubForSymlinkAtUnlink(std::string_view step, const std::string& path) {
+  if (step == "unlink" && path.ends_with("v.index") && !fs::is_symlink(g_swap_sub)) {
+    fs::rename(g_swap_sub, g_swap_sub + ".moved");
+    fs::create_directory_symlink(g_swap_target, g_swap_sub);
+  }
+  return 0;
+}
+
+TEST(CheckpointRetentionTest, ASymlinkSwappedInAfterTheCheckCannotRedirectTheDelete) {
+  const std::string base = TempDir();
+  const std::string run = base + "/run";
+  const std::string victim = base + "/victim";
+  fs::create_directories(run + "/sub");
+  fs::create_directories(victim + "/inner");
+  WriteBundle(victim + "/v");
+  WriteBundle(run + "/v");
+  CheckpointState state;
+  state.model_checkpoint_path = "sub/../v";
+  state.all_model_checkpoint_paths = {"sub/../v"};
+  state.all_model_checkpoint_timestamps = {10};
+  state.last_preserved_timestamp = 1;
+  WriteCheckpointState(run, state);
+  FakeClock clock;
+  RetentionOptions options;
+  options.max_to_keep = 1;
+  options.clock = clock.fn();
+  CheckpointRetention retention(run, options);
+  ASSERT_EQ(retention.checkpoints(), (std::vector<std::string>{run + "/sub/../v"}));
+  WriteBundle(run + "/ckpt-1");
+  g_swap_sub = run + "/sub";
+  g_swap_target = victim + "/inner";
+  SetFileStepHook(SwapSubForSymlinkAtUnlink);
+  const std::vector<std::string> deleted = retention.Record(run + "/ckpt-1");
+  SetFileStepHook(nullptr);
+  ASSERT_TRUE(fs::is_symlink(run + "/sub"));  // the swap happened
+  EXPECT_EQ(deleted, (std::vector<std::string>{run + "/sub/../v"}));
+  EXPECT_EQ(ListDir(victim),
+            (std::vector<std::string>{"inner", "v.data-00000-of-00001", "v.index"}));
+  EXPECT_EQ(ListDir(run), (std::vector<std::string>{"checkpoint", "ckpt-1.data-00000-of-00001",
+                                                    "ckpt-1.index", "sub", "sub.moved"}));
+}
+
 TEST(CheckpointRetentionTest, IsCheckpointInDirectoryResolvesDotsAndSymlinks) {
   const std::string base = TempDir();
   fs::create_directories(base + "/run/sub");
