@@ -123,4 +123,44 @@ DirectoryLock::~DirectoryLock() {
   }
 }
 
+// The claim is a shared lock on one byte, at kOwnerBase + the owner's pid;
+// a newcomer takes its own byte first, then asks whether an exclusive lock
+// of the whole range would conflict: only another claim can. Two claims made
+// at the same instant may both be refused, never both granted.
+constexpr off_t kOwnerBase = 1;
+
+DirectoryOwner::DirectoryOwner(const std::string& dir) {
+  fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0) ThrowOsError(errno, "Cannot open checkpoint directory", dir);
+  struct flock mine = {};
+  mine.l_type = F_RDLCK;
+  mine.l_whence = SEEK_SET;
+  mine.l_start = kOwnerBase + ::getpid();
+  mine.l_len = 1;
+  struct flock probe = {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  probe.l_start = 0;
+  probe.l_len = 0;  // to the end
+  if (::fcntl(fd_, F_OFD_SETLK, &mine) != 0 || ::fcntl(fd_, F_OFD_GETLK, &probe) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    ThrowOsError(err, "Cannot lock checkpoint directory", dir);
+  }
+  if (probe.l_type == F_UNLCK) return;
+  ::close(fd_);  // drops our byte
+  const long long owner = static_cast<long long>(probe.l_start - kOwnerBase);
+  throw FailedPreconditionError(StrCat(
+      "Cannot save into ", dir, ": ",
+      owner == ::getpid() ? "another CheckpointManager of this process"
+                          : "a CheckpointManager of another process",
+      " (pid ", owner,
+      ") manages that directory; two managers on one directory would overwrite and delete each "
+      "other's checkpoints. Use one manager per directory, or destroy the other one first"));
+}
+
+DirectoryOwner::~DirectoryOwner() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 }  // namespace eager::internal

@@ -38,6 +38,28 @@ class DirectoryLock {
   std::string key_;  // the directory's device and inode
 };
 
+// A CheckpointManager's claim on its directory, held from its first save to
+// its destruction (a DirectoryLock covers one save, so two managers on one
+// directory could otherwise take turns overwriting and deleting each
+// other's checkpoints). It is an open-file-description lock (F_OFD_SETLK)
+// on the directory, taken shared on the byte at the owner's pid, beside
+// DirectoryLock's flock (the two do not interact): the kernel drops it when
+// the owner dies, and a claim that finds another one (in this process, or
+// another) is refused with the owner's pid.
+class DirectoryOwner {
+ public:
+  // Claims `dir` (which must exist). Throws FailedPreconditionError naming
+  // `dir` and the owning process when another claim holds it, or the OS
+  // error kind (posix_file.h) when `dir` cannot be opened.
+  explicit DirectoryOwner(const std::string& dir);
+  ~DirectoryOwner();
+  DirectoryOwner(const DirectoryOwner&) = delete;
+  DirectoryOwner& operator=(const DirectoryOwner&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Whether `name` (a file name, no directory) is a temporary file one of our
 // writers creates; exposed for tests.
 bool IsTemporaryFileName(const std::string& name);

@@ -118,6 +118,12 @@ std::optional<std::string> CheckpointManager::Save(std::optional<int64_t> checkp
   // One lock over the bundle, the state file and the retention deletions;
   // taken by the background thread for an asynchronous save.
   internal::CreateDirectories(directory());
+  // From the first save on, the directory is this manager's (rank 0's, in a
+  // job: the other ranks write no state file and delete nothing).
+  const SaveGroup* group = CurrentSaveGroup();
+  if (owner_ == nullptr && (group == nullptr || group->rank() == 0)) {
+    owner_ = std::make_unique<internal::DirectoryOwner>(directory());
+  }
   std::optional<internal::DirectoryLock> lock;
   if (!options.async && !Checkpoint::IsGroupSave(options)) lock.emplace(directory());
   Variable& counter = checkpoint_.save_counter();

@@ -25,6 +25,13 @@
 // a rank other than 0 of a job (CurrentSaveGroup(), saving/bundle/save_group.h:
 // rank 0 cleans the directory they share).
 //
+// One manager per directory: from its first Save until it is destroyed a
+// manager owns its directory (internal::DirectoryOwner,
+// saving/bundle/directory_lock.h), and another manager's Save there, in
+// this process or another, throws FailedPreconditionError naming the
+// directory and the owner's pid (a manager that only reads, e.g. an
+// evaluator's latest_checkpoint(), is never refused).
+//
 // With CheckpointOptions{.async = true} the write, the state file and the
 // deletions run on the Checkpoint's background thread (checkpoint.h); the
 // accessors below wait for it first, and the next Save (or the Checkpoint's
@@ -44,6 +51,7 @@ namespace eager {
 class Variable;
 namespace internal {
 class CheckpointRetention;
+class DirectoryOwner;
 }  // namespace internal
 
 class CheckpointManager {
@@ -107,7 +115,8 @@ class CheckpointManager {
   std::optional<int64_t> last_checkpoint_step_;
   std::function<void()> init_fn_;
   std::unique_ptr<internal::CheckpointRetention>
-      retention_;  // saving/bundle/checkpoint_retention.h
+      retention_;                                    // saving/bundle/checkpoint_retention.h
+  std::unique_ptr<internal::DirectoryOwner> owner_;  // from the first Save on
 };
 
 }  // namespace eager

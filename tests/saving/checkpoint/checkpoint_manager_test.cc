@@ -2,8 +2,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <string>
 #include <thread>
 
 #include "runtime/errors.h"
@@ -19,6 +22,7 @@ using ::eager::testing::ListDir;
 using ::eager::testing::TempDir;
 using ::eager::testing::WriteFile;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 
 TEST(CheckpointManagerTest, NumbersKeepsMaxToKeepAndResumes) {
   const std::string dir = TempDir();
@@ -157,6 +161,91 @@ TEST(CheckpointManagerTest, OpeningRemovesLeftoversOfKilledSavesAndSweeps) {
   CheckpointManager manager(checkpoint, dir, 3);
   EXPECT_EQ(ListDir(dir), clean);
   EXPECT_THAT(manager.checkpoints(), ElementsAre(dir + "/ckpt-1"));
+}
+
+// issue 37: the directory lock covered one save, so two live managers on one
+// directory took turns and each deleted the other's checkpoints. From its
+// first save a manager owns the directory; another's Save is refused, naming
+// the directory and the owner; reading is not.
+TEST(CheckpointManagerTest, ASecondManagerInTheProcessCannotSaveIntoAnOwnedDirectory) {
+  const std::string dir = TempDir();
+  Variable v(Tensor(1.0f), "v");
+  Checkpoint first_checkpoint({{"v", &v}});
+  Checkpoint second_checkpoint({{"v", &v}});
+  CheckpointManager first(first_checkpoint, dir, 2);
+  first.Save();
+  {
+    CheckpointManager second(second_checkpoint, dir, 2);
+    EXPECT_EQ(second.latest_checkpoint(), dir + "/ckpt-1");
+    EXPECT_THAT([&] { second.Save(); }, ::testing::ThrowsMessage<FailedPreconditionError>(HasSubstr(
+                                            StrCat("Cannot save into ", dir,
+                                                   ": another CheckpointManager of this process "
+                                                   "(pid ",
+                                                   ::getpid(), ") manages that directory"))));
+  }
+  first.Save();
+  EXPECT_THAT(first.checkpoints(), ElementsAre(dir + "/ckpt-1", dir + "/ckpt-2"));
+  EXPECT_TRUE(fs::exists(dir + "/ckpt-1.index"));
+  EXPECT_TRUE(fs::exists(dir + "/ckpt-2.index"));
+}
+
+// The same between two processes, both ways; a SIGKILLed owner's claim ends
+// with it.
+TEST(CheckpointManagerTest, AManagerInAnotherProcessCannotSaveIntoAnOwnedDirectory) {
+  const std::string dir = TempDir();
+  Variable v(Tensor(1.0f), "v");
+  Checkpoint checkpoint({{"v", &v}});
+  {
+    CheckpointManager parent(checkpoint, dir, 3);
+    parent.Save();
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      Checkpoint own({{"v", &v}});
+      CheckpointManager manager(own, dir, 3);
+      try {
+        manager.Save();
+      } catch (const FailedPreconditionError& e) {
+        const std::string expected =
+            StrCat("Cannot save into ", dir, ": a CheckpointManager of another process (pid ",
+                   ::getppid(), ") manages that directory");
+        ::_exit(std::string(e.what()).find(expected) != std::string::npos ? 0 : 2);
+      }
+      ::_exit(1);  // saved: not refused
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "the child's manager was not refused with the expected message (status " << status
+        << ")";
+  }
+  // The child owns it now; the parent is refused until the child dies.
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Checkpoint own({{"v", &v}});
+    CheckpointManager manager(own, dir, 3);
+    manager.Save();
+    const char byte = 1;
+    if (::write(ready[1], &byte, 1) != 1) ::_exit(1);
+    ::pause();  // until SIGKILLed
+    ::_exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  CheckpointManager parent(checkpoint, dir, 3);
+  EXPECT_THAT([&] { parent.Save(); },
+              ::testing::ThrowsMessage<FailedPreconditionError>(HasSubstr(
+                  StrCat("Cannot save into ", dir, ": a CheckpointManager of another process (pid ",
+                         child, ") manages that directory"))));
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  EXPECT_TRUE(parent.Save().has_value());
 }
 
 }  // namespace
