@@ -225,9 +225,13 @@ std::vector<std::string> CheckpointRetention::Record(const std::string& prefix, 
   managed_.push_back({prefix, now});
   latest_ = prefix;
   std::vector<std::string> doomed;
-  while (options_.max_to_keep && managed_.size() > static_cast<size_t>(*options_.max_to_keep)) {
-    const Entry oldest = managed_.front();
-    managed_.erase(managed_.begin());
+  // The oldest leave from the front, all erased at once (linear).
+  const size_t leaving =
+      options_.max_to_keep && managed_.size() > static_cast<size_t>(*options_.max_to_keep)
+          ? managed_.size() - static_cast<size_t>(*options_.max_to_keep)
+          : 0;
+  for (size_t i = 0; i < leaving; ++i) {
+    const Entry& oldest = managed_[i];
     const auto& hours = options_.keep_checkpoint_every_n_hours;
     if (hours && *hours > 0.0 && oldest.timestamp - *hours * 3600.0 >= last_preserved_) {
       last_preserved_ = oldest.timestamp;  // kept forever, no longer managed
@@ -235,6 +239,7 @@ std::vector<std::string> CheckpointRetention::Record(const std::string& prefix, 
     }
     doomed.push_back(oldest.path);
   }
+  managed_.erase(managed_.begin(), managed_.begin() + static_cast<std::ptrdiff_t>(leaving));
   if (!write_files) return {};
   // The state file stops listing the doomed checkpoints before any of their
   // files goes, so a kill at any point leaves every listed checkpoint whole.
@@ -248,13 +253,15 @@ std::vector<std::string> CheckpointRetention::Record(const std::string& prefix, 
   }
   // Deleted by plain name through the directory's own descriptor: the path
   // (perhaps a state file's `sub/../v`) only decides whether it is ours.
+  // All of them at once: one scan of the directory, not one per checkpoint.
   std::vector<std::string> deleted;
+  std::vector<std::string> names;
   for (const std::string& path : doomed) {
     if (!IsCheckpointInDirectory(path, directory_)) continue;  // a caller's prefix elsewhere
-    DeleteCheckpointsIn(directory_.empty() ? "." : directory_, {Resolved(path).filename().string()},
-                        options_.delete_meta_files);
+    names.push_back(Resolved(path).filename().string());
     deleted.push_back(path);
   }
+  DeleteCheckpointsIn(directory_.empty() ? "." : directory_, names, options_.delete_meta_files);
   return deleted;
 }
 
