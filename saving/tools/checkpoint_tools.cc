@@ -442,6 +442,77 @@ std::string TreePath(const std::vector<ObjectGraphNode>& nodes, int id) {
   return out;
 }
 
+// What `eager-ckpt graph` prints is linear in the graph (issue 37: a
+// 50,000-deep chain printed 2.5 GB): a printed path keeps its last
+// kShownComponents names, each cut at kShownNameBytes, and says how many
+// levels it left out; indentation stops deepening at kShownIndentLevels,
+// deeper lines saying their depth.
+constexpr size_t kShownComponents = 16;
+constexpr size_t kShownNameBytes = 64;
+constexpr size_t kShownIndentLevels = 32;
+
+std::string ShownName(const std::string& name) {
+  return name.size() <= kShownNameBytes ? name : name.substr(0, kShownNameBytes) + "...";
+}
+
+// Each node's depth on its first path (0 for the root and for nodes no path
+// reaches), in one pass: every node's depth is set once.
+std::vector<size_t> TreeDepths(const std::vector<ObjectGraphNode>& nodes) {
+  constexpr size_t kUnknown = static_cast<size_t>(-1);
+  std::vector<size_t> depth(nodes.size(), kUnknown);
+  std::vector<int> chain;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    int at = static_cast<int>(i);
+    while (depth[static_cast<size_t>(at)] == kUnknown && at != 0 &&
+           nodes[static_cast<size_t>(at)].parent >= 0) {
+      chain.push_back(at);
+      at = nodes[static_cast<size_t>(at)].parent;
+    }
+    size_t d = depth[static_cast<size_t>(at)] == kUnknown ? 0 : depth[static_cast<size_t>(at)];
+    depth[static_cast<size_t>(at)] = d;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) depth[static_cast<size_t>(*it)] = ++d;
+    chain.clear();
+  }
+  return depth;
+}
+
+std::string ShownTreePath(const std::vector<ObjectGraphNode>& nodes,
+                          const std::vector<size_t>& depths, int id) {
+  if (id != 0 && nodes[static_cast<size_t>(id)].parent < 0) return "";
+  std::vector<const std::string*> names;  // leaf first
+  int at = id;
+  while (at != 0 && names.size() < kShownComponents) {
+    const ObjectGraphNode& n = nodes[static_cast<size_t>(at)];
+    names.push_back(&nodes[static_cast<size_t>(n.parent)]
+                         .children[static_cast<size_t>(n.parent_edge)]
+                         .local_name);
+    at = n.parent;
+  }
+  std::string out = "(root)";
+  if (at != 0) out += StrCat(".(", depths[static_cast<size_t>(at)], " more levels)");
+  for (auto it = names.rbegin(); it != names.rend(); ++it) out.append(".").append(ShownName(**it));
+  return out;
+}
+
+// ObjectGraphPath, bounded as above.
+std::string ShownPath(const std::vector<ObjectGraphNode>& nodes, const std::vector<size_t>& depths,
+                      int id) {
+  std::string path = ShownTreePath(nodes, depths, id);
+  if (!path.empty()) return path;
+  const ObjectGraphNode& n = nodes[static_cast<size_t>(id)];
+  auto named = [&](int node) {
+    std::string name = ShownTreePath(nodes, depths, node);
+    return name.empty() ? StrCat("(unreachable node ", node, ")") : name;
+  };
+  if (n.slot_optimizer >= 0) {
+    const ObjectGraphNode::Slot& s = nodes[static_cast<size_t>(n.slot_optimizer)]
+                                         .slot_variables[static_cast<size_t>(n.slot_entry)];
+    return StrCat(named(n.slot_optimizer), "'s state '", ShownName(s.slot_name), "' for ",
+                  named(s.original_variable_node_id));
+  }
+  return StrCat("(unreachable node ", id, ")");
+}
+
 }  // namespace
 
 std::string ObjectGraphPath(const std::vector<ObjectGraphNode>& nodes, int id) {
@@ -463,13 +534,14 @@ std::string ObjectGraphPath(const std::vector<ObjectGraphNode>& nodes, int id) {
 
 void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphNode>& nodes,
                       bool json, std::ostream& out) {
+  const std::vector<size_t> depths = TreeDepths(nodes);
   if (json) {
     out << "{\"prefix\":" << JsonString(reader.prefix()) << ",\"nodes\":[";
     for (size_t i = 0; i < nodes.size(); ++i) {
       const ObjectGraphNode& n = nodes[i];
       out << (i ? "," : "") << "{\"id\":" << n.id
-          << ",\"path\":" << JsonString(ObjectGraphPath(nodes, n.id)) << ",\"parent\":" << n.parent
-          << ",\"children\":[";
+          << ",\"path\":" << JsonString(ShownPath(nodes, depths, n.id))
+          << ",\"parent\":" << n.parent << ",\"children\":[";
       for (size_t k = 0; k < n.children.size(); ++k) {
         out << (k ? "," : "") << "{\"local_name\":" << JsonString(n.children[k].local_name)
             << ",\"node_id\":" << n.children[k].node_id << "}";
@@ -522,14 +594,15 @@ void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphN
     const size_t k = top.next++;
     const ObjectGraphNode::Child& c = n.children[k];
     const ObjectGraphNode& child = nodes[static_cast<size_t>(c.node_id)];
-    const std::string indent(2 * top.depth, ' ');
+    std::string indent(2 * std::min(top.depth, kShownIndentLevels), ' ');
+    if (top.depth > kShownIndentLevels) indent += StrCat("[depth ", top.depth + 1, "] ");
     if (child.parent == n.id && child.parent_edge == static_cast<int>(k)) {
       out << indent << "  " << c.local_name << "  #" << c.node_id << "\n";
       attributes(child, indent + "  ");
       stack.push_back({c.node_id, top.depth + 1, 0});  // `top` is not used after this
     } else {
-      out << indent << "  " << c.local_name << " -> " << ObjectGraphPath(nodes, c.node_id) << "  #"
-          << c.node_id << "\n";
+      out << indent << "  " << c.local_name << " -> " << ShownPath(nodes, depths, c.node_id)
+          << "  #" << c.node_id << "\n";
     }
   }
   bool header = false;
@@ -538,7 +611,7 @@ void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphN
       if (!header) out << "slot variables:\n";
       header = true;
       const ObjectGraphNode& slot = nodes[static_cast<size_t>(s.slot_variable_node_id)];
-      out << "  " << ObjectGraphPath(nodes, slot.id) << "  #" << slot.id << "\n";
+      out << "  " << ShownPath(nodes, depths, slot.id) << "  #" << slot.id << "\n";
       attributes(slot, "  ");
     }
   }

@@ -145,7 +145,10 @@ std::string ObjectGraphPath(const std::vector<ObjectGraphNode>& nodes, int id);
 // Text: the tree of first paths, indented, each node with its attributes
 // (key, dtype, shape); an edge to a node already shown as "-> <path>"; then
 // the slot variables. JSON: the nodes as above, each with its "path". Both
-// are streamed: memory stays linear in the graph however long the output.
+// are streamed: memory stays linear in the graph, and so does the output:
+// a printed path keeps its last 16 names (64 bytes each at most) and says
+// how many levels it left out ("(root).(49984 more levels).a.a..."), and
+// indentation stops at 32 levels, deeper lines starting "[depth N]".
 void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphNode>& nodes,
                       bool json, std::ostream& out);
 

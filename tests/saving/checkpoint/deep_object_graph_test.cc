@@ -36,6 +36,8 @@ using ::eager::testing::TempDir;
 using ::testing::HasSubstr;
 
 constexpr int kDepth = 20000;
+// The bound on `eager-ckpt graph`'s output for these chains, in bytes per node.
+constexpr size_t kBytesPerNode = 300;
 
 // Root -> "a" -> "a" -> ... `depth` edges deep; every node below the root
 // holds a VARIABLE_VALUE, all read from the bundle's one tensor "v".
@@ -173,9 +175,8 @@ TEST(DeepObjectGraphTest, GraphCommandOfADeepChainUsesLinearMemory) {
       CountingBuffer buffer;
       std::ostream out(&buffer);
       PrintObjectGraph(reader, nodes, json, out);
-      // Every node's path (JSON) or indentation (text) is printed: 50 MB and
-      // more of output, though not of memory.
-      if (buffer.count < static_cast<size_t>(kDepth / 2) * (kDepth / 2)) _exit(4);
+      // Paths and indentation are bounded (issue 37): linear output.
+      if (buffer.count > kBytesPerNode * (kDepth / 2 + 1)) _exit(4);
     }
   });
   std::printf("describe and print: peak growth %ld MB\n", growth);
@@ -183,6 +184,31 @@ TEST(DeepObjectGraphTest, GraphCommandOfADeepChainUsesLinearMemory) {
   if (kPeakMemoryIsEagers) {
     EXPECT_LT(growth, kBoundMb) << "MB of peak memory to describe a chain " << kDepth << " deep";
   }
+}
+
+// issue 37: `eager-ckpt graph` printed 2.5 GB for a 535 KB, 50,000-deep
+// chain (every line carried its indentation or its whole path). Printed
+// paths keep their last components, indentation stops deepening, so the
+// output is linear in the graph: at most kBytesPerNode bytes a node here.
+TEST(DeepObjectGraphTest, GraphCommandOutputOfA50kDeepChainIsBounded) {
+  constexpr int kDeep = 50000;
+  const std::string prefix = WriteChain(TempDir() + "/chain", kDeep);
+  const BundleReader reader(prefix);
+  const std::vector<ObjectGraphNode> nodes = DescribeObjectGraph(reader);
+  for (bool json : {false, true}) {
+    CountingBuffer buffer;
+    std::ostream out(&buffer);
+    PrintObjectGraph(reader, nodes, json, out);
+    EXPECT_LE(buffer.count, kBytesPerNode * (kDeep + 1))
+        << (json ? "JSON" : "text") << " bytes printed for a chain " << kDeep << " deep";
+  }
+  std::ostringstream text;
+  PrintObjectGraph(reader, nodes, false, text);
+  EXPECT_THAT(text.str(), HasSubstr("[depth 50000]"));
+  std::ostringstream json;
+  PrintObjectGraph(reader, nodes, true, json);
+  EXPECT_THAT(json.str(),
+              HasSubstr("\"path\":\"(root).(49984 more levels).a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a\""));
 }
 
 TEST(DeepObjectGraphTest, NamesAndListingsOfAShortChain) {
