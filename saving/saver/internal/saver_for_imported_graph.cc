@@ -1,8 +1,9 @@
 #include "saving/saver/internal/saver_for_imported_graph.h"
 
 #include <map>
-#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/errors.h"
 #include "runtime/variable.h"
@@ -12,10 +13,17 @@ namespace {
 
 // The checkpoint key an Assign's value input reads: RestoreV2:i (maybe
 // through Identity nodes) -> tensor_names[i]; nullopt when it is not that.
+// A chain longer than the graph has nodes is a cycle (a crafted file spun
+// here forever); the node reached then is on it.
 std::optional<std::string> RestoredKey(const Graph& graph, const std::string& input) {
   NodeInput in = ParseNodeInput(input);
   const Node* n = graph.FindNode(in.node);
-  while (n != nullptr && n->op == "Identity" && !n->inputs.empty()) {
+  for (int steps = 0; n != nullptr && n->op == "Identity" && !n->inputs.empty(); ++steps) {
+    if (steps > graph.num_nodes()) {
+      throw InvalidArgumentError(
+          StrCat("the restore op's Identity nodes form a cycle through node '", n->name,
+                 "' (reading the value of an Assign, ", input, "); a graph has no cycles"));
+    }
     in = ParseNodeInput(n->inputs[0]);
     n = graph.FindNode(in.node);
   }
@@ -48,19 +56,49 @@ Variable* VariableOfNode(Graph& graph, const std::string& name) {
   return &graph.ImportVariable(record);
 }
 
-void Walk(Graph& graph, const std::string& node_name, std::set<std::string>& seen,
-          std::map<std::string, Variable*>& out) {
-  if (!seen.insert(node_name).second) return;
-  const Node* n = graph.FindNode(node_name);
-  if (n == nullptr) return;
-  if (n->op == "Assign" && n->inputs.size() >= 2) {
-    Variable* v = VariableOfNode(graph, ParseNodeInput(n->inputs[0]).node);
-    std::optional<std::string> key = RestoredKey(graph, n->inputs[1]);
-    if (v != nullptr && key) out.emplace(*key, v);
-    return;
+// The Assigns under the restore op, through NoOps (its control inputs): a
+// depth-first search in input order, iterative (a crafted file's chain of a
+// million NoOps overflowed the stack of a recursive one), a cycle an error.
+void Walk(Graph& graph, const std::string& restore_op_name, std::map<std::string, Variable*>& out) {
+  enum : char { kUnseen, kOnPath, kDone };
+  std::vector<char> state(static_cast<size_t>(graph.num_nodes()), kUnseen);
+  std::vector<std::pair<int, size_t>> stack;  // a NoOp, its next input
+  const auto reach = [&](const std::string& name, const Node* from) {
+    const int index = graph.FindNodeIndex(name);
+    if (index < 0) return;
+    if (static_cast<size_t>(index) >= state.size()) state.resize(static_cast<size_t>(index) + 1);
+    char& s = state[static_cast<size_t>(index)];
+    if (s == kDone) return;
+    if (s == kOnPath) {
+      throw InvalidArgumentError(StrCat(
+          "the restore op '", restore_op_name, "' has a cycle through node '", name,
+          "' (an input of '", from != nullptr ? from->name : name, "'); a graph has no cycles"));
+    }
+    const Node& n = graph.node(index);
+    if (n.op == "NoOp") {
+      s = kOnPath;
+      stack.emplace_back(index, 0);
+      return;
+    }
+    s = kDone;
+    if (n.op == "Assign" && n.inputs.size() >= 2) {
+      Variable* v = VariableOfNode(graph, ParseNodeInput(n.inputs[0]).node);
+      std::optional<std::string> key = RestoredKey(graph, n.inputs[1]);
+      if (v != nullptr && key) out.emplace(*key, v);
+    }
+  };
+  reach(restore_op_name, nullptr);
+  while (!stack.empty()) {
+    auto& [index, next] = stack.back();
+    const Node& n = graph.node(index);
+    if (next == n.inputs.size()) {
+      state[static_cast<size_t>(index)] = kDone;
+      stack.pop_back();
+      continue;
+    }
+    const std::string input = ParseNodeInput(n.inputs[next++]).node;
+    reach(input, &n);  // may grow the stack: `index` and `next` are not used after
   }
-  if (n->op != "NoOp") return;
-  for (const std::string& input : n->inputs) Walk(graph, ParseNodeInput(input).node, seen, out);
 }
 
 }  // namespace
@@ -71,8 +109,7 @@ std::map<std::string, Variable*> VariablesRestoredBy(Graph& graph,
                                                      const std::string& restore_op_name) {
   Graph::AsDefault in(graph);
   std::map<std::string, Variable*> variables;
-  std::set<std::string> seen;
-  Walk(graph, restore_op_name, seen, variables);
+  Walk(graph, restore_op_name, variables);
   return variables;
 }
 
