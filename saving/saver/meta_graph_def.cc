@@ -65,9 +65,26 @@ class FillBudgetScope {
   int64_t& budget_;
 };
 
+// The bytes `n` elements of `p` take once filled: for strings their
+// std::string records and their characters, the last value repeated (a
+// [30000] constant of one 1 MB string is 30 GB, not 30000 * 32 bytes).
+int64_t FilledBytes(const pb::TensorProto& p, DType dtype, int64_t n) {
+  const auto records = static_cast<int64_t>(static_cast<uint64_t>(n) * DTypeSize(dtype));
+  if (dtype != DType::kString) return records;
+  int64_t chars = 0;
+  for (const std::string& value : p.string_val()) chars += static_cast<int64_t>(value.size());
+  const int64_t repeats = n - p.string_val_size();
+  if (repeats > 0 && !p.string_val().empty()) {
+    const auto last = static_cast<int64_t>(p.string_val(p.string_val_size() - 1).size());
+    // n < 2^31 and a string is shorter than the file: no overflow.
+    chars += repeats * last;
+  }
+  return records + chars;
+}
+
 void ChargeFill(const pb::TensorProto& p, const Shape& s, DType dtype, int64_t n,
                 const std::string& where) {
-  const auto filled = static_cast<int64_t>(static_cast<uint64_t>(n) * DTypeSize(dtype));
+  const int64_t filled = FilledBytes(p, dtype, n);
   const auto present = static_cast<int64_t>(p.ByteSizeLong());
   if (filled <= present) return;
   if (filled - present > fill_budget_left) {
