@@ -131,14 +131,17 @@ Tensor RunKernel(const OpDef& op, std::span<const Tensor> inputs, const Attrs& a
   // Sizes from a graph file can ask for anything: a tensor larger than the
   // limit is refused before the kernel runs, and an allocation the system
   // refuses is the same error kind, never std::bad_alloc.
-  if (spec.shape.num_elements() > (int64_t{1} << 16)) [[unlikely]] {
-    internal::CheckTensorBytes(op.type, spec.shape, spec.dtype);
-  }
+  // Every output (those of up to 65,536 elements were skipped, issue 37);
+  // a string output's characters once it is made.
+  internal::CheckTensorBytes(op.type, spec.shape, spec.dtype);
   // TF's kernel mode: denormals flushed, round to nearest; the caller's mode
   // is back when this returns or throws.
   const internal::ScopedFlushDenormal flush;
   Tensor output = Compute(op, inputs, attrs, spec);
   EAGER_INTERNAL_CHECK(output.shape() == spec.shape && output.dtype() == spec.dtype);
+  if (spec.dtype == DType::kString) [[unlikely]] {
+    internal::CheckStringTensorBytes(op.type, output);
+  }
   return output;
 }
 

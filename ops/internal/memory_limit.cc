@@ -39,6 +39,21 @@ void CheckTensorBytes(std::string_view op, const Shape& shape, DType dtype) {
       limit > 0 ? "SessionOptions::memory_limit_bytes" : "the machine's physical memory", ")"));
 }
 
+void CheckStringTensorBytes(std::string_view op, const Tensor& strings) {
+  const int64_t max = TensorByteLimit();
+  auto bytes = static_cast<int64_t>(static_cast<uint64_t>(strings.num_elements()) *
+                                    DTypeSize(DType::kString));
+  for (const std::string& s : strings.data<std::string>()) {
+    bytes += static_cast<int64_t>(s.size());
+    if (bytes > max) break;
+  }
+  if (bytes <= max) return;
+  throw ResourceExhaustedError(StrCat(
+      "OOM when allocating tensor with shape", strings.shape(), " and type string for ", op,
+      ": its strings take more than ", max, " bytes (",
+      limit > 0 ? "SessionOptions::memory_limit_bytes" : "the machine's physical memory", ")"));
+}
+
 ScopedMemoryLimit::ScopedMemoryLimit(int64_t bytes) : previous_(limit) {
   if (bytes > 0 && (limit == 0 || bytes < limit)) limit = bytes;
 }

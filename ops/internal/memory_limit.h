@@ -10,6 +10,7 @@
 
 #include "runtime/dtype.h"
 #include "runtime/shape.h"
+#include "runtime/tensor.h"
 
 namespace eager::internal {
 
@@ -20,6 +21,10 @@ int64_t TensorByteLimit();
 // tensor of them would take more than TensorByteLimit() bytes (the size is
 // computed without overflow).
 void CheckTensorBytes(std::string_view op, const Shape& shape, DType dtype);
+
+// The same for a string tensor already made, with its characters: a
+// string's size is known only once its kernel has run.
+void CheckStringTensorBytes(std::string_view op, const Tensor& strings);
 
 // Lowers this thread's limit to `bytes` (if positive and lower) until
 // destroyed.
