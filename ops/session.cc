@@ -328,6 +328,19 @@ class RunState {
         inputs.push_back(Value(in, node));
       }
     }
+    if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0) {
+      // TF refuses a node whose type attributes disagree with its inputs
+      // (AddV2 with T = int32 on floats); eager's kernels follow the inputs.
+      std::vector<DType> dtypes;
+      size_t next_ref = 0, next_value = 0;
+      for (size_t i = 0; i < resolved.size(); ++i) {
+        if (resolved[i].control()) continue;
+        dtypes.push_back(def.IsRefInput(i) ? refs[next_ref++]->dtype()
+                                           : inputs[next_value++].dtype());
+      }
+      internal::CheckInputTypes(node, node_attrs, dtypes);
+      plan_.steps[s].flags |= PlanStep::kTypesChecked;
+    }
     if (def.run != nullptr) {
       NodeOutputs out = RunNodeKernel(plan_.steps[s].node, node, def, node_attrs, refs, inputs);
       outputs_[s] = std::move(out.values);

@@ -204,4 +204,46 @@ void CheckNode(const Node& node, const OpDef& op, const Attrs& attrs) {
   }
 }
 
+void CheckInputTypes(const Node& node, const Attrs& attrs, std::span<const DType> inputs) {
+  const OpSignature* sig = FindOpSignature(node.op);
+  if (sig == nullptr) return;
+  size_t at = 0;
+  const auto check = [&](const OpArgSignature& arg, std::optional<DType> expected,
+                         const std::string& from) {
+    if (at >= inputs.size()) return;
+    const size_t i = at++;
+    if (!expected || inputs[i] == *expected) return;
+    throw InvalidArgumentError(StrCat(Where(node), ": input ", i, " ('", arg.name, "', '",
+                                      node.inputs[i], "') is ", inputs[i], " but ", from,
+                                      " expects ", *expected));
+  };
+  for (const OpArgSignature& arg : sig->inputs) {
+    if (!arg.type_list_attr.empty()) {
+      const AttrValue* v = attrs.Find(arg.type_list_attr);
+      if (v == nullptr || !Holds<std::vector<DType>>(*v)) return;
+      for (DType t : std::get<std::vector<DType>>(*v)) {
+        check(arg, t, StrCat("attribute '", arg.type_list_attr, "'"));
+      }
+      continue;
+    }
+    std::optional<DType> expected;
+    std::string from;
+    if (!arg.type_attr.empty()) {
+      const AttrValue* v = attrs.Find(arg.type_attr);
+      if (v != nullptr && Holds<DType>(*v)) expected = std::get<DType>(*v);
+      from = StrCat("attribute '", arg.type_attr, "'");
+    } else if (arg.tf_type != 0) {
+      expected = DTypeFromTfDataType(arg.tf_type);
+      from = StrCat("op ", node.op);
+    }
+    int64_t count = 1;
+    if (!arg.number_attr.empty()) {
+      const AttrValue* v = attrs.Find(arg.number_attr);
+      if (v == nullptr || !Holds<int64_t>(*v)) return;
+      count = std::get<int64_t>(*v);
+    }
+    for (int64_t k = 0; k < count; ++k) check(arg, expected, from);
+  }
+}
+
 }  // namespace eager::internal

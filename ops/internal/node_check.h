@@ -5,6 +5,7 @@
 // first runs a node, so that an imported graph computes what TF computes or
 // is refused naming the attribute at fault. Not part of the public API.
 
+#include <span>
 #include <string_view>
 
 #include "ops/op_def.h"
@@ -32,5 +33,13 @@ namespace eager::internal {
 // explicit_paddings, ApplyAdam's use_nesterov = true, Cast's Truncate = true
 // to half or bfloat16. Ops without a signature are not checked.
 void CheckNode(const Node& node, const OpDef& op, const Attrs& attrs);
+
+// Checks the dtypes of node `node`'s data inputs (`inputs`, in order; a
+// variable reference's the variable's) against its signature with `attrs`:
+// an input of type attribute "T" must be of type T (AddV2 with T = int32 on
+// float inputs, Cast with SrcT = int32 on a float). Throws
+// InvalidArgumentError naming the node, the input and both types, as TF's
+// import does. Ops without a signature are not checked.
+void CheckInputTypes(const Node& node, const Attrs& attrs, std::span<const DType> inputs);
 
 }  // namespace eager::internal

@@ -52,6 +52,8 @@ struct PlanStep {
   // Its kernel's attributes differ from the node's (TF's defaults added):
   // the Session keeps them, by node. Otherwise the kernel gets node.attrs.
   static constexpr uint8_t kOwnAttrs = 2;
+  // Its inputs' dtypes matched its type attributes when it first ran.
+  static constexpr uint8_t kTypesChecked = 4;
 
   int32_t node = 0;         // index in the graph
   uint32_t inputs_end = 0;  // into RunPlan::inputs

@@ -367,5 +367,27 @@ TEST(GraphNodeChecksTest, SessionOptionsMemoryLimitRefusesLargerTensorsBeforeRun
   EXPECT_EQ(Session(graph).Run("l:0").num_elements(), 1024 * 512);  // no limit: it runs
 }
 
+// Issue 37: a node's type attribute was not checked against its inputs'
+// dtypes, so AddV2 with T = int32 on floats returned floats and Cast with
+// SrcT = int32 turned 2.7 into 2. TF refuses both; so does eager, naming the
+// node, the input and both types.
+TEST(GraphNodeChecksTest, TypeAttributesMustMatchTheInputs) {
+  Graph graph;
+  Const(graph, "x", Tensor::Scalar(2.7f));
+  AddNode(graph, "add", "AddV2", {"x", "x"}, {{"T", DType::kInt32}});
+  AddNode(graph, "cast", "Cast", {"x"},
+          {{"SrcT", DType::kInt32}, {"DstT", DType::kInt32}, {"Truncate", false}});
+  AddNode(graph, "good", "Cast", {"x"},
+          {{"SrcT", DType::kFloat32}, {"DstT", DType::kInt32}, {"Truncate", false}});
+  Session sess(graph);
+  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { sess.Run("add:0"); }),
+              AllOf(HasSubstr("node 'add' (AddV2)"), HasSubstr("input 0 ('x', 'x')"),
+                    HasSubstr("is float32"), HasSubstr("attribute 'T' expects int32")));
+  EXPECT_THAT(ErrorOf<InvalidArgumentError>([&] { sess.Run("cast:0"); }),
+              AllOf(HasSubstr("node 'cast' (Cast)"), HasSubstr("is float32"),
+                    HasSubstr("attribute 'SrcT' expects int32")));
+  EXPECT_EQ(sess.Run("good:0").ToVector<int32_t>(), std::vector<int32_t>{2});
+}
+
 }  // namespace
 }  // namespace eager
