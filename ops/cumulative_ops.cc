@@ -1,5 +1,6 @@
 #include "ops/cumulative_ops.h"
 
+#include <type_traits>
 #include <vector>
 
 #include "ops/binary_ops.h"
@@ -28,6 +29,29 @@ OutputSpec InferCumulative(std::span<const Tensor> in, const Attrs& attrs) {
   return {x.shape(), x.dtype()};
 }
 
+// Integer sums and products wrap as TF's do (two's complement), without
+// the undefined behaviour of signed overflow (UBSan flagged int32 Cumsum):
+// the arithmetic is done in an unsigned type at least as wide as int (so
+// that uint16 * uint16 is not promoted to a signed int either).
+template <typename T>
+T WrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+T WrapMul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
 // x viewed as [outer, len, inner] around the axis; each of the outer * inner
 // lines accumulated in order (from the end with `reverse`).
 template <bool kProduct>
@@ -53,9 +77,9 @@ Tensor CumulativeKernel(std::span<const Tensor> in, const Attrs& attrs, const Ou
         for (int64_t k = 0; k < len; ++k, at += step) {
           if (exclusive) o[at] = acc;
           if constexpr (kProduct) {
-            acc = acc * p[at];
+            acc = WrapMul(acc, p[at]);
           } else {
-            acc = acc + p[at];
+            acc = WrapAdd(acc, p[at]);
           }
           if (!exclusive) o[at] = acc;
         }

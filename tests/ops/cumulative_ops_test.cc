@@ -9,6 +9,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "ops/op_def.h"
@@ -61,6 +63,30 @@ TEST(CumulativeOpsTest, CumprodGradientIsZeroAtAZeroAsTFs) {
                            Tensor::Vector<double>({1.0, 1.0, 1.0}))[0];
   // d(x0 + x0 x1 + x0 x1 x2)/dx0 = 1 + x1 + x1 x2 = 1; at x1: 0 (TF's); d/dx2 = x0 x1 = 0.
   EXPECT_EQ(g.ToVector<double>(), (std::vector<double>{1.0, 0.0, 0.0}));
+}
+
+// Issue 37: int32 sums and products that overflow were signed overflow
+// (undefined; UBSan flagged it). They wrap as TF's do (two's complement):
+// tf.cumsum([2147483647, 1]) is [2147483647, -2147483648].
+TEST(CumulativeOpsTest, IntegerOverflowWrapsAsTfs) {
+  constexpr int32_t kMax32 = std::numeric_limits<int32_t>::max();
+  constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
+  EXPECT_EQ(Cumsum(Tensor::FromVector<int32_t>({kMax32, 1, 1}, Shape{3}), 0).ToVector<int32_t>(),
+            (std::vector<int32_t>{kMax32, kMin32, kMin32 + 1}));
+  EXPECT_EQ(Cumsum(Tensor::FromVector<int32_t>({kMin32, -1}, Shape{2}), 0, false, true)
+                .ToVector<int32_t>(),
+            (std::vector<int32_t>{kMax32, -1}));
+  EXPECT_EQ(
+      Cumprod(Tensor::FromVector<int32_t>({46341, 46341, 2}, Shape{3}), 0).ToVector<int32_t>(),
+      (std::vector<int32_t>{46341, -2147479015, 9266}));
+  EXPECT_EQ(Cumprod(Tensor::FromVector<int32_t>({65536, 65536}, Shape{2}), 0).ToVector<int32_t>(),
+            (std::vector<int32_t>{65536, 0}));
+  constexpr int64_t kMax64 = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(Cumsum(Tensor::FromVector<int64_t>({kMax64, 1}, Shape{2}), 0).ToVector<int64_t>(),
+            (std::vector<int64_t>{kMax64, std::numeric_limits<int64_t>::min()}));
+  EXPECT_EQ(Cumprod(Tensor::FromVector<int64_t>({int64_t{1} << 32, int64_t{1} << 32}, Shape{2}), 0)
+                .ToVector<int64_t>(),
+            (std::vector<int64_t>{int64_t{1} << 32, 0}));
 }
 
 }  // namespace
