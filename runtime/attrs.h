@@ -105,6 +105,12 @@ class Attrs {
     attrs_.emplace_back(std::string(name), std::move(value));
     return *this;
   }
+  // Adds `name`, which the caller knows is not set (an importer copying a
+  // file's attributes, unique by name): no search, so n of them are linear.
+  Attrs& AddUnique(std::string name, AttrValue value) {
+    attrs_.emplace_back(std::move(name), std::move(value));
+    return *this;
+  }
   // Sets `name` to `value` unless it has a value (TF's attr defaults).
   Attrs& SetDefault(std::string_view name, AttrValue value) {
     if (!Has(name)) attrs_.emplace_back(std::string(name), std::move(value));

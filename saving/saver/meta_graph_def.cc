@@ -270,9 +270,12 @@ MetaSignature SignatureFromBytes(const std::string& bytes, const std::string& wh
 
 MetaGraphNode FromProto(const pb::NodeDef& n, const std::string& path) {
   MetaGraphNode node{n.name(), n.op(), {n.input().begin(), n.input().end()}, n.device(), {}};
+  std::vector<MetaAttrs::value_type> attrs;
+  attrs.reserve(static_cast<size_t>(n.attr().size()));
   for (const auto& [name, value] : n.attr()) {
-    node.attrs.emplace(name, FromProto(value, StrCat(path, ": node ", n.name(), " attr ", name)));
+    attrs.emplace_back(name, FromProto(value, StrCat(path, ": node ", n.name(), " attr ", name)));
   }
+  node.attrs.Assign(std::move(attrs));
   return node;
 }
 

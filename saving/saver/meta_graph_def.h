@@ -164,6 +164,18 @@ class MetaAttrs {
     if (it != items_.end() && it->first == name) return {it, false};
     return {items_.emplace(it, std::string(name), MetaAttrValue(std::forward<V>(value))), true};
   }
+  // Replaces the attributes with `items`, in any order, sorted once (n log n;
+  // emplacing each in place is quadratic for a protobuf map's order). Of
+  // items with one name the first is kept.
+  void Assign(std::vector<value_type> items) {
+    std::stable_sort(items.begin(), items.end(),
+                     [](const value_type& a, const value_type& b) { return a.first < b.first; });
+    items.erase(
+        std::unique(items.begin(), items.end(),
+                    [](const value_type& a, const value_type& b) { return a.first == b.first; }),
+        items.end());
+    items_ = std::move(items);
+  }
   MetaAttrValue& operator[](std::string_view name) {
     return emplace(name, MetaAttrValue{}).first->second;
   }

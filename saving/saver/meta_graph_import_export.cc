@@ -163,7 +163,8 @@ Node ToNode(M&& m, FileOps& file_ops) {
             .device = std::forward<M>(m).device};
   node.attrs.Reserve(m.attrs.size());  // no slack: a graph may hold millions
   for (const auto& [name, value] : m.attrs) {
-    if (auto attr = FromMeta(value)) node.attrs.Set(name, std::move(*attr));
+    // MetaAttrs are unique by name: no search per attribute (quadratic).
+    if (auto attr = FromMeta(value)) node.attrs.AddUnique(name, std::move(*attr));
   }
   if constexpr (!std::is_const_v<std::remove_reference_t<M>> && std::is_rvalue_reference_v<M&&>) {
     m.attrs.clear();
