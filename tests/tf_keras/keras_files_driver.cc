@@ -17,8 +17,9 @@
 
 using namespace eager;  // NOLINT(google-build-using-namespace)
 
-int main(int argc, char** argv) {
-  if (argc < 3) return 2;
+namespace {
+
+int Run(int argc, char** argv) {
   const std::string mode = argv[1];
   Sequential model("seq");
   model.Add(std::make_unique<InputLayer>(Shape{2, 3}));
@@ -26,8 +27,9 @@ int main(int argc, char** argv) {
   model.Add(std::make_unique<Dense>(4, Relu, true, 1));
   model.Add(std::make_unique<Dense>(2, nullptr, true, 2));
   Adam adam(0.01);
-  std::vector<float> xs;
-  for (int i = 0; i < 24; ++i) xs.push_back(static_cast<float>((i * 7) % 11) / 10.f - 0.5f);
+  std::vector<float> xs(24);
+  for (int i = 0; i < 24; ++i)
+    xs[static_cast<size_t>(i)] = (static_cast<float>((i * 7) % 11) / 10.f - 0.5f);
   const Tensor x = Tensor::FromVector<float>(xs, Shape{4, 2, 3});
   const Tensor y = Tensor::FromVector<float>({1, 0, 0, 1, 1, 1, 0, 0}, Shape{4, 2});
   auto step = [&] {
@@ -65,4 +67,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) return 2;
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "keras_files_driver: %s\n", e.what());
+    return 1;
+  }
 }

@@ -535,8 +535,9 @@ void H5Writer::WriteDataset(const std::string& path, const Tensor& value) {
                                         "' has dtype ", value.dtype(),
                                         "; Keras files hold float32, float64, int32, int64"));
   }
-  std::vector<hsize_t> dims;
-  for (int i = 0; i < value.rank(); ++i) dims.push_back(static_cast<hsize_t>(value.shape().dim(i)));
+  std::vector<hsize_t> dims(static_cast<size_t>(value.rank()));
+  for (int i = 0; i < value.rank(); ++i)
+    dims[static_cast<size_t>(i)] = static_cast<hsize_t>(value.shape().dim(i));
   Handle space(value.rank() == 0 ? H5Screate(H5S_SCALAR)
                                  : H5Screate_simple(value.rank(), dims.data(), nullptr),
                H5Sclose);

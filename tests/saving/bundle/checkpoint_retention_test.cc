@@ -336,8 +336,10 @@ TEST(CheckpointRetentionTest, RetiringManyCheckpointsScansTheDirectoryOnce) {
   CheckpointState state;
   for (int i = 0; i < kListed; ++i) {
     const std::string name = "ckpt-" + std::to_string(i);
-    WriteFile(dir + "/" + name + ".index", "i");
-    WriteFile(dir + "/" + name + ".data-00000-of-00001", "d");
+    std::string prefix = dir;
+    prefix.append("/").append(name);
+    WriteFile(prefix + ".index", "i");
+    WriteFile(prefix + ".data-00000-of-00001", "d");
     state.all_model_checkpoint_paths.push_back(name);
     state.all_model_checkpoint_timestamps.push_back(10.0 + i);
   }
