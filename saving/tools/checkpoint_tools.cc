@@ -426,22 +426,6 @@ std::vector<ObjectGraphNode> DescribeObjectGraph(const internal::SavedObjectGrap
 
 namespace {
 
-// The path by parent links only; "" when no path reaches `id`.
-std::string TreePath(const std::vector<ObjectGraphNode>& nodes, int id) {
-  if (id != 0 && nodes[static_cast<size_t>(id)].parent < 0) return "";
-  std::vector<const std::string*> names;  // leaf first
-  for (int at = id; at != 0;) {
-    const ObjectGraphNode& n = nodes[static_cast<size_t>(at)];
-    names.push_back(&nodes[static_cast<size_t>(n.parent)]
-                         .children[static_cast<size_t>(n.parent_edge)]
-                         .local_name);
-    at = n.parent;
-  }
-  std::string out = "(root)";
-  for (auto it = names.rbegin(); it != names.rend(); ++it) out.append(".").append(**it);
-  return out;
-}
-
 // What `eager-ckpt graph` prints is linear in the graph (issue 37: a
 // 50,000-deep chain printed 2.5 GB): a printed path keeps its last
 // kShownComponents names, each cut at kShownNameBytes, and says how many
@@ -476,12 +460,15 @@ std::vector<size_t> TreeDepths(const std::vector<ObjectGraphNode>& nodes) {
   return depth;
 }
 
-std::string ShownTreePath(const std::vector<ObjectGraphNode>& nodes,
-                          const std::vector<size_t>& depths, int id) {
+// The path by parent links only; "" when no path reaches `id`. With
+// `depths` (TreeDepths) it is bounded as printed paths are; without, whole.
+std::string TreePath(const std::vector<ObjectGraphNode>& nodes, int id,
+                     const std::vector<size_t>* depths) {
   if (id != 0 && nodes[static_cast<size_t>(id)].parent < 0) return "";
+  const size_t most = depths != nullptr ? kShownComponents : std::numeric_limits<size_t>::max();
   std::vector<const std::string*> names;  // leaf first
   int at = id;
-  while (at != 0 && names.size() < kShownComponents) {
+  while (at != 0 && names.size() < most) {
     const ObjectGraphNode& n = nodes[static_cast<size_t>(at)];
     names.push_back(&nodes[static_cast<size_t>(n.parent)]
                          .children[static_cast<size_t>(n.parent_edge)]
@@ -489,25 +476,28 @@ std::string ShownTreePath(const std::vector<ObjectGraphNode>& nodes,
     at = n.parent;
   }
   std::string out = "(root)";
-  if (at != 0) out += StrCat(".(", depths[static_cast<size_t>(at)], " more levels)");
-  for (auto it = names.rbegin(); it != names.rend(); ++it) out.append(".").append(ShownName(**it));
+  if (at != 0) out += StrCat(".(", (*depths)[static_cast<size_t>(at)], " more levels)");
+  for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    out.append(".").append(depths != nullptr ? ShownName(**it) : **it);
+  }
   return out;
 }
 
-// ObjectGraphPath, bounded as above.
-std::string ShownPath(const std::vector<ObjectGraphNode>& nodes, const std::vector<size_t>& depths,
-                      int id) {
-  std::string path = ShownTreePath(nodes, depths, id);
+// ObjectGraphPath, bounded as TreePath is when `depths` is given.
+std::string PathOf(const std::vector<ObjectGraphNode>& nodes, int id,
+                   const std::vector<size_t>* depths) {
+  std::string path = TreePath(nodes, id, depths);
   if (!path.empty()) return path;
   const ObjectGraphNode& n = nodes[static_cast<size_t>(id)];
   auto named = [&](int node) {
-    std::string name = ShownTreePath(nodes, depths, node);
+    std::string name = TreePath(nodes, node, depths);
     return name.empty() ? StrCat("(unreachable node ", node, ")") : name;
   };
   if (n.slot_optimizer >= 0) {
     const ObjectGraphNode::Slot& s = nodes[static_cast<size_t>(n.slot_optimizer)]
                                          .slot_variables[static_cast<size_t>(n.slot_entry)];
-    return StrCat(named(n.slot_optimizer), "'s state '", ShownName(s.slot_name), "' for ",
+    return StrCat(named(n.slot_optimizer), "'s state '",
+                  depths != nullptr ? ShownName(s.slot_name) : s.slot_name, "' for ",
                   named(s.original_variable_node_id));
   }
   return StrCat("(unreachable node ", id, ")");
@@ -516,20 +506,7 @@ std::string ShownPath(const std::vector<ObjectGraphNode>& nodes, const std::vect
 }  // namespace
 
 std::string ObjectGraphPath(const std::vector<ObjectGraphNode>& nodes, int id) {
-  std::string path = TreePath(nodes, id);
-  if (!path.empty()) return path;
-  const ObjectGraphNode& n = nodes[static_cast<size_t>(id)];
-  auto named = [&](int node) {
-    std::string name = TreePath(nodes, node);
-    return name.empty() ? StrCat("(unreachable node ", node, ")") : name;
-  };
-  if (n.slot_optimizer >= 0) {
-    const ObjectGraphNode::Slot& s = nodes[static_cast<size_t>(n.slot_optimizer)]
-                                         .slot_variables[static_cast<size_t>(n.slot_entry)];
-    return StrCat(named(n.slot_optimizer), "'s state '", s.slot_name, "' for ",
-                  named(s.original_variable_node_id));
-  }
-  return StrCat("(unreachable node ", id, ")");
+  return PathOf(nodes, id, nullptr);
 }
 
 void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphNode>& nodes,
@@ -540,8 +517,8 @@ void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphN
     for (size_t i = 0; i < nodes.size(); ++i) {
       const ObjectGraphNode& n = nodes[i];
       out << (i ? "," : "") << "{\"id\":" << n.id
-          << ",\"path\":" << JsonString(ShownPath(nodes, depths, n.id))
-          << ",\"parent\":" << n.parent << ",\"children\":[";
+          << ",\"path\":" << JsonString(PathOf(nodes, n.id, &depths)) << ",\"parent\":" << n.parent
+          << ",\"children\":[";
       for (size_t k = 0; k < n.children.size(); ++k) {
         out << (k ? "," : "") << "{\"local_name\":" << JsonString(n.children[k].local_name)
             << ",\"node_id\":" << n.children[k].node_id << "}";
@@ -601,8 +578,8 @@ void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphN
       attributes(child, indent + "  ");
       stack.push_back({c.node_id, top.depth + 1, 0});  // `top` is not used after this
     } else {
-      out << indent << "  " << c.local_name << " -> " << ShownPath(nodes, depths, c.node_id)
-          << "  #" << c.node_id << "\n";
+      out << indent << "  " << c.local_name << " -> " << PathOf(nodes, c.node_id, &depths) << "  #"
+          << c.node_id << "\n";
     }
   }
   bool header = false;
@@ -611,7 +588,7 @@ void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphN
       if (!header) out << "slot variables:\n";
       header = true;
       const ObjectGraphNode& slot = nodes[static_cast<size_t>(s.slot_variable_node_id)];
-      out << "  " << ShownPath(nodes, depths, slot.id) << "  #" << slot.id << "\n";
+      out << "  " << PathOf(nodes, slot.id, &depths) << "  #" << slot.id << "\n";
       attributes(slot, "  ");
     }
   }
