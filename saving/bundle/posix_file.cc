@@ -220,14 +220,24 @@ bool RemoveFileAtNoThrow(int dir_fd, const std::string& name, const std::string&
   return Step("unlink", shown) && ::unlinkat(dir_fd, name.c_str(), 0) == 0;
 }
 
-void SyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) ThrowOsError(errno, "Cannot open directory", dir);
-  const int rc = Step("fsync directory", dir) ? ::fsync(fd) : -1;
+namespace {
+
+// open + fsync + close of `path`, a file or (O_DIRECTORY) a directory; `what`
+// names it in the step and the messages.
+void SyncPath(const std::string& path, int flags, std::string_view what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | flags);
+  if (fd < 0) ThrowOsError(errno, StrCat("Cannot open ", what), path);
+  const int rc = Step(StrCat("fsync ", what), path) ? ::fsync(fd) : -1;
   const int err = errno;
   ::close(fd);
-  if (rc != 0) ThrowOsError(err, "Cannot fsync directory", dir);
+  if (rc != 0) ThrowOsError(err, StrCat("Cannot fsync ", what), path);
 }
+
+}  // namespace
+
+void SyncDirectory(const std::string& dir) { SyncPath(dir, O_DIRECTORY, "directory"); }
+
+void SyncFile(const std::string& path) { SyncPath(path, 0, "file"); }
 
 void CreateDirectories(const std::string& dir) {
   if (!Step("create directories", dir)) ThrowOsError(errno, "Cannot create directory", dir);

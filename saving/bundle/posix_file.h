@@ -98,6 +98,9 @@ bool RemoveFileNoThrow(const std::string& path) noexcept;
 bool RemoveFileAtNoThrow(int dir_fd, const std::string& name, const std::string& shown) noexcept;
 // fsync of a directory, so that renames in it survive a crash.
 void SyncDirectory(const std::string& dir);
+// fsync of a file another library wrote (HDF5, libzip), before the rename
+// that publishes it.
+void SyncFile(const std::string& path);
 // Creates `dir` and its parents if missing.
 void CreateDirectories(const std::string& dir);
 // "a/b" for "a/b/c", "." for "c", "/" for "/c".

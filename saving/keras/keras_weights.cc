@@ -1,8 +1,5 @@
 #include "saving/keras/keras_weights.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstring>
 #include <map>
 #include <utility>
@@ -255,14 +252,7 @@ std::string TempPathBeside(const std::string& path) {
 
 void CommitFile(const std::string& tmp, const std::string& path) {
   try {
-    const int fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) internal::ThrowOsError(errno, "open", tmp);
-    if (::fsync(fd) != 0) {
-      const int err = errno;
-      ::close(fd);
-      internal::ThrowOsError(err, "fsync", tmp);
-    }
-    ::close(fd);
+    internal::SyncFile(tmp);
     internal::RenameFile(tmp, path);
     internal::SyncDirectory(internal::DirName(path));
   } catch (...) {
