@@ -31,25 +31,30 @@ OutputSpec InferCumulative(std::span<const Tensor> in, const Attrs& attrs) {
 
 // Integer sums and products wrap as TF's do (two's complement), without
 // the undefined behaviour of signed overflow (UBSan flagged int32 Cumsum):
-// the arithmetic is done in an unsigned type at least as wide as int (so
-// that uint16 * uint16 is not promoted to a signed int either).
+// the arithmetic is done in Wrapping<T>, an unsigned type at least as wide
+// as int (so that uint16 * uint16 is not promoted to a signed int either);
+// floats and bool as they are.
+template <typename T, bool = std::is_integral_v<T> && !std::is_same_v<T, bool>>
+struct WrappingOf {
+  using type = T;
+};
+template <typename T>
+struct WrappingOf<T, true> {
+  using type =
+      std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+};
+template <typename T>
+using Wrapping = typename WrappingOf<T>::type;
+
 template <typename T>
 T WrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-    return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
+  using U = Wrapping<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
 }
 template <typename T>
 T WrapMul(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return a * b;
-  }
+  using U = Wrapping<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
 
 // x viewed as [outer, len, inner] around the axis; each of the outer * inner

@@ -24,6 +24,11 @@ int64_t PhysicalMemory() {
 
 thread_local int64_t limit = 0;  // 0: PhysicalMemory()
 
+// Where TensorByteLimit() came from, for messages.
+const char* LimitSource() {
+  return limit > 0 ? "SessionOptions::memory_limit_bytes" : "the machine's physical memory";
+}
+
 }  // namespace
 
 int64_t TensorByteLimit() { return limit > 0 ? limit : PhysicalMemory(); }
@@ -35,8 +40,7 @@ void CheckTensorBytes(std::string_view op, const Shape& shape, DType dtype) {
   if (n <= max / size) return;
   throw ResourceExhaustedError(StrCat(
       "OOM when allocating tensor with shape", shape, " and type ", dtype, " for ", op, ": ", n,
-      " elements of ", size, " bytes exceed the limit of ", max, " bytes (",
-      limit > 0 ? "SessionOptions::memory_limit_bytes" : "the machine's physical memory", ")"));
+      " elements of ", size, " bytes exceed the limit of ", max, " bytes (", LimitSource(), ")"));
 }
 
 void CheckStringTensorBytes(std::string_view op, const Tensor& strings) {
@@ -48,10 +52,9 @@ void CheckStringTensorBytes(std::string_view op, const Tensor& strings) {
     if (bytes > max) break;
   }
   if (bytes <= max) return;
-  throw ResourceExhaustedError(StrCat(
-      "OOM when allocating tensor with shape", strings.shape(), " and type string for ", op,
-      ": its strings take more than ", max, " bytes (",
-      limit > 0 ? "SessionOptions::memory_limit_bytes" : "the machine's physical memory", ")"));
+  throw ResourceExhaustedError(StrCat("OOM when allocating tensor with shape", strings.shape(),
+                                      " and type string for ", op, ": its strings take more than ",
+                                      max, " bytes (", LimitSource(), ")"));
 }
 
 ScopedMemoryLimit::ScopedMemoryLimit(int64_t bytes) : previous_(limit) {
