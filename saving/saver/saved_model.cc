@@ -1,6 +1,11 @@
 #include "saving/saver/saved_model.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <charconv>
 #include <filesystem>
 #include <set>
 
@@ -47,19 +52,68 @@ MetaTensorInfo InfoOf(const Graph& graph, const Tensor& tensor, const std::strin
   return info;
 }
 
+// EXPORT_DIR without trailing slashes ("export/1/" is "export/1").
+std::string WithoutTrailingSlashes(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+// The hidden sibling an export of `export_dir` is staged in: a name TF
+// Serving ignores (not a number) and that says whose it is.
+std::string StagingPrefix(const std::string& export_dir) {
+  const size_t slash = export_dir.find_last_of('/');
+  const std::string base = slash == std::string::npos ? export_dir : export_dir.substr(slash + 1);
+  return StrCat(".", base, ".export-tmp-");
+}
+
+// Removes staging directories of `export_dir` left by processes that are
+// gone (a killed export). A live process's staging, even one of ours, stays:
+// its builder may still publish it. Best effort: an entry that cannot be
+// removed is left for the next export.
+void RemoveDeadStagings(const std::string& export_dir) {
+  const std::string parent = internal::DirName(export_dir);
+  const std::string prefix = StagingPrefix(export_dir);
+  std::error_code error;
+  std::vector<std::filesystem::path> dead;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const char* first = name.data() + prefix.size();
+    pid_t pid = 0;
+    const auto [end, ec] = std::from_chars(first, name.data() + name.size(), pid);
+    if (ec != std::errc() || pid <= 0 || *end != '-' || pid == ::getpid()) continue;
+    if (::kill(pid, 0) != 0 && errno == ESRCH) dead.push_back(entry.path());
+  }
+  for (const auto& path : dead) std::filesystem::remove_all(path, error);
+}
+
 }  // namespace
 
 // ---- SavedModelBuilder ---------------------------------------------------
 
-SavedModelBuilder::SavedModelBuilder(std::string export_dir) : export_dir_(std::move(export_dir)) {
-  if (internal::FileExists(SavedModelPath(export_dir_))) {
+SavedModelBuilder::SavedModelBuilder(std::string export_dir)
+    : export_dir_(WithoutTrailingSlashes(std::move(export_dir))) {
+  std::error_code error;
+  if (std::filesystem::exists(export_dir_, error) &&
+      !std::filesystem::is_empty(export_dir_, error)) {
     throw FailedPreconditionError(
         StrCat("Export directory already exists, and isn't empty: ", export_dir_,
-               " holds a saved_model.pb. Choose another directory (a new version number)."));
+               internal::FileExists(SavedModelPath(export_dir_)) ? " holds a saved_model.pb" : "",
+               ". Choose another directory (a new version number)."));
   }
+  const std::string parent = internal::DirName(export_dir_);
+  internal::CreateDirectories(parent);
+  RemoveDeadStagings(export_dir_);
+  staging_dir_ = StrCat(parent, "/", StagingPrefix(export_dir_), ::getpid(), "-",
+                        internal::RandomUint64() % 1000000000);
+  internal::CreateDirectories(staging_dir_ + "/variables");
 }
 
-SavedModelBuilder::~SavedModelBuilder() = default;
+SavedModelBuilder::~SavedModelBuilder() {
+  if (published_) return;
+  std::error_code error;
+  std::filesystem::remove_all(staging_dir_, error);
+}
 
 void SavedModelBuilder::AddGraph(Graph& graph, const std::vector<std::string>& tags,
                                  const std::map<std::string, GraphSignature>& signatures,
@@ -97,7 +151,7 @@ void SavedModelBuilder::AddGraph(Graph& graph, const std::vector<std::string>& t
   // The Saver writes the variables and PREFIX.meta: the graph with its
   // save/restore subgraph and SaverDef, which a loader runs. The SavedModel
   // keeps that meta graph; the .meta and the state file are not TF's layout.
-  const std::string prefix = VariablesPrefix(export_dir_);
+  const std::string prefix = VariablesPrefix(staging_dir_);
   MetaGraph meta;
   {
     Graph::AsDefault in(graph);
@@ -136,10 +190,22 @@ std::string SavedModelBuilder::Save() {
     throw FailedPreconditionError(
         StrCat("SavedModelBuilder(\"", export_dir_, "\").Save(): no meta graph was added"));
   }
-  internal::CreateDirectories(export_dir_ + "/variables");
-  std::string path = SavedModelPath(export_dir_);
-  WriteSavedModel(path, graphs_);
-  return path;
+  if (published_) {
+    throw FailedPreconditionError(
+        StrCat("SavedModelBuilder(\"", export_dir_, "\").Save(): already saved"));
+  }
+  WriteSavedModel(SavedModelPath(staging_dir_), graphs_);
+  // The variables' files and saved_model.pb were synced as written; their
+  // directory entries are synced here, so the renamed directory is whole
+  // after a power cut too.
+  internal::SyncDirectory(staging_dir_ + "/variables");
+  internal::SyncDirectory(staging_dir_);
+  // rename(2) replaces an empty EXPORT_DIR and refuses a filled one
+  // (ENOTEMPTY/EEXIST): FailedPreconditionError naming it.
+  internal::RenameFile(staging_dir_, export_dir_);
+  published_ = true;
+  internal::SyncDirectory(internal::DirName(export_dir_));
+  return SavedModelPath(export_dir_);
 }
 
 // ---- LoadSavedModel ------------------------------------------------------

@@ -22,6 +22,14 @@
 //                                    {{"serving_default", {{{"x", x}}, {{"y", y}}}}});
 //   builder.Save();                       // writes saved_model.pb
 //
+// An export appears whole or not at all (as TF's exporters write theirs):
+// everything is written into a hidden sibling, ".<name>.export-tmp-<pid>-<n>"
+// beside EXPORT_DIR, synced, and renamed to EXPORT_DIR by Save(). A server
+// watching the base directory (TF Serving loads numbered subdirectories)
+// never sees a version without its saved_model.pb, even when the exporting
+// process is killed; the next builder for that directory removes what a dead
+// process left.
+//
 // Reading a TF1 SavedModel (tf.compat.v1.saved_model.loader.load):
 //
 //   eager::SavedModelBundle model = eager::LoadSavedModel("export/1", {"serve"});
@@ -68,9 +76,11 @@ struct GraphSignature {
 // meta graphs (one per tag set), the variables saved once.
 class SavedModelBuilder {
  public:
-  // Throws FailedPreconditionError when `export_dir` already holds a
-  // saved_model.pb (TF refuses to overwrite an export).
+  // Throws FailedPreconditionError when `export_dir` exists and is not
+  // empty (TF refuses to overwrite an export). Removes the staging
+  // directories of earlier builders for `export_dir` whose process is dead.
   explicit SavedModelBuilder(std::string export_dir);
+  // Removes the staging directory when Save() did not publish it.
   ~SavedModelBuilder();
   SavedModelBuilder(const SavedModelBuilder&) = delete;
   SavedModelBuilder& operator=(const SavedModelBuilder&) = delete;
@@ -99,8 +109,10 @@ class SavedModelBuilder {
                     const std::string& main_op = "") {
     AddGraph(sess.graph(), tags, signatures, main_op, /*save_variables=*/false);
   }
-  // Writes EXPORT_DIR/saved_model.pb (atomically) and returns its path.
-  // Throws FailedPreconditionError when no meta graph was added.
+  // Writes saved_model.pb, syncs, and renames the staging directory to
+  // EXPORT_DIR; returns EXPORT_DIR/saved_model.pb. Throws
+  // FailedPreconditionError when no meta graph was added, when called twice,
+  // or when EXPORT_DIR was filled meanwhile (another exporter won).
   std::string Save();
 
  private:
@@ -109,8 +121,10 @@ class SavedModelBuilder {
                 bool save_variables);
 
   std::string export_dir_;
+  std::string staging_dir_;  // where everything is written until Save()
   std::vector<MetaGraph> graphs_;
   bool variables_saved_ = false;
+  bool published_ = false;
 };
 
 // What LoadSavedModel returns: the imported graph with its restored

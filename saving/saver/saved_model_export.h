@@ -95,12 +95,13 @@ struct Signature {
 // Tensor (one output) or a std::vector<Tensor> (the outputs in order). Its
 // layers must be built (called eagerly once).
 //
-// Throws FailedPreconditionError when `export_dir` already holds a
-// saved_model.pb (exports are never overwritten: use a new version number),
+// Throws FailedPreconditionError when `export_dir` exists and is not empty
+// (exports are never overwritten: use a new version number),
 // InvalidArgumentError for no signatures, an input count the model does not
 // take, a result count other than the signature's outputs, or a result that
 // does not come from the trace (an eager tensor), and the trace's errors
-// above. A failed export leaves no saved_model.pb.
+// above. A failed or killed export leaves no `export_dir` (SavedModelBuilder
+// writes into a staging sibling and renames it into place whole).
 template <typename Model>
 std::string SavedModelExport(Model&& model, const std::string& export_dir,
                              const std::map<std::string, Signature>& signatures,
