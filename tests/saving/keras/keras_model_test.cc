@@ -126,5 +126,32 @@ TEST(KerasModelCrafted, HostileArchivesAreClearErrors) {
   ExpectError([&] { LoadKerasModel(dir + "/t.keras"); }, {dir + "/t.keras"});
 }
 
+// config.json is file-supplied structure: a 1,000,000-deep nesting (2 MB,
+// under the 16 MiB limit) anywhere in it is a clear error, never a stack
+// overflow in the parser, the walk, a message or the destructor (issue 37).
+TEST(KerasModelCrafted, DeeplyNestedConfigIsAClearError) {
+  const std::string dir = testing::TempDir();
+  const size_t depth = 1000000;
+  const std::string arrays = std::string(depth, '[') + std::string(depth, ']');
+  std::string objects;
+  for (size_t i = 0; i < depth; ++i) objects += "{\"a\":";
+  objects += "1" + std::string(depth, '}');
+  const std::vector<std::pair<std::string, std::string>> configs = {
+      {"top", arrays},
+      {"layers", R"({"class_name": "Sequential", "config": {"layers": )" + arrays + "}}"},
+      {"layer", R"({"class_name": "Sequential", "config": {"layers": [)" + objects + "]}}"},
+      {"units", R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "Dense", )"
+                R"("config": {"units": )" +
+                    arrays + "}}]}}"},
+      {"name", R"({"class_name": "Sequential", "config": {"name": )" + objects + "}}"},
+  };
+  for (const auto& [what, json] : configs) {
+    SCOPED_TRACE(what);
+    const std::string path = dir + "/deep_" + what + ".keras";
+    WriteZip(path, {{"config.json", json}, {"model.weights.h5", "x"}});
+    ExpectError([&] { LoadKerasModel(path); }, {path, "config"});
+  }
+}
+
 }  // namespace
 }  // namespace eager
