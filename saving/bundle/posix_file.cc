@@ -1,15 +1,18 @@
 #include "saving/bundle/posix_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <random>
 #include <system_error>
+#include <vector>
 
 #include "runtime/errors.h"
 
@@ -265,6 +268,35 @@ uint64_t RandomUint64() {
                 static_cast<uint64_t>(seeded_for));
   }
   return engine();
+}
+
+std::string TemporaryNameWithPid(const std::string& stem) {
+  char hex[17];
+  const auto end = std::to_chars(hex, hex + sizeof(hex), RandomUint64(), 16).ptr;
+  return StrCat(stem, ::getpid(), "-", std::string_view(hex, static_cast<size_t>(end - hex)));
+}
+
+void RemoveTemporariesOfDeadProcesses(const std::string& dir, const std::string& stem) noexcept {
+  try {
+    std::error_code error;
+    std::vector<std::filesystem::path> dead;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+      const std::string name = entry.path().filename().string();
+      if (name.size() <= stem.size() || name.compare(0, stem.size(), stem) != 0) continue;
+      pid_t pid = 0;
+      const auto [end, ec] =
+          std::from_chars(name.data() + stem.size(), name.data() + name.size(), pid);
+      if (ec != std::errc() || pid <= 0 || end == name.data() + name.size() || *end != '-' ||
+          pid == ::getpid()) {
+        continue;
+      }
+      if (::kill(pid, 0) != 0 && errno == ESRCH) dead.push_back(entry.path());
+    }
+    for (const auto& path : dead) {
+      if (Step("unlink", path.string())) std::filesystem::remove_all(path, error);
+    }
+  } catch (...) {  // std::bad_alloc: best effort
+  }
 }
 
 }  // namespace eager::internal

@@ -109,6 +109,15 @@ std::string DirName(const std::string& path);
 // get different sequences.
 uint64_t RandomUint64();
 
+// Temporaries that name their writer: `stem` + "<pid>-<random hex>" (a file
+// or directory a writer renames into place when done). A killed writer's
+// temporary stays behind; RemoveTemporariesOfDeadProcesses(dir, stem) removes
+// those in `dir` whose pid is no live process (recursively for directories),
+// leaving any of a live writer, this process's included. Best effort, never
+// throws: what cannot be removed is left for the next writer.
+std::string TemporaryNameWithPid(const std::string& stem);
+void RemoveTemporariesOfDeadProcesses(const std::string& dir, const std::string& stem) noexcept;
+
 // Test seam for crash and I/O-error tests (tests/saving/bundle/kill_test.cc,
 // io_error_test.cc): when set, `hook` is called just before every system call
 // that changes files here: creating a file, each write(2), fsync, close,

@@ -247,7 +247,10 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential&
 }
 
 std::string TempPathBeside(const std::string& path) {
-  return StrCat(path, ".tmp-", std::hex, internal::RandomUint64());
+  const size_t slash = path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  internal::RemoveTemporariesOfDeadProcesses(internal::DirName(path), name + ".tmp-");
+  return StrCat(internal::DirName(path), "/", internal::TemporaryNameWithPid(name + ".tmp-"));
 }
 
 void CommitFile(const std::string& tmp, const std::string& path) {

@@ -1,11 +1,6 @@
 #include "saving/saver/saved_model.h"
 
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
 #include <filesystem>
 #include <set>
 
@@ -66,27 +61,6 @@ std::string StagingPrefix(const std::string& export_dir) {
   return StrCat(".", base, ".export-tmp-");
 }
 
-// Removes staging directories of `export_dir` left by processes that are
-// gone (a killed export). A live process's staging, even one of ours, stays:
-// its builder may still publish it. Best effort: an entry that cannot be
-// removed is left for the next export.
-void RemoveDeadStagings(const std::string& export_dir) {
-  const std::string parent = internal::DirName(export_dir);
-  const std::string prefix = StagingPrefix(export_dir);
-  std::error_code error;
-  std::vector<std::filesystem::path> dead;
-  for (const auto& entry : std::filesystem::directory_iterator(parent, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.compare(0, prefix.size(), prefix) != 0) continue;
-    const char* first = name.data() + prefix.size();
-    pid_t pid = 0;
-    const auto [end, ec] = std::from_chars(first, name.data() + name.size(), pid);
-    if (ec != std::errc() || pid <= 0 || *end != '-' || pid == ::getpid()) continue;
-    if (::kill(pid, 0) != 0 && errno == ESRCH) dead.push_back(entry.path());
-  }
-  for (const auto& path : dead) std::filesystem::remove_all(path, error);
-}
-
 }  // namespace
 
 // ---- SavedModelBuilder ---------------------------------------------------
@@ -103,9 +77,8 @@ SavedModelBuilder::SavedModelBuilder(std::string export_dir)
   }
   const std::string parent = internal::DirName(export_dir_);
   internal::CreateDirectories(parent);
-  RemoveDeadStagings(export_dir_);
-  staging_dir_ = StrCat(parent, "/", StagingPrefix(export_dir_), ::getpid(), "-",
-                        internal::RandomUint64() % 1000000000);
+  internal::RemoveTemporariesOfDeadProcesses(parent, StagingPrefix(export_dir_));
+  staging_dir_ = StrCat(parent, "/", internal::TemporaryNameWithPid(StagingPrefix(export_dir_)));
   internal::CreateDirectories(staging_dir_ + "/variables");
 }
 

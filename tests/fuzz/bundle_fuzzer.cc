@@ -12,6 +12,14 @@
 //   'R' + bytes                     -> the bytes as a .meta file: imported
 //                                      into a graph and every node run by a
 //                                      Session (1 MiB per tensor at most)
+//   'H' + bytes                     -> the bytes as a Keras .weights.h5:
+//                                      loaded into a small Sequential of
+//                                      Dense layers with its Adam
+//   'K' + bytes                     -> the bytes as a .keras archive: loaded
+//                                      (config built, weights read) and run
+//   'J' + bytes                     -> the bytes as a .keras archive's
+//                                      config.json (in a stored zip written
+//                                      here, beside a valid weights member)
 //   any other byte b, fixed32 n, then n bytes of PREFIX.index and the rest as
 //   PREFIX.data-00000-of-00001      -> BundleReader: list, Read and dump every key
 // An even b reads with the default chunking (1 MiB chunks, two threads from
@@ -19,6 +27,8 @@
 // 2^(4 + (b >> 1) % 8) bytes (16 to 2048) and two threads from four chunks on
 // (saving/bundle/internal/read_chunking.h), so that small inputs take the multi-chunk,
 // two-thread path too ('C' = 0x43: 32-byte chunks, two threads from 128).
+// libhdf5 is not instrumented (a Debian library): 'H' and 'K' find what
+// eager's own checks and its forked reader let through, not bugs inside it.
 // Any eager::Error is an expected outcome; anything else (a crash, a
 // sanitizer report, std::bad_alloc, std::filesystem_error, a timeout) is a bug.
 // Built and run by tests/fuzz/run.sh.
@@ -31,7 +41,12 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "autodiff/adam.h"
+#include "autodiff/dense.h"
+#include "autodiff/sequential.h"
 #include "ops/session.h"
 #include "runtime/errors.h"
 #include "runtime/variable.h"
@@ -44,6 +59,8 @@
 #include "saving/checkpoint/checkpoint.h"
 #include "saving/checkpoint/internal/restore_coordinator.h"
 #include "saving/checkpoint/object_graph.h"
+#include "saving/keras/keras_model.h"
+#include "saving/keras/keras_weights.h"
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/tools/checkpoint_tools.h"
@@ -201,6 +218,117 @@ void FuzzGraphRun(const char* data, size_t size) {
   }
 }
 
+// A small compiled model: Dense(4) on [1, 3] then Dense(2), with its Adam.
+void FuzzKerasWeights(const char* data, size_t size) {
+  const std::string path = eager::internal::DirName(Prefix()) + "/m.weights.h5";
+  WriteWhole(path, data, size);
+  eager::Sequential model("sequential");
+  model.Add(std::make_unique<eager::Dense>(4));
+  model.Add(std::make_unique<eager::Dense>(2));
+  eager::Adam adam(0.001);
+  try {
+    eager::LoadKerasWeights(path, model, &adam);
+    (void)model(eager::Tensor::FromVector<float>({1, 2, 3}, eager::Shape({1, 3})));
+  } catch (const eager::Error&) {
+  }
+}
+
+// CRC-32 (zip's, the reflected 0xEDB88320 polynomial), bitwise: seeds are small.
+uint32_t Crc32(const std::string& bytes) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char c : bytes) {
+    crc ^= c;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+void Put(std::string& out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
+}
+
+// A zip of `members` stored uncompressed (APPNOTE 4.3: local headers, the
+// central directory, its end record).
+std::string StoredZip(const std::vector<std::pair<std::string, std::string>>& members) {
+  std::string out;
+  std::string central;
+  for (const auto& [name, bytes] : members) {
+    const uint64_t offset = out.size();
+    const uint32_t crc = Crc32(bytes);
+    Put(out, 0x04034b50, 4);
+    Put(out, 20, 2);  // version needed
+    Put(out, 0, 2);   // flags
+    Put(out, 0, 2);   // stored
+    Put(out, 0, 4);   // time, date
+    Put(out, crc, 4);
+    Put(out, bytes.size(), 4);
+    Put(out, bytes.size(), 4);
+    Put(out, name.size(), 2);
+    Put(out, 0, 2);
+    out += name;
+    out += bytes;
+    Put(central, 0x02014b50, 4);
+    Put(central, 20, 2);
+    Put(central, 20, 2);
+    Put(central, 0, 2);
+    Put(central, 0, 2);
+    Put(central, 0, 4);
+    Put(central, crc, 4);
+    Put(central, bytes.size(), 4);
+    Put(central, bytes.size(), 4);
+    Put(central, name.size(), 2);
+    Put(central, 0, 2);  // extra
+    Put(central, 0, 2);  // comment
+    Put(central, 0, 2);  // disk
+    Put(central, 0, 2);  // internal attributes
+    Put(central, 0, 4);  // external attributes
+    Put(central, offset, 4);
+    central += name;
+  }
+  const uint64_t central_offset = out.size();
+  out += central;
+  Put(out, 0x06054b50, 4);
+  Put(out, 0, 4);  // disks
+  Put(out, members.size(), 2);
+  Put(out, members.size(), 2);
+  Put(out, central.size(), 4);
+  Put(out, central_offset, 4);
+  Put(out, 0, 2);
+  return out;
+}
+
+// The weights member every 'J' input is paired with: a real .weights.h5 of
+// Dense(4) on [1, 3] then Dense(2), written once.
+const std::string& KerasWeightsMember() {
+  static const std::string bytes = [] {
+    const std::string path = eager::internal::DirName(Prefix()) + "/seed.weights.h5";
+    eager::Sequential model("sequential");
+    model.Add(std::make_unique<eager::Dense>(4));
+    model.Add(std::make_unique<eager::Dense>(2));
+    (void)model(eager::Tensor::FromVector<float>({1, 2, 3}, eager::Shape({1, 3})));
+    eager::SaveKerasWeights(path, model);
+    return eager::internal::ReadFileToString(path, 1 << 20);
+  }();
+  return bytes;
+}
+
+void FuzzKerasModel(char mode, const char* data, size_t size) {
+  const std::string path = eager::internal::DirName(Prefix()) + "/m.keras";
+  if (mode == 'J') {
+    const std::string zip = StoredZip({{"config.json", std::string(data, size)},
+                                       {"metadata.json", R"({"keras_version": "3.15.1"})"},
+                                       {"model.weights.h5", KerasWeightsMember()}});
+    WriteWhole(path, zip.data(), zip.size());
+  } else {
+    WriteWhole(path, data, size);
+  }
+  try {
+    eager::KerasModel loaded = eager::LoadKerasModel(path);
+    (void)(*loaded.model)(eager::Tensor::FromVector<float>({1, 2, 3}, eager::Shape({1, 3})));
+  } catch (const eager::Error&) {
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -219,6 +347,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;
     case 'R':
       FuzzGraphRun(bytes + 1, size - 1);
+      return 0;
+    case 'H':
+      FuzzKerasWeights(bytes + 1, size - 1);
+      return 0;
+    case 'K':
+    case 'J':
+      FuzzKerasModel(bytes[0], bytes + 1, size - 1);
       return 0;
     case 'M':
     case 'P':

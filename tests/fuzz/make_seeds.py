@@ -3,10 +3,13 @@
 PREFIX.index found under the given folders with the head of its first data
 file, every `checkpoint` state file, every .meta, saved_model.pb and bare
 GraphDef .pb file up to 1 MiB (each .meta also as
-'R', imported and run), and a few object graphs encoded here."""
+'R', imported and run), every Keras .weights.h5/.h5 ('H') and .keras ('K',
+and its config.json as 'J') up to 1 MiB, and a few object graphs encoded
+here."""
 import os
 import struct
 import sys
+import zipfile
 
 MAX_DATA = 64 << 10  # keep seeds small: the reader checks sizes, not contents, first
 
@@ -95,6 +98,17 @@ for root_dir in sys.argv[2:]:
                         seeds.append(b"R" + seeds[0][1:])
                 except OSError:
                     continue
+            elif name.endswith(".h5") or name.endswith(".keras"):
+                if os.path.getsize(path) > (1 << 20):
+                    continue
+                try:
+                    raw = open(path, "rb").read()
+                    seeds = [(b"H" if name.endswith(".h5") else b"K") + raw]
+                    if name.endswith(".keras"):
+                        with zipfile.ZipFile(path) as z:
+                            seeds.append(b"J" + z.read("config.json"))
+                except (OSError, KeyError, zipfile.BadZipFile):
+                    pass
             elif name == "checkpoint":
                 try:
                     seeds = [b"S" + open(path, "rb").read(1 << 16)]

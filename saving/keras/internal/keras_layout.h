@@ -22,7 +22,8 @@ void WriteWeightsFile(const std::string& path, Sequential& model, const Adam* op
 void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential& model,
                   Adam* optimizer);
 
-// A fresh temporary path beside `path` ("<path>.tmp-<random>").
+// A fresh temporary path beside `path` ("<path>.tmp-<pid>-<hex>"), after
+// removing those that killed writers of `path` left (their pid is gone).
 std::string TempPathBeside(const std::string& path);
 // fsync(tmp), rename(tmp, path), fsync(directory of path); removes tmp and
 // rethrows on failure.

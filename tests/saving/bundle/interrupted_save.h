@@ -7,12 +7,19 @@
 // that call with an errno or SIGKILLs the process. The hook is a plain
 // function, so its state is this one global.
 
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "runtime/tensor.h"
@@ -82,6 +89,49 @@ inline std::vector<std::string> TemporaryFiles(const std::string& dir) {
     if (internal::IsTemporaryFileName(name)) found.push_back(name);
   }
   return found;
+}
+
+// Runs `save` in a child killed before its kill_at-th file step. Returns
+// true if the child was killed, false if the save completed first.
+inline bool RunKilledAt(int kill_at, const std::function<void()>& save) {
+  const pid_t pid = fork();
+  EXPECT_GE(pid, 0);
+  if (pid == 0) {
+    SetFileStepTrap(kill_at);  // SIGKILL there
+    try {
+      save();
+    } catch (const std::exception& e) {
+      fprintf(stderr, "save failed in the child: %s\n", e.what());
+      _exit(2);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  if (WIFSIGNALED(status)) {
+    EXPECT_EQ(WTERMSIG(status), SIGKILL);
+    return true;
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  return false;
+}
+
+// A child that saves in a loop, killed after a random delay.
+inline void RunKilledAfter(std::chrono::microseconds delay, const std::function<void()>& save) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    try {
+      for (;;) save();
+    } catch (...) {
+      _exit(2);
+    }
+  }
+  std::this_thread::sleep_for(delay);
+  kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status)) << "the saving child exited on its own: status " << status;
 }
 
 }  // namespace eager::testing

@@ -43,53 +43,11 @@ using ::eager::testing::FloatTensors;
 using ::eager::testing::kNew;
 using ::eager::testing::kOld;
 using ::eager::testing::ListDir;
-using ::eager::testing::SetFileStepTrap;
+using ::eager::testing::RunKilledAfter;
+using ::eager::testing::RunKilledAt;
 using ::eager::testing::TempDir;
 using ::eager::testing::TemporaryFiles;
 using ::eager::testing::WriteBundle;
-
-// Runs `save` in a child killed before its kill_at-th file step. Returns
-// true if the child was killed, false if the save completed first.
-bool RunKilledAt(int kill_at, const std::function<void()>& save) {
-  const pid_t pid = fork();
-  EXPECT_GE(pid, 0);
-  if (pid == 0) {
-    SetFileStepTrap(kill_at);  // SIGKILL there
-    try {
-      save();
-    } catch (const std::exception& e) {
-      fprintf(stderr, "save failed in the child: %s\n", e.what());
-      _exit(2);
-    }
-    _exit(0);
-  }
-  int status = 0;
-  EXPECT_EQ(waitpid(pid, &status, 0), pid);
-  if (WIFSIGNALED(status)) {
-    EXPECT_EQ(WTERMSIG(status), SIGKILL);
-    return true;
-  }
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-  return false;
-}
-
-// A child that saves in a loop, killed after a random delay.
-void RunKilledAfter(std::chrono::microseconds delay, const std::function<void()>& save) {
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    try {
-      for (;;) save();
-    } catch (...) {
-      _exit(2);
-    }
-  }
-  std::this_thread::sleep_for(delay);
-  kill(pid, SIGKILL);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFSIGNALED(status)) << "the saving child exited on its own: status " << status;
-}
 
 void ResetDir(const std::string& dir, const std::function<void()>& setup) {
   fs::remove_all(dir);

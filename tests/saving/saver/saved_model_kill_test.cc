@@ -31,7 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::eager::testing::ListDir;
-using ::eager::testing::SetFileStepTrap;
+using ::eager::testing::RunKilledAt;
 using ::eager::testing::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -59,28 +59,6 @@ void ExpectLoadsWhole(const std::string& dir) {
   const Tensor x = Tensor::FromVector<float>({1.0f, 1.0f}, Shape({1, 2}));
   EXPECT_THAT(model.Run(sess, "serving_default", {{"x", x}}).at("y").data<float>(),
               ElementsAre(1.25f));
-}
-
-// Runs `work` in a child killed before its kill_at-th file step; true if the
-// child was killed, false if it finished first.
-bool RunKilledAt(int kill_at, const std::function<void()>& work) {
-  const pid_t pid = fork();
-  EXPECT_GE(pid, 0);
-  if (pid == 0) {
-    SetFileStepTrap(kill_at);
-    try {
-      work();
-    } catch (const std::exception& e) {
-      fprintf(stderr, "export failed in the child: %s\n", e.what());
-      _exit(2);
-    }
-    _exit(0);
-  }
-  int status = 0;
-  EXPECT_EQ(waitpid(pid, &status, 0), pid);
-  if (WIFSIGNALED(status)) return true;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-  return false;
 }
 
 TEST(SavedModelKillTest, AKilledExportLeavesNoVersionAndTheNextTakesItsNumber) {
