@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -20,6 +21,18 @@
 
 namespace eager {
 namespace {
+
+// A fresh scratch path in the system's temporary directory for a .keras
+// file's weights member (libhdf5 reads files, not memory, in the child),
+// after removing those that killed loads left.
+std::string LoadScratchPath() {
+  std::error_code error;
+  std::string dir = std::filesystem::temp_directory_path(error).string();
+  if (error || dir.empty()) dir = "/tmp";
+  constexpr char kStem[] = "eager-keras-load-";
+  internal::RemoveTemporariesOfDeadProcesses(dir, kStem);
+  return StrCat(dir, "/", internal::TemporaryNameWithPid(kStem), ".weights.h5");
+}
 
 using Json = nlohmann::ordered_json;
 
@@ -435,20 +448,18 @@ KerasModel LoadKerasModel(const std::string& path) {
   } catch (const Json::exception& e) {
     throw InvalidArgumentError(StrCat(".keras file '", path, "': config.json: ", e.what()));
   }
-  // The weights, through the same forked-child reader as a .weights.h5.
-  const std::string h5_tmp = keras_internal::TempPathBeside(path) + ".h5";
+  // The weights, through the same forked-child reader as a .weights.h5,
+  // from a scratch file in the system's temporary directory ($TMPDIR), not
+  // beside the archive: a .keras file in a read-only directory loads.
+  const std::string h5_tmp = LoadScratchPath();
   const std::string label = path + ":model.weights.h5";
   try {
-    internal::RemoveFileNoThrow(h5_tmp);
-    std::FILE* f = std::fopen(h5_tmp.c_str(), "wb");
-    if (f == nullptr)
-      throw FailedPreconditionError(
-          StrCat("reading .keras file '", path, "': cannot write ", h5_tmp));
-    const std::string& w = members.at("model.weights.h5");
-    const bool ok = std::fwrite(w.data(), 1, w.size(), f) == w.size();
-    if (std::fclose(f) != 0 || !ok)
-      throw FailedPreconditionError(
-          StrCat("reading .keras file '", path, "': cannot write ", h5_tmp));
+    {
+      const std::string& w = members.at("model.weights.h5");
+      auto file = internal::WritableFile::Create(h5_tmp, 1 << 16);
+      file->Append(w.data(), w.size());
+      file->Close();
+    }
     members.clear();
     const keras_internal::H5Contents contents = keras_internal::ReadH5File(h5_tmp);
     Adam* optimizer = contents.groups.count("optimizer/vars") ? out.optimizer.get() : nullptr;

@@ -7,12 +7,17 @@
 #include <gtest/gtest.h>
 #include <zip.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
 #include "eager.h"
+#include "saving/bundle/posix_file.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
@@ -69,6 +74,44 @@ TEST(KerasModel, RoundTripBuildsTheModelFromConfig) {
   EXPECT_EQ(loaded.optimizer->iterations(), 1);
   EXPECT_EQ((*loaded.model)(Input()).ValuesString(100), model(Input()).ValuesString(100));
   EXPECT_EQ(loaded.model->layers().size(), 4u);
+}
+
+// Loading a .keras file writes its weights member to a scratch file in
+// $TMPDIR, never beside the archive (whose directory may be read-only), and
+// removes it (issue 40). The file-step hook sees every file eager creates.
+std::vector<std::string> g_created;
+int RecordCreated(std::string_view step, const std::string& path) {
+  if (step == "create") g_created.push_back(path);
+  return 0;
+}
+
+TEST(KerasModel, LoadingWritesItsScratchFileToTmpdirOnly) {
+  const std::string dir = testing::TempDir() + "/scratch_test";
+  const std::string tmpdir = dir + "/tmp";
+  std::filesystem::create_directories(tmpdir);
+  Sequential model("seq");
+  model.Add(std::make_unique<InputLayer>(Shape{2, 3}));
+  model.Add(std::make_unique<Flatten>());
+  model.Add(std::make_unique<Dense>(4));
+  model(Input());
+  SaveKerasModel(dir + "/m.keras", model);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved_tmpdir = old_tmpdir ? old_tmpdir : "";
+  setenv("TMPDIR", tmpdir.c_str(), 1);
+  g_created.clear();
+  internal::SetFileStepHook(RecordCreated);
+  KerasModel loaded = LoadKerasModel(dir + "/m.keras");
+  internal::SetFileStepHook(nullptr);
+  if (old_tmpdir) {
+    setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
+  }
+  ASSERT_EQ(g_created.size(), 1u);
+  EXPECT_EQ(g_created[0].rfind(tmpdir + "/eager-keras-load-", 0), 0u) << g_created[0];
+  EXPECT_TRUE(std::filesystem::is_empty(tmpdir)) << "the scratch file was left";
+  EXPECT_EQ(testing::ListDir(dir), (std::vector<std::string>{"m.keras", "tmp"}));
+  EXPECT_EQ((*loaded.model)(Input()).ValuesString(100), model(Input()).ValuesString(100));
 }
 
 TEST(KerasModelCrafted, HostileArchivesAreClearErrors) {
