@@ -194,64 +194,6 @@ std::string ReadMember(zip_t* z, zip_uint64_t index, const zip_stat_t& st,
   return out;
 }
 
-std::map<std::string, std::string> ReadArchive(const std::string& path) {
-  int err = 0;
-  std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err));
-  if (!z) {
-    if (err == ZIP_ER_NOENT) throw NotFoundError(StrCat(".keras file '", path, "' does not exist"));
-    zip_error_t e;
-    zip_error_init_with_code(&e, err);
-    const std::string why = zip_error_strerror(&e);
-    zip_error_fini(&e);
-    throw DataLossError(StrCat(".keras file '", path, "' is not a readable zip archive: ", why));
-  }
-  const zip_int64_t n = zip_get_num_entries(z.get(), 0);
-  if (n < 0 || n > kMaxMembers) {
-    throw InvalidArgumentError(StrCat(".keras file '", path, "' has ", n, " members; at most ",
-                                      kMaxMembers, " (Keras writes 3)"));
-  }
-  std::map<std::string, std::string> members;
-  for (zip_int64_t i = 0; i < n; ++i) {
-    zip_stat_t st;
-    if (zip_stat_index(z.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 ||
-        !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE) ||
-        !(st.valid & ZIP_STAT_COMP_SIZE)) {
-      throw DataLossError(
-          StrCat(".keras file '", path, "': member ", i, " has an unreadable header"));
-    }
-    const std::string name = st.name;
-    if (name.empty() || name[0] == '/' || name.find("..") != std::string::npos ||
-        name.find('\\') != std::string::npos) {
-      throw InvalidArgumentError(StrCat(".keras file '", path, "': member name '", name,
-                                        "' is absolute or leaves the archive (path traversal)"));
-    }
-    if (name.back() == '/') continue;  // a directory entry
-    const bool json = name == "config.json" || name == "metadata.json";
-    if (!json && name != "model.weights.h5") {
-      throw UnimplementedError(StrCat(".keras file '", path, "': member '", name,
-                                      "' is not one eager reads (config.json, metadata.json, "
-                                      "model.weights.h5)"));
-    }
-    const uint64_t limit = json ? kMaxJson : kMaxWeights;
-    if (st.size > limit) {
-      throw ResourceExhaustedError(StrCat(".keras file '", path, "': member '", name, "' declares ",
-                                          st.size, " bytes, over the limit of ", limit));
-    }
-    if (st.size > 100 * st.comp_size + (1 << 20)) {  // Keras stores members uncompressed
-      throw InvalidArgumentError(StrCat(".keras file '", path, "': member '", name, "' declares ",
-                                        st.size, " bytes from ", st.comp_size,
-                                        " compressed: a zip bomb, refused"));
-    }
-    members[name] = ReadMember(z.get(), static_cast<zip_uint64_t>(i), st, path);
-  }
-  for (const char* need : {"config.json", "model.weights.h5"}) {
-    if (!members.count(need)) {
-      throw InvalidArgumentError(StrCat(".keras file '", path, "' has no member '", need, "'"));
-    }
-  }
-  return members;
-}
-
 // ---- config ----
 
 [[noreturn]] void Unsupported(const std::string& file, const std::string& where,
@@ -329,6 +271,91 @@ std::optional<Shape> BuildModel(const Json& root, const std::string& file, Seque
 
 }  // namespace
 
+namespace keras_internal {
+
+std::map<std::string, std::string> ReadKerasArchive(const std::string& path) {
+  int err = 0;
+  std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &err));
+  if (!z) {
+    if (err == ZIP_ER_NOENT) throw NotFoundError(StrCat(".keras file '", path, "' does not exist"));
+    zip_error_t e;
+    zip_error_init_with_code(&e, err);
+    const std::string why = zip_error_strerror(&e);
+    zip_error_fini(&e);
+    throw DataLossError(StrCat(".keras file '", path, "' is not a readable zip archive: ", why));
+  }
+  const zip_int64_t n = zip_get_num_entries(z.get(), 0);
+  if (n < 0 || n > kMaxMembers) {
+    throw InvalidArgumentError(StrCat(".keras file '", path, "' has ", n, " members; at most ",
+                                      kMaxMembers, " (Keras writes 3)"));
+  }
+  std::map<std::string, std::string> members;
+  for (zip_int64_t i = 0; i < n; ++i) {
+    zip_stat_t st;
+    if (zip_stat_index(z.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 ||
+        !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE) ||
+        !(st.valid & ZIP_STAT_COMP_SIZE)) {
+      throw DataLossError(
+          StrCat(".keras file '", path, "': member ", i, " has an unreadable header"));
+    }
+    const std::string name = st.name;
+    if (name.empty() || name[0] == '/' || name.find("..") != std::string::npos ||
+        name.find('\\') != std::string::npos) {
+      throw InvalidArgumentError(StrCat(".keras file '", path, "': member name '", name,
+                                        "' is absolute or leaves the archive (path traversal)"));
+    }
+    if (name.back() == '/') continue;  // a directory entry
+    const bool json = name == "config.json" || name == "metadata.json";
+    if (!json && name != "model.weights.h5") {
+      throw UnimplementedError(StrCat(".keras file '", path, "': member '", name,
+                                      "' is not one eager reads (config.json, metadata.json, "
+                                      "model.weights.h5)"));
+    }
+    const uint64_t limit = json ? kMaxJson : kMaxWeights;
+    if (st.size > limit) {
+      throw ResourceExhaustedError(StrCat(".keras file '", path, "': member '", name, "' declares ",
+                                          st.size, " bytes, over the limit of ", limit));
+    }
+    if (st.size > 100 * st.comp_size + (1 << 20)) {  // Keras stores members uncompressed
+      throw InvalidArgumentError(StrCat(".keras file '", path, "': member '", name, "' declares ",
+                                        st.size, " bytes from ", st.comp_size,
+                                        " compressed: a zip bomb, refused"));
+    }
+    members[name] = ReadMember(z.get(), static_cast<zip_uint64_t>(i), st, path);
+  }
+  for (const char* need : {"config.json", "model.weights.h5"}) {
+    if (!members.count(need)) {
+      throw InvalidArgumentError(StrCat(".keras file '", path, "' has no member '", need, "'"));
+    }
+  }
+  return members;
+}
+
+// From a scratch file in the system's temporary directory ($TMPDIR), not
+// beside the archive: a .keras file in a read-only directory loads.
+H5Contents ReadWeightsMember(const std::string& path, const std::string& bytes) {
+  const std::string scratch = LoadScratchPath();
+  try {
+    {
+      auto file = internal::WritableFile::Create(scratch, 1 << 16);
+      file->Append(bytes.data(), bytes.size());
+      file->Close();
+    }
+    H5Contents contents = ReadH5File(scratch);
+    internal::RemoveFileNoThrow(scratch);
+    return contents;
+  } catch (const Error& e) {
+    internal::RemoveFileNoThrow(scratch);
+    // The scratch file's name means nothing to the user: name the member.
+    ThrowError(e.code(), StrCat(".keras file '", path, "': member 'model.weights.h5': ", e.what()));
+  } catch (...) {
+    internal::RemoveFileNoThrow(scratch);
+    throw;
+  }
+}
+
+}  // namespace keras_internal
+
 void SaveKerasModel(const std::string& path, Sequential& model, const Adam* optimizer,
                     const std::string& loss) {
   Json config = ModelConfig(model);
@@ -399,7 +426,7 @@ void SaveKerasModel(const std::string& path, Sequential& model, const Adam* opti
 }
 
 KerasModel LoadKerasModel(const std::string& path) {
-  std::map<std::string, std::string> members = ReadArchive(path);
+  std::map<std::string, std::string> members = keras_internal::ReadKerasArchive(path);
   KerasModel out;
   Json config;
   try {
@@ -448,27 +475,12 @@ KerasModel LoadKerasModel(const std::string& path) {
   } catch (const Json::exception& e) {
     throw InvalidArgumentError(StrCat(".keras file '", path, "': config.json: ", e.what()));
   }
-  // The weights, through the same forked-child reader as a .weights.h5,
-  // from a scratch file in the system's temporary directory ($TMPDIR), not
-  // beside the archive: a .keras file in a read-only directory loads.
-  const std::string h5_tmp = LoadScratchPath();
-  const std::string label = path + ":model.weights.h5";
-  try {
-    {
-      const std::string& w = members.at("model.weights.h5");
-      auto file = internal::WritableFile::Create(h5_tmp, 1 << 16);
-      file->Append(w.data(), w.size());
-      file->Close();
-    }
-    members.clear();
-    const keras_internal::H5Contents contents = keras_internal::ReadH5File(h5_tmp);
-    Adam* optimizer = contents.groups.count("optimizer/vars") ? out.optimizer.get() : nullptr;
-    keras_internal::ApplyWeights(contents, label, *out.model, optimizer);
-  } catch (...) {
-    internal::RemoveFileNoThrow(h5_tmp);
-    throw;
-  }
-  internal::RemoveFileNoThrow(h5_tmp);
+  // The weights, through the same forked-child reader as a .weights.h5.
+  const keras_internal::H5Contents contents =
+      keras_internal::ReadWeightsMember(path, members.at("model.weights.h5"));
+  members.clear();
+  Adam* optimizer = contents.groups.count("optimizer/vars") ? out.optimizer.get() : nullptr;
+  keras_internal::ApplyWeights(contents, path + ":model.weights.h5", *out.model, optimizer);
   return out;
 }
 

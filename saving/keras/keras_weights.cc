@@ -97,12 +97,6 @@ const H5Dataset& Require(const H5Contents& contents, std::string_view file, cons
   return ds;
 }
 
-Tensor ToTensor(const H5Dataset& ds) {
-  Tensor t = internal::NewTensor(ds.shape, ds.dtype);
-  if (!ds.bytes.empty()) std::memcpy(internal::MutableRawData(t), ds.bytes.data(), ds.bytes.size());
-  return t;
-}
-
 // Datasets directly under `group` ("layers/dense/vars"): their count.
 size_t CountDatasets(const H5Contents& contents, const std::string& group) {
   const std::string prefix = group + "/";
@@ -115,6 +109,12 @@ size_t CountDatasets(const H5Contents& contents, const std::string& group) {
 }
 
 }  // namespace
+
+Tensor DatasetTensor(const H5Dataset& ds) {
+  Tensor t = internal::NewTensor(ds.shape, ds.dtype);
+  if (!ds.bytes.empty()) std::memcpy(internal::MutableRawData(t), ds.bytes.data(), ds.bytes.size());
+  return t;
+}
 
 void WriteWeightsFile(const std::string& path, Sequential& model, const Adam* optimizer) {
   const std::vector<LayerEntry> layers = Layers(model);
@@ -185,7 +185,7 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential&
         const H5Dataset& ds =
             Require(contents, file, key, StrCat("Dense '", dense->name(), "' ", names[i]),
                     vars[i]->dtype(), vars[i]->shape());
-        assignments.emplace_back(vars[i], ToTensor(ds));
+        assignments.emplace_back(vars[i], DatasetTensor(ds));
         if (vars[i]->trainable()) trainable.push_back(vars[i]);
       }
     }
@@ -211,12 +211,13 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential&
           expected, " (iterations, learning_rate, then momentum and velocity per variable)"));
     }
     Variable* iterations = IterationsVariable(*optimizer);
-    assignments.emplace_back(iterations,
-                             ToTensor(Require(contents, file, "optimizer/vars/0", "Adam iterations",
-                                              DType::kInt64, Shape{})));
-    assignments.emplace_back(&optimizer->learning_rate(),
-                             ToTensor(Require(contents, file, "optimizer/vars/1",
-                                              "Adam learning_rate", DType::kFloat32, Shape{})));
+    assignments.emplace_back(
+        iterations, DatasetTensor(Require(contents, file, "optimizer/vars/0", "Adam iterations",
+                                          DType::kInt64, Shape{})));
+    assignments.emplace_back(
+        &optimizer->learning_rate(),
+        DatasetTensor(Require(contents, file, "optimizer/vars/1", "Adam learning_rate",
+                              DType::kFloat32, Shape{})));
     // Slots are created only once every check has passed (below); their
     // values are checked here against the variables they belong to.
     std::vector<std::pair<std::pair<Variable*, const char*>, Tensor>> slot_values;
@@ -228,7 +229,7 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential&
                                       StrCat("Adam ", slot[0] == 'm' ? "momentum" : "velocity",
                                              " of '", v->shared_name(), "'"),
                                       v->dtype(), v->shape());
-        slot_values.push_back({{v, slot}, ToTensor(ds)});
+        slot_values.push_back({{v, slot}, DatasetTensor(ds)});
       }
     }
     for (auto& [variable, value] : assignments) variable->Assign(value);

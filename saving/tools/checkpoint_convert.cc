@@ -12,6 +12,7 @@
 #include "saving/bundle/posix_file.h"
 #include "saving/checkpoint/checkpoint_key.h"
 #include "saving/checkpoint/object_graph.h"
+#include "saving/tools/keras_file_bundle.h"
 
 namespace eager {
 namespace {
@@ -99,7 +100,7 @@ void CheckSameType(const BundleReader& source, const std::string& source_key,
 void CheckSourceExists(const BundleReader& source, const std::string& key, const std::string& why) {
   if (!source.Contains(key)) {
     throw InvalidArgumentError(StrCat("The mapping names source key ", key, " (", why, "), which ",
-                                      source.prefix(), " does not have"));
+                                      ckpt_tool::ShownPrefix(source), " does not have"));
   }
 }
 
@@ -142,7 +143,7 @@ void PlanToNames(const BundleReader& source, const SavedObjectGraph& graph,
       }
       if (step.target_key.empty()) {
         throw InvalidArgumentError(
-            StrCat(source.prefix(), ": ", a.checkpoint_key,
+            StrCat(ckpt_tool::ShownPrefix(source), ": ", a.checkpoint_key,
                    " has no full_name (the saving program's variable name); give it a name in the "
                    "mapping: \"",
                    a.checkpoint_key, " NAME\""));
@@ -397,8 +398,8 @@ void PlanFromTemplate(const BundleReader& source, const ConvertOptions& options,
       unused += StrCat("\n  ", key, " (", TypeText(source.GetEntry(key)), ")");
     }
     throw InvalidArgumentError(StrCat(
-        "No source key in ", source.prefix(), " matches these variables of the template ",
-        templ.prefix(), ":", unmatched,
+        "No source key in ", ckpt_tool::ShownPrefix(source),
+        " matches these variables of the template ", templ.prefix(), ":", unmatched,
         "\nSource keys not used:", unused.empty() ? " none" : unused,
         "\nAdd \"FULL_NAME SOURCE_KEY\" lines to a mapping file, or allow a partial result to "
         "keep the template's values."));

@@ -15,6 +15,7 @@
 #include "saving/checkpoint/checkpoint_key.h"
 #include "saving/checkpoint/object_graph.h"
 #include "saving/tools/internal/json_text.h"
+#include "saving/tools/keras_file_bundle.h"
 
 namespace eager {
 namespace {
@@ -255,9 +256,10 @@ void PrintCheckpointDiff(const BundleReader& a, const BundleReader& b,
   int64_t counts[4] = {};
   for (const TensorDifference& d : diff) ++counts[static_cast<int>(d.kind)];
   if (json) {
-    out << "{\"a\":" << JsonString(a.prefix()) << ",\"b\":" << JsonString(b.prefix())
-        << ",\"added\":" << counts[0] << ",\"removed\":" << counts[1]
-        << ",\"changed\":" << counts[2] << ",\"same\":" << counts[3] << ",\"tensors\":[";
+    out << "{\"a\":" << JsonString(ckpt_tool::ShownPrefix(a))
+        << ",\"b\":" << JsonString(ckpt_tool::ShownPrefix(b)) << ",\"added\":" << counts[0]
+        << ",\"removed\":" << counts[1] << ",\"changed\":" << counts[2] << ",\"same\":" << counts[3]
+        << ",\"tensors\":[";
     bool first = true;
     for (const TensorDifference& d : diff) {
       out << (first ? "" : ",") << "{\"key\":" << JsonString(d.key) << ",\"status\":\""
@@ -274,7 +276,7 @@ void PrintCheckpointDiff(const BundleReader& a, const BundleReader& b,
     out << "]}\n";
     return;
   }
-  out << "--- " << a.prefix() << "\n+++ " << b.prefix() << "\n";
+  out << "--- " << ckpt_tool::ShownPrefix(a) << "\n+++ " << ckpt_tool::ShownPrefix(b) << "\n";
   for (const TensorDifference& d : diff) {
     switch (d.kind) {
       case TensorDifference::Kind::kSame:
@@ -344,7 +346,7 @@ std::vector<TensorStatistics> ComputeTensorStatistics(const BundleReader& reader
 void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorStatistics>& stats,
                            bool json, std::ostream& out) {
   if (json) {
-    out << "{\"prefix\":" << JsonString(reader.prefix()) << ",\"tensors\":[";
+    out << "{\"prefix\":" << JsonString(ckpt_tool::ShownPrefix(reader)) << ",\"tensors\":[";
     for (size_t i = 0; i < stats.size(); ++i) {
       const TensorStatistics& s = stats[i];
       out << (i ? "," : "") << "{\"key\":" << JsonString(s.key)
@@ -358,7 +360,7 @@ void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorS
     out << "]}\n";
     return;
   }
-  out << reader.prefix() << ": " << stats.size() << " tensors\n";
+  out << ckpt_tool::ShownPrefix(reader) << ": " << stats.size() << " tensors\n";
   out << "key  dtype  shape  min  max  mean  nan  inf\n";
   for (const TensorStatistics& s : stats) {
     out << s.key << "  " << s.dtype << "  " << JsonDims(s.dims) << "  ";
@@ -379,7 +381,8 @@ void PrintTensorStatistics(const BundleReader& reader, const std::vector<TensorS
 std::vector<ObjectGraphNode> DescribeObjectGraph(const BundleReader& reader) {
   const std::optional<internal::SavedObjectGraph> read = internal::ReadObjectGraph(reader);
   if (!read) {
-    throw NotFoundError(StrCat("Checkpoint ", reader.prefix(), " has no ", kObjectGraphKey,
+    throw NotFoundError(StrCat("Checkpoint ", ckpt_tool::ShownPrefix(reader), " has no ",
+                               kObjectGraphKey,
                                ": it is name-based (tf.compat.v1.train.Saver), not "
                                "object-based, so it has no object graph"));
   }
@@ -513,7 +516,7 @@ void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphN
                       bool json, std::ostream& out) {
   const std::vector<size_t> depths = TreeDepths(nodes);
   if (json) {
-    out << "{\"prefix\":" << JsonString(reader.prefix()) << ",\"nodes\":[";
+    out << "{\"prefix\":" << JsonString(ckpt_tool::ShownPrefix(reader)) << ",\"nodes\":[";
     for (size_t i = 0; i < nodes.size(); ++i) {
       const ObjectGraphNode& n = nodes[i];
       out << (i ? "," : "") << "{\"id\":" << n.id
@@ -543,7 +546,7 @@ void PrintObjectGraph(const BundleReader& reader, const std::vector<ObjectGraphN
     out << "]}\n";
     return;
   }
-  out << reader.prefix() << ": object graph of " << nodes.size() << " nodes\n";
+  out << ckpt_tool::ShownPrefix(reader) << ": object graph of " << nodes.size() << " nodes\n";
   auto attributes = [&](const ObjectGraphNode& n, const std::string& indent) {
     for (const ObjectGraphNode::Attribute& a : n.attributes) {
       out << indent << "  ." << a.name << " = " << a.checkpoint_key << "  " << a.type;

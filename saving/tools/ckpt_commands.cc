@@ -1,10 +1,12 @@
 #include "saving/tools/ckpt_commands.h"
 
 #include <CLI/CLI.hpp>
+#include <memory>
 
 #include "saving/tools/checkpoint_convert.h"
 #include "saving/tools/checkpoint_tools.h"
 #include "saving/tools/inspect_checkpoint.h"
+#include "saving/tools/keras_file_bundle.h"
 #include "saving/tools/meta_graph_listing.h"
 
 namespace eager::ckpt_tool {
@@ -77,7 +79,8 @@ int ExtraCommands::RunConvert(std::ostream& out, std::ostream& err) const {
   if (!template_.empty()) options.template_prefix = ResolveCheckpointPath(template_);
   if (!mapping_.empty()) options.mapping = ReadConversionMapping(mapping_);
   options.allow_partial = allow_partial_;
-  const ConversionPlan plan = PlanConversion(ResolveCheckpointPath(path_a_), options);
+  std::unique_ptr<KerasFileBundle> keras;
+  const ConversionPlan plan = PlanConversion(ResolveReadablePath(path_a_, keras), options);
   PrintConversionPlan(plan, out);
   if (!dry_run_) {
     WriteConversion(plan, path_b_);
@@ -93,8 +96,10 @@ int ExtraCommands::Run(std::ostream& out, std::ostream& err) const {
       return 0;
     }
     if (diff_->parsed()) {
-      const BundleReader a(ResolveCheckpointPath(path_a_));
-      const BundleReader b(ResolveCheckpointPath(path_b_));
+      std::unique_ptr<KerasFileBundle> keras_a;
+      std::unique_ptr<KerasFileBundle> keras_b;
+      const BundleReader a(ResolveReadablePath(path_a_, keras_a));
+      const BundleReader b(ResolveReadablePath(path_b_, keras_b));
       const std::vector<TensorDifference> diff = DiffCheckpoints(a, b);
       PrintCheckpointDiff(a, b, diff, json_, out);
       return HasDifferences(diff) ? kExitDiffers : 0;
@@ -104,7 +109,8 @@ int ExtraCommands::Run(std::ostream& out, std::ostream& err) const {
       PrintMetaGraphListing(ReadMetaGraphListing(path_a_), json_, out);
       return 0;
     }
-    const BundleReader reader(ResolveCheckpointPath(path_a_));
+    std::unique_ptr<KerasFileBundle> keras;
+    const BundleReader reader(ResolveReadablePath(path_a_, keras));
     if (graph_->parsed()) {
       PrintObjectGraph(reader, DescribeObjectGraph(reader), json_, out);
       return 0;

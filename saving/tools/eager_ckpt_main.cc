@@ -4,16 +4,19 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "saving/tools/ckpt_commands.h"
 #include "saving/tools/inspect_checkpoint.h"
+#include "saving/tools/keras_file_bundle.h"
 
 namespace {
 
 int Main(int argc, char** argv) {
   CLI::App app{
       "Inspects TensorFlow checkpoints (PREFIX.index + PREFIX.data-*). PATH is a "
-      "checkpoint prefix or a directory (its latest checkpoint)."};
+      "checkpoint prefix or a directory (its latest checkpoint), or a Keras file "
+      "(.weights.h5, .h5, .keras), whose tensors are keyed by HDF5 dataset path."};
   app.require_subcommand(1);
   std::string path;
   std::string key;
@@ -45,7 +48,8 @@ int Main(int argc, char** argv) {
   if (extra.parsed()) return extra.Run(std::cout, std::cerr);
 
   try {
-    const eager::BundleReader reader(eager::ResolveCheckpointPath(path));
+    std::unique_ptr<eager::ckpt_tool::KerasFileBundle> keras;  // a Keras file, read as a bundle
+    const eager::BundleReader reader(eager::ckpt_tool::ResolveReadablePath(path, keras));
     if (list->parsed()) {
       json ? eager::ListCheckpointJson(reader, std::cout)
            : eager::ListCheckpoint(reader, std::cout);
@@ -56,12 +60,12 @@ int Main(int argc, char** argv) {
       const eager::VerifyResult result = eager::VerifyCheckpoint(reader);
       if (!result.unchecked.empty()) {
         std::fprintf(stderr, "eager-ckpt: FAILED: %zu entries of %s could not be checked:\n",
-                     result.unchecked.size(), reader.prefix().c_str());
+                     result.unchecked.size(), eager::ckpt_tool::ShownPrefix(reader).c_str());
         for (const std::string& why : result.unchecked) std::fprintf(stderr, "  %s\n", why.c_str());
         return 1;
       }
-      std::cout << "OK: " << reader.prefix() << ": " << result.tensors << " tensors, "
-                << result.bytes << " bytes verified\n";
+      std::cout << "OK: " << eager::ckpt_tool::ShownPrefix(reader) << ": " << result.tensors
+                << " tensors, " << result.bytes << " bytes verified\n";
     }
   } catch (const eager::Error& e) {
     std::fprintf(stderr, "eager-ckpt: %s error: %s\n",

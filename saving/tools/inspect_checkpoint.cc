@@ -10,6 +10,7 @@
 #include "saving/bundle/partitioned_variables.h"
 #include "saving/bundle/posix_file.h"
 #include "saving/tools/internal/json_text.h"
+#include "saving/tools/keras_file_bundle.h"
 
 namespace eager {
 
@@ -60,8 +61,8 @@ int64_t StoredBytes(const BundleReader& reader, const std::string& key) {
 
 void ListCheckpoint(const BundleReader& reader, std::ostream& out) {
   const std::vector<std::string> keys = ListedKeys(reader);
-  out << reader.prefix() << ": " << keys.size() << " tensors in " << reader.num_shards()
-      << (reader.num_shards() == 1 ? " shard\n" : " shards\n");
+  out << ckpt_tool::ShownPrefix(reader) << ": " << keys.size() << " tensors in "
+      << reader.num_shards() << (reader.num_shards() == 1 ? " shard\n" : " shards\n");
   for (const std::string& key : keys) {
     const BundleReader::Entry& entry = reader.GetEntry(key);
     out << key << "  "
@@ -73,7 +74,7 @@ void ListCheckpoint(const BundleReader& reader, std::ostream& out) {
 }
 
 void ListCheckpointJson(const BundleReader& reader, std::ostream& out) {
-  out << "{\"prefix\":" << internal::JsonString(reader.prefix())
+  out << "{\"prefix\":" << internal::JsonString(ckpt_tool::ShownPrefix(reader))
       << ",\"shards\":" << reader.num_shards() << ",\"tensors\":[";
   bool first = true;
   for (const std::string& key : ListedKeys(reader)) {

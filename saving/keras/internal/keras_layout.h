@@ -4,6 +4,7 @@
 // applied to a model and optimizer, and crash-safe file replacement. Private
 // to saving/keras/.
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -28,5 +29,16 @@ std::string TempPathBeside(const std::string& path);
 // fsync(tmp), rename(tmp, path), fsync(directory of path); removes tmp and
 // rethrows on failure.
 void CommitFile(const std::string& tmp, const std::string& path);
+
+// A dataset's value as a Tensor (its dtype, shape and bytes).
+Tensor DatasetTensor(const H5Dataset& dataset);
+
+// A .keras archive's members by name, every one checked (keras_model.h says
+// how); config.json and model.weights.h5 are required.
+std::map<std::string, std::string> ReadKerasArchive(const std::string& path);
+// The datasets of a .keras archive's weights member (`bytes`), read by
+// ReadH5File from a scratch file in $TMPDIR that is removed after. `path`
+// names the archive in errors.
+H5Contents ReadWeightsMember(const std::string& path, const std::string& bytes);
 
 }  // namespace eager::keras_internal
