@@ -416,7 +416,7 @@ ConversionPlan PlanConversion(const std::string& source_prefix, const ConvertOpt
   plan.template_prefix = options.template_prefix;
   if (const std::optional<SavedObjectGraph> graph = ReadObjectGraph(source)) {
     if (options.template_prefix) {
-      throw InvalidArgumentError(StrCat(source_prefix,
+      throw InvalidArgumentError(StrCat(ckpt_tool::ShownPrefix(source),
                                         " is object-based already; a template is for converting "
                                         "a name-based checkpoint"));
     }
@@ -429,7 +429,7 @@ ConversionPlan PlanConversion(const std::string& source_prefix, const ConvertOpt
       PlanFromMapping(source, options, plan, plan.object_graph);
     } else {
       throw InvalidArgumentError(StrCat(
-          source_prefix,
+          ckpt_tool::ShownPrefix(source),
           " is name-based: converting it to object-based needs a template (an object-based "
           "checkpoint of the model that will restore) or a mapping file (NAME OBJECT_PATH)"));
     }
@@ -456,7 +456,8 @@ void WriteConversion(const ConversionPlan& plan, const std::string& target_prefi
 }
 
 void PrintConversionPlan(const ConversionPlan& plan, std::ostream& out) {
-  out << plan.source_prefix << " -> " << (plan.to_object_based ? "object-based" : "name-based")
+  out << ckpt_tool::ShownPrefix(plan.source_prefix) << " -> "
+      << (plan.to_object_based ? "object-based" : "name-based")
       << (plan.template_prefix ? " (template " + *plan.template_prefix + ")" : "") << ": "
       << plan.steps.size() << " tensors\n";
   for (const ConversionStep& step : plan.steps) {

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
+#include "saving/bundle/bundle_reader.h"
+#include "saving/bundle/bundle_writer.h"
 #include "saving/tools/checkpoint_convert.h"
 #include "saving/tools/checkpoint_tools.h"
 #include "saving/tools/inspect_checkpoint.h"
@@ -80,7 +82,22 @@ int ExtraCommands::RunConvert(std::ostream& out, std::ostream& err) const {
   if (!mapping_.empty()) options.mapping = ReadConversionMapping(mapping_);
   options.allow_partial = allow_partial_;
   std::unique_ptr<KerasFileBundle> keras;
-  const ConversionPlan plan = PlanConversion(ResolveReadablePath(path_a_, keras), options);
+  const std::string source = ResolveReadablePath(path_a_, keras);
+  if (keras && options.mapping.empty() && !options.template_prefix) {
+    // A Keras file to a name-based TF checkpoint: its tensors under their
+    // dataset paths, as listed.
+    const BundleReader reader(source);
+    out << path_a_ << " -> name-based, keyed by dataset path: " << reader.Keys().size()
+        << " tensors\n";
+    if (!dry_run_) {
+      BundleWriter writer(path_b_);
+      for (const std::string& key : reader.Keys()) writer.Add(key, reader.Read(key));
+      writer.Finish();
+      out << "wrote " << path_b_ << "\n";
+    }
+    return 0;
+  }
+  const ConversionPlan plan = PlanConversion(source, options);
   PrintConversionPlan(plan, out);
   if (!dry_run_) {
     WriteConversion(plan, path_b_);

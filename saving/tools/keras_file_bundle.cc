@@ -63,11 +63,13 @@ KerasFileBundle::~KerasFileBundle() {
   std::filesystem::remove_all(dir_, error);
 }
 
-std::string ShownPrefix(const BundleReader& reader) {
+std::string ShownPrefix(const std::string& prefix) {
   const std::lock_guard<std::mutex> lock(ShownMutex());
-  auto it = Shown().find(reader.prefix());
-  return it == Shown().end() ? reader.prefix() : it->second;
+  auto it = Shown().find(prefix);
+  return it == Shown().end() ? prefix : it->second;
 }
+
+std::string ShownPrefix(const BundleReader& reader) { return ShownPrefix(reader.prefix()); }
 
 std::string ResolveReadablePath(const std::string& path, std::unique_ptr<KerasFileBundle>& holder) {
   if (!IsKerasFile(path)) return ResolveCheckpointPath(path);

@@ -40,6 +40,7 @@ class KerasFileBundle {
 // What a listing or message calls `reader`'s checkpoint: the Keras file's
 // path when it reads a live KerasFileBundle, else its prefix.
 std::string ShownPrefix(const BundleReader& reader);
+std::string ShownPrefix(const std::string& prefix);
 
 // The bundle prefix a command reads for PATH: ResolveCheckpointPath(PATH) for
 // a checkpoint; for a Keras file, the prefix of a KerasFileBundle made into

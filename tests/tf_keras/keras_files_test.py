@@ -10,6 +10,9 @@ Dense(4, relu), Dense(2)) compiled with Adam(0.01) and MSE, one fixed batch.
   Keras -> eager: Keras takes a step and saves; eager loads, predicts what
     Keras predicts, takes one more step and saves; Keras loads that and
     predicts what its own second step gives.
+  eager-ckpt: lists Keras's .weights.h5 and .keras and converts them to a
+    name-based TF checkpoint that TF reads with h5py's values (independent
+    of eager's HDF5 reader).
   .keras: load_model of eager's archive predicts as eager with Adam
     iterations 1; eager loads Keras's model.save, predicts equally, steps and
     saves; Keras's load_model of that equals its own second step.
@@ -17,6 +20,7 @@ Floats agree to 1e-5 (matmul summation order).
 """
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -29,6 +33,7 @@ import tensorflow as tf  # noqa: E402
 keras = tf.keras
 args = dict(a.split("=", 1) for a in sys.argv[1:])
 driver, work = args["driver"], args["work"]
+eager_ckpt = args.get("eager_ckpt")
 os.makedirs(work, exist_ok=True)
 passed = failed = 0
 
@@ -89,6 +94,39 @@ k = make()
 step(k)
 keras_file = os.path.join(work, "keras.weights.h5")
 k.save_weights(keras_file)
+
+
+def h5_datasets(path):
+    import h5py  # Keras's own dependency: an HDF5 reader independent of eager's
+    found = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(lambda name, o: found.__setitem__(name, o[()])
+                     if isinstance(o, h5py.Dataset) else None)
+    return found
+
+
+def check_eager_ckpt(keras_path, weights_h5):
+    """eager-ckpt list and convert on a Keras-written file."""
+    want = h5_datasets(weights_h5)
+    name = os.path.basename(keras_path)
+    r = subprocess.run([eager_ckpt, "list", keras_path], capture_output=True, text=True)
+    check(f"eager-ckpt list {name}", r.returncode == 0 and
+          r.stdout.startswith(f"{keras_path}: {len(want)} tensors") and
+          all(f"{k}  " in r.stdout for k in want), r.stdout + r.stderr)
+    conv = os.path.join(work, "converted_" + name, "m")
+    shutil.rmtree(os.path.dirname(conv), ignore_errors=True)
+    r = subprocess.run([eager_ckpt, "convert", keras_path, conv], capture_output=True, text=True)
+    check(f"eager-ckpt convert {name}", r.returncode == 0, r.stderr)
+    reader = tf.train.load_checkpoint(conv)
+    got = set(reader.get_variable_to_shape_map())
+    check(f"{name} converted: TF lists keras's dataset paths", got == set(want),
+          f"{sorted(got)} vs {sorted(want)}")
+    check(f"{name} converted: TF reads h5py's values",
+          got == set(want) and all(np.array_equal(reader.get_tensor(k), v) for k, v in want.items()))
+
+
+if eager_ckpt:
+    check_eager_ckpt(keras_file, keras_file)
 out = os.path.join(work, "keras_then_eager.weights.h5")
 pred = run("load", keras_file, out)
 check("eager predicts as keras from keras's file", close(pred, k.predict(x, verbose=0)))
@@ -113,6 +151,12 @@ k = make()
 step(k)
 kk = os.path.join(work, "keras.keras")
 k.save(kk)
+if eager_ckpt:
+    import zipfile
+    member = os.path.join(work, "keras_member.weights.h5")
+    with zipfile.ZipFile(kk) as z, open(member, "wb") as f:
+        f.write(z.read("model.weights.h5"))
+    check_eager_ckpt(kk, member)
 ko = os.path.join(work, "keras_then_eager.keras")
 pred = run("loadkeras", kk, ko)
 check("eager's LoadKerasModel of keras's .keras predicts as keras", close(pred, k.predict(x, verbose=0)))
