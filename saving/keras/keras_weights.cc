@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -108,6 +109,103 @@ size_t CountDatasets(const H5Contents& contents, const std::string& group) {
   return n;
 }
 
+// Builds an unbuilt `dense` from its kernel dataset `key` ([input_dim,
+// units], float32/float64); nothing when built. Throws InvalidArgumentError
+// naming the file, the dataset and what was expected.
+void BuildFromKernel(const H5Contents& contents, std::string_view file, const std::string& key,
+                     Dense& dense) {
+  if (dense.built()) return;
+  auto it = contents.datasets.find(key);
+  if (it == contents.datasets.end() || it->second.shape.rank() != 2 ||
+      it->second.shape.dim(0) <= 0 || it->second.shape.dim(1) != dense.units() ||
+      !IsFloating(it->second.dtype)) {
+    throw InvalidArgumentError(StrCat(
+        "Keras weights file '", file, "': dataset '", key, "' (Dense '", dense.name(),
+        "' kernel) must be a float32/float64 [input_dim, ", dense.units(), "] to build the layer",
+        it == contents.datasets.end()
+            ? "; it is missing"
+            : StrCat("; it is ", it->second.dtype, " ", DescribeShape(it->second.shape))));
+  }
+  dense.Build(it->second.shape.dim(0), it->second.dtype);
+}
+
+// ---- tf_keras's legacy HDF5 (model.save_weights("m.h5"), model.save("m.h5")) ----
+
+const std::vector<std::string>* StringList(const H5Contents& contents, const std::string& group,
+                                           const char* name) {
+  auto it = contents.string_lists.find({group, name});
+  return it == contents.string_lists.end() ? nullptr : &it->second;
+}
+
+// The group holding the legacy layer groups: the root for save_weights,
+// "model_weights" for model.save; nullopt for a Keras 3 file.
+std::optional<std::string> LegacyRoot(const H5Contents& contents) {
+  if (contents.groups.count("layers") != 0) return std::nullopt;
+  if (StringList(contents, "", "layer_names") != nullptr) return "";
+  if (StringList(contents, "model_weights", "layer_names") != nullptr) return "model_weights";
+  return std::nullopt;
+}
+
+// Legacy layout: the root's "layer_names" lists the model's layers in order
+// (no InputLayer); each layer group's "weight_names" its weights in the
+// layer's order, each a dataset under the group ("dense/kernel:0"). Matched
+// by order, as tf_keras's load_weights does: the layers with weights in the
+// file to the model's layers with variables.
+void ApplyLegacyWeights(const H5Contents& contents, std::string_view file, const std::string& root,
+                        Sequential& model) {
+  const std::string prefix = root.empty() ? "" : root + "/";
+  std::vector<std::pair<std::string, const std::vector<std::string>*>> saved;
+  for (const std::string& layer : *StringList(contents, root, "layer_names")) {
+    const std::vector<std::string>* weights = StringList(contents, prefix + layer, "weight_names");
+    if (weights == nullptr) {
+      throw InvalidArgumentError(
+          StrCat("Keras weights file '", file, "' (tf_keras legacy .h5): layer '", layer,
+                 "' is listed in layer_names but group '", prefix, layer, "' has no weight_names"));
+    }
+    if (!weights->empty()) saved.emplace_back(layer, weights);
+  }
+  std::vector<Layer*> layers;
+  for (Layer* layer : model.layers()) {
+    if (dynamic_cast<InputLayer*>(layer) != nullptr || dynamic_cast<Flatten*>(layer) != nullptr)
+      continue;
+    if (dynamic_cast<Dense*>(layer) == nullptr) {
+      throw UnimplementedError(StrCat("Keras weights file '", file,
+                                      "' (tf_keras legacy .h5): layer '", layer->name(),
+                                      "' is not a Dense; legacy files are read for Dense layers"));
+    }
+    layers.push_back(layer);
+  }
+  if (layers.size() != saved.size()) {
+    std::string names;
+    for (const auto& [name, unused] : saved) names += StrCat(names.empty() ? "" : ", ", name);
+    throw InvalidArgumentError(StrCat(
+        "Keras weights file '", file, "' (tf_keras legacy .h5) holds weights of ", saved.size(),
+        " layers (", names, "); the model has ", layers.size(), " layers with weights"));
+  }
+  std::vector<std::pair<Variable*, Tensor>> assignments;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    auto* dense = static_cast<Dense*>(layers[i]);
+    const auto& [name, weight_names] = saved[i];
+    const size_t expected = dense->use_bias() ? 2 : 1;
+    if (weight_names->size() != expected) {
+      throw InvalidArgumentError(StrCat("Keras weights file '", file, "': layer '", name, "' has ",
+                                        weight_names->size(), " weights; Dense '", dense->name(),
+                                        "' has ", expected));
+    }
+    const std::string kernel_key = StrCat(prefix, name, "/", (*weight_names)[0]);
+    BuildFromKernel(contents, file, kernel_key, *dense);
+    const std::vector<Variable*> vars = OwnVariables(*dense);
+    const char* what[] = {"kernel", "bias"};
+    for (size_t k = 0; k < vars.size(); ++k) {
+      const std::string key = StrCat(prefix, name, "/", (*weight_names)[k]);
+      const H5Dataset& ds =
+          Require(contents, file, key, StrCat("Dense '", dense->name(), "' ", what[k]),
+                  vars[k]->dtype(), vars[k]->shape());
+      assignments.emplace_back(vars[k], DatasetTensor(ds));
+    }
+  }
+  for (auto& [variable, value] : assignments) variable->Assign(value);
+}
 }  // namespace
 
 Tensor DatasetTensor(const H5Dataset& ds) {
@@ -153,6 +251,15 @@ void WriteWeightsFile(const std::string& path, Sequential& model, const Adam* op
 
 void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential& model,
                   Adam* optimizer) {
+  if (const std::optional<std::string> root = LegacyRoot(contents)) {
+    if (optimizer != nullptr) {
+      throw UnimplementedError(StrCat("Keras weights file '", file,
+                                      "' is tf_keras's legacy .h5: its optimizer_weights are not "
+                                      "read; load it without an optimizer"));
+    }
+    ApplyLegacyWeights(contents, file, *root, model);
+    return;
+  }
   // Everything is checked before anything is assigned.
   std::vector<std::pair<Variable*, Tensor>> assignments;
   std::vector<Variable*> trainable;
@@ -162,22 +269,7 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential&
     size_t expected = 0;
     if (dense != nullptr) {
       expected = dense->use_bias() ? 2 : 1;
-      const std::string kernel_key = vars_group + "/0";
-      auto it = contents.datasets.find(kernel_key);
-      if (!dense->built()) {
-        if (it == contents.datasets.end() || it->second.shape.rank() != 2 ||
-            it->second.shape.dim(0) <= 0 || it->second.shape.dim(1) != dense->units() ||
-            !IsFloating(it->second.dtype)) {
-          throw InvalidArgumentError(StrCat(
-              "Keras weights file '", file, "': dataset '", kernel_key, "' (Dense '", dense->name(),
-              "' kernel) must be a float32/float64 [input_dim, ", dense->units(),
-              "] to build the layer",
-              it == contents.datasets.end()
-                  ? "; it is missing"
-                  : StrCat("; it is ", it->second.dtype, " ", DescribeShape(it->second.shape))));
-        }
-        dense->Build(it->second.shape.dim(0), it->second.dtype);
-      }
+      BuildFromKernel(contents, file, vars_group + "/0", *dense);
       const std::vector<Variable*> vars = OwnVariables(*dense);
       const char* names[] = {"kernel", "bias"};
       for (size_t i = 0; i < vars.size(); ++i) {

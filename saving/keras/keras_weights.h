@@ -22,6 +22,12 @@
 // listed (Keras's Sequential.layers leaves it out). A nested Sequential has
 // its own "layers" group under its key.
 //
+// tf_keras's legacy HDF5 (save_weights("m.h5"), model.save("m.h5"): groups
+// per layer named by the root's or "model_weights"' `layer_names`, datasets
+// listed by each group's `weight_names`) is read by LoadKerasWeights too,
+// without an optimizer: layers with weights matched by order, as tf_keras's
+// load_weights matches them (Dense and weightless Flatten/InputLayer).
+//
 // Reading never trusts the file: the HDF5 part runs in a forked child
 // (saving/keras/internal/h5_file.h says why), and every dataset is checked
 // against the model before any variable changes: a missing one, one of

@@ -58,6 +58,9 @@ int Run(int argc, char** argv) {
     loaded.optimizer->Minimize([&] { return ReduceMean(Square(Sub(m(x), y))); },
                                m.TrainableVariables());
     SaveKerasModel(argv[3], m, loaded.optimizer.get(), loaded.loss);
+  } else if (mode == "loadlegacy") {  // tf_keras's legacy .h5: weights only
+    LoadKerasWeights(argv[2], model);
+    print();
   } else if (mode == "load" && argc == 4) {
     LoadKerasWeights(argv[2], model, &adam);
     print();

@@ -13,6 +13,9 @@ Dense(4, relu), Dense(2)) compiled with Adam(0.01) and MSE, one fixed batch.
   eager-ckpt: lists Keras's .weights.h5 and .keras and converts them to a
     name-based TF checkpoint that TF reads with h5py's values (independent
     of eager's HDF5 reader).
+  legacy .h5: tf_keras's save_weights("m.h5") and model.save("m.h5") (HDF5
+    with layer_names/weight_names attributes) load into eager's model, which
+    predicts as tf_keras; asking for the optimizer too is a clear error.
   .keras: load_model of eager's archive predicts as eager with Adam
     iterations 1; eager loads Keras's model.save, predicts equally, steps and
     saves; Keras's load_model of that equals its own second step.
@@ -164,6 +167,26 @@ step(k)
 k3 = keras.models.load_model(ko)
 check("keras loads eager's continued .keras: same as keras's own second step",
       close(k3.predict(x, verbose=0), k.predict(x, verbose=0)))
+
+# tf_keras's legacy HDF5 files.
+import tf_keras  # noqa: E402
+
+lm = tf_keras.Sequential([tf_keras.layers.InputLayer((2, 3)), tf_keras.layers.Flatten(),
+                          tf_keras.layers.Dense(4, activation="relu"), tf_keras.layers.Dense(2)])
+lm.compile(optimizer=tf_keras.optimizers.Adam(0.01), loss="mse")
+lm.train_on_batch(x, y)
+for kind in ("save_weights", "save"):
+    path = os.path.join(work, f"legacy_{kind}.h5")
+    if os.path.exists(path):
+        os.remove(path)
+    getattr(lm, kind)(path)
+    pred = run("loadlegacy", path)
+    check(f"eager predicts as tf_keras from its legacy {kind}('m.h5')",
+          close(pred, lm.predict(x, verbose=0)))
+r = subprocess.run([driver, "load", path, os.path.join(work, "unused.weights.h5")],
+                   capture_output=True, text=True)
+check("legacy .h5 with an optimizer asked for: a clear error",
+      r.returncode == 1 and "legacy .h5" in r.stderr and path in r.stderr, r.stderr)
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -200,6 +200,81 @@ bool SendDataset(hid_t file, const char* name, VisitState* state) {
   return true;
 }
 
+// The attributes legacy Keras orders its weights by (h5_file.h).
+constexpr const char* kStringListAttributes[] = {"layer_names", "weight_names"};
+
+// Sends `object`'s string-list attributes named in kStringListAttributes
+// ('A' records); sets state->error and returns false on one that is not a
+// string list (h5py writes an empty list as a float64 array: taken as empty).
+bool SendStringLists(hid_t object, const std::string& name, VisitState* state) {
+  auto fail = [&](Kind kind, std::string message) {
+    state->error = ChildError{kind, std::move(message)};
+    return false;
+  };
+  for (const char* attr : kStringListAttributes) {
+    if (H5Aexists(object, attr) <= 0) continue;
+    const std::string where = StrCat("attribute '", attr, "' of '", name.empty() ? "/" : name, "'");
+    Handle a(H5Aopen(object, attr, H5P_DEFAULT), H5Aclose);
+    if (!a.ok()) return fail(Kind::kDataLoss, StrCat(where, " cannot be opened"));
+    Handle type(H5Aget_type(a.get()), H5Tclose);
+    Handle space(H5Aget_space(a.get()), H5Sclose);
+    if (!type.ok() || !space.ok()) return fail(Kind::kDataLoss, StrCat(where, " is unreadable"));
+    const hssize_t points = H5Sget_simple_extent_npoints(space.get());
+    if (points < 0 || static_cast<uint64_t>(points) > kMaxObjects) {
+      return fail(Kind::kInvalidArgument, StrCat(where, " has ", points, " elements"));
+    }
+    const auto n = static_cast<size_t>(points);
+    std::vector<std::string> values;
+    if (H5Tget_class(type.get()) != H5T_STRING) {
+      if (n != 0) return fail(Kind::kInvalidArgument, StrCat(where, " is not a list of strings"));
+    } else if (H5Tis_variable_str(type.get()) > 0) {
+      Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+      if (!mem.ok() || H5Tset_size(mem.get(), H5T_VARIABLE) < 0 ||
+          H5Tset_cset(mem.get(), H5Tget_cset(type.get())) < 0) {
+        return fail(Kind::kDataLoss, StrCat(where, ": no memory type"));
+      }
+      std::vector<char*> pointers(n, nullptr);
+      if (n > 0 && H5Aread(a.get(), mem.get(), pointers.data()) < 0) {
+        return fail(Kind::kDataLoss, StrCat(where, " cannot be read: ", Hdf5Message()));
+      }
+      for (char* p : pointers)
+        values.emplace_back(p == nullptr ? "" : p, p == nullptr ? 0 : ::strnlen(p, kMaxPath + 1));
+      if (n > 0) H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, pointers.data());
+    } else {
+      const size_t size = H5Tget_size(type.get());
+      if (size == 0 || size > kMaxPath || n * size > state->file_size) {
+        return fail(Kind::kInvalidArgument, StrCat(where, " declares ", n, " strings of ", size,
+                                                   " bytes, more than the file holds"));
+      }
+      std::vector<char> bytes(n * size);
+      if (n > 0 && H5Aread(a.get(), type.get(), bytes.data()) < 0) {
+        return fail(Kind::kDataLoss, StrCat(where, " cannot be read: ", Hdf5Message()));
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const char* p = bytes.data() + i * size;
+        values.emplace_back(p, ::strnlen(p, size));
+      }
+    }
+    uint64_t bytes = 0;
+    for (const std::string& v : values) {
+      if (v.size() > kMaxPath)
+        return fail(Kind::kInvalidArgument, StrCat(where, ": a name over ", kMaxPath, " bytes"));
+      bytes += v.size();
+    }
+    state->total_bytes += bytes;
+    if (state->total_bytes > state->file_size) {
+      return fail(Kind::kInvalidArgument, StrCat(where, ": more strings than the file holds"));
+    }
+    PipeOut& out = *state->out;
+    out.PutU8('A');
+    out.PutString(name);
+    out.PutString(attr);
+    out.PutU32(static_cast<uint32_t>(values.size()));
+    for (const std::string& v : values) out.PutString(v);
+  }
+  return true;
+}
+
 herr_t VisitLink(hid_t file, const char* name, const H5L_info_t* info, void* data) {
   auto* state = static_cast<VisitState*>(data);
   if (++state->objects > kMaxObjects) {
@@ -227,7 +302,7 @@ herr_t VisitLink(hid_t file, const char* name, const H5L_info_t* info, void* dat
   if (type == H5I_GROUP) {
     state->out->PutU8('G');
     state->out->PutString(name);
-    return 0;
+    return SendStringLists(object.get(), name, state) ? 0 : -1;
   }
   if (type == H5I_DATASET) return SendDataset(file, name, state) ? 0 : -1;
   return 0;  // a committed datatype: nothing Keras reads
@@ -246,6 +321,8 @@ herr_t VisitLink(hid_t file, const char* name, const H5L_info_t* info, void* dat
     Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (!file.ok()) send_error(Kind::kDataLoss, StrCat("libhdf5 cannot open it: ", Hdf5Message()));
     VisitState state{&out, file_size, 0, 0, std::nullopt};
+    if (!SendStringLists(file.get(), "", &state))
+      send_error(state.error->kind, state.error->message);
     const herr_t status = H5Lvisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, VisitLink, &state);
     if (state.error) send_error(state.error->kind, state.error->message);
     if (status < 0)
@@ -351,6 +428,19 @@ H5Contents ParseStream(PipeIn& in, const std::string& path, uint64_t file_size) 
     if (tag == 'Z') return contents;
     if (tag == 'G') {
       contents.groups.insert(get_string());
+    } else if (tag == 'A') {
+      std::string group = get_string();
+      std::string name = get_string();
+      uint32_t n = 0;
+      get(&n, 4);
+      if (n > kMaxObjects || n > file_size) throw bad("a string list over the limit");
+      std::vector<std::string> values;
+      for (uint32_t i = 0; i < n; ++i) {
+        values.push_back(get_string());
+        total += values.back().size() + 1;
+        if (total > file_size + kMaxObjects) throw bad("more strings than the file holds");
+      }
+      contents.string_lists[{std::move(group), std::move(name)}] = std::move(values);
     } else if (tag == 'E') {
       uint8_t kind = 0;
       get(&kind, 1);

@@ -30,6 +30,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/dtype.h"
@@ -44,10 +45,14 @@ struct H5Dataset {
   std::vector<std::byte> bytes;  // row-major, native byte order
 };
 
-// Attributes are not read: Keras's loader does not need them either.
+// Of the attributes, only the string lists legacy Keras (tf_keras's `.h5`)
+// orders its weights by are read: "layer_names" and "weight_names" on any
+// group, keyed (group, name) with "" for the root group. Keras 3's loader
+// needs none.
 struct H5Contents {
   std::set<std::string> groups;               // "layers", "layers/dense/vars", ...
   std::map<std::string, H5Dataset> datasets;  // "layers/dense/vars/0" -> value
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> string_lists;
 };
 
 struct H5ReadLimits {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -183,6 +184,96 @@ void RawH5(const std::string& path, Fn fn) {
   H5Gclose(H5Gcreate2(file, "layers/dense/vars", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   fn(file);
   H5Fclose(file);
+}
+
+// tf_keras's legacy .h5, written here with fixed-length string attributes
+// (h5py writes variable-length ones: tests/tf_keras/keras_files_test.py has
+// tf_keras write those): the layout loads, and broken attributes are errors
+// naming the file and what is wrong.
+void FixedStrings(hid_t object, const char* name, const std::vector<std::string>& values) {
+  size_t width = 1;
+  for (const std::string& v : values) width = std::max(width, v.size());
+  std::string bytes(values.size() * width, '\0');
+  for (size_t i = 0; i < values.size(); ++i) bytes.replace(i * width, values[i].size(), values[i]);
+  hid_t type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, width);
+  const hsize_t n = values.size();
+  hid_t space = H5Screate_simple(1, &n, nullptr);
+  hid_t attr = H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(attr, type, bytes.data());
+  H5Aclose(attr);
+  H5Sclose(space);
+  H5Tclose(type);
+}
+
+void WriteFloats(hid_t file, const std::string& path, const Tensor& value) {
+  std::vector<hsize_t> dims;
+  for (int64_t d : value.shape().ToVector()) dims.push_back(static_cast<hsize_t>(d));
+  hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  hid_t ds =
+      H5Dcreate2(file, path.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, value.data<float>().data());
+  H5Dclose(ds);
+  H5Sclose(space);
+}
+
+// `source`'s two Dense layers as tf_keras's save_weights("m.h5") lays them
+// out; `layer_names` as given.
+void WriteLegacy(const std::string& path, Sequential& source,
+                 const std::vector<std::string>& layer_names) {
+  hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  FixedStrings(file, "layer_names", layer_names);
+  int i = 0;
+  for (const char* name : {"dense", "dense_1"}) {
+    auto* dense = dynamic_cast<Dense*>(source.layers()[static_cast<size_t>(2 + i++)]);
+    hid_t group = H5Gcreate2(file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Gclose(H5Gcreate2(group, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    std::vector<std::string> weights{StrCat(name, "/kernel:0")};
+    if (dense->bias() != nullptr) weights.push_back(StrCat(name, "/bias:0"));
+    FixedStrings(group, "weight_names", weights);
+    H5Gclose(group);
+    WriteFloats(file, StrCat(name, "/", name, "/kernel:0"), dense->kernel().value());
+    if (dense->bias() != nullptr)
+      WriteFloats(file, StrCat(name, "/", name, "/bias:0"), dense->bias()->value());
+  }
+  hid_t flatten = H5Gcreate2(file, "flatten", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  FixedStrings(flatten, "weight_names", {});
+  H5Gclose(flatten);
+  H5Fclose(file);
+}
+
+TEST(KerasWeightsLegacy, TfKerasH5LoadsByLayerOrderAndBrokenOnesAreNamed) {
+  const std::string dir = testing::TempDir();
+  auto source = MakeModel();
+  source->operator()(Input());
+  WriteLegacy(dir + "/legacy.h5", *source, {"flatten", "dense", "dense_1"});
+  auto model = MakeModel(4);
+  LoadKerasWeights(dir + "/legacy.h5", *model);
+  EXPECT_EQ((*model)(Input()).ValuesString(100), (*source)(Input()).ValuesString(100));
+  Adam adam(0.01);
+  ExpectError([&] { LoadKerasWeights(dir + "/legacy.h5", *model, &adam); },
+              {dir + "/legacy.h5", "legacy .h5", "without an optimizer"});
+
+  WriteLegacy(dir + "/missing.h5", *source, {"flatten", "dense", "dense_7"});
+  ExpectError([&] { LoadKerasWeights(dir + "/missing.h5", *MakeModel()); },
+              {dir + "/missing.h5", "'dense_7'", "no weight_names"});
+  WriteLegacy(dir + "/short.h5", *source, {"dense"});
+  ExpectError([&] { LoadKerasWeights(dir + "/short.h5", *MakeModel()); },
+              {"holds weights of 1 layers (dense)", "the model has 2 layers with weights"});
+  WriteLegacy(dir + "/wider.h5", *source, {"flatten", "dense", "dense_1"});
+  ExpectError([&] { LoadKerasWeights(dir + "/wider.h5", *MakeModel(5)); },
+              {dir + "/wider.h5", "dense/dense/kernel:0"});
+  hid_t file = H5Fcreate((dir + "/ints.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  const hsize_t n = 3;
+  hid_t space = H5Screate_simple(1, &n, nullptr);
+  hid_t attr = H5Acreate2(file, "layer_names", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
+  const int32_t values[3] = {1, 2, 3};
+  H5Awrite(attr, H5T_NATIVE_INT32, values);
+  H5Aclose(attr);
+  H5Sclose(space);
+  H5Fclose(file);
+  ExpectError([&] { LoadKerasWeights(dir + "/ints.h5", *MakeModel()); },
+              {dir + "/ints.h5", "'layer_names'", "not a list of strings"});
 }
 
 TEST(KerasWeightsCrafted, HugeDeclaredDimensionsAreRefusedBeforeAllocation) {
