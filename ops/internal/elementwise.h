@@ -83,4 +83,27 @@ Tensor ElementwiseKernel(std::span<const Tensor> in, const OutputSpec& spec, con
   return out;
 }
 
+// As ElementwiseKernel, for a kernel that is not one array expression: f
+// writes a block of the output itself, f(out, in...) with `out` a mutable
+// array map of the block and `in` const maps of the inputs' same block.
+template <size_t N, DTypeSet kSet, typename F>
+Tensor ElementwiseBlockKernel(std::span<const Tensor> in, const OutputSpec& spec, const F& f) {
+  Tensor out = NewTensor(spec.shape, spec.dtype);
+  Dispatch<kSet>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::array<const T*, N> x;
+    for (size_t i = 0; i < N; ++i) x[i] = in[i].template data<T>().data();
+    T* o = MutableData<T>(out);
+    ParallelFor(out.num_elements(), kElementwiseGrain, kParallelElementwiseMin,
+                [&](int64_t b, int64_t e) {
+                  [&]<size_t... I>(std::index_sequence<I...>) {
+                    auto block = ArrayMap<T>(o + b, e - b);
+                    f(block, ConstArrayMap<T>(x[I] + b, e - b)...);
+                  }
+                  (std::make_index_sequence<N>{});
+                });
+  });
+  return out;
+}
+
 }  // namespace eager::internal
