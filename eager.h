@@ -51,6 +51,7 @@
 #include "autodiff/graph_gradients.h"
 #include "autodiff/input_layer.h"
 #include "autodiff/layer.h"
+#include "autodiff/layers/conv.h"
 #include "autodiff/module.h"
 #include "autodiff/optimizer.h"
 #include "autodiff/sequential.h"
