@@ -96,6 +96,8 @@ const OpDef* const kAllOps[] = {
     // pooling_ops.cc
     &kMaxPoolOp,
     &kMaxPoolGradOp,
+    &kAvgPoolOp,
+    &kAvgPoolGradOp,
     // Graph-only node types (OpDef::run or OpDef::flow).
     // graph_ops.cc
     &kIdentityOp,

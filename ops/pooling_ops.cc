@@ -11,6 +11,7 @@
 #include "ops/internal/dispatch.h"
 #include "ops/internal/window_geometry.h"
 #include "ops/parallel.h"
+#include "ops/shape_ops.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -281,6 +282,141 @@ Tensor MaxPoolGradKernel(std::span<const Tensor> in, const Attrs& attrs, const O
   return out;
 }
 
+// ---- AvgPool and AvgPoolGrad ----
+
+// The mean of each window over the input pixels it covers: with "SAME"
+// padding the padded positions are left out of the count, as TF's kernels.
+OutputSpec InferAvgPool(std::span<const Tensor> in, const Attrs& attrs) {
+  CheckImages(in[0], "value");
+  return {OutputShape(PoolGeometry(in[0].shape(), attrs)), in[0].dtype()};
+}
+
+Tensor AvgPoolKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const Geometry g = PoolGeometry(in[0].shape(), attrs);
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  internal::Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = in[0].data<T>().data();
+    T* y = internal::MutableData<T>(out);
+    const int64_t c = g.channels;
+    const int64_t rows = g.batch * g.h.out;
+    const int64_t row_elements = std::max<int64_t>(1, g.w.out * c * g.h.k * g.w.k);
+    const int64_t grain = std::max<int64_t>(1, internal::kElementwiseGrain / row_elements);
+    internal::ParallelFor(rows, grain, 2, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t n = r / g.h.out;
+        const int64_t oh = r % g.h.out;
+        const T* image = x + n * g.h.in * g.w.in * c;
+        for (int64_t ow = 0; ow < g.w.out; ++ow) {
+          const Window win = WindowOf(g, oh, ow);
+          T* px = y + (r * g.w.out + ow) * c;
+          std::fill(px, px + c, T(0));
+          for (int64_t ih = win.h_begin; ih < win.h_end; ++ih) {
+            for (int64_t iw = win.w_begin; iw < win.w_end; ++iw) {
+              const T* v = image + (ih * g.w.in + iw) * c;
+              for (int64_t i = 0; i < c; ++i) px[i] += v[i];
+            }
+          }
+          const T count = static_cast<T>((win.h_end - win.h_begin) * (win.w_end - win.w_begin));
+          for (int64_t i = 0; i < c; ++i) px[i] /= count;
+        }
+      }
+    });
+  });
+  return out;
+}
+
+// TF's _AvgPoolGrad: the shape goes in as a tensor, so a graph with an
+// unknown batch still differentiates.
+Grads AvgPoolGradient(const OpCall& call, const Tensor& grad) {
+  return {AvgPoolGrad(ShapeOf(call.inputs[0], DType::kInt32), grad, PoolOptionsOf(call.attrs))};
+}
+
+// orig_input_shape: int32 [4], none negative; nullopt for a graph tensor
+// whose values are not known yet.
+std::optional<Shape> ReadInputShape(const Tensor& t) {
+  if (t.dtype() != DType::kInt32 || t.rank() != 1 ||
+      (t.shape().dim(0) != 4 && t.shape().dim(0) != Shape::kUnknownDim)) {
+    throw InvalidArgumentError(StrCat("orig_input_shape must be an int32 vector of 4 sizes, got ",
+                                      t.dtype(), " of shape ", t.shape()));
+  }
+  if (t.is_symbolic()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (int32_t v : t.data<int32_t>()) {
+    if (v < 0) {
+      throw InvalidArgumentError(
+          StrCat("orig_input_shape has a negative size: ", Shape(t.ToVector<int64_t>())));
+    }
+    dims.push_back(v);
+  }
+  return Shape(dims);
+}
+
+OutputSpec InferAvgPoolGrad(std::span<const Tensor> in, const Attrs& attrs) {
+  CheckImages(in[1], "grad");
+  const std::optional<Shape> shape = ReadInputShape(in[0]);
+  if (!shape) return {Shape::Partial({-1, -1, -1, in[1].shape().dim(3)}), in[1].dtype()};
+  if (shape->dim(3) != in[1].shape().dim(3)) {
+    throw InvalidArgumentError(StrCat("grad has ", in[1].shape().dim(3),
+                                      " channels but orig_input_shape ", *shape, " has ",
+                                      shape->dim(3)));
+  }
+  const Shape expected = OutputShape(PoolGeometry(*shape, attrs));
+  if (in[1].shape() != expected) {
+    throw InvalidArgumentError(StrCat("grad must have the pooled shape ", expected,
+                                      " of orig_input_shape ", *shape, ", got ", in[1].shape()));
+  }
+  return {*shape, in[1].dtype()};
+}
+
+// Each window's gradient, divided by its pixel count, added to every pixel
+// it covers; each image on one thread, windows in a fixed order.
+Tensor AvgPoolGradKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const Geometry g = PoolGeometry(spec.shape, attrs);
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  internal::Dispatch<DTypeSet::kFloat>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* dy = in[1].data<T>().data();
+    T* dx = internal::MutableData<T>(out);
+    const int64_t c = g.channels;
+    const int64_t in_image = g.h.in * g.w.in * c;
+    const int64_t out_image = g.h.out * g.w.out * c;
+    internal::ParallelFor(g.batch, 1, 2, [&](int64_t begin, int64_t end) {
+      std::vector<T> share(static_cast<size_t>(c));
+      for (int64_t n = begin; n < end; ++n) {
+        T* dx_image = dx + n * in_image;
+        std::fill(dx_image, dx_image + in_image, T(0));
+        for (int64_t oh = 0; oh < g.h.out; ++oh) {
+          for (int64_t ow = 0; ow < g.w.out; ++ow) {
+            const Window win = WindowOf(g, oh, ow);
+            const T count = static_cast<T>((win.h_end - win.h_begin) * (win.w_end - win.w_begin));
+            const T* grad = dy + n * out_image + (oh * g.w.out + ow) * c;
+            for (int64_t i = 0; i < c; ++i) share[static_cast<size_t>(i)] = grad[i] / count;
+            for (int64_t ih = win.h_begin; ih < win.h_end; ++ih) {
+              for (int64_t iw = win.w_begin; iw < win.w_end; ++iw) {
+                T* px = dx_image + (ih * g.w.in + iw) * c;
+                for (int64_t i = 0; i < c; ++i) px[i] += share[static_cast<size_t>(i)];
+              }
+            }
+          }
+        }
+      }
+    });
+  });
+  return out;
+}
+
+// TF's _AvgPoolGradGrad: AvgPoolGrad is linear in grad, its adjoint AvgPool.
+Grads AvgPoolGradGradient(const OpCall& call, const Tensor& grad) {
+  return {std::nullopt, AvgPool(grad, PoolOptionsOf(call.attrs))};
+}
+
+OutputSpec PartialAvgPoolGrad(std::span<const Tensor> in, const Attrs&) {
+  CheckImages(in[1], "grad");
+  if (std::optional<Shape> shape = ReadInputShape(in[0])) return {*shape, in[1].dtype()};
+  return {Shape::Partial({-1, -1, -1, in[1].shape().dim(3)}), in[1].dtype()};
+}
+
 OutputSpec PartialMaxPool(std::span<const Tensor> in, const Attrs& attrs) {
   CheckImages(in[0], "input");
   const std::vector<int64_t> ksize = internal::SpatialList(attrs, "ksize");
@@ -294,6 +430,8 @@ OutputSpec PartialMaxPoolGrad(std::span<const Tensor> in, const Attrs&) {
   internal::CheckSameDType(in[0], in[2], "orig_input", "grad");
   return {in[0].shape(), in[0].dtype()};
 }
+
+constexpr TypeAttr kTypeFromGrad[] = {{"T", 1}};
 
 Attrs PoolAttrs(const PoolOptions& o) {
   return Attrs{{"ksize", o.ksize},
@@ -316,6 +454,20 @@ const OpDef kMaxPoolGradOp = {.type = "MaxPoolGrad",
                               .compute = MaxPoolGradKernel,
                               .infer_partial = PartialMaxPoolGrad};
 
+const OpDef kAvgPoolOp = {.type = "AvgPool",
+                          .num_inputs = 1,
+                          .infer = InferAvgPool,
+                          .compute = AvgPoolKernel,
+                          .gradient = AvgPoolGradient,
+                          .infer_partial = PartialMaxPool};
+const OpDef kAvgPoolGradOp = {.type = "AvgPoolGrad",
+                              .num_inputs = 2,
+                              .infer = InferAvgPoolGrad,
+                              .compute = AvgPoolGradKernel,
+                              .gradient = AvgPoolGradGradient,
+                              .type_attrs = kTypeFromGrad,
+                              .infer_partial = PartialAvgPoolGrad};
+
 Tensor MaxPool(const Tensor& input, const PoolOptions& options) {
   return Execute(kMaxPoolOp, input, PoolAttrs(options));
 }
@@ -323,6 +475,14 @@ Tensor MaxPool(const Tensor& input, const PoolOptions& options) {
 Tensor MaxPoolGrad(const Tensor& orig_input, const Tensor& orig_output, const Tensor& grad,
                    const PoolOptions& options) {
   return Execute(kMaxPoolGradOp, {orig_input, orig_output, grad}, PoolAttrs(options));
+}
+
+Tensor AvgPool(const Tensor& value, const PoolOptions& options) {
+  return Execute(kAvgPoolOp, value, PoolAttrs(options));
+}
+
+Tensor AvgPoolGrad(const Tensor& orig_input_shape, const Tensor& grad, const PoolOptions& options) {
+  return Execute(kAvgPoolGradOp, {orig_input_shape, grad}, PoolAttrs(options));
 }
 
 }  // namespace eager

@@ -184,6 +184,11 @@ std::vector<OpCase> Cases() {
                &kMaxPoolGradOp,
                {images, Execute(kMaxPoolOp, {images}, pool), Floats(Shape{2, 2, 2, 3}, 42)},
                pool});
+  c.push_back({"AvgPool", &kAvgPoolOp, {images}, pool});
+  c.push_back({"AvgPoolGrad",
+               &kAvgPoolGradOp,
+               {Tensor::Vector<int32_t>({2, 5, 4, 3}), Floats(Shape{2, 2, 2, 3}, 49)},
+               pool});
   c.push_back({"_FusedMatMul",
                &kFusedMatMulOp,
                {Floats(m, 43), Floats(Shape{3, 4}, 44), Floats(Shape{4}, 45)},

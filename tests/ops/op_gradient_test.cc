@@ -278,6 +278,18 @@ std::vector<GradientCase> Cases() {
                &kMaxPoolOp,
                {Distinct(Shape{1, 5, 4, 2}, 101)},
                pool({1, 3, 2, 1}, {1, 2, 1, 1}, "SAME")});
+  c.push_back({"AvgPoolValid",
+               &kAvgPoolOp,
+               {Uniform(Shape{2, 4, 4, 2}, 108)},
+               pool({1, 2, 2, 1}, {1, 2, 2, 1}, "VALID")});
+  c.push_back({"AvgPoolSameOverlapping",
+               &kAvgPoolOp,
+               {Uniform(Shape{1, 5, 4, 2}, 109)},
+               pool({1, 3, 2, 1}, {1, 2, 1, 1}, "SAME")});
+  c.push_back({"AvgPoolGradSame",
+               &kAvgPoolGradOp,
+               {Tensor::Vector<int32_t>({1, 5, 4, 2}), Uniform(Shape{1, 3, 4, 2}, 110)},
+               pool({1, 3, 2, 1}, {1, 2, 1, 1}, "SAME")});
   // Graph ops that also run eagerly.
   c.push_back({"Identity", &kIdentityOp, {Uniform(m, 72)}, {}});
   // Dropout's ops: Floor's gradient is none (TF's _FloorGrad); SelectV2

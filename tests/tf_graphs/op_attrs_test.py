@@ -105,6 +105,14 @@ def build_cases():
                                               padding="SAME"))
         add("max_pool_valid", tf.nn.max_pool2d(img, ksize=2, strides=[1, 1, 3, 1],
                                                padding="VALID"))
+        add("avg_pool_same", tf.nn.avg_pool2d(img, ksize=[1, 3, 2, 1], strides=[1, 2, 2, 1],
+                                              padding="SAME"), FLOAT_TOL)
+        add("avg_pool_valid", tf.nn.avg_pool2d(img, ksize=2, strides=[1, 1, 3, 1],
+                                               padding="VALID"), FLOAT_TOL)
+        add("avg_pool_grad_same", tf.raw_ops.AvgPoolGrad(
+            orig_input_shape=tf.constant([2, 7, 6, 3]), grad=tf.constant(
+                rng.randn(2, 4, 3, 3).astype(np.float32)), ksize=[1, 3, 2, 1],
+            strides=[1, 2, 2, 1], padding="SAME"), FLOAT_TOL)
         add("bias_add", tf.nn.bias_add(img, tf.constant([1.0, -2.0, 0.5])))
         add("softmax", tf.nn.softmax(f234), FLOAT_TOL)
         add("log_softmax", tf.nn.log_softmax(f234), FLOAT_TOL)
