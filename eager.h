@@ -52,6 +52,7 @@
 #include "autodiff/input_layer.h"
 #include "autodiff/layer.h"
 #include "autodiff/layers/conv.h"
+#include "autodiff/layers/pooling.h"
 #include "autodiff/module.h"
 #include "autodiff/optimizer.h"
 #include "autodiff/sequential.h"
