@@ -6,6 +6,7 @@
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/cumulative_ops.h"
+#include "ops/depthwise_conv.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
@@ -98,6 +99,10 @@ const OpDef* const kAllOps[] = {
     &kMaxPoolGradOp,
     &kAvgPoolOp,
     &kAvgPoolGradOp,
+    // depthwise_conv.cc
+    &kDepthwiseConv2dNativeOp,
+    &kDepthwiseConv2dNativeBackpropInputOp,
+    &kDepthwiseConv2dNativeBackpropFilterOp,
     // Graph-only node types (OpDef::run or OpDef::flow).
     // graph_ops.cc
     &kIdentityOp,

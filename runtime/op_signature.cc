@@ -39,6 +39,11 @@ constexpr unsigned kStateful = 1, kCommutative = 2, kAggregate = 4, kUninitializ
   "T: {half, bfloat16, float, double}", "strides: list(int)", "use_cudnn_on_gpu: bool = true", \
       "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []",           \
       "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"
+// DepthwiseConv2dNative and its two gradients: Conv2D's without use_cudnn_on_gpu.
+#define DEPTHWISE_ATTRS                                                              \
+  "T: {half, bfloat16, float, double}", "strides: list(int)",                        \
+      "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []", \
+      "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"
 
 // Attributes whose text is joined from pieces (named, so that the lists
 // below hold one literal per element).
@@ -143,6 +148,15 @@ const std::vector<OpSpec>& Specs() {
        {"out: T"},
        {"exclusive: bool = false", "reverse: bool = false", "T: " NUMBER_TYPES,
         INDEX_TYPE("Tidx", "DT_INT32")}},
+      {"DepthwiseConv2dNative", {"input: T", "filter: T"}, {"output: T"}, {DEPTHWISE_ATTRS}},
+      {"DepthwiseConv2dNativeBackpropFilter",
+       {"input: T", "filter_sizes: int32", "out_backprop: T"},
+       {"output: T"},
+       {DEPTHWISE_ATTRS}},
+      {"DepthwiseConv2dNativeBackpropInput",
+       {"input_sizes: int32", "filter: T", "out_backprop: T"},
+       {"output: T"},
+       {DEPTHWISE_ATTRS}},
       {"Elu", {"features: T"}, {"activations: T"}, {"T: {half, bfloat16, float, double}"}},
       {"EluGrad",
        {"gradients: T", "outputs: T"},
@@ -297,6 +311,7 @@ const std::vector<OpSpec>& Specs() {
 #undef REAL_NUMBER_TYPES
 #undef FLOAT_INT_COMPLEX
 #undef CONV2D_ATTRS
+#undef DEPTHWISE_ATTRS
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);

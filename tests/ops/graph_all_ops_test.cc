@@ -14,6 +14,7 @@
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/cumulative_ops.h"
+#include "ops/depthwise_conv.h"
 #include "ops/execute.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
@@ -189,6 +190,20 @@ std::vector<OpCase> Cases() {
                &kAvgPoolGradOp,
                {Tensor::Vector<int32_t>({2, 5, 4, 3}), Floats(Shape{2, 2, 2, 3}, 49)},
                pool});
+  Attrs depthwise = conv;
+  depthwise.Erase("use_cudnn_on_gpu");
+  const Tensor depthwise_filter = Floats(Shape{3, 2, 3, 2}, 50);
+  const Tensor depthwise_grad = Floats(Shape{2, 3, 4, 6}, 51);
+  c.push_back(
+      {"DepthwiseConv2dNative", &kDepthwiseConv2dNativeOp, {images, depthwise_filter}, depthwise});
+  c.push_back({"DepthwiseConv2dNativeBackpropInput",
+               &kDepthwiseConv2dNativeBackpropInputOp,
+               {Tensor::Vector<int32_t>({2, 5, 4, 3}), depthwise_filter, depthwise_grad},
+               depthwise});
+  c.push_back({"DepthwiseConv2dNativeBackpropFilter",
+               &kDepthwiseConv2dNativeBackpropFilterOp,
+               {images, Tensor::Vector<int32_t>({3, 2, 3, 2}), depthwise_grad},
+               depthwise});
   c.push_back({"_FusedMatMul",
                &kFusedMatMulOp,
                {Floats(m, 43), Floats(Shape{3, 4}, 44), Floats(Shape{4}, 45)},

@@ -12,6 +12,7 @@
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/cumulative_ops.h"
+#include "ops/depthwise_conv.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
@@ -290,6 +291,14 @@ std::vector<GradientCase> Cases() {
                &kAvgPoolGradOp,
                {Tensor::Vector<int32_t>({1, 5, 4, 2}), Uniform(Shape{1, 3, 4, 2}, 110)},
                pool({1, 3, 2, 1}, {1, 2, 1, 1}, "SAME")});
+  c.push_back({"DepthwiseConv2dNativeSameStride2",
+               &kDepthwiseConv2dNativeOp,
+               {Uniform(Shape{2, 5, 4, 2}, 111), Uniform(Shape{3, 2, 2, 3}, 112)},
+               conv({1, 2, 2, 1}, "SAME")});
+  c.push_back({"DepthwiseConv2dNativeDilated",
+               &kDepthwiseConv2dNativeOp,
+               {Uniform(Shape{1, 5, 5, 3}, 113), Uniform(Shape{2, 2, 3, 1}, 114)},
+               conv({1, 1, 1, 1}, "VALID", {1, 2, 2, 1})});
   // Graph ops that also run eagerly.
   c.push_back({"Identity", &kIdentityOp, {Uniform(m, 72)}, {}});
   // Dropout's ops: Floor's gradient is none (TF's _FloorGrad); SelectV2

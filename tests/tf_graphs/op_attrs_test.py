@@ -113,6 +113,18 @@ def build_cases():
             orig_input_shape=tf.constant([2, 7, 6, 3]), grad=tf.constant(
                 rng.randn(2, 4, 3, 3).astype(np.float32)), ksize=[1, 3, 2, 1],
             strides=[1, 2, 2, 1], padding="SAME"), FLOAT_TOL)
+        dw = tf.constant(rng.randn(3, 2, 3, 2).astype(np.float32))
+        add("depthwise_same_s2", tf.raw_ops.DepthwiseConv2dNative(
+            input=img, filter=dw, strides=[1, 2, 2, 1], padding="SAME"), FLOAT_TOL)
+        add("depthwise_valid_s1x2", tf.raw_ops.DepthwiseConv2dNative(
+            input=img, filter=dw, strides=[1, 1, 2, 1], padding="VALID"), FLOAT_TOL)
+        dw_grad = tf.constant(rng.randn(2, 4, 3, 6).astype(np.float32))
+        add("depthwise_backprop_input", tf.raw_ops.DepthwiseConv2dNativeBackpropInput(
+            input_sizes=tf.constant([2, 7, 6, 3]), filter=dw, out_backprop=dw_grad,
+            strides=[1, 2, 2, 1], padding="SAME"), FLOAT_TOL)
+        add("depthwise_backprop_filter", tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(
+            input=img, filter_sizes=tf.constant([3, 2, 3, 2]), out_backprop=dw_grad,
+            strides=[1, 2, 2, 1], padding="SAME"), FLOAT_TOL)
         add("bias_add", tf.nn.bias_add(img, tf.constant([1.0, -2.0, 0.5])))
         add("softmax", tf.nn.softmax(f234), FLOAT_TOL)
         add("log_softmax", tf.nn.log_softmax(f234), FLOAT_TOL)
