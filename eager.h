@@ -26,6 +26,7 @@
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/cumulative_ops.h"
+#include "ops/depthwise_conv.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"

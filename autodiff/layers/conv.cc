@@ -9,6 +9,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/conv_ops.h"
+#include "ops/depthwise_conv.h"
 #include "ops/fused_conv.h"
 #include "ops/nn_ops.h"
 #include "ops/random_generator.h"
@@ -49,6 +50,30 @@ std::string LayerName(const std::string& name, std::string_view default_name) {
   return name.empty() ? UniqueObjectName(default_name) : name;
 }
 
+// Keras's checks of kernel size, strides, dilation and padding; returns the
+// padding in lower case.
+std::string CheckWindows(const std::string& who, std::array<int64_t, 2> kernel_size,
+                         std::array<int64_t, 2> strides, std::array<int64_t, 2> dilation,
+                         std::string_view padding) {
+  for (int i = 0; i < 2; ++i) {
+    EAGER_CHECK(kernel_size[i] >= 1 && strides[i] >= 1 && dilation[i] >= 1, who,
+                ": kernel_size, strides and dilation_rate must be >= 1, got kernel_size ",
+                Shape{kernel_size[0], kernel_size[1]}, ", strides ", Shape{strides[0], strides[1]},
+                ", dilation_rate ", Shape{dilation[0], dilation[1]});
+  }
+  const bool strided = strides[0] > 1 || strides[1] > 1;
+  const bool dilated = dilation[0] > 1 || dilation[1] > 1;
+  EAGER_CHECK(!(strided && dilated), who,
+              ": strides > 1 together with dilation_rate > 1 is not supported (as in Keras), got "
+              "strides ",
+              Shape{strides[0], strides[1]}, " and dilation_rate ",
+              Shape{dilation[0], dilation[1]});
+  std::string lower = Lower(padding);
+  EAGER_CHECK(lower == "valid" || lower == "same", who,
+              ": padding must be \"valid\" or \"same\", got \"", padding, "\"");
+  return lower;
+}
+
 Conv2DConfig From1D(Conv1DConfig c) {
   return {.strides = {1, c.strides},
           .padding = Lower(c.padding) == "causal" ? "valid" : c.padding,
@@ -76,23 +101,8 @@ Conv2D::Conv2D(std::string_view class_name, std::string_view default_name, int64
       seed_(config_.seed ? *config_.seed : SeedFromName(this->name())) {
   const std::string who = StrCat(class_name_, " '", name(), "'");
   EAGER_CHECK(filters > 0, who, ": filters must be positive, got ", filters);
-  for (int i = 0; i < 2; ++i) {
-    EAGER_CHECK(kernel_size_[i] >= 1 && config_.strides[i] >= 1 && config_.dilation_rate[i] >= 1,
-                who, ": kernel_size, strides and dilation_rate must be >= 1, got kernel_size ",
-                Shape{kernel_size_[0], kernel_size_[1]}, ", strides ",
-                Shape{config_.strides[0], config_.strides[1]}, ", dilation_rate ",
-                Shape{config_.dilation_rate[0], config_.dilation_rate[1]});
-  }
-  const bool strided = config_.strides[0] > 1 || config_.strides[1] > 1;
-  const bool dilated = config_.dilation_rate[0] > 1 || config_.dilation_rate[1] > 1;
-  EAGER_CHECK(!(strided && dilated), who,
-              ": strides > 1 together with dilation_rate > 1 is not supported (as in Keras), got "
-              "strides ",
-              Shape{config_.strides[0], config_.strides[1]}, " and dilation_rate ",
-              Shape{config_.dilation_rate[0], config_.dilation_rate[1]});
-  config_.padding = Lower(config_.padding);
-  EAGER_CHECK(config_.padding == "valid" || config_.padding == "same", who,
-              ": padding must be \"valid\" or \"same\", got \"", config_.padding, "\"");
+  config_.padding =
+      CheckWindows(who, kernel_size_, config_.strides, config_.dilation_rate, config_.padding);
 }
 
 Conv2D::~Conv2D() = default;
@@ -214,6 +224,103 @@ Tensor Conv1D::Call(const Tensor& x) {
   const Tensor y = Apply(Reshape(in, {s.dim(0) < 0 ? -1 : s.dim(0), 1, steps, s.dim(2)}), filter);
   const Shape& ys = y.shape();
   return Reshape(y, {ys.dim(0) < 0 ? -1 : ys.dim(0), ys.dim(2), ys.dim(3)});
+}
+
+// ---- DepthwiseConv2D ----
+
+DepthwiseConv2D::DepthwiseConv2D(std::array<int64_t, 2> kernel_size, DepthwiseConv2DConfig config)
+    : Layer(LayerName(config.name, "depthwise_conv2d")),
+      kernel_size_(kernel_size),
+      config_(std::move(config)),
+      seed_(config_.seed ? *config_.seed : SeedFromName(this->name())) {
+  const std::string who = StrCat("DepthwiseConv2D '", name(), "'");
+  EAGER_CHECK(config_.depth_multiplier > 0, who, ": depth_multiplier must be positive, got ",
+              config_.depth_multiplier);
+  config_.padding =
+      CheckWindows(who, kernel_size_, config_.strides, config_.dilation_rate, config_.padding);
+}
+
+DepthwiseConv2D::~DepthwiseConv2D() = default;
+
+void DepthwiseConv2D::Build(int64_t in_channels, DType dtype) {
+  if (built()) {
+    throw FailedPreconditionError(StrCat("DepthwiseConv2D '", name(),
+                                         "': Build called on a layer already built with ",
+                                         "in_channels ", kernel_->shape().dim(2)));
+  }
+  EAGER_CHECK(in_channels > 0, "DepthwiseConv2D '", name(), "': in_channels must be positive, got ",
+              in_channels);
+  EAGER_CHECK(IsFloating(dtype), "DepthwiseConv2D '", name(),
+              "': variables must be float32 or float64, got ", dtype);
+  NameScope scope(NameScope::Current() + name() + "/");
+  const int64_t m = config_.depth_multiplier;
+  const int64_t receptive = kernel_size_[0] * kernel_size_[1];
+  const double limit =
+      std::sqrt(6.0 / static_cast<double>(receptive * in_channels + receptive * m));
+  kernel_ = &AddVariable(layout_ == KerasLayout::kKeras3 ? "kernel" : "depthwise_kernel",
+                         RandomUniform(Shape{kernel_size_[0], kernel_size_[1], in_channels, m},
+                                       seed_, -limit, limit, dtype),
+                         /*trainable=*/true, "depthwise_kernel");
+  if (config_.use_bias) {
+    bias_ = &AddVariable("bias", Tensor::Zeros(Shape{in_channels * m}, dtype));
+  }
+}
+
+std::vector<Trackable::Child> DepthwiseConv2D::Children() {
+  std::vector<Child> children = Module::Children();
+  for (Child& c : children) {
+    if (c.object == kernel_)
+      c.name = layout_ == KerasLayout::kKeras3 ? "kernel" : "depthwise_kernel";
+  }
+  return children;
+}
+
+Tensor DepthwiseConv2D::Call(const Tensor& x) {
+  EAGER_CHECK(x.rank() == 4, "DepthwiseConv2D '", name(),
+              "': expected an input of rank 4 [batch, height, width, channels], got shape ",
+              x.shape());
+  EAGER_CHECK(IsFloating(x.dtype()), "DepthwiseConv2D '", name(),
+              "': expected a float32 or float64 input, got ", x.dtype(), " of shape ", x.shape());
+  const int64_t channels = x.shape().dim(3);
+  EAGER_CHECK(channels > 0, "DepthwiseConv2D '", name(),
+              "': the input's channel dimension must be known and positive, got shape ", x.shape());
+  if (!built()) Build(channels, x.dtype());
+  EAGER_CHECK(x.dtype() == kernel_->dtype() && channels == kernel_->shape().dim(2),
+              "DepthwiseConv2D '", name(), "': built for ", kernel_->dtype(), " inputs with ",
+              kernel_->shape().dim(2), " channels, got ", x.dtype(), " of shape ", x.shape());
+  std::optional<NameScope> scope;
+  if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
+  const Conv2DOptions options{
+      .strides = {1, config_.strides[0], config_.strides[1], 1},
+      .padding = config_.padding == "same" ? "SAME" : "VALID",
+      .dilations = {1, config_.dilation_rate[0], config_.dilation_rate[1], 1}};
+  Tensor y;
+  try {
+    y = DepthwiseConv2dNative(x, kernel_->value(), options);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(StrCat("DepthwiseConv2D '", name(), "' on input of shape ",
+                                      x.shape(), " (as NHWC): ", e.what()));
+  }
+  if (bias_ != nullptr) y = BiasAdd(y, bias_->value());
+  return config_.activation ? config_.activation(y) : y;
+}
+
+void DepthwiseConv2D::RequireBuilt(const char* what) const {
+  if (!built()) {
+    throw FailedPreconditionError(StrCat("DepthwiseConv2D '", name(), "': ", what,
+                                         " does not exist before the layer is built (call it ",
+                                         "on an input or call Build first)"));
+  }
+}
+
+Variable& DepthwiseConv2D::depthwise_kernel() const {
+  RequireBuilt("depthwise_kernel");
+  return *kernel_;
+}
+
+Variable* DepthwiseConv2D::bias() const {
+  RequireBuilt("bias");
+  return bias_;
 }
 
 }  // namespace eager::layers

@@ -1,6 +1,7 @@
 #pragma once
 
-// Convolution layers: keras.layers.Conv2D and Conv1D, channels_last.
+// Convolution layers: keras.layers.Conv2D, Conv1D and DepthwiseConv2D,
+// channels_last.
 //
 //   eager::layers::Conv2D conv(32, {3, 3}, {.padding = "same", .activation = eager::Relu});
 //   eager::Tensor y = conv(images);   // [batch, h, w, c] -> [batch, h, w, 32]; builds on this call
@@ -138,6 +139,57 @@ class Conv1D : public Conv2D {
 
  private:
   bool causal_;
+};
+
+// Everything of Keras's DepthwiseConv2D arguments but kernel_size.
+struct DepthwiseConv2DConfig {
+  std::array<int64_t, 2> strides = {1, 1};
+  std::string padding = "valid";  // or "same"
+  int64_t depth_multiplier = 1;
+  std::array<int64_t, 2> dilation_rate = {1, 1};
+  Activation activation = nullptr;
+  bool use_bias = true;
+  std::optional<uint64_t> seed = std::nullopt;
+  std::string name = "";  // default: "depthwise_conv2d", "depthwise_conv2d_1", ...
+};
+
+// keras.layers.DepthwiseConv2D: each input channel convolved with its own
+// depth_multiplier filters (the DepthwiseConv2dNative op,
+// ops/depthwise_conv.h): x [batch, h, w, c] -> [batch, oh, ow, c *
+// depth_multiplier], output channel c * depth_multiplier + j from filter
+// [:, :, c, j]. Kernel [kh, kw, in_channels, depth_multiplier] (glorot
+// uniform with Keras's fans: receptive field * in_channels and receptive
+// field * depth_multiplier), bias [in_channels * depth_multiplier]. The
+// variable is "<name>/depthwise_kernel:0"; its checkpoint edge is
+// "depthwise_kernel" (tf_keras), or "kernel" in kKeras3 (Keras 3 keeps it as
+// `kernel`, as TF 2.21 writes). Errors as Conv2D's.
+class DepthwiseConv2D : public Layer {
+ public:
+  DepthwiseConv2D(std::array<int64_t, 2> kernel_size, DepthwiseConv2DConfig config = {});
+  ~DepthwiseConv2D() override;
+
+  Tensor Call(const Tensor& x) override;
+  void Build(int64_t in_channels, DType dtype = DType::kFloat32);
+
+  bool built() const { return kernel_ != nullptr; }
+  const std::array<int64_t, 2>& kernel_size() const { return kernel_size_; }
+  const DepthwiseConv2DConfig& config() const { return config_; }
+  // REQUIRES: built() (else FailedPreconditionError naming the layer).
+  Variable& depthwise_kernel() const;
+  Variable* bias() const;
+
+  std::vector<Child> Children() override;
+  void UseKerasLayout(KerasLayout layout) override { layout_ = layout; }
+
+ private:
+  void RequireBuilt(const char* what) const;
+
+  std::array<int64_t, 2> kernel_size_;
+  DepthwiseConv2DConfig config_;
+  uint64_t seed_;
+  Variable* kernel_ = nullptr;  // owned by Module
+  Variable* bias_ = nullptr;    // owned by Module
+  KerasLayout layout_ = KerasLayout::kKeras2Legacy;
 };
 
 }  // namespace eager::layers

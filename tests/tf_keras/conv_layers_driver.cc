@@ -47,6 +47,17 @@ std::unique_ptr<eager::Layer> MakeLayer(const std::string& name) {
   if (name == "conv1d_same_s2") {
     return std::make_unique<Conv1D>(2, 4, Conv1DConfig{.strides = 2, .padding = "same"});
   }
+  if (name == "depthwise_same_m2_relu") {
+    return std::make_unique<DepthwiseConv2D>(std::array<int64_t, 2>{3, 2},
+                                             DepthwiseConv2DConfig{.strides = {2, 1},
+                                                                   .padding = "same",
+                                                                   .depth_multiplier = 2,
+                                                                   .activation = eager::Relu});
+  }
+  if (name == "depthwise_dilated") {
+    return std::make_unique<DepthwiseConv2D>(std::array<int64_t, 2>{2, 2},
+                                             DepthwiseConv2DConfig{.dilation_rate = {2, 2}});
+  }
   if (name == "max_pooling2d_same") {
     return std::make_unique<MaxPooling2D>(
         std::array<int64_t, 2>{3, 2},
@@ -101,9 +112,10 @@ int main(int argc, char** argv) {
       status.AssertConsumed();
     } else {
       (*layer)(x);
-      if (auto* conv = dynamic_cast<Conv2D*>(layer.get()); conv && conv->bias() != nullptr) {
-        conv->bias()->Assign(feeds.Read("bias"));
-      }
+      eager::Variable* bias = nullptr;
+      if (auto* conv = dynamic_cast<Conv2D*>(layer.get())) bias = conv->bias();
+      if (auto* dw = dynamic_cast<DepthwiseConv2D*>(layer.get())) bias = dw->bias();
+      if (bias != nullptr) bias->Assign(feeds.Read("bias"));
       y = (*layer)(x);
       checkpoint.Save(argv[5]);  // CKPT_PREFIX-1, with the save_counter as TF's save()
     }

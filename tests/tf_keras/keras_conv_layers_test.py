@@ -2,9 +2,10 @@
 
   keras_conv_layers_test.py driver=build/tests/tf_keras/conv_layers_driver work=DIR
 
-Each case is one layer configuration (conv_layers_driver.cc builds the same
-in C++), in two flavors: Keras 3 (`keras`, eager's "keras3" layout) and
-tf_keras (Keras 2, "keras2").
+Each case is one layer configuration (Conv2D, Conv1D, DepthwiseConv2D, the
+pooling layers; conv_layers_driver.cc builds the same in C++), in two
+flavors: Keras 3 (`keras`, eager's "keras3" layout) and tf_keras (Keras 2,
+"keras2").
 
   TF -> eager: TF builds the layer on a fixed input, sets random weights
     (bias too), saves tf.train.Checkpoint(layer=layer) and its output; eager
@@ -49,6 +50,11 @@ CASES = {
                                                             dilation_rate=2), "conv1d"),
     "conv1d_same_s2": (SEQUENCES, lambda L: L.Conv1D(2, 4, strides=2, padding="same"),
                        "conv1d"),
+    "depthwise_same_m2_relu": (IMAGES, lambda L: L.DepthwiseConv2D(
+        (3, 2), strides=(2, 1), padding="same", depth_multiplier=2, activation="relu"),
+        "depthwise_conv2d"),
+    "depthwise_dilated": (IMAGES, lambda L: L.DepthwiseConv2D(2, dilation_rate=2),
+                          "depthwise_conv2d"),
     "max_pooling2d_same": (IMAGES, lambda L: L.MaxPooling2D((3, 2), strides=(2, 1),
                                                             padding="same"), "max_pooling2d"),
     "average_pooling2d_same": (IMAGES, lambda L: L.AveragePooling2D((3, 2), strides=(2, 1),

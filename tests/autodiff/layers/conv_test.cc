@@ -318,5 +318,72 @@ TEST_F(ConvLayersTest, ErrorsNameTheLayerAndShape) {
   EXPECT_THROW(Conv2D(1, {0, 3}), InvalidArgumentError);
 }
 
+// DepthwiseConv2D as the naive loop on each channel: Conv2D's loop with a
+// one-channel input and kernel [kh, kw, 1, m], channel by channel.
+TEST_F(ConvLayersTest, DepthwiseConv2DMatchesPerChannelNaiveLoop) {
+  DepthwiseConv2D dw({3, 2}, {.strides = {2, 1}, .padding = "same", .depth_multiplier = 2});
+  EXPECT_EQ(dw.name(), "depthwise_conv2d");
+  dw.Build(3, DType::kFloat64);
+  dw.bias()->Assign(RandomNormal(Shape{6}, 4, 0, 1, DType::kFloat64));
+  const Tensor x = RandomNormal(Shape{2, 7, 5, 3}, 13, 0, 1, DType::kFloat64);
+  const Tensor y = dw(x);
+  const std::vector<double> xv = Doubles(x), kv = Doubles(dw.depthwise_kernel().value()),
+                            bv = Doubles(dw.bias()->value()), got = Doubles(y);
+  for (int64_t c = 0; c < 3; ++c) {
+    std::vector<double> xc, kc;
+    for (size_t i = static_cast<size_t>(c); i < xv.size(); i += 3) xc.push_back(xv[i]);
+    for (size_t tap = 0; tap < 6; ++tap) {
+      for (int64_t j = 0; j < 2; ++j) kc.push_back(kv[tap * 6 + static_cast<size_t>(c * 2 + j)]);
+    }
+    std::vector<int64_t> shape;
+    const std::vector<double> want =
+        NaiveConv(xc, {2, 7, 5, 1}, kc, {3, 2, 1, 2}, {bv[c * 2], bv[c * 2 + 1]}, {2, 1}, {1, 1},
+                  true, &shape);
+    ASSERT_EQ(y.shape(), (Shape{shape[0], shape[1], shape[2], 6}));
+    for (size_t p = 0; p < want.size() / 2; ++p) {
+      for (size_t j = 0; j < 2; ++j) {
+        ASSERT_NEAR(got[p * 6 + static_cast<size_t>(c) * 2 + j], want[p * 2 + j], 1e-12);
+      }
+    }
+  }
+  DepthwiseConv2D dilated({2, 2}, {.dilation_rate = {2, 2}, .activation = Tanh});
+  dilated.Build(2, DType::kFloat64);
+  CheckLayerGradients(dilated, RandomNormal(Shape{1, 5, 6, 2}, 14, 0, 1, DType::kFloat64),
+                      dilated.depthwise_kernel());
+  CheckLayerGradients(dw, x, dw.depthwise_kernel());
+}
+
+TEST_F(ConvLayersTest, DepthwiseConv2DNamesEdgesAndErrors) {
+  DepthwiseConv2D a({3, 3}, {.depth_multiplier = 4}), b({1, 1});
+  EXPECT_EQ(b.name(), "depthwise_conv2d_1");
+  EXPECT_THROW(a.depthwise_kernel(), FailedPreconditionError);
+  a(Tensor::Zeros(Shape{1, 5, 5, 2}, DType::kFloat32));
+  EXPECT_EQ(a.depthwise_kernel().shape(), (Shape{3, 3, 2, 4}));
+  EXPECT_EQ(a.depthwise_kernel().name(), "depthwise_conv2d/depthwise_kernel:0");
+  EXPECT_EQ(a.bias()->shape(), (Shape{8}));
+  const double limit = std::sqrt(6.0 / (9 * 2 + 9 * 4));
+  for (float v : a.depthwise_kernel().value().ToVector<float>()) {
+    ASSERT_GE(v, -limit);
+    ASSERT_LT(v, limit);
+  }
+  std::vector<Trackable::Child> edges = a.Children();
+  ASSERT_EQ(edges.size(), 2u);
+  EXPECT_EQ(edges[0].name, "depthwise_kernel");  // tf_keras
+  EXPECT_EQ(edges[1].name, "bias");
+  a.UseKerasLayout(KerasLayout::kKeras3);  // Keras 3: `kernel`
+  EXPECT_EQ(a.Children()[0].name, "kernel");
+  EXPECT_EQ(MessageOf([&] {
+              a(Tensor::Zeros(Shape{5, 5, 2}, DType::kFloat32));
+            }),
+            "DepthwiseConv2D 'depthwise_conv2d': expected an input of rank 4 [batch, height, "
+            "width, channels], got shape [5,5,2]");
+  const std::string channels = MessageOf([&] {
+    a(Tensor::Zeros(Shape{1, 5, 5, 3}, DType::kFloat32));
+  });
+  EXPECT_NE(channels.find("built for float32 inputs with 2 channels"), std::string::npos)
+      << channels;
+  EXPECT_THROW(DepthwiseConv2D({2, 2}, {.depth_multiplier = 0}), InvalidArgumentError);
+}
+
 }  // namespace
 }  // namespace eager::layers
