@@ -74,14 +74,14 @@ std::string CheckWindows(const std::string& who, std::array<int64_t, 2> kernel_s
   return lower;
 }
 
-Conv2DConfig From1D(Conv1DConfig c) {
+Conv2DConfig From1D(const Conv1DConfig& c) {
   return {.strides = {1, c.strides},
           .padding = Lower(c.padding) == "causal" ? "valid" : c.padding,
           .dilation_rate = {1, c.dilation_rate},
-          .activation = std::move(c.activation),
+          .activation = c.activation,
           .use_bias = c.use_bias,
           .seed = c.seed,
-          .name = std::move(c.name)};
+          .name = c.name};
 }
 
 }  // namespace
@@ -200,7 +200,7 @@ Variable* Conv2D::bias() const {
 
 // ---- Conv1D ----
 
-Conv1D::Conv1D(int64_t filters, int64_t kernel_size, Conv1DConfig config)
+Conv1D::Conv1D(int64_t filters, int64_t kernel_size, const Conv1DConfig& config)
     : Conv2D("Conv1D", "conv1d", filters, {1, kernel_size}, From1D(config), true),
       causal_(Lower(config.padding) == "causal") {}
 

@@ -132,7 +132,7 @@ struct Conv1DConfig {
 // as TF's conv1d does. Errors as Conv2D's, for rank-3 inputs.
 class Conv1D : public Conv2D {
  public:
-  Conv1D(int64_t filters, int64_t kernel_size, Conv1DConfig config = {});
+  Conv1D(int64_t filters, int64_t kernel_size, const Conv1DConfig& config = {});
   ~Conv1D() override;
 
   Tensor Call(const Tensor& x) override;

@@ -74,7 +74,7 @@ Tensor WindowPooling::Call(const Tensor& x) {
   const int64_t batch = s.dim(0) < 0 ? -1 : s.dim(0);
   try {
     const Tensor in = one_d_ ? Reshape(x, {batch, 1, s.dim(1), s.dim(2)}) : x;
-    const Tensor y = max_ ? MaxPool(in, options) : AvgPool(in, options);
+    Tensor y = max_ ? MaxPool(in, options) : AvgPool(in, options);
     if (!one_d_) return y;
     const Shape& ys = y.shape();
     return Reshape(y, {batch, ys.dim(2), ys.dim(3)});
@@ -86,19 +86,19 @@ Tensor WindowPooling::Call(const Tensor& x) {
   }
 }
 
-MaxPooling2D::MaxPooling2D(std::array<int64_t, 2> pool_size, Pooling2DConfig config)
+MaxPooling2D::MaxPooling2D(std::array<int64_t, 2> pool_size, const Pooling2DConfig& config)
     : WindowPooling("MaxPooling2D", "max_pooling2d", true, false, pool_size, config.strides,
                     config.padding, config.name) {}
 
-AveragePooling2D::AveragePooling2D(std::array<int64_t, 2> pool_size, Pooling2DConfig config)
+AveragePooling2D::AveragePooling2D(std::array<int64_t, 2> pool_size, const Pooling2DConfig& config)
     : WindowPooling("AveragePooling2D", "average_pooling2d", false, false, pool_size,
                     config.strides, config.padding, config.name) {}
 
-MaxPooling1D::MaxPooling1D(int64_t pool_size, Pooling1DConfig config)
+MaxPooling1D::MaxPooling1D(int64_t pool_size, const Pooling1DConfig& config)
     : WindowPooling("MaxPooling1D", "max_pooling1d", true, true, {1, pool_size},
                     Strides1D(config.strides), config.padding, config.name) {}
 
-AveragePooling1D::AveragePooling1D(int64_t pool_size, Pooling1DConfig config)
+AveragePooling1D::AveragePooling1D(int64_t pool_size, const Pooling1DConfig& config)
     : WindowPooling("AveragePooling1D", "average_pooling1d", false, true, {1, pool_size},
                     Strides1D(config.strides), config.padding, config.name) {}
 

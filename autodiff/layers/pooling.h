@@ -72,22 +72,24 @@ class WindowPooling : public Layer {
 
 class MaxPooling2D : public WindowPooling {
  public:
-  explicit MaxPooling2D(std::array<int64_t, 2> pool_size = {2, 2}, Pooling2DConfig config = {});
+  explicit MaxPooling2D(std::array<int64_t, 2> pool_size = {2, 2},
+                        const Pooling2DConfig& config = {});
 };
 
 class AveragePooling2D : public WindowPooling {
  public:
-  explicit AveragePooling2D(std::array<int64_t, 2> pool_size = {2, 2}, Pooling2DConfig config = {});
+  explicit AveragePooling2D(std::array<int64_t, 2> pool_size = {2, 2},
+                            const Pooling2DConfig& config = {});
 };
 
 class MaxPooling1D : public WindowPooling {
  public:
-  explicit MaxPooling1D(int64_t pool_size = 2, Pooling1DConfig config = {});
+  explicit MaxPooling1D(int64_t pool_size = 2, const Pooling1DConfig& config = {});
 };
 
 class AveragePooling1D : public WindowPooling {
  public:
-  explicit AveragePooling1D(int64_t pool_size = 2, Pooling1DConfig config = {});
+  explicit AveragePooling1D(int64_t pool_size = 2, const Pooling1DConfig& config = {});
 };
 
 // The global poolings: the mean or maximum over every spatial position,
