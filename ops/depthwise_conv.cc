@@ -7,6 +7,7 @@
 
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/internal/window_geometry.h"
 #include "ops/parallel.h"
 #include "ops/shape_ops.h"
@@ -79,6 +80,9 @@ void ForEachTap(const Geometry& g, int64_t oh, F&& f) {
   }
 }
 
+OutputSpec PartialBackpropInput(std::span<const Tensor> in, const Attrs&);
+OutputSpec PartialBackpropFilter(std::span<const Tensor> in, const Attrs&);
+
 // ---- DepthwiseConv2dNative ----
 
 OutputSpec InferDepthwise(std::span<const Tensor> in, const Attrs& attrs) {
@@ -149,7 +153,7 @@ OutputSpec InferBackpropInput(std::span<const Tensor> in, const Attrs& attrs) {
   const std::optional<Shape> sizes = ReadSizes(in[0], "input_sizes");
   if (!sizes) {
     if (in[1].rank() != 4) CheckFilter(in[1].shape(), Shape::kUnknownDim, in[1].shape());
-    return {Shape::Partial({-1, -1, -1, in[1].shape().dim(2)}), in[2].dtype()};
+    return PartialBackpropInput(in, attrs);
   }
   CheckFilter(in[1].shape(), sizes->dim(3), *sizes);
   CheckBackprop(in[2], OutputShape(DepthwiseGeometry(*sizes, in[1].shape(), attrs)));
@@ -197,7 +201,7 @@ OutputSpec InferBackpropFilter(std::span<const Tensor> in, const Attrs& attrs) {
   CheckImages(in[2], "out_backprop");
   internal::CheckSameDType(in[0], in[2], "input", "out_backprop");
   const std::optional<Shape> sizes = ReadSizes(in[1], "filter_sizes");
-  if (!sizes) return {Shape::Partial({-1, -1, in[0].shape().dim(3), -1}), in[0].dtype()};
+  if (!sizes) return PartialBackpropFilter(in, attrs);
   CheckFilter(*sizes, in[0].shape().dim(3), in[0].shape());
   CheckBackprop(in[2], OutputShape(DepthwiseGeometry(in[0].shape(), *sizes, attrs)));
   return {*sizes, in[0].dtype()};
@@ -252,6 +256,10 @@ OutputSpec PartialBackpropInput(std::span<const Tensor> in, const Attrs&) {
   CheckImages(in[2], "out_backprop");
   internal::CheckSameDType(in[1], in[2], "filter", "out_backprop");
   if (std::optional<Shape> sizes = ReadSizes(in[0], "input_sizes")) return {*sizes, in[2].dtype()};
+  if (std::optional<Shape> partial = internal::PartialShapeValue(in[0]);
+      partial && partial->rank() == 4) {
+    return {*partial, in[2].dtype()};
+  }
   return {Shape::Partial({-1, -1, -1, in[1].rank() == 4 ? in[1].shape().dim(2) : -1}),
           in[2].dtype()};
 }
@@ -262,6 +270,10 @@ OutputSpec PartialBackpropFilter(std::span<const Tensor> in, const Attrs&) {
   internal::CheckSameDType(in[0], in[2], "input", "out_backprop");
   if (std::optional<Shape> sizes = ReadSizes(in[1], "filter_sizes")) {
     return {*sizes, in[0].dtype()};
+  }
+  if (std::optional<Shape> partial = internal::PartialShapeValue(in[1]);
+      partial && partial->rank() == 4) {
+    return {*partial, in[0].dtype()};
   }
   return {Shape::Partial({-1, -1, in[0].shape().dim(3), -1}), in[0].dtype()};
 }

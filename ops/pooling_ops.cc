@@ -9,6 +9,7 @@
 
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/internal/window_geometry.h"
 #include "ops/parallel.h"
 #include "ops/shape_ops.h"
@@ -352,10 +353,22 @@ std::optional<Shape> ReadInputShape(const Tensor& t) {
   return Shape(dims);
 }
 
+// In a graph: what is known of orig_input_shape's values (the static shape
+// of x for Shape(x), as TF's shape function reads it), else only channels.
+OutputSpec PartialAvgPoolGrad(std::span<const Tensor> in, const Attrs&) {
+  CheckImages(in[1], "grad");
+  if (std::optional<Shape> shape = ReadInputShape(in[0])) return {*shape, in[1].dtype()};
+  if (std::optional<Shape> partial = internal::PartialShapeValue(in[0]);
+      partial && partial->rank() == 4) {
+    return {*partial, in[1].dtype()};
+  }
+  return {Shape::Partial({-1, -1, -1, in[1].shape().dim(3)}), in[1].dtype()};
+}
+
 OutputSpec InferAvgPoolGrad(std::span<const Tensor> in, const Attrs& attrs) {
   CheckImages(in[1], "grad");
   const std::optional<Shape> shape = ReadInputShape(in[0]);
-  if (!shape) return {Shape::Partial({-1, -1, -1, in[1].shape().dim(3)}), in[1].dtype()};
+  if (!shape) return PartialAvgPoolGrad(in, attrs);
   if (shape->dim(3) != in[1].shape().dim(3)) {
     throw InvalidArgumentError(StrCat("grad has ", in[1].shape().dim(3),
                                       " channels but orig_input_shape ", *shape, " has ",
@@ -409,12 +422,6 @@ Tensor AvgPoolGradKernel(std::span<const Tensor> in, const Attrs& attrs, const O
 // TF's _AvgPoolGradGrad: AvgPoolGrad is linear in grad, its adjoint AvgPool.
 Grads AvgPoolGradGradient(const OpCall& call, const Tensor& grad) {
   return {std::nullopt, AvgPool(grad, PoolOptionsOf(call.attrs))};
-}
-
-OutputSpec PartialAvgPoolGrad(std::span<const Tensor> in, const Attrs&) {
-  CheckImages(in[1], "grad");
-  if (std::optional<Shape> shape = ReadInputShape(in[0])) return {*shape, in[1].dtype()};
-  return {Shape::Partial({-1, -1, -1, in[1].shape().dim(3)}), in[1].dtype()};
 }
 
 OutputSpec PartialMaxPool(std::span<const Tensor> in, const Attrs& attrs) {

@@ -87,4 +87,25 @@ Tensor ReducedCount(const Tensor& x, std::span<const bool> reduced, DType dtype)
   return Reshape(Cast(count, dtype), {});
 }
 
+std::optional<Shape> PartialShapeValue(const Tensor& sizes) {
+  if (!sizes.is_symbolic()) {
+    std::vector<int64_t> dims;
+    for (int32_t v : sizes.data<int32_t>()) dims.push_back(v);
+    return Shape(dims);
+  }
+  const Graph* graph = Graph::Current();
+  if (graph == nullptr) return std::nullopt;
+  const Node* node = graph->FindNode(ParseNodeInput(sizes.name()).node);
+  if (node == nullptr || node->op != "Shape" || node->inputs.empty()) return std::nullopt;
+  const NodeInput source = ParseNodeInput(node->inputs[0]);
+  const Node* input = graph->FindNode(source.node);
+  if (input == nullptr || source.index < 0 ||
+      static_cast<size_t>(source.index) >= input->output_specs.size()) {
+    return std::nullopt;
+  }
+  const Shape& shape = input->output_specs[static_cast<size_t>(source.index)].shape;
+  if (shape.unknown_rank()) return std::nullopt;
+  return shape;
+}
+
 }  // namespace eager::internal

@@ -8,6 +8,7 @@
 // functions call these only when `IsFullyDefined()` is false, in a graph.
 // Private to ops/.
 
+#include <optional>
 #include <span>
 
 #include "runtime/shape.h"
@@ -42,5 +43,14 @@ Tensor KeptDimsShape(const Tensor& x, const Tensor& axes);
 // are read from Shape(x) (TF's _MeanGrad factor, reduce_prod over the
 // gathered dimensions).
 Tensor ReducedCount(const Tensor& x, std::span<const bool> reduced, DType dtype);
+
+// What a graph knows of the values of an int32 shape vector `sizes` before
+// it runs, as TF's shape functions read it (InferenceContext::
+// MakeShapeFromShapeTensor): the values of a constant, else, for the output
+// of a Shape node, its input's static shape ([?,4,4,8] for Shape(x) of a
+// placeholder x [?,4,4,8]); nullopt otherwise. Lets a gradient op whose
+// output shape is a tensor (AvgPoolGrad, the depthwise backprops) keep the
+// known dimensions when the batch is unknown.
+std::optional<Shape> PartialShapeValue(const Tensor& sizes);
 
 }  // namespace eager::internal

@@ -7,8 +7,11 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/graph_ops.h"
 #include "ops/pooling_ops.h"
 #include "ops/random_generator.h"
+#include "ops/shape_ops.h"
+#include "runtime/graph.h"
 
 namespace eager {
 namespace {
@@ -108,6 +111,18 @@ TEST(AvgPoolTest, GradRejectsAShapeThatDoesNotPool) {
               std::string::npos)
         << e.what();
   }
+}
+
+// In a graph with an unknown batch, AvgPoolGrad(Shape(x), ...) keeps x's
+// known dimensions, as TF's shape function does (reading Shape(x)'s partial
+// value); without that, the gradient's later broadcasts lose every dimension.
+TEST(AvgPoolTest, GradOfAShapeNodeKeepsTheKnownDimensionsInAGraph) {
+  Graph graph;
+  Graph::AsDefault in(graph);
+  const Tensor x = Placeholder(DType::kFloat32, Shape::Partial({-1, 4, 4, 8}), "x");
+  const PoolOptions o{.ksize = {1, 2, 2, 1}, .strides = {1, 1, 1, 1}, .padding = "SAME"};
+  const Tensor y = AvgPool(x, o);
+  EXPECT_EQ(AvgPoolGrad(ShapeOf(x), y, o).shape().ToString(), "[?,4,4,8]");
 }
 
 }  // namespace
