@@ -323,4 +323,106 @@ Variable* DepthwiseConv2D::bias() const {
   return bias_;
 }
 
+// ---- SeparableConv2D ----
+
+SeparableConv2D::SeparableConv2D(int64_t filters, std::array<int64_t, 2> kernel_size,
+                                 SeparableConv2DConfig config)
+    : Layer(LayerName(config.name, "separable_conv2d")),
+      filters_(filters),
+      kernel_size_(kernel_size),
+      config_(std::move(config)),
+      relu_(IsRelu(config_.activation)),
+      seed_(config_.seed ? *config_.seed : SeedFromName(this->name())) {
+  const std::string who = StrCat("SeparableConv2D '", name(), "'");
+  EAGER_CHECK(filters > 0, who, ": filters must be positive, got ", filters);
+  EAGER_CHECK(config_.depth_multiplier > 0, who, ": depth_multiplier must be positive, got ",
+              config_.depth_multiplier);
+  config_.padding =
+      CheckWindows(who, kernel_size_, config_.strides, config_.dilation_rate, config_.padding);
+}
+
+SeparableConv2D::~SeparableConv2D() = default;
+
+void SeparableConv2D::Build(int64_t in_channels, DType dtype) {
+  if (built()) {
+    throw FailedPreconditionError(StrCat("SeparableConv2D '", name(),
+                                         "': Build called on a layer already built with ",
+                                         "in_channels ", depthwise_->shape().dim(2)));
+  }
+  EAGER_CHECK(in_channels > 0, "SeparableConv2D '", name(), "': in_channels must be positive, got ",
+              in_channels);
+  EAGER_CHECK(IsFloating(dtype), "SeparableConv2D '", name(),
+              "': variables must be float32 or float64, got ", dtype);
+  NameScope scope(NameScope::Current() + name() + "/");
+  const int64_t m = config_.depth_multiplier;
+  const int64_t receptive = kernel_size_[0] * kernel_size_[1];
+  const double depthwise_limit =
+      std::sqrt(6.0 / static_cast<double>(receptive * in_channels + receptive * m));
+  const double pointwise_limit = std::sqrt(6.0 / static_cast<double>(in_channels * m + filters_));
+  depthwise_ = &AddVariable("depthwise_kernel",
+                            RandomUniform(Shape{kernel_size_[0], kernel_size_[1], in_channels, m},
+                                          seed_, -depthwise_limit, depthwise_limit, dtype));
+  pointwise_ = &AddVariable("pointwise_kernel",
+                            RandomUniform(Shape{1, 1, in_channels * m, filters_}, seed_ + 1,
+                                          -pointwise_limit, pointwise_limit, dtype));
+  if (config_.use_bias) bias_ = &AddVariable("bias", Tensor::Zeros(Shape{filters_}, dtype));
+}
+
+Tensor SeparableConv2D::Call(const Tensor& x) {
+  EAGER_CHECK(x.rank() == 4, "SeparableConv2D '", name(),
+              "': expected an input of rank 4 [batch, height, width, channels], got shape ",
+              x.shape());
+  EAGER_CHECK(IsFloating(x.dtype()), "SeparableConv2D '", name(),
+              "': expected a float32 or float64 input, got ", x.dtype(), " of shape ", x.shape());
+  const int64_t channels = x.shape().dim(3);
+  EAGER_CHECK(channels > 0, "SeparableConv2D '", name(),
+              "': the input's channel dimension must be known and positive, got shape ", x.shape());
+  if (!built()) Build(channels, x.dtype());
+  EAGER_CHECK(x.dtype() == depthwise_->dtype() && channels == depthwise_->shape().dim(2),
+              "SeparableConv2D '", name(), "': built for ", depthwise_->dtype(), " inputs with ",
+              depthwise_->shape().dim(2), " channels, got ", x.dtype(), " of shape ", x.shape());
+  std::optional<NameScope> scope;
+  if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
+  const Conv2DOptions depthwise{
+      .strides = {1, config_.strides[0], config_.strides[1], 1},
+      .padding = config_.padding == "same" ? "SAME" : "VALID",
+      .dilations = {1, config_.dilation_rate[0], config_.dilation_rate[1], 1}};
+  Tensor y;
+  try {
+    y = DepthwiseConv2dNative(x, depthwise_->value(), depthwise);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(StrCat("SeparableConv2D '", name(), "' on input of shape ",
+                                      x.shape(), " (as NHWC): ", e.what()));
+  }
+  if (bias_ != nullptr && (relu_ || !config_.activation)) {
+    return FusedConv2D(y, pointwise_->value(), bias_->value(), relu_);
+  }
+  y = eager::Conv2D(y, pointwise_->value());
+  if (bias_ != nullptr) y = BiasAdd(y, bias_->value());
+  return config_.activation ? config_.activation(y) : y;
+}
+
+void SeparableConv2D::RequireBuilt(const char* what) const {
+  if (!built()) {
+    throw FailedPreconditionError(StrCat("SeparableConv2D '", name(), "': ", what,
+                                         " does not exist before the layer is built (call it ",
+                                         "on an input or call Build first)"));
+  }
+}
+
+Variable& SeparableConv2D::depthwise_kernel() const {
+  RequireBuilt("depthwise_kernel");
+  return *depthwise_;
+}
+
+Variable& SeparableConv2D::pointwise_kernel() const {
+  RequireBuilt("pointwise_kernel");
+  return *pointwise_;
+}
+
+Variable* SeparableConv2D::bias() const {
+  RequireBuilt("bias");
+  return bias_;
+}
+
 }  // namespace eager::layers

@@ -1,7 +1,7 @@
 #pragma once
 
-// Convolution layers: keras.layers.Conv2D, Conv1D and DepthwiseConv2D,
-// channels_last.
+// Convolution layers: keras.layers.Conv2D, Conv1D, DepthwiseConv2D and
+// SeparableConv2D, channels_last.
 //
 //   eager::layers::Conv2D conv(32, {3, 3}, {.padding = "same", .activation = eager::Relu});
 //   eager::Tensor y = conv(images);   // [batch, h, w, c] -> [batch, h, w, 32]; builds on this call
@@ -190,6 +190,57 @@ class DepthwiseConv2D : public Layer {
   Variable* kernel_ = nullptr;  // owned by Module
   Variable* bias_ = nullptr;    // owned by Module
   KerasLayout layout_ = KerasLayout::kKeras2Legacy;
+};
+
+// Everything of Keras's SeparableConv2D arguments but filters and kernel_size.
+struct SeparableConv2DConfig {
+  std::array<int64_t, 2> strides = {1, 1};
+  std::string padding = "valid";  // or "same"
+  int64_t depth_multiplier = 1;
+  std::array<int64_t, 2> dilation_rate = {1, 1};
+  Activation activation = nullptr;
+  bool use_bias = true;
+  std::optional<uint64_t> seed = std::nullopt;
+  std::string name = "";  // default: "separable_conv2d", "separable_conv2d_1", ...
+};
+
+// keras.layers.SeparableConv2D, as tf.nn.separable_conv2d: a depthwise
+// convolution (strides, padding, dilation; kernel [kh, kw, in_channels,
+// depth_multiplier]) then a pointwise 1x1 "valid" convolution (kernel [1, 1,
+// in_channels * depth_multiplier, filters]), then bias [filters] and the
+// activation. Both kernels glorot-uniform with Keras's fans (the depthwise
+// one drawn with `seed`, the pointwise one with seed + 1); variables
+// "<name>/depthwise_kernel:0", "<name>/pointwise_kernel:0", "<name>/bias:0",
+// with those edges in every layout (Keras 3 and tf_keras alike, as TF 2.21
+// writes them). Errors as Conv2D's.
+class SeparableConv2D : public Layer {
+ public:
+  SeparableConv2D(int64_t filters, std::array<int64_t, 2> kernel_size,
+                  SeparableConv2DConfig config = {});
+  ~SeparableConv2D() override;
+
+  Tensor Call(const Tensor& x) override;
+  void Build(int64_t in_channels, DType dtype = DType::kFloat32);
+
+  bool built() const { return depthwise_ != nullptr; }
+  int64_t filters() const { return filters_; }
+  const SeparableConv2DConfig& config() const { return config_; }
+  // REQUIRES: built() (else FailedPreconditionError naming the layer).
+  Variable& depthwise_kernel() const;
+  Variable& pointwise_kernel() const;
+  Variable* bias() const;
+
+ private:
+  void RequireBuilt(const char* what) const;
+
+  int64_t filters_;
+  std::array<int64_t, 2> kernel_size_;
+  SeparableConv2DConfig config_;
+  bool relu_;
+  uint64_t seed_;
+  Variable* depthwise_ = nullptr;  // owned by Module
+  Variable* pointwise_ = nullptr;  // owned by Module
+  Variable* bias_ = nullptr;       // owned by Module
 };
 
 }  // namespace eager::layers

@@ -58,6 +58,18 @@ std::unique_ptr<eager::Layer> MakeLayer(const std::string& name) {
     return std::make_unique<DepthwiseConv2D>(std::array<int64_t, 2>{2, 2},
                                              DepthwiseConv2DConfig{.dilation_rate = {2, 2}});
   }
+  if (name == "separable_same_m2_relu") {
+    return std::make_unique<SeparableConv2D>(4, std::array<int64_t, 2>{3, 2},
+                                             SeparableConv2DConfig{.strides = {2, 1},
+                                                                   .padding = "same",
+                                                                   .depth_multiplier = 2,
+                                                                   .activation = eager::Relu});
+  }
+  if (name == "separable_dilated_no_bias") {
+    return std::make_unique<SeparableConv2D>(
+        3, std::array<int64_t, 2>{2, 2},
+        SeparableConv2DConfig{.dilation_rate = {2, 2}, .use_bias = false});
+  }
   if (name == "max_pooling2d_same") {
     return std::make_unique<MaxPooling2D>(
         std::array<int64_t, 2>{3, 2},
@@ -115,6 +127,7 @@ int main(int argc, char** argv) {
       eager::Variable* bias = nullptr;
       if (auto* conv = dynamic_cast<Conv2D*>(layer.get())) bias = conv->bias();
       if (auto* dw = dynamic_cast<DepthwiseConv2D*>(layer.get())) bias = dw->bias();
+      if (auto* sep = dynamic_cast<SeparableConv2D*>(layer.get())) bias = sep->bias();
       if (bias != nullptr) bias->Assign(feeds.Read("bias"));
       y = (*layer)(x);
       checkpoint.Save(argv[5]);  // CKPT_PREFIX-1, with the save_counter as TF's save()

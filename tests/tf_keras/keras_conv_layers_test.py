@@ -2,10 +2,10 @@
 
   keras_conv_layers_test.py driver=build/tests/tf_keras/conv_layers_driver work=DIR
 
-Each case is one layer configuration (Conv2D, Conv1D, DepthwiseConv2D, the
-pooling layers; conv_layers_driver.cc builds the same in C++), in two
-flavors: Keras 3 (`keras`, eager's "keras3" layout) and tf_keras (Keras 2,
-"keras2").
+Each case is one layer configuration (Conv2D, Conv1D, DepthwiseConv2D,
+SeparableConv2D, the pooling layers; conv_layers_driver.cc builds the same
+in C++), in two flavors: Keras 3 (`keras`, eager's "keras3" layout) and
+tf_keras (Keras 2, "keras2").
 
   TF -> eager: TF builds the layer on a fixed input, sets random weights
     (bias too), saves tf.train.Checkpoint(layer=layer) and its output; eager
@@ -55,6 +55,11 @@ CASES = {
         "depthwise_conv2d"),
     "depthwise_dilated": (IMAGES, lambda L: L.DepthwiseConv2D(2, dilation_rate=2),
                           "depthwise_conv2d"),
+    "separable_same_m2_relu": (IMAGES, lambda L: L.SeparableConv2D(
+        4, (3, 2), strides=(2, 1), padding="same", depth_multiplier=2, activation="relu"),
+        "separable_conv2d"),
+    "separable_dilated_no_bias": (IMAGES, lambda L: L.SeparableConv2D(
+        3, 2, dilation_rate=2, use_bias=False), "separable_conv2d"),
     "max_pooling2d_same": (IMAGES, lambda L: L.MaxPooling2D((3, 2), strides=(2, 1),
                                                             padding="same"), "max_pooling2d"),
     "average_pooling2d_same": (IMAGES, lambda L: L.AveragePooling2D((3, 2), strides=(2, 1),
@@ -133,7 +138,8 @@ def one_case(tally, driver, work, layout, kmod, case, rng):
                 None if layer.name.startswith(default_name) else layer.name)
     weights = [(rng.rand(*w.shape).astype(np.float32) - 0.5) for w in layer.get_weights()]
     layer.set_weights(weights)
-    bias = weights[1] if len(weights) > 1 else np.zeros([1], np.float32)
+    biases = [w for w, v in zip(weights, layer.weights) if "bias" in v.name]
+    bias = biases[0] if biases else np.zeros([1], np.float32)
     feeds = os.path.join(folder, "feeds")
     save_bundle(feeds, {"x": x, "bias": bias})
     tf_y = np.asarray(layer(x))

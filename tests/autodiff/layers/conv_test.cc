@@ -385,5 +385,75 @@ TEST_F(ConvLayersTest, DepthwiseConv2DNamesEdgesAndErrors) {
   EXPECT_THROW(DepthwiseConv2D({2, 2}, {.depth_multiplier = 0}), InvalidArgumentError);
 }
 
+// The naive depthwise convolution: each channel c through NaiveConv with
+// its own [kh, kw, 1, m] kernel, output channel c * m + j.
+std::vector<double> NaiveDepthwise(const std::vector<double>& x, std::array<int64_t, 4> xs,
+                                   const std::vector<double>& k, std::array<int64_t, 4> ks,
+                                   std::array<int64_t, 2> s, std::array<int64_t, 2> d, bool same,
+                                   std::vector<int64_t>* shape) {
+  const int64_t c_in = xs[3], m = ks[3], taps = ks[0] * ks[1];
+  std::vector<double> y;
+  for (int64_t c = 0; c < c_in; ++c) {
+    std::vector<double> xc, kc;
+    for (size_t i = static_cast<size_t>(c); i < x.size(); i += static_cast<size_t>(c_in)) {
+      xc.push_back(x[i]);
+    }
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      for (int64_t j = 0; j < m; ++j)
+        kc.push_back(k[static_cast<size_t>((tap * c_in + c) * m + j)]);
+    }
+    const std::vector<double> yc =
+        NaiveConv(xc, {xs[0], xs[1], xs[2], 1}, kc, {ks[0], ks[1], 1, m}, {}, s, d, same, shape);
+    if (y.empty()) y.resize(yc.size() * static_cast<size_t>(c_in));
+    for (size_t p = 0; p < yc.size() / static_cast<size_t>(m); ++p) {
+      for (int64_t j = 0; j < m; ++j) {
+        y[p * static_cast<size_t>(c_in * m) + static_cast<size_t>(c * m + j)] =
+            yc[p * static_cast<size_t>(m) + static_cast<size_t>(j)];
+      }
+    }
+  }
+  (*shape)[3] = c_in * m;
+  return y;
+}
+
+// SeparableConv2D as the naive depthwise loop, then a naive 1x1 convolution.
+TEST_F(ConvLayersTest, SeparableConv2DIsDepthwiseThenPointwise) {
+  SeparableConv2D sep(4, {3, 2}, {.strides = {2, 1}, .padding = "same", .depth_multiplier = 2});
+  EXPECT_EQ(sep.name(), "separable_conv2d");
+  sep.Build(3, DType::kFloat64);
+  EXPECT_EQ(sep.depthwise_kernel().shape(), (Shape{3, 2, 3, 2}));
+  EXPECT_EQ(sep.pointwise_kernel().shape(), (Shape{1, 1, 6, 4}));
+  EXPECT_EQ(sep.pointwise_kernel().name(), "separable_conv2d/pointwise_kernel:0");
+  std::vector<Trackable::Child> edges = sep.Children();
+  ASSERT_EQ(edges.size(), 3u);
+  EXPECT_EQ(edges[0].name, "depthwise_kernel");
+  EXPECT_EQ(edges[1].name, "pointwise_kernel");
+  EXPECT_EQ(edges[2].name, "bias");
+  sep.bias()->Assign(RandomNormal(Shape{4}, 4, 0, 1, DType::kFloat64));
+  const Tensor x = RandomNormal(Shape{2, 7, 5, 3}, 15, 0, 1, DType::kFloat64);
+  std::vector<int64_t> shape;
+  const std::vector<double> mid =
+      NaiveDepthwise(Doubles(x), {2, 7, 5, 3}, Doubles(sep.depthwise_kernel().value()),
+                     {3, 2, 3, 2}, {2, 1}, {1, 1}, true, &shape);
+  const std::vector<double> want =
+      NaiveConv(mid, shape, Doubles(sep.pointwise_kernel().value()), {1, 1, 6, 4},
+                Doubles(sep.bias()->value()), {1, 1}, {1, 1}, false, &shape);
+  const Tensor y = sep(x);
+  ASSERT_EQ(y.shape(), Shape(shape));
+  const std::vector<double> got = Doubles(y);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12) << i;
+  CheckLayerGradients(sep, x, sep.depthwise_kernel());
+  CheckLayerGradients(sep, x, sep.pointwise_kernel());
+  SeparableConv2D tanh(2, {2, 2}, {.dilation_rate = {2, 2}, .activation = Tanh});
+  tanh.Build(2, DType::kFloat64);
+  CheckLayerGradients(tanh, RandomNormal(Shape{1, 5, 5, 2}, 16, 0, 1, DType::kFloat64),
+                      tanh.depthwise_kernel());
+  EXPECT_EQ(MessageOf([&] {
+              tanh(Tensor::Zeros(Shape{5, 5, 2}, DType::kFloat64));
+            }),
+            "SeparableConv2D 'separable_conv2d_1': expected an input of rank 4 [batch, height, "
+            "width, channels], got shape [5,5,2]");
+}
+
 }  // namespace
 }  // namespace eager::layers
