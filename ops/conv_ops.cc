@@ -246,6 +246,20 @@ Tensor BackpropInputKernel(std::span<const Tensor> in, const Attrs& attrs, const
   return out;
 }
 
+// TF's _Conv2DBackpropInputGrad (what makes Conv2DTranspose trainable):
+// linear in filter and in out_backprop, whose adjoints are
+// Conv2DBackpropFilter and Conv2D; input_sizes gets none.
+Grads BackpropInputGradient(const OpCall& call, const Tensor& grad) {
+  const Conv2DOptions options = ConvOptionsOf(call.attrs);
+  Grads grads(3);
+  if (call.NeedsGradient(1)) {
+    grads[1] =
+        Conv2DBackpropFilter(grad, SizesOf(call.inputs[1], "filter"), call.inputs[2], options);
+  }
+  if (call.NeedsGradient(2)) grads[2] = Conv2D(grad, call.inputs[1], options);
+  return grads;
+}
+
 // ---- Conv2DBackpropFilter (input, filter_sizes, out_backprop) ----
 
 OutputSpec InferBackpropFilter(std::span<const Tensor> in, const Attrs& attrs) {
@@ -386,6 +400,7 @@ const OpDef kConv2DBackpropInputOp = {.type = "Conv2DBackpropInput",
                                       .num_inputs = 3,
                                       .infer = InferBackpropInput,
                                       .compute = BackpropInputKernel,
+                                      .gradient = BackpropInputGradient,
                                       .type_attrs = kTypeFromFilter,
                                       .infer_partial = PartialBackpropInput};
 const OpDef kConv2DBackpropFilterOp = {.type = "Conv2DBackpropFilter",

@@ -247,6 +247,12 @@ std::vector<GradientCase> Cases() {
                &kConv2DOp,
                {Uniform(Shape{1, 5, 5, 1}, 98), Uniform(Shape{2, 2, 1, 2}, 99)},
                conv({1, 1, 1, 1}, "SAME", {1, 2, 2, 1})});
+  // Conv2DBackpropInput is Conv2DTranspose's forward: its own gradient.
+  c.push_back({"Conv2DBackpropInputSameStride2",
+               &kConv2DBackpropInputOp,
+               {Tensor::Vector<int32_t>({1, 5, 4, 2}), Uniform(Shape{3, 2, 2, 3}, 115),
+                Uniform(Shape{1, 3, 2, 3}, 116)},
+               conv({1, 2, 2, 1}, "SAME")});
   // FusedConv2D with and without its ReLU (small filters, so that sums stay
   // clear of the kink at 0 by more than eps).
   const auto fused_conv = [](std::vector<int64_t> strides, const char* padding, bool relu) {
