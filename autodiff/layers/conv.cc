@@ -425,4 +425,103 @@ Variable* SeparableConv2D::bias() const {
   return bias_;
 }
 
+// ---- Conv2DTranspose ----
+
+Conv2DTranspose::Conv2DTranspose(int64_t filters, std::array<int64_t, 2> kernel_size,
+                                 Conv2DConfig config)
+    : Layer(LayerName(config.name, "conv2d_transpose")),
+      filters_(filters),
+      kernel_size_(kernel_size),
+      config_(std::move(config)),
+      seed_(config_.seed ? *config_.seed : SeedFromName(this->name())) {
+  const std::string who = StrCat("Conv2DTranspose '", name(), "'");
+  EAGER_CHECK(filters > 0, who, ": filters must be positive, got ", filters);
+  config_.padding =
+      CheckWindows(who, kernel_size_, config_.strides, config_.dilation_rate, config_.padding);
+}
+
+Conv2DTranspose::~Conv2DTranspose() = default;
+
+void Conv2DTranspose::Build(int64_t in_channels, DType dtype) {
+  if (built()) {
+    throw FailedPreconditionError(StrCat("Conv2DTranspose '", name(),
+                                         "': Build called on a layer already built with ",
+                                         "in_channels ", kernel_->shape().dim(3)));
+  }
+  EAGER_CHECK(in_channels > 0, "Conv2DTranspose '", name(), "': in_channels must be positive, got ",
+              in_channels);
+  EAGER_CHECK(IsFloating(dtype), "Conv2DTranspose '", name(),
+              "': variables must be float32 or float64, got ", dtype);
+  NameScope scope(NameScope::Current() + name() + "/");
+  const int64_t receptive = kernel_size_[0] * kernel_size_[1];
+  const double limit =
+      std::sqrt(6.0 / static_cast<double>(receptive * filters_ + receptive * in_channels));
+  kernel_ = &AddVariable(
+      "kernel", RandomUniform(Shape{kernel_size_[0], kernel_size_[1], filters_, in_channels}, seed_,
+                              -limit, limit, dtype));
+  if (config_.use_bias) bias_ = &AddVariable("bias", Tensor::Zeros(Shape{filters_}, dtype));
+}
+
+Tensor Conv2DTranspose::Call(const Tensor& x) {
+  EAGER_CHECK(x.rank() == 4, "Conv2DTranspose '", name(),
+              "': expected an input of rank 4 [batch, height, width, channels], got shape ",
+              x.shape());
+  EAGER_CHECK(IsFloating(x.dtype()), "Conv2DTranspose '", name(),
+              "': expected a float32 or float64 input, got ", x.dtype(), " of shape ", x.shape());
+  const Shape& s = x.shape();
+  EAGER_CHECK(s.dim(1) >= 0 && s.dim(2) >= 0 && s.dim(3) > 0, "Conv2DTranspose '", name(),
+              "': the input's height, width and channels must be known, got shape ", s);
+  if (!built()) Build(s.dim(3), x.dtype());
+  EAGER_CHECK(x.dtype() == kernel_->dtype() && s.dim(3) == kernel_->shape().dim(3),
+              "Conv2DTranspose '", name(), "': built for ", kernel_->dtype(), " inputs with ",
+              kernel_->shape().dim(3), " channels, got ", x.dtype(), " of shape ", s);
+  std::optional<NameScope> scope;
+  if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
+  // Keras's deconv_output_length without output_padding.
+  int32_t out[2];
+  for (int i = 0; i < 2; ++i) {
+    const int64_t k = (kernel_size_[i] - 1) * config_.dilation_rate[i] + 1;
+    const int64_t stride = config_.strides[i];
+    const int64_t in = s.dim(i + 1);
+    out[i] = static_cast<int32_t>(
+        config_.padding == "same" ? in * stride : in * stride + std::max<int64_t>(k - stride, 0));
+  }
+  const Tensor spatial = Tensor::Vector<int32_t>({out[0], out[1], static_cast<int32_t>(filters_)});
+  const Tensor sizes =
+      s.dim(0) >= 0 ? Tensor::Vector<int32_t>({static_cast<int32_t>(s.dim(0)), out[0], out[1],
+                                               static_cast<int32_t>(filters_)})
+                    : Concat({Slice(ShapeOf(x), {0}, {1}), spatial}, 0);  // a graph's unknown batch
+  const Conv2DOptions options{
+      .strides = {1, config_.strides[0], config_.strides[1], 1},
+      .padding = config_.padding == "same" ? "SAME" : "VALID",
+      .dilations = {1, config_.dilation_rate[0], config_.dilation_rate[1], 1}};
+  Tensor y;
+  try {
+    y = Conv2DBackpropInput(sizes, kernel_->value(), x, options);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(
+        StrCat("Conv2DTranspose '", name(), "' on input of shape ", s, " (as NHWC): ", e.what()));
+  }
+  if (bias_ != nullptr) y = BiasAdd(y, bias_->value());
+  return config_.activation ? config_.activation(y) : y;
+}
+
+void Conv2DTranspose::RequireBuilt(const char* what) const {
+  if (!built()) {
+    throw FailedPreconditionError(StrCat("Conv2DTranspose '", name(), "': ", what,
+                                         " does not exist before the layer is built (call it ",
+                                         "on an input or call Build first)"));
+  }
+}
+
+Variable& Conv2DTranspose::kernel() const {
+  RequireBuilt("kernel");
+  return *kernel_;
+}
+
+Variable* Conv2DTranspose::bias() const {
+  RequireBuilt("bias");
+  return bias_;
+}
+
 }  // namespace eager::layers

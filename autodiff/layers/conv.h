@@ -1,7 +1,7 @@
 #pragma once
 
-// Convolution layers: keras.layers.Conv2D, Conv1D, DepthwiseConv2D and
-// SeparableConv2D, channels_last.
+// Convolution layers: keras.layers.Conv2D, Conv1D, DepthwiseConv2D,
+// SeparableConv2D and Conv2DTranspose, channels_last.
 //
 //   eager::layers::Conv2D conv(32, {3, 3}, {.padding = "same", .activation = eager::Relu});
 //   eager::Tensor y = conv(images);   // [batch, h, w, c] -> [batch, h, w, 32]; builds on this call
@@ -241,6 +241,41 @@ class SeparableConv2D : public Layer {
   Variable* depthwise_ = nullptr;  // owned by Module
   Variable* pointwise_ = nullptr;  // owned by Module
   Variable* bias_ = nullptr;       // owned by Module
+};
+
+// keras.layers.Conv2DTranspose (output_padding None): the adjoint of a
+// Conv2D with the same kernel, strides and padding, as TF runs it
+// (Conv2DBackpropInput, whose gradient is Conv2D's and
+// Conv2DBackpropFilter's). x [batch, h, w, c] -> [batch, oh, ow, filters]
+// with, per spatial dimension, oh = h * stride for "same" and h * stride +
+// max(k_eff - stride, 0) for "valid" (k_eff = (k - 1) * dilation + 1),
+// Keras's deconv_output_length. Kernel [kh, kw, filters, in_channels] (note
+// the order, as Keras), glorot-uniform; bias [filters]. Edges "kernel" and
+// "bias" in every layout (Keras 3 and tf_keras alike). Config and errors as
+// Conv2D's; the name defaults to "conv2d_transpose", ...
+class Conv2DTranspose : public Layer {
+ public:
+  Conv2DTranspose(int64_t filters, std::array<int64_t, 2> kernel_size, Conv2DConfig config = {});
+  ~Conv2DTranspose() override;
+
+  Tensor Call(const Tensor& x) override;
+  void Build(int64_t in_channels, DType dtype = DType::kFloat32);
+
+  bool built() const { return kernel_ != nullptr; }
+  int64_t filters() const { return filters_; }
+  // REQUIRES: built() (else FailedPreconditionError naming the layer).
+  Variable& kernel() const;
+  Variable* bias() const;
+
+ private:
+  void RequireBuilt(const char* what) const;
+
+  int64_t filters_;
+  std::array<int64_t, 2> kernel_size_;
+  Conv2DConfig config_;
+  uint64_t seed_;
+  Variable* kernel_ = nullptr;  // owned by Module
+  Variable* bias_ = nullptr;    // owned by Module
 };
 
 }  // namespace eager::layers

@@ -70,6 +70,15 @@ std::unique_ptr<eager::Layer> MakeLayer(const std::string& name) {
         3, std::array<int64_t, 2>{2, 2},
         SeparableConv2DConfig{.dilation_rate = {2, 2}, .use_bias = false});
   }
+  if (name == "conv2d_transpose_same_s2") {
+    return std::make_unique<Conv2DTranspose>(
+        4, std::array<int64_t, 2>{3, 3},
+        Conv2DConfig{.strides = {2, 2}, .padding = "same", .activation = eager::Relu});
+  }
+  if (name == "conv2d_transpose_valid_s2x1") {
+    return std::make_unique<Conv2DTranspose>(3, std::array<int64_t, 2>{3, 2},
+                                             Conv2DConfig{.strides = {2, 1}});
+  }
   if (name == "max_pooling2d_same") {
     return std::make_unique<MaxPooling2D>(
         std::array<int64_t, 2>{3, 2},
@@ -128,6 +137,7 @@ int main(int argc, char** argv) {
       if (auto* conv = dynamic_cast<Conv2D*>(layer.get())) bias = conv->bias();
       if (auto* dw = dynamic_cast<DepthwiseConv2D*>(layer.get())) bias = dw->bias();
       if (auto* sep = dynamic_cast<SeparableConv2D*>(layer.get())) bias = sep->bias();
+      if (auto* t = dynamic_cast<Conv2DTranspose*>(layer.get())) bias = t->bias();
       if (bias != nullptr) bias->Assign(feeds.Read("bias"));
       y = (*layer)(x);
       checkpoint.Save(argv[5]);  // CKPT_PREFIX-1, with the save_counter as TF's save()

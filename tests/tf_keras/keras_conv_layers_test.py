@@ -3,9 +3,9 @@
   keras_conv_layers_test.py driver=build/tests/tf_keras/conv_layers_driver work=DIR
 
 Each case is one layer configuration (Conv2D, Conv1D, DepthwiseConv2D,
-SeparableConv2D, the pooling layers; conv_layers_driver.cc builds the same
-in C++), in two flavors: Keras 3 (`keras`, eager's "keras3" layout) and
-tf_keras (Keras 2, "keras2").
+SeparableConv2D, Conv2DTranspose, the pooling layers; conv_layers_driver.cc
+builds the same in C++), in two flavors: Keras 3 (`keras`, eager's "keras3"
+layout) and tf_keras (Keras 2, "keras2").
 
   TF -> eager: TF builds the layer on a fixed input, sets random weights
     (bias too), saves tf.train.Checkpoint(layer=layer) and its output; eager
@@ -60,6 +60,10 @@ CASES = {
         "separable_conv2d"),
     "separable_dilated_no_bias": (IMAGES, lambda L: L.SeparableConv2D(
         3, 2, dilation_rate=2, use_bias=False), "separable_conv2d"),
+    "conv2d_transpose_same_s2": (IMAGES, lambda L: L.Conv2DTranspose(
+        4, 3, strides=2, padding="same", activation="relu"), "conv2d_transpose"),
+    "conv2d_transpose_valid_s2x1": (IMAGES, lambda L: L.Conv2DTranspose(3, (3, 2), strides=(2, 1)),
+                                    "conv2d_transpose"),
     "max_pooling2d_same": (IMAGES, lambda L: L.MaxPooling2D((3, 2), strides=(2, 1),
                                                             padding="same"), "max_pooling2d"),
     "average_pooling2d_same": (IMAGES, lambda L: L.AveragePooling2D((3, 2), strides=(2, 1),

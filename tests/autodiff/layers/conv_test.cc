@@ -455,5 +455,47 @@ TEST_F(ConvLayersTest, SeparableConv2DIsDepthwiseThenPointwise) {
             "width, channels], got shape [5,5,2]");
 }
 
+// Conv2DTranspose is the adjoint of the naive convolution with its kernel:
+// <ConvT(x), g> = <x, NaiveConv(g)>, with Keras's output sizes.
+TEST_F(ConvLayersTest, Conv2DTransposeIsTheAdjointOfTheNaiveConvolution) {
+  struct Case {
+    std::array<int64_t, 2> kernel, strides, dilation;
+    std::string padding;
+    std::array<int64_t, 2> out;  // from a [2, 4, 3, 3] input
+  };
+  const Case cases[] = {{{3, 3}, {2, 2}, {1, 1}, "same", {8, 6}},
+                        {{3, 2}, {2, 1}, {1, 1}, "valid", {9, 4}},
+                        {{2, 2}, {1, 1}, {2, 1}, "valid", {6, 4}},
+                        {{1, 3}, {3, 2}, {1, 1}, "valid", {12, 7}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(StrCat(c.padding, " strides ", c.strides[0], ",", c.strides[1]));
+    Conv2DTranspose t(5, c.kernel,
+                      {.strides = c.strides, .padding = c.padding, .dilation_rate = c.dilation});
+    const Tensor x = RandomNormal(Shape{2, 4, 3, 3}, 17, 0, 1, DType::kFloat64);
+    const Tensor y = t(x);
+    ASSERT_EQ(y.shape(), (Shape{2, c.out[0], c.out[1], 5}));
+    EXPECT_EQ(t.kernel().shape(), (Shape{c.kernel[0], c.kernel[1], 5, 3}));
+    const Tensor g = RandomNormal(y.shape(), 18, 0, 1, DType::kFloat64);
+    std::vector<int64_t> shape;
+    const std::vector<double> back = NaiveConv(
+        Doubles(g), g.shape().ToVector(), Doubles(t.kernel().value()),
+        t.kernel().shape().ToVector(), {}, c.strides, c.dilation, c.padding == "same", &shape);
+    ASSERT_EQ(shape, x.shape().ToVector());
+    double lhs = 0, rhs = 0;
+    const std::vector<double> yv = Doubles(y), gv = Doubles(g), xv = Doubles(x);
+    for (size_t i = 0; i < yv.size(); ++i) lhs += yv[i] * gv[i];  // the bias is zero
+    for (size_t i = 0; i < xv.size(); ++i) rhs += xv[i] * back[i];
+    EXPECT_NEAR(lhs, rhs, 1e-10);
+  }
+  Conv2DTranspose relu(3, {3, 2}, {.strides = {2, 1}, .padding = "same", .activation = Tanh});
+  relu.Build(2, DType::kFloat64);
+  relu.bias()->Assign(RandomNormal(Shape{3}, 19, 0, 1, DType::kFloat64));
+  EXPECT_EQ(relu.name(), "conv2d_transpose_4");
+  EXPECT_EQ(relu.kernel().name(), "conv2d_transpose_4/kernel:0");
+  EXPECT_EQ(relu.Children()[0].name, "kernel");
+  CheckLayerGradients(relu, RandomNormal(Shape{1, 3, 3, 2}, 20, 0, 1, DType::kFloat64),
+                      relu.kernel());
+}
+
 }  // namespace
 }  // namespace eager::layers

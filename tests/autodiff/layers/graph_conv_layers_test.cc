@@ -23,21 +23,24 @@
 namespace eager::layers {
 namespace {
 
-// A small CNN over [?, 9, 8, 3] images and a 1D branch over [?, 10, 3].
+// A small CNN (with an upsampling Conv2DTranspose) over [?, 9, 8, 3] images and a 1D branch over
+// [?, 10, 3].
 struct Net {
   Conv2D conv{4, {3, 3}, {.padding = "same", .activation = Relu, .seed = 1}};
   MaxPooling2D pool;
   DepthwiseConv2D depthwise{{2, 2}, {.depth_multiplier = 2, .activation = Tanh, .seed = 2}};
   AveragePooling2D avg{{2, 2}, {.strides = std::array<int64_t, 2>{1, 1}, .padding = "same"}};
+  Conv2DTranspose up{8, {2, 2}, {.strides = {2, 2}, .seed = 4}};
   GlobalAveragePooling2D gap;
   Conv1D conv1d{3, 3, {.strides = 2, .padding = "same", .seed = 3}};
   MaxPooling1D pool1d{2};
   GlobalMaxPooling1D gmp1d;
 
-  Tensor Images(const Tensor& x) { return gap(avg(depthwise(pool(conv(x))))); }
+  Tensor Images(const Tensor& x) { return gap(up(avg(depthwise(pool(conv(x)))))); }
   Tensor Sequences(const Tensor& s) { return gmp1d(pool1d(conv1d(s))); }
   std::vector<Variable*> Kernels() {
-    return {&conv.kernel(), conv.bias(), &depthwise.depthwise_kernel(), depthwise.bias(),
+    return {&conv.kernel(),   conv.bias(),  &depthwise.depthwise_kernel(),
+            depthwise.bias(), &up.kernel(), up.bias(),
             &conv1d.kernel()};
   }
 };
@@ -85,6 +88,7 @@ TEST(GraphConvLayersTest, RunInASessionAsEagerlyWithUnknownBatch) {
   EXPECT_EQ(graph.FindNode("depthwise_conv2d/DepthwiseConv2dNative")->op, "DepthwiseConv2dNative");
   EXPECT_EQ(graph.FindNode("max_pooling2d/MaxPool")->op, "MaxPool");
   EXPECT_EQ(graph.FindNode("average_pooling2d/AvgPool")->op, "AvgPool");
+  EXPECT_EQ(graph.FindNode("conv2d_transpose/Conv2DBackpropInput")->op, "Conv2DBackpropInput");
   EXPECT_EQ(net.conv.kernel().name(), "conv2d/kernel:0");
 
   const std::vector<Variable*> vars = net.Kernels();
