@@ -10,9 +10,11 @@
 #include "ops/internal/conv2d_forward.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dnnl_conv.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/internal/window_geometry.h"
 #include "ops/matmul.h"
 #include "ops/parallel.h"
+#include "ops/shape_ops.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -179,12 +181,11 @@ Conv2DOptions ConvOptionsOf(const Attrs& attrs) {
   return o;
 }
 
-Tensor SizesOf(const Tensor& t, std::string_view what) {
-  if (!t.shape().IsFullyDefined()) {
-    throw UnimplementedError(StrCat("the gradient of Conv2D needs the ", what,
-                                    "'s full shape, but it is only known as ", t.shape(),
-                                    " in this graph; give its placeholder a fully known shape"));
-  }
+// A shape as the gradient ops take it: a constant when the graph knows it
+// all, else Shape(t) computed when the graph runs (TF's _Conv2DGrad always
+// uses shape_n), e.g. under a placeholder's unknown batch.
+Tensor SizesOf(const Tensor& t) {
+  if (!t.shape().IsFullyDefined()) return ShapeOf(t, DType::kInt32);
   std::vector<int32_t> dims;
   for (int64_t d : t.shape().dims()) dims.push_back(static_cast<int32_t>(d));
   return Tensor::FromVector<int32_t>(std::move(dims));
@@ -195,14 +196,16 @@ Grads Conv2DGradient(const OpCall& call, const Tensor& grad) {
   const Conv2DOptions options = ConvOptionsOf(call.attrs);
   Grads grads(2);
   if (call.NeedsGradient(0)) {
-    grads[0] = Conv2DBackpropInput(SizesOf(call.inputs[0], "input"), call.inputs[1], grad, options);
+    grads[0] = Conv2DBackpropInput(SizesOf(call.inputs[0]), call.inputs[1], grad, options);
   }
   if (call.NeedsGradient(1)) {
-    grads[1] =
-        Conv2DBackpropFilter(call.inputs[0], SizesOf(call.inputs[1], "filter"), grad, options);
+    grads[1] = Conv2DBackpropFilter(call.inputs[0], SizesOf(call.inputs[1]), grad, options);
   }
   return grads;
 }
+
+OutputSpec PartialBackpropInput(std::span<const Tensor> in, const Attrs&);
+OutputSpec PartialBackpropFilter(std::span<const Tensor> in, const Attrs&);
 
 // ---- Conv2DBackpropInput (input_sizes, filter, out_backprop) ----
 
@@ -215,7 +218,7 @@ OutputSpec InferBackpropInput(std::span<const Tensor> in, const Attrs& attrs) {
   if (filter.rank() != 4) {
     throw InvalidArgumentError(StrCat("filter must be of rank 4, got ", filter.shape()));
   }
-  if (!sizes) return {Shape::Partial({-1, -1, -1, filter.shape().dim(2)}), grad.dtype()};
+  if (!sizes) return PartialBackpropInput(in, attrs);
   CheckFilterShape(filter.shape(), *sizes);
   const Shape& f = filter.shape();
   CheckBackprop(grad, OutputShape(MakeGeometry(*sizes, f.dim(0), f.dim(1), f.dim(3), attrs)));
@@ -253,8 +256,7 @@ Grads BackpropInputGradient(const OpCall& call, const Tensor& grad) {
   const Conv2DOptions options = ConvOptionsOf(call.attrs);
   Grads grads(3);
   if (call.NeedsGradient(1)) {
-    grads[1] =
-        Conv2DBackpropFilter(grad, SizesOf(call.inputs[1], "filter"), call.inputs[2], options);
+    grads[1] = Conv2DBackpropFilter(grad, SizesOf(call.inputs[1]), call.inputs[2], options);
   }
   if (call.NeedsGradient(2)) grads[2] = Conv2D(grad, call.inputs[1], options);
   return grads;
@@ -269,7 +271,7 @@ OutputSpec InferBackpropFilter(std::span<const Tensor> in, const Attrs& attrs) {
   CheckImages(grad, "out_backprop");
   internal::CheckSameDType(input, grad, "input", "out_backprop");
   const std::optional<Shape> sizes = ReadSizes(in[1], "filter_sizes");
-  if (!sizes) return {Shape::Partial({-1, -1, input.shape().dim(3), -1}), input.dtype()};
+  if (!sizes) return PartialBackpropFilter(in, attrs);
   CheckFilterShape(*sizes, input.shape());
   CheckBackprop(grad, OutputShape(MakeGeometry(input.shape(), sizes->dim(0), sizes->dim(1),
                                                sizes->dim(3), attrs)));
@@ -320,6 +322,10 @@ OutputSpec PartialBackpropInput(std::span<const Tensor> in, const Attrs&) {
   internal::CheckSameDType(in[1], in[2], "filter", "out_backprop");
   CheckRank4(in[1], "filter");
   if (std::optional<Shape> sizes = ReadSizes(in[0], "input_sizes")) return {*sizes, in[2].dtype()};
+  if (std::optional<Shape> partial = internal::PartialShapeValue(in[0]);
+      partial && partial->rank() == 4) {
+    return {*partial, in[2].dtype()};
+  }
   return {Shape::Partial({-1, -1, -1, in[1].shape().dim(2)}), in[2].dtype()};
 }
 
@@ -329,6 +335,10 @@ OutputSpec PartialBackpropFilter(std::span<const Tensor> in, const Attrs&) {
   internal::CheckSameDType(in[0], in[2], "input", "out_backprop");
   if (std::optional<Shape> sizes = ReadSizes(in[1], "filter_sizes")) {
     return {*sizes, in[0].dtype()};
+  }
+  if (std::optional<Shape> partial = internal::PartialShapeValue(in[1]);
+      partial && partial->rank() == 4) {
+    return {*partial, in[0].dtype()};
   }
   return {Shape::Partial({-1, -1, in[0].shape().dim(3), -1}), in[0].dtype()};
 }

@@ -214,11 +214,24 @@ Tensor Conv1D::Call(const Tensor& x) {
   if (causal_) {
     // Keras: left-pad the steps by dilation * (kernel_size - 1), then "valid".
     const int64_t pad = config().dilation_rate[1] * (kernel_size()[1] - 1);
-    EAGER_CHECK(s.dim(0) >= 0, class_name(), " '", name(),
-                "': causal padding needs a known batch size, got shape ", s);
-    if (pad > 0) in = Concat({Zeros(Shape{s.dim(0), pad, s.dim(2)}, x.dtype()), x}, 1);
+    if (pad > 0) {
+      // In a graph with an unknown batch the zeros take it from Shape(x).
+      const Tensor zeros =
+          s.dim(0) >= 0
+              ? Zeros(Shape{s.dim(0), pad, s.dim(2)}, x.dtype())
+              : Reshape(
+                    BroadcastTo(Zeros(Shape{}, x.dtype()),
+                                Concat({Slice(ShapeOf(x), {0}, {1}),
+                                        Tensor::Vector<int32_t>({static_cast<int32_t>(pad),
+                                                                 static_cast<int32_t>(s.dim(2))})},
+                                       0)),
+                    {-1, pad, s.dim(2)});  // static [?, pad, channels]
+      in = Concat({zeros, x}, 1);
+    }
   }
-  const int64_t steps = in.shape().dim(1);
+  const int64_t steps =
+      s.dim(1) < 0 ? -1
+                   : s.dim(1) + (causal_ ? config().dilation_rate[1] * (kernel_size()[1] - 1) : 0);
   const Tensor& k = kernel().value();
   const Tensor filter = Reshape(k, {1, k.shape().dim(0), k.shape().dim(1), k.shape().dim(2)});
   const Tensor y = Apply(Reshape(in, {s.dim(0) < 0 ? -1 : s.dim(0), 1, steps, s.dim(2)}), filter);

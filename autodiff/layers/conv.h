@@ -129,7 +129,8 @@ struct Conv1DConfig {
 // keras.layers.Conv1D: x [batch, steps, channels] -> [batch, out_steps,
 // filters], kernel [kernel_size, in_channels, filters]. Runs as Conv2D on
 // [batch, 1, steps, channels] with the kernel seen as [1, kernel_size, ...],
-// as TF's conv1d does. Errors as Conv2D's, for rank-3 inputs.
+// as TF's conv1d does (one of batch and steps may be unknown in a graph).
+// Errors as Conv2D's, for rank-3 inputs.
 class Conv1D : public Conv2D {
  public:
   Conv1D(int64_t filters, int64_t kernel_size, const Conv1DConfig& config = {});

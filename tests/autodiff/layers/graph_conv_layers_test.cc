@@ -33,15 +33,16 @@ struct Net {
   Conv2DTranspose up{8, {2, 2}, {.strides = {2, 2}, .seed = 4}};
   GlobalAveragePooling2D gap;
   Conv1D conv1d{3, 3, {.strides = 2, .padding = "same", .seed = 3}};
+  Conv1D causal{3, 2, {.padding = "causal", .dilation_rate = 2, .activation = Tanh, .seed = 5}};
   MaxPooling1D pool1d{2};
   GlobalMaxPooling1D gmp1d;
 
   Tensor Images(const Tensor& x) { return gap(up(avg(depthwise(pool(conv(x)))))); }
-  Tensor Sequences(const Tensor& s) { return gmp1d(pool1d(conv1d(s))); }
+  Tensor Sequences(const Tensor& s) { return gmp1d(pool1d(conv1d(causal(s)))); }
   std::vector<Variable*> Kernels() {
-    return {&conv.kernel(),   conv.bias(),  &depthwise.depthwise_kernel(),
-            depthwise.bias(), &up.kernel(), up.bias(),
-            &conv1d.kernel()};
+    return {&conv.kernel(),   conv.bias(),     &depthwise.depthwise_kernel(),
+            depthwise.bias(), &up.kernel(),    up.bias(),
+            &conv1d.kernel(), &causal.kernel()};
   }
 };
 
