@@ -100,6 +100,17 @@ std::unique_ptr<eager::Layer> MakeLayer(const std::string& name) {
   }
   if (name == "global_average_pooling1d") return std::make_unique<GlobalAveragePooling1D>();
   if (name == "global_max_pooling1d") return std::make_unique<GlobalMaxPooling1D>();
+  if (name == "sequential_cnn") {  // tf_keras only: layer-N / layer_with_weights-N edges
+    auto model = std::make_unique<eager::Sequential>();
+    model->Add(
+        std::make_unique<Conv2D>(4, std::array<int64_t, 2>{3, 3},
+                                 Conv2DConfig{.padding = "same", .activation = eager::Relu}));
+    model->Add(std::make_unique<MaxPooling2D>());
+    model->Add(std::make_unique<DepthwiseConv2D>(std::array<int64_t, 2>{2, 2}));
+    model->Add(std::make_unique<GlobalAveragePooling2D>());
+    model->Add(std::make_unique<eager::Dense>(3));
+    return model;
+  }
   throw eager::InvalidArgumentError("unknown case '" + name + "'");
 }
 
