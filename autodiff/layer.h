@@ -4,6 +4,15 @@
 //
 // Layers may create their variables lazily on the first call, when the input
 // size is known (Dense does). Sequential chains Layers.
+//
+// Training vs inference, as Keras's `training` argument: layer(x) is the
+// inference call (Keras's training=None outside fit(): BatchNormalization
+// uses its moving statistics, Dropout is the identity), layer(x, true) the
+// training call. A layer whose behaviour differs overrides
+// Call(x, training); every other layer overrides only Call(x), which the
+// default Call(x, training) forwards to. A layer overriding Call(x, training)
+// also overrides Call(x) as Call(x, false). Containers (Sequential) pass
+// `training` to every layer they call.
 
 #include <string_view>
 
@@ -16,9 +25,18 @@ class Layer : public Module {
  public:
   explicit Layer(std::string_view name = "") : Module(name) {}
 
-  // Runs the layer; the first call may build it. Errors are those of Call().
+  // Runs the layer in inference mode; the first call may build it. Errors
+  // are those of Call().
   Tensor operator()(const Tensor& x) { return Call(x); }
+  // Runs the layer in training (true) or inference (false) mode.
+  Tensor operator()(const Tensor& x, bool training) { return Call(x, training); }
+
   virtual Tensor Call(const Tensor& x) = 0;
+  // The default ignores `training`: the layer behaves the same in both modes.
+  virtual Tensor Call(const Tensor& x, bool training) {
+    (void)training;
+    return Call(x);
+  }
 };
 
 }  // namespace eager

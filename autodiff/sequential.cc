@@ -24,12 +24,14 @@ void Sequential::Add(Layer& layer) {
   NotifyChildAdded("layer-" + std::to_string(layers_.size() - 1), layer);
 }
 
-Tensor Sequential::Call(const Tensor& x) {
+Tensor Sequential::Call(const Tensor& x) { return Call(x, /*training=*/false); }
+
+Tensor Sequential::Call(const Tensor& x, bool training) {
   if (layers_.empty()) {
     throw FailedPreconditionError(StrCat("Sequential '", name(), "' has no layers to call"));
   }
   Tensor y = x;
-  for (Layer* layer : layers_) y = (*layer)(y);
+  for (Layer* layer : layers_) y = (*layer)(y, training);
   return y;
 }
 

@@ -31,8 +31,11 @@ class Sequential : public Layer {
   // Appends a layer owned by the caller, which must outlive this model.
   void Add(Layer& layer);
 
-  // Runs every layer in order. Throws FailedPreconditionError when empty.
+  // Runs every layer in order, in inference mode (Call(x, false)). Throws
+  // FailedPreconditionError when empty.
   Tensor Call(const Tensor& x) override;
+  // Runs every layer in order, passing `training` to each.
+  Tensor Call(const Tensor& x, bool training) override;
 
   const std::vector<Layer*>& layers() const { return layers_; }
 
