@@ -58,6 +58,8 @@
 #include "autodiff/optimizer.h"
 #include "autodiff/sequential.h"
 #include "autodiff/sgd.h"
+// autodiff/layers: Keras's layer library (issue 38).
+#include "autodiff/layers/normalization.h"
 
 // saving: TensorFlow's checkpoint files (link eager_saving).
 #include "saving/bundle/bundle_reader.h"

@@ -1,0 +1,221 @@
+#include "autodiff/layers/normalization.h"
+
+#include <numeric>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/binary_ops.h"
+#include "ops/reduction_ops.h"
+#include "ops/unary_ops.h"
+#include "runtime/graph.h"
+#include "runtime/names.h"
+
+namespace eager {
+namespace {
+
+std::string LayerName(std::string_view name, std::string_view base) {
+  return name.empty() ? UniqueObjectName(base) : std::string(name);
+}
+
+// A scalar of `dtype` holding `value` rounded once, as Python's float
+// becomes a tensor of the variable's dtype in Keras's arithmetic.
+Tensor ScalarOf(double value, DType dtype) {
+  if (dtype == DType::kFloat64) return Tensor::Scalar<double>(value);
+  return Tensor::Scalar<float>(static_cast<float>(value));
+}
+
+// [n] filled with `value`, a plain value (no op, so no graph node at build).
+Tensor Filled(int64_t n, double value, DType dtype) {
+  if (dtype == DType::kFloat64) return Tensor::FromVector<double>(std::vector<double>(n, value));
+  return Tensor::FromVector<float>(std::vector<float>(n, static_cast<float>(value)));
+}
+
+// tf.nn.batch_normalization: x * inv + (offset - mean * inv), inv =
+// rsqrt(variance + epsilon) * scale; gamma/beta may be null (scale/center off).
+Tensor Normalize(const Tensor& x, const Tensor& mean, const Tensor& variance, const Variable* gamma,
+                 const Variable* beta, double epsilon) {
+  Tensor inv = Rsqrt(Add(variance, ScalarOf(epsilon, x.dtype())));
+  if (gamma != nullptr) inv = Mul(inv, gamma->value());
+  const Tensor shift = beta != nullptr ? Sub(beta->value(), Mul(mean, inv)) : Neg(Mul(mean, inv));
+  return Add(Mul(x, inv), shift);
+}
+
+void CheckInput(const Tensor& x, int min_rank, const std::string& layer, const char* kind) {
+  EAGER_CHECK(x.rank() >= min_rank, kind, " '", layer, "': expected an input of rank ", min_rank,
+              " or more [..., channels], got shape ", x.shape());
+  EAGER_CHECK(IsFloating(x.dtype()), kind, " '", layer,
+              "': expected a float32 or float64 input, got ", x.dtype());
+}
+
+void CheckBuildArgs(int64_t channels, DType dtype, const std::string& layer, const char* kind) {
+  EAGER_CHECK(channels > 0, kind, " '", layer, "': channels must be positive, got ", channels);
+  EAGER_CHECK(IsFloating(dtype), kind, " '", layer, "': variables must be float32 or float64, got ",
+              dtype);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// BatchNormalization
+
+BatchNormalization::BatchNormalization(double momentum, double epsilon, bool center, bool scale,
+                                       std::string_view name)
+    : Layer(LayerName(name, "batch_normalization")),
+      momentum_(momentum),
+      epsilon_(epsilon),
+      center_(center),
+      scale_(scale) {
+  EAGER_CHECK(momentum >= 0.0 && momentum <= 1.0, "BatchNormalization '", this->name(),
+              "': momentum must be in [0, 1], got ", momentum);
+  EAGER_CHECK(epsilon > 0.0, "BatchNormalization '", this->name(),
+              "': epsilon must be positive, got ", epsilon);
+}
+
+BatchNormalization::~BatchNormalization() = default;
+
+void BatchNormalization::Build(int64_t channels, DType dtype) {
+  if (built()) {
+    throw FailedPreconditionError(StrCat("BatchNormalization '", name(),
+                                         "': Build called on a layer already built with ",
+                                         moving_mean_->shape().dim(0), " channels"));
+  }
+  CheckBuildArgs(channels, dtype, name(), "BatchNormalization");
+  NameScope scope(NameScope::Current() + name() + "/");
+  // Keras's order: gamma, beta, moving_mean, moving_variance.
+  if (scale_) gamma_ = &AddVariable("gamma", Filled(channels, 1.0, dtype));
+  if (center_) beta_ = &AddVariable("beta", Filled(channels, 0.0, dtype));
+  moving_mean_ = &AddVariable("moving_mean", Filled(channels, 0.0, dtype), /*trainable=*/false);
+  moving_variance_ =
+      &AddVariable("moving_variance", Filled(channels, 1.0, dtype), /*trainable=*/false);
+}
+
+Tensor BatchNormalization::Call(const Tensor& x) { return Call(x, /*training=*/false); }
+
+Tensor BatchNormalization::Call(const Tensor& x, bool training) {
+  CheckInput(x, 2, name(), "BatchNormalization");
+  const int64_t channels = x.shape().dim(x.rank() - 1);
+  if (!built()) Build(channels, x.dtype());
+  EAGER_CHECK(x.dtype() == moving_mean_->dtype() && channels == moving_mean_->shape().dim(0),
+              "BatchNormalization '", name(), "': built for ", moving_mean_->dtype(),
+              " inputs of shape [..., ", moving_mean_->shape().dim(0), "], got ", x.dtype(),
+              " of shape ", x.shape());
+  std::optional<NameScope> scope;
+  if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
+  if (!training) {
+    return Normalize(x, moving_mean_->value(), moving_variance_->value(), gamma_, beta_, epsilon_);
+  }
+  if (Graph::Current() != nullptr) {
+    throw UnimplementedError(StrCat("BatchNormalization '", name(),
+                                    "': a training call in a graph (the moving statistics ",
+                                    "update eagerly only); call it with training=false"));
+  }
+  std::vector<int64_t> axes(x.rank() - 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  // tf.nn.moments: the variance about the stopped mean (the same gradient,
+  // since d variance / d mean is zero at the mean).
+  const Tensor mean = ReduceMean(x, axes);
+  const Tensor variance = ReduceMean(SquaredDifference(x, StopGradient(mean)), axes);
+  // Keras: moving * momentum + batch * (1 - momentum), (1 - momentum) in
+  // Python's double, each rounded to the variable's dtype.
+  const Tensor m = ScalarOf(momentum_, x.dtype());
+  const Tensor one_minus_m = ScalarOf(1.0 - momentum_, x.dtype());
+  const Tensor new_mean = Add(Mul(moving_mean_->value(), m), Mul(StopGradient(mean), one_minus_m));
+  const Tensor new_variance =
+      Add(Mul(moving_variance_->value(), m), Mul(StopGradient(variance), one_minus_m));
+  moving_mean_->Assign(new_mean);
+  moving_variance_->Assign(new_variance);
+  return Normalize(x, mean, variance, gamma_, beta_, epsilon_);
+}
+
+void BatchNormalization::RequireBuilt(const char* what) const {
+  if (!built()) {
+    throw FailedPreconditionError(StrCat("BatchNormalization '", name(), "': ", what,
+                                         " does not exist before the layer is built (call it ",
+                                         "on an input or call Build first)"));
+  }
+}
+
+Variable* BatchNormalization::gamma() const {
+  RequireBuilt("gamma");
+  return gamma_;
+}
+
+Variable* BatchNormalization::beta() const {
+  RequireBuilt("beta");
+  return beta_;
+}
+
+Variable& BatchNormalization::moving_mean() const {
+  RequireBuilt("moving_mean");
+  return *moving_mean_;
+}
+
+Variable& BatchNormalization::moving_variance() const {
+  RequireBuilt("moving_variance");
+  return *moving_variance_;
+}
+
+// ---------------------------------------------------------------------------
+// LayerNormalization
+
+LayerNormalization::LayerNormalization(double epsilon, bool center, bool scale,
+                                       std::string_view name)
+    : Layer(LayerName(name, "layer_normalization")),
+      epsilon_(epsilon),
+      center_(center),
+      scale_(scale) {
+  EAGER_CHECK(epsilon > 0.0, "LayerNormalization '", this->name(),
+              "': epsilon must be positive, got ", epsilon);
+}
+
+LayerNormalization::~LayerNormalization() = default;
+
+void LayerNormalization::Build(int64_t channels, DType dtype) {
+  if (built()) {
+    throw FailedPreconditionError(StrCat("LayerNormalization '", name(),
+                                         "': Build called on a layer already built with ",
+                                         channels_, " channels"));
+  }
+  CheckBuildArgs(channels, dtype, name(), "LayerNormalization");
+  NameScope scope(NameScope::Current() + name() + "/");
+  if (scale_) gamma_ = &AddVariable("gamma", Filled(channels, 1.0, dtype));
+  if (center_) beta_ = &AddVariable("beta", Filled(channels, 0.0, dtype));
+  channels_ = channels;
+  dtype_ = dtype;
+  built_ = true;
+}
+
+Tensor LayerNormalization::Call(const Tensor& x) {
+  CheckInput(x, 1, name(), "LayerNormalization");
+  const int64_t channels = x.shape().dim(x.rank() - 1);
+  if (!built()) Build(channels, x.dtype());
+  EAGER_CHECK(x.dtype() == dtype_ && channels == channels_, "LayerNormalization '", name(),
+              "': built for ", dtype_, " inputs of shape [..., ", channels_, "], got ", x.dtype(),
+              " of shape ", x.shape());
+  std::optional<NameScope> scope;
+  if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
+  const Tensor mean = ReduceMean(x, {-1}, /*keepdims=*/true);
+  const Tensor variance = ReduceMean(SquaredDifference(x, StopGradient(mean)), {-1}, true);
+  return Normalize(x, mean, variance, gamma_, beta_, epsilon_);
+}
+
+void LayerNormalization::RequireBuilt(const char* what) const {
+  if (!built()) {
+    throw FailedPreconditionError(StrCat("LayerNormalization '", name(), "': ", what,
+                                         " does not exist before the layer is built (call it ",
+                                         "on an input or call Build first)"));
+  }
+}
+
+Variable* LayerNormalization::gamma() const {
+  RequireBuilt("gamma");
+  return gamma_;
+}
+
+Variable* LayerNormalization::beta() const {
+  RequireBuilt("beta");
+  return beta_;
+}
+
+}  // namespace eager
