@@ -59,7 +59,9 @@
 #include "autodiff/sequential.h"
 #include "autodiff/sgd.h"
 // autodiff/layers: Keras's layer library (issue 38).
+#include "autodiff/layers/embedding.h"
 #include "autodiff/layers/normalization.h"
+#include "autodiff/layers/regularization.h"
 
 // saving: TensorFlow's checkpoint files (link eager_saving).
 #include "saving/bundle/bundle_reader.h"

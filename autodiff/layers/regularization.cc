@@ -1,0 +1,64 @@
+#include "autodiff/layers/regularization.h"
+
+#include <string>
+
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "runtime/graph.h"
+#include "runtime/names.h"
+
+namespace eager {
+namespace {
+
+std::string LayerName(std::string_view name) {
+  return name.empty() ? UniqueObjectName("dropout") : std::string(name);
+}
+
+// FNV-1a, as Dense derives its default seed: the same on every platform.
+uint64_t SeedFromName(std::string_view name) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+Tensor ScalarOf(double value, DType dtype) {
+  if (dtype == DType::kFloat64) return Tensor::Scalar<double>(value);
+  return Tensor::Scalar<float>(static_cast<float>(value));
+}
+
+}  // namespace
+
+Dropout::Dropout(double rate, std::optional<uint64_t> seed, std::string_view name)
+    : Layer(LayerName(name)),
+      rate_(rate),
+      seed_(seed ? *seed : SeedFromName(this->name())),
+      generator_(seed_) {
+  EAGER_CHECK(rate >= 0.0 && rate <= 1.0, "Dropout '", this->name(),
+              "': rate must be in [0, 1], got ", rate);
+}
+
+Dropout::~Dropout() = default;
+
+Tensor Dropout::Call(const Tensor& x) { return x; }
+
+Tensor Dropout::Call(const Tensor& x, bool training) {
+  if (!training || rate_ == 0.0) return x;
+  EAGER_CHECK(IsFloating(x.dtype()), "Dropout '", name(),
+              "': expected a float32 or float64 input, got ", x.dtype(), " of shape ", x.shape());
+  if (Graph::Current() != nullptr) {
+    throw UnimplementedError(StrCat("Dropout '", name(),
+                                    "': a training call in a graph (the mask is drawn eagerly); ",
+                                    "call it with training=false"));
+  }
+  if (rate_ == 1.0) return ZerosLike(x);
+  // tf.nn.dropout: keep where u >= rate; scale = 1 / (1 - rate), computed in
+  // double and rounded to x's dtype as TF's Python does.
+  const Tensor u = generator_.Uniform(x.shape(), 0.0, 1.0, x.dtype());
+  const Tensor keep = GreaterEqual(u, ScalarOf(rate_, x.dtype()));
+  return SelectV2(keep, Mul(x, ScalarOf(1.0 / (1.0 - rate_), x.dtype())), ScalarOf(0.0, x.dtype()));
+}
+
+}  // namespace eager
