@@ -1,0 +1,93 @@
+// keras_layers_driver: eager's side of the layer judges (tests/tf_keras,
+// keras_layers_test.py): BatchNormalization, LayerNormalization, Embedding
+// and Dropout saved and restored through tf.train.Checkpoint(layer=...).
+//
+//   keras_layers_driver restore LAYOUT KIND FEEDS CKPT OUT
+//   keras_layers_driver save    LAYOUT KIND FEEDS DIR
+//
+// KIND is bn, ln, embedding or dropout; LAYOUT keras3 or keras2
+// (SetKerasLayout before anything is built). FEEDS is a bundle with "x" (the
+// input; int32 ids for embedding) and, for save, the weights to set under
+// their Keras names ("gamma", "beta", "moving_mean", "moving_variance",
+// "embeddings").
+//
+// restore: a fresh, unbuilt layer restores CKPT, is called on x (building it:
+//          the variables take the saved values on creation), asserts the
+//          restore was consumed, and writes to the bundle OUT "infer"
+//          (layer(x)), then "train" (layer(x, true)) and, for bn, the
+//          "moving_mean" and "moving_variance" after that training call.
+// save:    builds the layer on x, assigns the FEEDS weights, and saves
+//          tf.train.Checkpoint(layer=...) as DIR/ckpt-1.
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "eager.h"
+
+namespace {
+
+eager::KerasLayout ParseLayout(const std::string& name) {
+  for (auto layout : {eager::KerasLayout::kKeras2, eager::KerasLayout::kKeras3}) {
+    if (eager::KerasLayoutName(layout) == name) return layout;
+  }
+  throw eager::InvalidArgumentError("unknown layout '" + name + "'; expected keras2 or keras3");
+}
+
+std::unique_ptr<eager::Layer> MakeLayer(const std::string& kind) {
+  if (kind == "bn") return std::make_unique<eager::BatchNormalization>();
+  if (kind == "ln") return std::make_unique<eager::LayerNormalization>();
+  if (kind == "embedding") return std::make_unique<eager::Embedding>(7, 5);
+  if (kind == "dropout") return std::make_unique<eager::Dropout>(0.3, 1234);
+  throw eager::InvalidArgumentError("unknown layer kind '" + kind +
+                                    "'; expected bn, ln, embedding or dropout");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (!((mode == "restore" && argc == 7) || (mode == "save" && argc == 6))) {
+    std::cerr << "usage: keras_layers_driver restore LAYOUT KIND FEEDS CKPT OUT | "
+                 "save LAYOUT KIND FEEDS DIR\n";
+    return 2;
+  }
+  try {
+    const eager::KerasLayout layout = ParseLayout(argv[2]);
+    const std::string kind = argv[3];
+    const eager::BundleReader feeds(argv[4]);
+    const eager::Tensor x = feeds.Read("x");
+    std::unique_ptr<eager::Layer> layer = MakeLayer(kind);
+    eager::Checkpoint checkpoint({{"layer", layer.get()}});
+    eager::SetKerasLayout(checkpoint, layout);
+    if (mode == "save") {
+      (*layer)(x);
+      for (eager::Variable* v : layer->Variables()) {
+        const std::string_view name = v->shared_name();  // "<layer>/gamma"
+        v->Assign(feeds.Read(name.substr(name.rfind('/') + 1)));
+      }
+      std::cout << "wrote " << checkpoint.Save(std::string(argv[5]) + "/ckpt") << " (" << kind
+                << ", " << eager::KerasLayoutName(layout) << ")\n";
+      return 0;
+    }
+    eager::CheckpointLoadStatus status = checkpoint.Restore(argv[5]);
+    const eager::Tensor infer = (*layer)(x);
+    status.AssertConsumed();
+    const eager::Tensor train = (*layer)(x, /*training=*/true);
+    eager::BundleWriter out(argv[6]);
+    out.Add("infer", infer);
+    out.Add("train", train);
+    if (auto* bn = dynamic_cast<eager::BatchNormalization*>(layer.get())) {
+      out.Add("moving_mean", bn->moving_mean().value());
+      out.Add("moving_variance", bn->moving_variance().value());
+    }
+    out.Finish();
+    std::cout << "restored " << argv[5] << " (" << kind << ", " << eager::KerasLayoutName(layout)
+              << ")\n";
+  } catch (const std::exception& e) {
+    std::cerr << "keras_layers_driver: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
