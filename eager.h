@@ -62,6 +62,7 @@
 #include "autodiff/layers/embedding.h"
 #include "autodiff/layers/normalization.h"
 #include "autodiff/layers/regularization.h"
+#include "autodiff/layers/reshaping.h"
 
 // saving: TensorFlow's checkpoint files (link eager_saving).
 #include "saving/bundle/bundle_reader.h"
