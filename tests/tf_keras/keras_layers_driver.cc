@@ -5,16 +5,16 @@
 //   keras_layers_driver restore LAYOUT KIND FEEDS CKPT OUT
 //   keras_layers_driver save    LAYOUT KIND FEEDS DIR
 //
-// KIND is bn, ln, embedding or dropout; LAYOUT keras3 or keras2
+// KIND is bn, ln, embedding, dropout or seq (Sequential of Dense(4),
+// BatchNormalization, Dropout(0.3), Dense(2)); LAYOUT keras3 or keras2
 // (SetKerasLayout before anything is built). FEEDS is a bundle with "x" (the
-// input; int32 ids for embedding) and, for save, the weights to set under
-// their Keras names ("gamma", "beta", "moving_mean", "moving_variance",
-// "embeddings").
+// input; int32 ids for embedding) and, for save, the weights to set, "w0",
+// "w1", ... in Variables() order (Keras's layer.weights order).
 //
 // restore: a fresh, unbuilt layer restores CKPT, is called on x (building it:
 //          the variables take the saved values on creation), asserts the
 //          restore was consumed, and writes to the bundle OUT "infer"
-//          (layer(x)), then "train" (layer(x, true)) and, for bn, the
+//          (layer(x)), then "train" (layer(x, true)) and, for bn and seq, the
 //          "moving_mean" and "moving_variance" after that training call.
 // save:    builds the layer on x, assigns the FEEDS weights, and saves
 //          tf.train.Checkpoint(layer=...) as DIR/ckpt-1.
@@ -22,7 +22,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "eager.h"
 
@@ -40,8 +40,16 @@ std::unique_ptr<eager::Layer> MakeLayer(const std::string& kind) {
   if (kind == "ln") return std::make_unique<eager::LayerNormalization>();
   if (kind == "embedding") return std::make_unique<eager::Embedding>(7, 5);
   if (kind == "dropout") return std::make_unique<eager::Dropout>(0.3, 1234);
+  if (kind == "seq") {
+    auto model = std::make_unique<eager::Sequential>();
+    model->Add(std::make_unique<eager::Dense>(4));
+    model->Add(std::make_unique<eager::BatchNormalization>());
+    model->Add(std::make_unique<eager::Dropout>(0.3, 1234));
+    model->Add(std::make_unique<eager::Dense>(2));
+    return model;
+  }
   throw eager::InvalidArgumentError("unknown layer kind '" + kind +
-                                    "'; expected bn, ln, embedding or dropout");
+                                    "'; expected bn, ln, embedding, dropout or seq");
 }
 
 }  // namespace
@@ -63,9 +71,9 @@ int main(int argc, char** argv) {
     eager::SetKerasLayout(checkpoint, layout);
     if (mode == "save") {
       (*layer)(x);
-      for (eager::Variable* v : layer->Variables()) {
-        const std::string_view name = v->shared_name();  // "<layer>/gamma"
-        v->Assign(feeds.Read(name.substr(name.rfind('/') + 1)));
+      const std::vector<eager::Variable*> variables = layer->Variables();
+      for (size_t i = 0; i < variables.size(); ++i) {
+        variables[i]->Assign(feeds.Read(eager::StrCat("w", i)));
       }
       std::cout << "wrote " << checkpoint.Save(std::string(argv[5]) + "/ckpt") << " (" << kind
                 << ", " << eager::KerasLayoutName(layout) << ")\n";
@@ -78,7 +86,11 @@ int main(int argc, char** argv) {
     eager::BundleWriter out(argv[6]);
     out.Add("infer", infer);
     out.Add("train", train);
-    if (auto* bn = dynamic_cast<eager::BatchNormalization*>(layer.get())) {
+    auto* bn = dynamic_cast<eager::BatchNormalization*>(layer.get());
+    if (auto* model = dynamic_cast<eager::Sequential*>(layer.get())) {
+      bn = dynamic_cast<eager::BatchNormalization*>(model->layers()[1]);
+    }
+    if (bn != nullptr) {
       out.Add("moving_mean", bn->moving_mean().value());
       out.Add("moving_variance", bn->moving_variance().value());
     }
