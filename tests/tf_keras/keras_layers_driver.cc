@@ -6,7 +6,9 @@
 //   keras_layers_driver save    LAYOUT KIND FEEDS DIR
 //
 // KIND is bn, ln, embedding, dropout or seq (Sequential of Dense(4),
-// BatchNormalization, Dropout(0.3), Dense(2)); LAYOUT keras3 or keras2
+// BatchNormalization, Dropout(0.3), Dense(2)), or a shape layer (softmax,
+// reshape, permute, repeat, zeropad, crop: keras_layers_test.py's arguments);
+// LAYOUT keras3 or keras2
 // (SetKerasLayout before anything is built). FEEDS is a bundle with "x" (the
 // input; int32 ids for embedding) and, for save, the weights to set, "w0",
 // "w1", ... in Variables() order (Keras's layer.weights order).
@@ -48,8 +50,15 @@ std::unique_ptr<eager::Layer> MakeLayer(const std::string& kind) {
     model->Add(std::make_unique<eager::Dense>(2));
     return model;
   }
+  if (kind == "softmax") return std::make_unique<eager::ActivationLayer>("softmax");
+  if (kind == "reshape") return std::make_unique<eager::ReshapeLayer>(std::vector<int64_t>{3, -1});
+  if (kind == "permute") return std::make_unique<eager::Permute>(std::vector<int64_t>{2, 1});
+  if (kind == "repeat") return std::make_unique<eager::RepeatVector>(3);
+  if (kind == "zeropad") return std::make_unique<eager::ZeroPadding2D>(1, 2, 0, 3);
+  if (kind == "crop") return std::make_unique<eager::Cropping2D>(1, 0, 2, 1);
   throw eager::InvalidArgumentError("unknown layer kind '" + kind +
-                                    "'; expected bn, ln, embedding, dropout or seq");
+                                    "'; expected bn, ln, embedding, dropout, seq, softmax, " +
+                                    "reshape, permute, repeat, zeropad or crop");
 }
 
 }  // namespace

@@ -9,7 +9,9 @@ defaults), LayerNormalization, Embedding(7, 5), Dropout(0.3), each on a fixed
 input (BatchNormalization also on a rank-4 one in Keras 3), and a tf_keras
 Sequential([Dense(4), BatchNormalization(), Dropout(0.3), Dense(2)]) whose
 training output is not compared (the masks differ) but whose moving
-statistics are.
+statistics are. Then the weightless shape layers: Activation("softmax"),
+Reshape((3, -1)), Permute((2, 1)), RepeatVector(3), ZeroPadding2D(((1, 2),
+(0, 3))) and Cropping2D(((1, 0), (2, 1))), outputs compared the same way.
 
 For each flavor and layer:
   TF -> eager: TF builds the layer, sets weights (random, variances
@@ -82,7 +84,11 @@ def make(kmod, kind):
     return {"bn": lambda: L.BatchNormalization(), "ln": lambda: L.LayerNormalization(),
             "embedding": lambda: L.Embedding(7, 5), "dropout": lambda: L.Dropout(RATE),
             "seq": lambda: kmod.Sequential([L.Dense(4), L.BatchNormalization(), L.Dropout(RATE),
-                                            L.Dense(2)])}[kind]()
+                                            L.Dense(2)]),
+            "softmax": lambda: L.Activation("softmax"), "reshape": lambda: L.Reshape((3, -1)),
+            "permute": lambda: L.Permute((2, 1)), "repeat": lambda: L.RepeatVector(3),
+            "zeropad": lambda: L.ZeroPadding2D(((1, 2), (0, 3))),
+            "crop": lambda: L.Cropping2D(((1, 0), (2, 1)))}[kind]()
 
 
 def weights(layer, rng):
@@ -182,6 +188,13 @@ def main():
     # (_functional/_operations/N) is not eager's yet (issue 38).
     xs = rng.randn(6, 5).astype(np.float32)
     case(tally, driver, os.path.join(work, "keras2", "seq"), "keras2", tf_keras, "seq", xs, rng)
+    # The weightless shape layers (autodiff/layers/reshaping.h), both lines.
+    shaped = {"softmax": (3, 4), "reshape": (2, 12), "permute": (2, 3, 4), "repeat": (3, 4),
+              "zeropad": (2, 4, 5, 3), "crop": (2, 4, 5, 3)}
+    for layout, kmod in FLAVORS:
+        for kind, shape in shaped.items():
+            x = rng.randn(*shape).astype(np.float32)
+            case(tally, driver, os.path.join(work, layout, kind), layout, kmod, kind, x, rng)
     print(f"{tally.passed} passed, {tally.failed} failed")
     return 1 if tally.failed else 0
 
