@@ -7,12 +7,25 @@
 //   model.Add(std::make_unique<eager::Dense>(10));
 //   eager::Tensor logits = model(images);   // builds both Dense layers
 //
-// Checkpoint edges are Keras's (FORMAT.md 4.4): for layer i, first
-// "layer_with_weights-<k>" if it has variables (k counts such layers), then
-// "layer-<i>", both to the layer. They are computed when asked, so a layer
-// gains its "layer_with_weights" edge once it is built.
+// Checkpoint edges are those of the Keras line set with SetKerasLayout
+// (runtime/trackable.h), as TF 2.21 writes them:
+//   tf_keras (kKeras2Legacy, kKeras2; FORMAT.md 4.4): for layer i, first
+//     "layer_with_weights-<k>" if it has variables (k counts such layers),
+//     then "layer-<i>", both to the layer. Computed when asked, so a layer
+//     gains its "layer_with_weights" edge once it is built.
+//   Keras 3 (kKeras3): one edge "_functional" (the functional model Keras 3
+//     builds inside a Sequential) to an object with one edge "_operations",
+//     a list whose "0" is an InputLayer and "<i>" the i-th other layer. When
+//     the first layer added is an InputLayer it is that "0"; otherwise an
+//     empty object stands for the InputLayer Keras 3 adds.
+// A restore recognizes the other line's structure: restoring a Keras 3
+// Sequential's checkpoint ("_functional") into a Sequential not in kKeras3,
+// or a tf_keras one ("layer-<i>") into one in kKeras3, or a Keras 3
+// functional model's ("_operations" directly) into either, throws
+// InvalidArgumentError naming the edge found and the layout to set.
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,12 +52,24 @@ class Sequential : public Layer {
 
   const std::vector<Layer*>& layers() const { return layers_; }
 
-  // Trackable: the Keras edges described above.
+  // Trackable: the edges described above.
   std::vector<Child> Children() override;
+  void UseKerasLayout(KerasLayout layout) override { layout_ = layout; }
+  std::string SavedStructureMismatch(const std::vector<std::string_view>& saved_edges) override;
 
  private:
+  class KerasNode;
+  // The Keras 3 "_operations" list's edges.
+  std::vector<Child> Operations();
+  // Whether layer 0 is an InputLayer (then it is "_operations/0").
+  bool StartsWithInput() const;
+
   std::vector<Layer*> layers_;
   std::vector<std::unique_ptr<Layer>> owned_layers_;
+  KerasLayout layout_ = KerasLayout::kKeras2Legacy;
+  std::unique_ptr<KerasNode> functional_;  // "_functional"
+  std::unique_ptr<KerasNode> operations_;  // "_functional/_operations"
+  std::unique_ptr<KerasNode> input_;       // "_operations/0" unless layer 0 is an InputLayer
 };
 
 }  // namespace eager

@@ -117,6 +117,15 @@ class Trackable {
   // switch to `layout` (see KerasLayout); the default ignores it. May add
   // restorations' matches (NotifyChildAdded) but creates no variables.
   virtual void UseKerasLayout(KerasLayout layout) { (void)layout; }
+  // A restore is binding this object to a saved object whose child edges are
+  // `saved_edges`: returns why this object cannot take that structure (e.g.
+  // the edges of another Keras layout than the one set), or "" to go on.
+  // The restore then throws InvalidArgumentError naming the checkpoint and
+  // the object, with this text, before assigning anything. Default: "".
+  virtual std::string SavedStructureMismatch(const std::vector<std::string_view>& saved_edges) {
+    (void)saved_edges;
+    return {};
+  }
   // Tensors saved under "<object path>/.ATTRIBUTES/<key>".
   virtual std::map<std::string, Tensor> SerializeToTensors() const { return {}; }
   // Receives the tensors saved by SerializeToTensors, keyed alike.

@@ -22,6 +22,16 @@ For each flavor:
   TF -> eager: TF saves after one step; eager restores it into a fresh model
     and Adam, takes the next step and asserts the restore was consumed; its
     values equal TF's second step.
+Then the same for Sequential([Flatten(), Dense(4, relu), Dense(2)]), whose
+object graph differs by line (Keras 3: model/_functional/_operations/N with
+an InputLayer at 0 and Dense's `_kernel`; tf_keras: layer-N and
+layer_with_weights-N): TF writes after one step, eager restores into a fresh
+model, predicts as TF does, steps as TF's second step and asserts the restore
+consumed; eager writes after one step, TF restores into a built model and
+optimizer with assert_consumed(), predicts as eager and holds TF's own first
+step; eager's keys are TF's. And eager's model in the other layout fails to
+restore TF's file with a message naming the layout the file has.
+
 Float values agree to 1e-6 * max(1, max|TF|) (the matmul may add in another
 order); iterations exactly.
 """
@@ -201,6 +211,76 @@ def flavor(tally, driver, work, layout, kmod, legacy, feeds, x, y, kernel0):
     compare(tally, f"{what}: eager's next step from TF's checkpoint", got, two_steps)
 
 
+def seq_make(kmod, legacy):
+    model = kmod.Sequential([kmod.layers.Flatten(), kmod.layers.Dense(4, activation="relu"),
+                             kmod.layers.Dense(2)])
+    return model, (kmod.optimizers.legacy.Adam() if legacy else kmod.optimizers.Adam())
+
+
+def seq_state(model):
+    d0, d1 = model.layers[1], model.layers[2]
+    return {"k0": d0.kernel.numpy(), "b0": d0.bias.numpy(),
+            "k1": d1.kernel.numpy(), "b1": d1.bias.numpy()}
+
+
+def seq_flavor(tally, driver, work, layout, kmod, legacy, feeds, sx, sy, k0, k1):
+    folder = os.path.join(work, "seq_" + layout)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    what = f"Sequential {layout} ({kmod.__name__}{' legacy' if legacy else ''} Adam)"
+    model, opt = seq_make(kmod, legacy)
+    model(sx)
+    model.layers[1].kernel.assign(k0)
+    model.layers[2].kernel.assign(k1)
+    step(model, opt, sx, sy)
+    tf_ckpt = tf.train.Checkpoint(model=model, optimizer=opt).save(os.path.join(folder, "tf/ckpt"))
+    one_pred = model(sx).numpy()
+    one_step = seq_state(model)
+    step(model, opt, sx, sy)
+    two_steps = seq_state(model)
+
+    # TF -> eager.
+    out = os.path.join(folder, "eager_resumed")
+    try:
+        run([driver, "seq-resume", layout, feeds, tf_ckpt, out])
+        got = {k: tf.train.load_checkpoint(out).get_tensor(k) for k in ["pred"] + list(two_steps)}
+        compare(tally, f"{what}: eager's prediction from TF's checkpoint", got, {"pred": one_pred})
+        compare(tally, f"{what}: eager's next step from TF's checkpoint",
+                {k: got[k] for k in two_steps}, two_steps)
+    except RuntimeError as e:
+        tally.check(f"{what}: eager restores TF's checkpoint and steps", str(e))
+    # The other layout's model names the file's.
+    other = "keras2" if layout == "keras3" else "keras3"
+    proc = subprocess.run([driver, "seq-resume", other, feeds, tf_ckpt, out + "_other"],
+                          capture_output=True, text=True)
+    expected = "_functional/_operations" if layout == "keras3" else "layer_with_weights-0"
+    tally.check(f"{what}: a {other} model refuses TF's file naming its layout",
+                None if proc.returncode != 0 and expected in proc.stderr else
+                f"exit {proc.returncode}, stderr {proc.stderr.strip()[:600]!r}")
+
+    # eager -> TF.
+    try:
+        run([driver, "seq-save", layout, feeds, os.path.join(folder, "eager")])
+    except RuntimeError as e:
+        tally.check(f"{what}: eager writes", str(e))
+        return
+    eager_ckpt = os.path.join(folder, "eager/ckpt-1")
+    model, opt = seq_make(kmod, legacy)
+    build(model, opt, sx, legacy)
+    try:
+        tf.train.Checkpoint(model=model, optimizer=opt).restore(eager_ckpt).assert_consumed()
+        tally.check(f"{what}: TF restores eager's checkpoint, assert_consumed()", None)
+        compare(tally, f"{what}: eager's step restored by TF", seq_state(model), one_step)
+        eager_pred = tf.train.load_checkpoint(os.path.join(folder, "eager/pred")).get_tensor("pred")
+        compare(tally, f"{what}: TF predicts as eager", {"pred": model(sx).numpy()},
+                {"pred": eager_pred})
+    except (AssertionError, ValueError) as e:
+        tally.check(f"{what}: TF restores eager's checkpoint, assert_consumed()", str(e)[:2000])
+    tally.check(f"{what}: eager's keys are TF's",
+                None if keys(eager_ckpt) == keys(tf_ckpt) else
+                f"eager {keys(eager_ckpt)}\nTF {keys(tf_ckpt)}")
+
+
 def main():
     args = dict(a.split("=", 1) for a in sys.argv[1:])
     driver, work = args["driver"], args["work"]
@@ -209,14 +289,20 @@ def main():
     x = rng.randn(4, 3).astype(np.float32)
     y = np.array([1, 2, 3, 4], np.int32)
     kernel0 = (rng.rand(3, 10).astype(np.float32) - 0.5)
+    sx = rng.randn(5, 2, 3).astype(np.float32)
+    sy = np.array([0, 1, 1, 0, 1], np.int32)
+    k0 = (rng.rand(6, 4).astype(np.float32) - 0.5)
+    k1 = (rng.rand(4, 2).astype(np.float32) - 0.5)
     feeds = os.path.join(work, "feeds")
-    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=["kernel0", "x", "y"],
-                      shape_and_slices=[""] * 3, tensors=[kernel0, x, y])
+    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=["kernel0", "x", "y", "sx", "sy", "k0", "k1"],
+                      shape_and_slices=[""] * 7, tensors=[kernel0, x, y, sx, sy, k0, k1])
     print(f"TF {tf.__version__}, Keras {keras.__version__}, tf_keras {tf_keras.__version__}",
           flush=True)
     tally = Tally()
     for layout, kmod, legacy in FLAVORS:
         flavor(tally, driver, work, layout, kmod, legacy, feeds, x, y, kernel0)
+    for layout, kmod, legacy in FLAVORS:
+        seq_flavor(tally, driver, work, layout, kmod, legacy, feeds, sx, sy, k0, k1)
     print(f"{tally.passed} passed, {tally.failed} failed")
     return 1 if tally.failed else 0
 

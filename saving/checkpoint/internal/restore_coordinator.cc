@@ -285,6 +285,13 @@ void RestoreCoordinator::Match(int node, Trackable& object, int via_node, int vi
     Restore(id, *live, batch);
     const auto& saved = graph_.nodes[n];
     if (!saved.children.empty()) {
+      std::vector<std::string_view> edges;
+      edges.reserve(saved.children.size());
+      for (const auto& edge : saved.children) edges.emplace_back(edge.local_name);
+      if (std::string why = live->SavedStructureMismatch(edges); !why.empty()) {
+        throw InvalidArgumentError(StrCat("Checkpoint ", save_path_, ": ", Describe(id), ": ", why,
+                                          batch != nullptr ? "; nothing was restored" : ""));
+      }
       const std::vector<Trackable::Child> children = live->Children();
       for (size_t k = 0; k < saved.children.size(); ++k) {
         const auto& edge = saved.children[k];

@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "autodiff/flatten.h"
+#include "autodiff/input_layer.h"
+#include "autodiff/sequential.h"
 #include "ops/nn_ops.h"
 #include "runtime/errors.h"
 #include "saving/bundle/bundle_reader.h"
@@ -160,4 +164,53 @@ TEST(KerasLayoutTest, RestoresARealTfKerasCheckpointWithTheNewOptimizer) {
 }
 
 }  // namespace
+// Keras 3 saves a Sequential as "_functional/_operations/<i>" with its
+// InputLayer at 0 (TF 2.21; tests/tf_keras checks against TF): an eager
+// Sequential's first InputLayer is that 0, else an empty object stands in.
+TEST(KerasLayoutTest, Keras3SequentialWritesFunctionalOperations) {
+  for (bool with_input : {false, true}) {
+    Sequential model;
+    if (with_input) model.Add(std::make_unique<InputLayer>(Shape{2, 3}));
+    model.Add(std::make_unique<Flatten>());
+    model.Add(std::make_unique<Dense>(4));
+    Checkpoint checkpoint({{"model", &model}});
+    SetKerasLayout(checkpoint, KerasLayout::kKeras3);
+    model(Tensor::Zeros(Shape{1, 2, 3}, DType::kFloat32));
+    const std::string path = checkpoint.Write(TempDir() + "/seq3");
+    EXPECT_EQ(Keys(path), (std::set<std::string>{Value("model/_functional/_operations/2/_kernel"),
+                                                 Value("model/_functional/_operations/2/bias")}))
+        << (with_input ? "with" : "without") << " an InputLayer";
+  }
+}
+
+// A Keras 3 functional model ("_operations" right under the model) is not a
+// Sequential's structure: the restore says so instead of matching nothing.
+TEST(KerasLayoutTest, AKeras3FunctionalFileIntoASequentialNamesTheEdge) {
+  Module functional;
+  Module operations;
+  InputLayer input;
+  Dense dense(4);
+  dense.Build(6);
+  functional.Track("_operations", operations);
+  operations.Track("0", input);
+  operations.Track("1", dense);
+  SetKerasLayout(dense, KerasLayout::kKeras3);
+  const std::string path = Checkpoint({{"model", &functional}}).Write(TempDir() + "/functional3");
+  for (KerasLayout layout : {KerasLayout::kKeras3, KerasLayout::kKeras2}) {
+    Sequential model;
+    model.Add(std::make_unique<Flatten>());
+    model.Add(std::make_unique<Dense>(4));
+    Checkpoint checkpoint({{"model", &model}});
+    SetKerasLayout(checkpoint, layout);
+    try {
+      checkpoint.Restore(path);
+      ADD_FAILURE() << "restored a functional model's file into a Sequential";
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("Keras 3 functional model (edge '_operations')"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace eager::testing
