@@ -79,6 +79,10 @@ std::vector<Trackable::Child> Checkpoint::Children() {
   return children;
 }
 
+void Checkpoint::UseKerasLayout(KerasLayout layout) {
+  if (root_ != nullptr) SetKerasLayout(*root_, layout);
+}
+
 void Checkpoint::Track(const std::string& name, Trackable& object) {
   if (root_ != nullptr) {
     throw FailedPreconditionError(StrCat(

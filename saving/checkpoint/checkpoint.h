@@ -104,6 +104,9 @@ class Checkpoint final : public Trackable {
 
   // Trackable.
   std::vector<Child> Children() override;
+  // A root-mode Checkpoint has no children of its own: SetKerasLayout on it
+  // sets the layout of its root and everything below (SetKerasLayout(root)).
+  void UseKerasLayout(KerasLayout layout) override;
 
  private:
   friend class CheckpointManager;

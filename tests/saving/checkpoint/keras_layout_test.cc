@@ -213,4 +213,26 @@ TEST(KerasLayoutTest, AKeras3FunctionalFileIntoASequentialNamesTheEdge) {
   }
 }
 
+// A root-mode Checkpoint (Keras's model.save_weights: the object itself is
+// the root) passes the layout on to everything below its root.
+TEST(KerasLayoutTest, SetKerasLayoutReachesARootModeCheckpointsObjects) {
+  struct Root : Module {
+    MyModel model;
+    Adam optimizer;
+    Root() {
+      Track("model", model);
+      Track("optimizer", optimizer);
+    }
+  } root;
+  Checkpoint checkpoint(root);
+  SetKerasLayout(checkpoint, KerasLayout::kKeras3);
+  TrainStep(root.model, root.optimizer, Input());
+  const std::string path = checkpoint.Write(TempDir() + "/root_mode");
+  EXPECT_EQ(Keys(path), (std::set<std::string>{
+                            Value("model/dense/_kernel"), Value("model/dense/bias"),
+                            Value("optimizer/_iterations"), Value("optimizer/_learning_rate"),
+                            Value("optimizer/_variables/2"), Value("optimizer/_variables/3"),
+                            Value("optimizer/_variables/4"), Value("optimizer/_variables/5")}));
+}
+
 }  // namespace eager::testing
