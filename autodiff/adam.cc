@@ -176,8 +176,15 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
   VisitFloatDType(variable.dtype(), "Adam", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T lr = static_cast<T>(lr32_);
-    const T beta1 = static_cast<T>(beta1_32_);
-    const T beta2 = static_cast<T>(beta2_32_);
+    // Keras 3 and tf_keras 2.11+ keep the betas as Python floats: the powers
+    // cast them to T (tf.cast(self.beta_1, dtype)), and 1 - beta is taken in
+    // double and rounded to T after (1 - self.beta_2 times a T tensor).
+    // OptimizerV2 and TF1 use float32 tensors and subtract in T.
+    const bool python_betas = !tf1_ && keras_layout() != KerasLayout::kKeras2Legacy;
+    const T beta1 = python_betas ? static_cast<T>(beta_1_value_) : static_cast<T>(beta1_32_);
+    const T beta2 = python_betas ? static_cast<T>(beta_2_value_) : static_cast<T>(beta2_32_);
+    const T one_minus_beta1 = python_betas ? static_cast<T>(1.0 - beta_1_value_) : T(1) - beta1;
+    const T one_minus_beta2 = python_betas ? static_cast<T>(1.0 - beta_2_value_) : T(1) - beta2;
     T beta1_power, beta2_power, epsilon;
     if (tf1_) {
       beta1_power = static_cast<T>(beta1_power32_);
@@ -213,7 +220,8 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
     if (value.in_place() && m.in_place() && v.in_place()) {
       internal::ApplyAdamKernel<T>(n, grad.data<T>().data(), internal::MutableData<T>(value.out),
                                    internal::MutableData<T>(m.out), internal::MutableData<T>(v.out),
-                                   lr, beta1, beta2, beta1_power, beta2_power, epsilon);
+                                   lr, one_minus_beta1, one_minus_beta2, beta1_power, beta2_power,
+                                   epsilon);
     } else {
       // Someone (a save in progress) still holds a value: write all three
       // into new buffers in one pass (fresh ones for any that were not).
@@ -224,8 +232,8 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
       internal::ApplyAdamKernelTo<T>(
           n, grad.data<T>().data(), value.in.data<T>().data(), m.in.data<T>().data(),
           v.in.data<T>().data(), internal::MutableData<T>(value.out),
-          internal::MutableData<T>(m.out), internal::MutableData<T>(v.out), lr, beta1, beta2,
-          beta1_power, beta2_power, epsilon);
+          internal::MutableData<T>(m.out), internal::MutableData<T>(v.out), lr, one_minus_beta1,
+          one_minus_beta2, beta1_power, beta2_power, epsilon);
     }
     m_slot.Assign(m.out);
     v_slot.Assign(v.out);

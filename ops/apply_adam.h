@@ -34,7 +34,10 @@ enum class AdamBuffers {
   kSeparate,  // from the *_in buffers, distinct from the outputs
 };
 
-// The one Adam loop. The buffers it touches are distinct, which __restrict
+// The one Adam loop. It takes 1 - beta_1 and 1 - beta_2 as computed by the
+// caller: TF's ApplyAdam kernel subtracts in T (ApplyAdamKernel's callers
+// pass T(1) - beta), Keras 3 and tf_keras 2.11+ in Python double, rounded
+// to T after (autodiff/adam.cc). The buffers it touches are distinct, which __restrict
 // tells the vectorizer; in place, the old values are read through the output
 // pointers they are then written through, so no two restrict pointers name
 // one buffer (which would be undefined behaviour). Call it through the two
@@ -42,12 +45,10 @@ enum class AdamBuffers {
 template <AdamBuffers kBuffers, typename T>
 void AdamLoop(size_t n, const T* __restrict grad, const T* __restrict var_in,
               const T* __restrict m_in, const T* __restrict v_in, T* __restrict var_out,
-              T* __restrict m_out, T* __restrict v_out, T lr, T beta1, T beta2, T beta1_power,
-              T beta2_power, T epsilon) {
+              T* __restrict m_out, T* __restrict v_out, T lr, T one_minus_beta1, T one_minus_beta2,
+              T beta1_power, T beta2_power, T epsilon) {
   constexpr bool kInPlace = kBuffers == AdamBuffers::kInPlace;
   const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
-  const T one_minus_beta1 = T(1) - beta1;
-  const T one_minus_beta2 = T(1) - beta2;
   for (size_t i = 0; i < n; ++i) {
     const T g = grad[i];
     const T var = kInPlace ? var_out[i] : var_in[i];
@@ -72,14 +73,14 @@ inline constexpr int64_t kAdamGrain = int64_t{1} << 14;
 // In place: var, m and v are read and written; all four buffers distinct.
 template <typename T>
 void ApplyAdamKernel(size_t n, const T* __restrict grad, T* __restrict var, T* __restrict m,
-                     T* __restrict v, T lr, T beta1, T beta2, T beta1_power, T beta2_power,
-                     T epsilon) {
+                     T* __restrict v, T lr, T one_minus_beta1, T one_minus_beta2, T beta1_power,
+                     T beta2_power, T epsilon) {
   ParallelFor(
       static_cast<int64_t>(n), kAdamGrain, kAdamParallelMin, [&](int64_t begin, int64_t end) {
         const auto b = static_cast<size_t>(begin);
-        AdamLoop<AdamBuffers::kInPlace, T>(static_cast<size_t>(end - begin), grad + b, nullptr,
-                                           nullptr, nullptr, var + b, m + b, v + b, lr, beta1,
-                                           beta2, beta1_power, beta2_power, epsilon);
+        AdamLoop<AdamBuffers::kInPlace, T>(
+            static_cast<size_t>(end - begin), grad + b, nullptr, nullptr, nullptr, var + b, m + b,
+            v + b, lr, one_minus_beta1, one_minus_beta2, beta1_power, beta2_power, epsilon);
       });
 }
 
@@ -88,14 +89,15 @@ void ApplyAdamKernel(size_t n, const T* __restrict grad, T* __restrict var, T* _
 template <typename T>
 void ApplyAdamKernelTo(size_t n, const T* __restrict grad, const T* __restrict var_in,
                        const T* __restrict m_in, const T* __restrict v_in, T* __restrict var_out,
-                       T* __restrict m_out, T* __restrict v_out, T lr, T beta1, T beta2,
-                       T beta1_power, T beta2_power, T epsilon) {
+                       T* __restrict m_out, T* __restrict v_out, T lr, T one_minus_beta1,
+                       T one_minus_beta2, T beta1_power, T beta2_power, T epsilon) {
   ParallelFor(
       static_cast<int64_t>(n), kAdamGrain, kAdamParallelMin, [&](int64_t begin, int64_t end) {
         const auto b = static_cast<size_t>(begin);
         AdamLoop<AdamBuffers::kSeparate, T>(static_cast<size_t>(end - begin), grad + b, var_in + b,
                                             m_in + b, v_in + b, var_out + b, m_out + b, v_out + b,
-                                            lr, beta1, beta2, beta1_power, beta2_power, epsilon);
+                                            lr, one_minus_beta1, one_minus_beta2, beta1_power,
+                                            beta2_power, epsilon);
       });
 }
 

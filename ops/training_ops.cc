@@ -109,7 +109,8 @@ Tensor RunApplyAdam(Variable& var, Variable& m, Variable& v, std::span<const Ten
     const Tensor& grad = tensors[6];
     ApplyAdamKernel<T>(static_cast<size_t>(new_var.num_elements()), grad.data<T>().data(),
                        MutableData<T>(new_var), MutableData<T>(new_m), MutableData<T>(new_v),
-                       scalar(2), scalar(3), scalar(4), scalar(0), scalar(1), scalar(5));
+                       scalar(2), T(1) - scalar(3), T(1) - scalar(4), scalar(0), scalar(1),
+                       scalar(5));
   });
   m.Assign(new_m);
   v.Assign(new_v);

@@ -32,6 +32,11 @@ optimizer with assert_consumed(), predicts as eager and holds TF's own first
 step; eager's keys are TF's. And eager's model in the other layout fails to
 restore TF's file with a message naming the layout the file has.
 
+Adam's arithmetic bit for bit: a float32 variable takes two steps with
+given gradients in each flavor; eager's variable, m and v are TF's bits
+(Keras 3 and tf_keras 2.11+ compute 1 - beta_1 and 1 - beta_2 in Python
+double, then round to float32; OptimizerV2 subtracts in float32).
+
 Float values agree to 1e-6 * max(1, max|TF|) (the matmul may add in another
 order); iterations exactly.
 """
@@ -281,6 +286,32 @@ def seq_flavor(tally, driver, work, layout, kmod, legacy, feeds, sx, sy, k0, k1)
                 f"eager {keys(eager_ckpt)}\nTF {keys(tf_ckpt)}")
 
 
+def adam_bits(tally, driver, work, layout, kmod, legacy, feeds, w0, g1, g2):
+    w = tf.Variable(w0)
+    opt = kmod.optimizers.legacy.Adam() if legacy else kmod.optimizers.Adam()
+    for g in (g1, g2):
+        opt.apply_gradients([(tf.constant(g), w)])
+    if legacy:
+        m, v = opt.get_slot(w, "m"), opt.get_slot(w, "v")
+    else:
+        m, v = opt._momentums[0], opt._velocities[0]
+    want = {"w": w.numpy(), "m": m.numpy(), "v": v.numpy()}
+    out = os.path.join(work, "adam_bits_" + layout)
+    try:
+        run([driver, "adam-bits", layout, feeds, out])
+    except RuntimeError as e:
+        tally.check(f"Adam bits {layout}", str(e))
+        return
+    reader = tf.train.load_checkpoint(out)
+    for key, value in want.items():
+        got = reader.get_tensor(key)
+        differ = int(np.sum(got.view(np.uint32) != value.view(np.uint32)))
+        tally.check(f"Adam bits {layout} ({kmod.__name__}{' legacy' if legacy else ''}): {key}",
+                    None if differ == 0 else
+                    f"{differ} of {value.size} differ, e.g. eager {got.flat[:3]} TF "
+                    f"{value.flat[:3]} (ratio {(got.astype(np.float64) / value).flat[:3]})")
+
+
 def main():
     args = dict(a.split("=", 1) for a in sys.argv[1:])
     driver, work = args["driver"], args["work"]
@@ -293,9 +324,13 @@ def main():
     sy = np.array([0, 1, 1, 0, 1], np.int32)
     k0 = (rng.rand(6, 4).astype(np.float32) - 0.5)
     k1 = (rng.rand(4, 2).astype(np.float32) - 0.5)
+    w0 = rng.randn(64).astype(np.float32)
+    g1 = rng.randn(64).astype(np.float32)
+    g2 = rng.randn(64).astype(np.float32)
     feeds = os.path.join(work, "feeds")
-    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=["kernel0", "x", "y", "sx", "sy", "k0", "k1"],
-                      shape_and_slices=[""] * 7, tensors=[kernel0, x, y, sx, sy, k0, k1])
+    names = ["kernel0", "x", "y", "sx", "sy", "k0", "k1", "w0", "g1", "g2"]
+    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[kernel0, x, y, sx, sy, k0, k1, w0, g1, g2])
     print(f"TF {tf.__version__}, Keras {keras.__version__}, tf_keras {tf_keras.__version__}",
           flush=True)
     tally = Tally()
@@ -303,6 +338,8 @@ def main():
         flavor(tally, driver, work, layout, kmod, legacy, feeds, x, y, kernel0)
     for layout, kmod, legacy in FLAVORS:
         seq_flavor(tally, driver, work, layout, kmod, legacy, feeds, sx, sy, k0, k1)
+    for layout, kmod, legacy in FLAVORS:
+        adam_bits(tally, driver, work, layout, kmod, legacy, feeds, w0, g1, g2)
     print(f"{tally.passed} passed, {tally.failed} failed")
     return 1 if tally.failed else 0
 

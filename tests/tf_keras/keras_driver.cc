@@ -27,6 +27,12 @@
 // after it) to DIR/pred. seq-resume restores CKPT into a fresh, unbuilt
 // model and Adam, writes the prediction as "pred", takes one step, asserts
 // the restore was consumed, and writes "k0", "b0", "k1", "b1" to OUT.
+//
+//   keras_driver adam-bits LAYOUT FEEDS OUT
+//
+// A float32 variable from "w0" takes two Adam steps (Keras defaults) with
+// the gradients "g1" then "g2" (the loss sum(w * g), whose gradient is g
+// exactly); writes "w", "m" and "v" to OUT, for a bit-for-bit comparison.
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -118,10 +124,36 @@ int Sequential(const std::string& mode, char** argv) {
   return 0;
 }
 
+int AdamBits(char** argv) {
+  const eager::KerasLayout layout = ParseLayout(argv[2]);
+  const eager::BundleReader feeds(argv[3]);
+  eager::Variable w(feeds.Read("w0"), "w");
+  eager::Adam optimizer;
+  eager::SetKerasLayout(optimizer, layout);
+  for (const char* g : {"g1", "g2"}) {
+    const eager::Tensor grad = feeds.Read(g);
+    optimizer.Minimize([&] { return eager::ReduceSum(eager::Mul(w.value(), grad)); }, {&w});
+  }
+  eager::BundleWriter out(argv[4]);
+  out.Add("w", w.value());
+  out.Add("m", optimizer.GetSlot(w, "m")->value());
+  out.Add("v", optimizer.GetSlot(w, "v")->value());
+  out.Finish();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "adam-bits" && argc == 5) {
+    try {
+      return AdamBits(argv);
+    } catch (const std::exception& e) {
+      std::cerr << "keras_driver: " << e.what() << "\n";
+      return 1;
+    }
+  }
   if ((mode == "seq-save" && argc == 5) || (mode == "seq-resume" && argc == 6)) {
     try {
       return Sequential(mode, argv);
