@@ -9,6 +9,7 @@
 
 #include "autodiff/internal/writable_value.h"
 #include "ops/apply_adam.h"
+#include "runtime/names.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -135,9 +136,18 @@ void Adam::CreateSlots(const Variable& variable) {
   const std::string var_name(variable.shared_name());
   if (tf1_) {
     // slot_creator scopes each slot under "<var>/<optimizer name>", made
-    // unique, so the second is "<var>/Adam_1".
-    AddSlot(variable, "m", var_name + "/", name());
-    AddSlot(variable, "v", var_name + "/", name());
+    // unique (a variable scope's default name, eagerly too), so the second
+    // is "<var>/Adam_1". Where variable names are made unique that happens
+    // anyway; else (TF2's eager names) ask here.
+    const std::string slot_scope = var_name + "/";
+    for (const char* slot : {"m", "v"}) {
+      const std::string unique = VariableNamesAreUnique()
+                                     ? std::string(name())
+                                     : DefaultNames()
+                                           .UniqueName(slot_scope + std::string(name()))
+                                           .substr(slot_scope.size());
+      AddSlot(variable, slot, slot_scope, unique);
+    }
   } else {
     AddSlot(variable, "m", scope(), var_name + "/m");
     AddSlot(variable, "v", scope(), var_name + "/v");

@@ -1,5 +1,6 @@
 #include "runtime/names.h"
 
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
@@ -204,6 +205,18 @@ std::string_view NameRegistry::NameAt(uint32_t entry) const {
     if ((byte & 0x80) == 0) break;
   }
   return std::string_view(entries_).substr(pos, length);
+}
+
+namespace {
+std::atomic<EagerVariableNames> eager_variable_names{EagerVariableNames::kTf2};
+}  // namespace
+
+void SetEagerVariableNames(EagerVariableNames naming) { eager_variable_names.store(naming); }
+
+EagerVariableNames GetEagerVariableNames() { return eager_variable_names.load(); }
+
+bool VariableNamesAreUnique() {
+  return Graph::Current() != nullptr || GetEagerVariableNames() == EagerVariableNames::kTf1;
 }
 
 NameRegistry& DefaultNames() {

@@ -120,6 +120,20 @@ NameRegistry& DefaultNames();
 // name counter (tf.keras.backend.clear_session()). REQUIRES: no NameScope open.
 void ResetDefaultNames();
 
+// How a Variable made outside any Graph is named. kTf2 (the default): as
+// given, as TF2's eager tf.Variable (two "w1" are both "w1:0"; Keras layers
+// stay unique through their own names, "dense", "dense_1"). kTf1: made
+// unique in DefaultNames() as in TF1's default graph ("w1", "w1_1"), for a
+// program that rebuilds a TF1 graph's variable names without a Graph, e.g.
+// to read a TF1 name-based checkpoint. In a Graph names are always unique.
+// Process-wide; set it before creating the variables.
+enum class EagerVariableNames { kTf2, kTf1 };
+void SetEagerVariableNames(EagerVariableNames naming);
+EagerVariableNames GetEagerVariableNames();
+// Whether a Variable created now on this thread gets a unique name: inside
+// a Graph, or with kTf1.
+bool VariableNamesAreUnique();
+
 // Keras's per-class object names, zero-based: the first Dense is "dense", the
 // next "dense_1" (backend.unique_object_name). Counts per base name, apart from
 // the graph's names, and per graph as Keras does: while a Graph is the default

@@ -14,9 +14,16 @@ namespace {
 
 thread_local std::vector<internal::VariableReadObserver*> read_observers;
 
+// TF2's names (runtime/names.h, EagerVariableNames): in a graph, or with
+// kTf1, made unique (TF1's "v", "v_1"); else kept as given, so two eager
+// "w1" are both "w1:0". The name is still marked used, so a name scope "w1"
+// opened later is "w1_1" as before.
 std::string MakeVariableName(std::string_view name) {
   EAGER_CHECK(!name.empty(), "Variable: a variable name must not be empty");
-  return DefaultNames().UniqueName(NameScope::Current() + std::string(name)) + ":0";
+  std::string full = NameScope::Current() + std::string(name);
+  if (VariableNamesAreUnique()) return DefaultNames().UniqueName(full) + ":0";
+  DefaultNames().MarkUsed(full);
+  return full + ":0";
 }
 
 template <typename Op>

@@ -147,8 +147,12 @@ TEST(GraphTest, EachGraphHasItsOwnNamesAndEagerKeepsTheDefault) {
     Graph::AsDefault in(g2);
     EXPECT_EQ((Constant(Tensor(1.0f)) + 1.0f).name(), "add:0");
   }
+  // The process's names kept "v" (a graph's did not touch them); eagerly a
+  // variable keeps its name as in TF2 (runtime/names.h, EagerVariableNames).
+  EXPECT_TRUE(DefaultNames().IsUsed("v"));
+  EXPECT_FALSE(DefaultNames().IsUsed("add"));
   Variable eager_v2(1.0f, "v");
-  EXPECT_EQ(eager_v2.name(), "v_1:0");
+  EXPECT_EQ(eager_v2.name(), "v:0");
   // Eager is untouched: values at once, variables initialized.
   EXPECT_EQ((eager_v + eager_v2).scalar<float>(), 2.0f);
   EXPECT_FALSE(eager_v.in_graph());

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/graph.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -12,7 +13,18 @@ class VariableTest : public ::testing::Test {
   void SetUp() override { ResetDefaultNames(); }
 };
 
-TEST_F(VariableTest, NamesAreMadeUniqueAsTensorFlowDoes) {
+// TF2: eagerly a tf.Variable keeps the name it is given; in a graph names
+// are made unique (TF1's Graph.unique_name), which the name-based Saver needs.
+TEST_F(VariableTest, EagerNamesAreKeptAsTensorFlow2Does) {
+  Variable a(1.0f, "v");
+  Variable b(2.0f, "v");
+  EXPECT_EQ(a.name(), "v:0");
+  EXPECT_EQ(b.name(), "v:0");
+}
+
+TEST_F(VariableTest, GraphNamesAreMadeUniqueAsTensorFlowDoes) {
+  Graph graph;
+  Graph::AsDefault in(graph);
   Variable a(1.0f, "v");
   Variable b(2.0f, "v");
   Variable c(3.0f, "v");
@@ -25,7 +37,13 @@ TEST_F(VariableTest, DefaultNameIsVariable) {
   Variable a(1.0f);
   Variable b(1.0f);
   EXPECT_EQ(a.shared_name(), "Variable");
-  EXPECT_EQ(b.shared_name(), "Variable_1");
+  EXPECT_EQ(b.shared_name(), "Variable");
+  Graph graph;
+  Graph::AsDefault in(graph);
+  Variable c(1.0f);
+  Variable d(1.0f);
+  EXPECT_EQ(c.shared_name(), "Variable");
+  EXPECT_EQ(d.shared_name(), "Variable_1");
 }
 
 TEST_F(VariableTest, NameScopePrefixesNames) {

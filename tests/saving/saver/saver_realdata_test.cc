@@ -30,8 +30,15 @@ using ::eager::testing::TempDir;
 
 class SaverRealdataTest : public ::testing::Test {
  protected:
-  void SetUp() override { ResetDefaultNames(); }
-  void TearDown() override { ResetDefaultNames(); }
+  // TF1 programs' names ("Variable_19", "v1_1") without a Graph.
+  void SetUp() override {
+    ResetDefaultNames();
+    SetEagerVariableNames(EagerVariableNames::kTf1);
+  }
+  void TearDown() override {
+    SetEagerVariableNames(EagerVariableNames::kTf2);
+    ResetDefaultNames();
+  }
 };
 
 std::vector<uint32_t> Bits(const Tensor& t) {
