@@ -4,11 +4,16 @@
 // ops in index_ops.cc.
 
 #include <algorithm>
+#include <cmath>
 #include <complex>
+#include <limits>
+#include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/internal/eigen_view.h"
 #include "runtime/tensor_access.h"
 
@@ -150,5 +155,160 @@ Tensor Fill(const Shape& shape, const Tensor& value) {
 Tensor ZerosLike(const Tensor& x) { return Tensor::Zeros(x.shape(), x.dtype()); }
 
 Tensor OnesLike(const Tensor& x) { return Ones(x.shape(), x.dtype()); }
+
+// ---- Fill, ZerosLike, OnesLike, Range ---------------------------------------------------
+// Ops of TF 2.21's graphs of common layers (issue 39), with tensor inputs as
+// TF's: a graph computes Fill's dims (Pack of Shape slices); the shape rules
+// read them when they are known (ops/internal/dynamic_shape.h).
+
+namespace {
+
+OutputSpec InferFill(std::span<const Tensor> in, const Attrs&) {
+  internal::CheckDTypeIn(in[0], "dims", DTypeSet::kIndex);
+  const Tensor& dims = in[0];
+  if (!dims.shape().unknown_rank() && dims.rank() != 1) {
+    throw InvalidArgumentError(StrCat("dims must be a vector, got shape ", dims.shape()));
+  }
+  if (!in[1].shape().unknown_rank() && in[1].rank() != 0) {
+    throw InvalidArgumentError(StrCat("value must be a scalar, got shape ", in[1].shape()));
+  }
+  const std::optional<std::vector<int64_t>> known = internal::KnownInts(dims);
+  if (!known) {
+    if (dims.shape().unknown_rank() || dims.shape().dim(0) == Shape::kUnknownDim) {
+      return {Shape::UnknownRank(), in[1].dtype()};
+    }
+    return {Shape::Partial(
+                std::vector<int64_t>(static_cast<size_t>(dims.shape().dim(0)), Shape::kUnknownDim)),
+            in[1].dtype()};
+  }
+  for (int64_t d : *known) {
+    if (d < 0) {
+      throw InvalidArgumentError(StrCat("dims ", DimsToString(*known), " has a negative entry"));
+    }
+  }
+  return {Shape(*known), in[1].dtype()};
+}
+
+Tensor FillKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return Fill(spec.shape, in[1]);
+}
+
+OutputSpec InferLike(std::span<const Tensor> in, const Attrs&) {
+  internal::CheckDTypeIn(in[0], "x", DTypeSet::kNumericOrBool);
+  return {in[0].shape(), in[0].dtype()};
+}
+Tensor ZerosLikeKernel(std::span<const Tensor>, const Attrs&, const OutputSpec& spec) {
+  return Tensor::Zeros(spec.shape, spec.dtype);
+}
+Tensor OnesLikeKernel(std::span<const Tensor>, const Attrs&, const OutputSpec& spec) {
+  return Ones(spec.shape, spec.dtype);
+}
+
+// TF's RangeOp: delta != 0 and pointing from start toward limit; the size
+// is ceil(|limit - start| / |delta|); element i is start + i * delta.
+template <typename T>
+int64_t RangeSize(T start, T limit, T delta) {
+  if (delta == T(0)) throw InvalidArgumentError(StrCat("Requires delta != 0: ", delta));
+  if (delta > T(0) && start > limit) {
+    throw InvalidArgumentError(
+        StrCat("Requires start <= limit when delta > 0: ", start, "/", limit));
+  }
+  if (delta < T(0) && start < limit) {
+    throw InvalidArgumentError(
+        StrCat("Requires start >= limit when delta < 0: ", start, "/", limit));
+  }
+  if constexpr (std::is_integral_v<T>) {
+    const auto span = static_cast<__int128>(limit) - static_cast<__int128>(start);
+    const __int128 abs_span = span < 0 ? -span : span;
+    const __int128 abs_delta = delta < 0 ? -static_cast<__int128>(delta) : delta;
+    return static_cast<int64_t>((abs_span + abs_delta - 1) / abs_delta);
+  } else {
+    const T size = std::ceil(std::abs((limit - start) / delta));
+    if (!(size <= static_cast<T>(std::numeric_limits<int64_t>::max() / 2))) {
+      throw InvalidArgumentError(
+          StrCat("Requires ((limit - start) / delta) <= ", std::numeric_limits<int64_t>::max() / 2,
+                 ": ", start, ", ", limit, ", ", delta));
+    }
+    return static_cast<int64_t>(size);
+  }
+}
+
+OutputSpec InferRange(std::span<const Tensor> in, const Attrs&) {
+  const char* names[] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; ++i) {
+    internal::CheckDTypeIn(in[i], names[i], DTypeSet::kNumeric);
+    internal::CheckSameDType(in[0], in[i], "start", names[i]);
+    if (!in[i].shape().unknown_rank() && in[i].rank() != 0) {
+      throw InvalidArgumentError(StrCat(names[i], " must be a scalar, not shape ", in[i].shape()));
+    }
+  }
+  std::optional<Tensor> v[3];
+  for (int i = 0; i < 3; ++i) v[i] = internal::KnownValue(in[i]);
+  if (!v[0] || !v[1] || !v[2]) return {Shape::Partial({Shape::kUnknownDim}), in[0].dtype()};
+  int64_t size = 0;
+  internal::Dispatch<DTypeSet::kNumeric>(in[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    size = RangeSize<T>(v[0]->data<T>()[0], v[1]->data<T>()[0], v[2]->data<T>()[0]);
+  });
+  return {Shape{size}, in[0].dtype()};
+}
+
+Tensor RangeKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  internal::Dispatch<DTypeSet::kNumeric>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T start = in[0].data<T>()[0];
+    const T delta = in[2].data<T>()[0];
+    T* o = internal::MutableData<T>(out);
+    for (int64_t i = 0; i < out.num_elements(); ++i) {
+      if constexpr (std::is_integral_v<T>) {  // wraps as two's complement, never UB
+        using U = std::make_unsigned_t<T>;
+        o[i] = static_cast<T>(static_cast<U>(start) +
+                              static_cast<U>(static_cast<U>(i) * static_cast<U>(delta)));
+      } else {
+        // TF's start + i * delta, rounded twice: the volatile product keeps
+        // GCC (-ffp-contract=fast) from fusing it into one FMA, which
+        // rounded -1 + 6 * 0.15 differently from TF 2.21.
+        const volatile T step = static_cast<T>(i) * delta;
+        o[i] = start + step;
+      }
+    }
+  });
+  return out;
+}
+
+constexpr TypeAttr kFillTypes[] = {{"T", 1}, {"index_type", 0}};
+constexpr TypeAttr kRangeTypes[] = {{"Tidx", 0}};
+
+}  // namespace
+
+const OpDef kFillOp = {.type = "Fill",
+                       .num_inputs = 2,
+                       .infer = InferFill,
+                       .compute = FillKernel,
+                       .gradient = nullptr,  // TF: _FillGrad sums for value; rare in layers
+                       .type_attrs = kFillTypes,
+                       // The output's rank is dims' length, not its values.
+                       .infer_partial = InferFill};
+const OpDef kZerosLikeOp = {.type = "ZerosLike",
+                            .num_inputs = 1,
+                            .infer = InferLike,
+                            .compute = ZerosLikeKernel,
+                            .gradient = nullptr};
+const OpDef kOnesLikeOp = {.type = "OnesLike",
+                           .num_inputs = 1,
+                           .infer = InferLike,
+                           .compute = OnesLikeKernel,
+                           .gradient = nullptr};
+const OpDef kRangeOp = {.type = "Range",
+                        .num_inputs = 3,
+                        .infer = InferRange,
+                        .compute = RangeKernel,
+                        .gradient = nullptr,
+                        .type_attrs = kRangeTypes};
+
+Tensor Range(const Tensor& start, const Tensor& limit, const Tensor& delta) {
+  return Execute(kRangeOp, {start, limit, delta});
+}
 
 }  // namespace eager

@@ -25,6 +25,18 @@ Tensor Fill(const Shape& shape, const Tensor& value);
 Tensor ZerosLike(const Tensor& x);
 Tensor OnesLike(const Tensor& x);
 
+// start, start + delta, ... up to (excluding) limit: scalars of one numeric
+// dtype ("Range", tf.range); delta 0 or pointing away from limit is
+// InvalidArgumentError, as TF.
+Tensor Range(const Tensor& start, const Tensor& limit, const Tensor& delta);
+
 extern const OpDef kCastOp;
+// The op forms of Fill, ZerosLike and OnesLike that TF graphs hold ("Fill":
+// inputs dims and value; "ZerosLike", "OnesLike": input x); the functions
+// above compute eagerly.
+extern const OpDef kFillOp;
+extern const OpDef kZerosLikeOp;
+extern const OpDef kOnesLikeOp;
+extern const OpDef kRangeOp;
 
 }  // namespace eager

@@ -55,6 +55,63 @@ struct MinimumFn {
 struct EqualFn {
   static auto Apply(const auto& a, const auto& b) { return a == b; }
 };
+struct NotEqualFn {
+  static auto Apply(const auto& a, const auto& b) { return a != b; }
+};
+struct GreaterFn {
+  static auto Apply(const auto& a, const auto& b) { return a > b; }
+};
+struct LessFn {
+  static auto Apply(const auto& a, const auto& b) { return a < b; }
+};
+struct LessEqualFn {
+  static auto Apply(const auto& a, const auto& b) { return a <= b; }
+};
+struct LogicalAndFn {
+  static auto Apply(const auto& a, const auto& b) { return a && b; }
+};
+struct LogicalOrFn {
+  static auto Apply(const auto& a, const auto& b) { return a || b; }
+};
+// TF's google_floor_div: rounds the quotient toward -infinity; integers
+// without overflow (min / -1 wraps as two's complement, not UB), floats as
+// floor(x / y).
+template <typename T>
+T FloorDivide(T x, T y) {
+  if constexpr (std::is_integral_v<T>) {
+    if (y == T(-1)) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(x));
+    const T q = x / y;
+    return (x % y != 0 && ((x < 0) != (y < 0))) ? T(q - 1) : q;
+  } else {
+    return std::floor(x / y);
+  }
+}
+// TF's google_floor_fmod / floor_mod: the remainder with the divisor's sign.
+template <typename T>
+T FloorModulo(T x, T y) {
+  if constexpr (std::is_integral_v<T>) {
+    if (y == T(-1)) return T(0);
+    const T r = x % y;
+    return (r != 0 && ((y < 0) != (r < 0))) ? T(r + y) : r;
+  } else {
+    const T r = std::fmod(x, y);
+    return (r != 0 && ((y < 0) != (r < 0))) ? r + y : r;
+  }
+}
+struct FloorDivFn {
+  static constexpr std::string_view kIntegerDivision = "FloorDiv";
+  static auto Apply(const auto& a, const auto& b) {
+    using T = typename std::decay_t<decltype(a)>::Scalar;
+    return a.binaryExpr(b, [](T x, T y) { return FloorDivide(x, y); });
+  }
+};
+struct FloorModFn {
+  static constexpr std::string_view kIntegerDivision = "FloorMod";
+  static auto Apply(const auto& a, const auto& b) {
+    using T = typename std::decay_t<decltype(a)>::Scalar;
+    return a.binaryExpr(b, [](T x, T y) { return FloorModulo(x, y); });
+  }
+};
 
 template <DTypeSet kSet, bool kBoolOutput>
 OutputSpec InferBinary(std::span<const Tensor> in, const Attrs&) {
@@ -66,11 +123,12 @@ OutputSpec InferBinary(std::span<const Tensor> in, const Attrs&) {
 
 // Integer division by zero is undefined behaviour in C++; TensorFlow reports it.
 template <typename T>
-void CheckNoIntegerDivisionByZero(const Tensor& x, const Tensor& y) {
+void CheckNoIntegerDivisionByZero(const Tensor& x, const Tensor& y,
+                                  std::string_view op = "RealDiv") {
   if constexpr (std::is_integral_v<T>) {
     auto d = y.data<T>();
     if (std::find(d.begin(), d.end(), T(0)) != d.end()) {
-      throw InvalidArgumentError(StrCat("RealDiv: Integer division by zero (x ", x.shape(), " / y ",
+      throw InvalidArgumentError(StrCat(op, ": Integer division by zero (x ", x.shape(), " / y ",
                                         y.shape(), ", dtype ", x.dtype(), ")"));
     }
   }
@@ -86,6 +144,9 @@ Tensor BinaryKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& 
     using O = std::conditional_t<kBoolOutput, bool, T>;
     using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
     if constexpr (std::is_same_v<F, DivFn>) CheckNoIntegerDivisionByZero<T>(x, y);
+    if constexpr (requires { F::kIntegerDivision; }) {
+      CheckNoIntegerDivisionByZero<T>(x, y, F::kIntegerDivision);
+    }
     const T* xp = x.data<T>().data();
     const T* yp = y.data<T>().data();
     O* op = internal::MutableData<O>(out);
@@ -509,6 +570,131 @@ const OpDef kSquaredDifferenceOp = {.type = "SquaredDifference",
                                     .gradient = SquaredDifferenceGradient};
 Tensor SquaredDifference(const Tensor& x, const Tensor& y) {
   return Execute(kSquaredDifferenceOp, {x, y});
+}
+
+// ---- Comparisons, logical ops, FloorDiv, FloorMod, AddN ---------------------------------
+
+namespace {
+
+using Grads = std::vector<std::optional<Tensor>>;
+
+// TF's _FloorDivGrad: None, None.
+Grads FloorDivGradient(const OpCall&, const Tensor&) { return {std::nullopt, std::nullopt}; }
+
+// TF's _FloorModGrad: dx = grad, dy = -grad * floor_div(x, y), each summed
+// back to its input's shape.
+Grads FloorModGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  const Tensor& y = call.inputs[1];
+  std::optional<Tensor> dx, dy;
+  if (call.NeedsGradient(0)) dx = internal::SumToInput(grad, x, y, 0);
+  if (call.NeedsGradient(1)) dy = internal::SumToInput(Mul(grad, Neg(FloorDiv(x, y))), x, y, 1);
+  return {dx, dy};
+}
+
+OutputSpec InferAddN(std::span<const Tensor> in, const Attrs&) {
+  if (in.empty()) throw InvalidArgumentError("AddN needs at least one input, got none");
+  internal::CheckDTypeIn(in[0], "inputs[0]", DTypeSet::kNumeric);
+  for (size_t i = 1; i < in.size(); ++i) {
+    internal::CheckSameDType(in[0], in[i], "inputs[0]", StrCat("inputs[", i, "]"));
+    if (in[i].shape() != in[0].shape()) {
+      throw InvalidArgumentError(StrCat("inputs must have the same shape, got inputs[0] ",
+                                        in[0].shape(), " and inputs[", i, "] ", in[i].shape()));
+    }
+  }
+  return {in[0].shape(), in[0].dtype()};
+}
+
+// TF's AddN kernel's order of summation: the first N % 8 inputs (8 when N
+// is a multiple of 8) added left to right, then each further group of 8
+// summed left to right and added to the result (its Add8p functor).
+Tensor AddNKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  const int64_t n = spec.shape.num_elements();
+  internal::Dispatch<DTypeSet::kNumeric>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = internal::MutableData<T>(out);
+    std::vector<const T*> x;
+    for (const Tensor& t : in) x.push_back(t.data<T>().data());
+    size_t first = x.size() % 8;
+    if (first == 0) first = std::min<size_t>(8, x.size());
+    internal::ParallelFor(n, internal::kElementwiseGrain, internal::kParallelElementwiseMin,
+                          [&](int64_t b, int64_t e) {
+                            for (int64_t i = b; i < e; ++i) {
+                              T sum = x[0][i];
+                              for (size_t k = 1; k < first; ++k)
+                                sum = static_cast<T>(sum + x[k][i]);
+                              for (size_t g = first; g < x.size(); g += 8) {
+                                T group = x[g][i];
+                                for (size_t k = g + 1; k < g + 8; ++k)
+                                  group = static_cast<T>(group + x[k][i]);
+                                sum = static_cast<T>(sum + group);
+                              }
+                              o[i] = sum;
+                            }
+                          });
+  });
+  return out;
+}
+
+// Each input gets the gradient (TF's _AddNGrad).
+Grads AddNGradient(const OpCall& call, const Tensor& grad) {
+  return Grads(call.inputs.size(), grad);
+}
+
+}  // namespace
+
+// LogicalAnd / LogicalOr have no type attr (bool inputs by signature).
+constexpr TypeAttr kNoTypeAttrs[] = {{}};
+#define EAGER_COMPARISON(kOp, Type, Fn, kSet)                                    \
+  const OpDef kOp = {.type = Type,                                               \
+                     .num_inputs = 2,                                            \
+                     .infer = InferBinary<kSet, true>,                           \
+                     .compute = BinaryKernel<Fn, kSet, true>,                    \
+                     .gradient = nullptr,                                        \
+                     .type_attrs = kSet == DTypeSet::kBool                       \
+                                       ? std::span<const TypeAttr>(kNoTypeAttrs) \
+                                       : std::span<const TypeAttr>()}
+EAGER_COMPARISON(kGreaterOp, "Greater", GreaterFn, DTypeSet::kNumeric);
+EAGER_COMPARISON(kLessOp, "Less", LessFn, DTypeSet::kNumeric);
+EAGER_COMPARISON(kLessEqualOp, "LessEqual", LessEqualFn, DTypeSet::kNumeric);
+EAGER_COMPARISON(kNotEqualOp, "NotEqual", NotEqualFn, DTypeSet::kNumericOrBool);
+EAGER_COMPARISON(kLogicalAndOp, "LogicalAnd", LogicalAndFn, DTypeSet::kBool);
+EAGER_COMPARISON(kLogicalOrOp, "LogicalOr", LogicalOrFn, DTypeSet::kBool);
+#undef EAGER_COMPARISON
+
+const OpDef kFloorDivOp = {
+    .type = "FloorDiv",
+    .num_inputs = 2,
+    .infer = InferBinary<DTypeSet::kNumeric, false>,
+    .compute = BinaryKernel<FloorDivFn, DTypeSet::kNumeric, false>,
+    .gradient = FloorDivGradient,
+};
+const OpDef kFloorModOp = {
+    .type = "FloorMod",
+    .num_inputs = 2,
+    .infer = InferBinary<DTypeSet::kNumeric, false>,
+    .compute = BinaryKernel<FloorModFn, DTypeSet::kNumeric, false>,
+    .gradient = FloorModGradient,
+};
+const OpDef kAddNOp = {
+    .type = "AddN",
+    .num_inputs = OpDef::kVariadic,
+    .infer = InferAddN,
+    .compute = AddNKernel,
+    .gradient = AddNGradient,
+};
+
+Tensor Greater(const Tensor& x, const Tensor& y) { return Execute(kGreaterOp, x, y); }
+Tensor Less(const Tensor& x, const Tensor& y) { return Execute(kLessOp, x, y); }
+Tensor LessEqual(const Tensor& x, const Tensor& y) { return Execute(kLessEqualOp, x, y); }
+Tensor NotEqual(const Tensor& x, const Tensor& y) { return Execute(kNotEqualOp, x, y); }
+Tensor LogicalAnd(const Tensor& x, const Tensor& y) { return Execute(kLogicalAndOp, x, y); }
+Tensor LogicalOr(const Tensor& x, const Tensor& y) { return Execute(kLogicalOrOp, x, y); }
+Tensor FloorDiv(const Tensor& x, const Tensor& y) { return Execute(kFloorDivOp, x, y); }
+Tensor FloorMod(const Tensor& x, const Tensor& y) { return Execute(kFloorModOp, x, y); }
+Tensor AddN(const std::vector<Tensor>& inputs) {
+  return Execute(kAddNOp, std::span<const Tensor>(inputs.data(), inputs.size()));
 }
 
 }  // namespace eager

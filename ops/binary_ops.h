@@ -8,6 +8,8 @@
 // InvalidArgumentError naming both ("AddV2: Incompatible shapes: [2,3] vs. [4]").
 // Gradients are summed back to each input's shape.
 
+#include <vector>
+
 #include "ops/op_def.h"
 
 namespace eager {
@@ -38,6 +40,24 @@ Tensor SelectV2(const Tensor& condition, const Tensor& t, const Tensor& e);
 // (x - y)^2 elementwise, with broadcasting; numeric dtypes.
 Tensor SquaredDifference(const Tensor& x, const Tensor& y);  // "SquaredDifference"
 
+// Comparisons (bool results, broadcasting, no gradient): numeric dtypes;
+// NotEqual also bool. LogicalAnd / LogicalOr take bool tensors.
+Tensor Greater(const Tensor& x, const Tensor& y);     // "Greater"
+Tensor Less(const Tensor& x, const Tensor& y);        // "Less"
+Tensor LessEqual(const Tensor& x, const Tensor& y);   // "LessEqual"
+Tensor NotEqual(const Tensor& x, const Tensor& y);    // "NotEqual"
+Tensor LogicalAnd(const Tensor& x, const Tensor& y);  // "LogicalAnd"
+Tensor LogicalOr(const Tensor& x, const Tensor& y);   // "LogicalOr"
+// x / y rounded toward -infinity (Python's //), numeric dtypes ("FloorDiv");
+// an integer division by zero is InvalidArgumentError. No gradient, as TF.
+Tensor FloorDiv(const Tensor& x, const Tensor& y);
+// The remainder of FloorDiv, with y's sign (Python's %), numeric dtypes
+// ("FloorMod"); gradients dx = grad, dy = -grad * FloorDiv(x, y), as TF.
+Tensor FloorMod(const Tensor& x, const Tensor& y);
+// The sum of one or more tensors of one shape and dtype ("AddN"), in TF's
+// order of summation; each input's gradient is grad.
+Tensor AddN(const std::vector<Tensor>& inputs);
+
 extern const OpDef kAddOp;
 extern const OpDef kSubOp;
 extern const OpDef kMulOp;
@@ -49,5 +69,14 @@ extern const OpDef kEqualOp;
 extern const OpDef kGreaterEqualOp;
 extern const OpDef kSelectV2Op;
 extern const OpDef kSquaredDifferenceOp;
+extern const OpDef kGreaterOp;
+extern const OpDef kLessOp;
+extern const OpDef kLessEqualOp;
+extern const OpDef kNotEqualOp;
+extern const OpDef kLogicalAndOp;
+extern const OpDef kLogicalOrOp;
+extern const OpDef kFloorDivOp;
+extern const OpDef kFloorModOp;
+extern const OpDef kAddNOp;
 
 }  // namespace eager

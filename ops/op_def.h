@@ -151,7 +151,8 @@ struct OpDef {
   GradientFn gradient = nullptr;  // nullptr: not differentiable
 
   // Graph facts (see above). Empty node_name: the type; empty type_attrs:
-  // {"T" from input 0}.
+  // {"T" from input 0}; one TypeAttr of empty name: none (LogicalAnd's
+  // inputs are bool by its signature).
   std::string_view node_name = {};
   std::span<const InputAttr> input_attrs = {};
   std::span<const TypeAttr> type_attrs = {};

@@ -124,6 +124,38 @@ const OpDef* const kAllOps[] = {
     &kMergeOp,
     // random_ops.cc (stateful per Session)
     &kRandomUniformOp,
+    // Ops of TF 2.21's graphs of common layers (issue 39).
+    // unary_ops.cc
+    &kAbsOp,
+    &kSignOp,
+    &kRelu6Op,
+    &kRelu6GradOp,
+    &kLeakyReluOp,
+    &kLeakyReluGradOp,
+    &kLogicalNotOp,
+    // binary_ops.cc
+    &kGreaterOp,
+    &kLessOp,
+    &kLessEqualOp,
+    &kNotEqualOp,
+    &kLogicalAndOp,
+    &kLogicalOrOp,
+    &kFloorDivOp,
+    &kFloorModOp,
+    &kAddNOp,
+    // shape_ops.cc
+    &kExpandDimsOp,
+    &kTileOp,
+    &kPackOp,
+    &kPadOp,
+    &kPadV2Op,
+    &kStridedSliceOp,
+    &kStridedSliceGradOp,
+    // array_ops.cc
+    &kFillOp,
+    &kZerosLikeOp,
+    &kOnesLikeOp,
+    &kRangeOp,
 };
 
 }  // namespace

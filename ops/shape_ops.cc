@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "ops/internal/graph_builder.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/op_def.h"
+#include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
@@ -682,6 +684,644 @@ std::pair<Tensor, Tensor> BroadcastGradientArgs(const Tensor& s0, const Tensor& 
                        {Shape::Partial({Shape::kUnknownDim}), s0.dtype()}};
   const int index = graph->AddNode(std::move(node));
   return {graph->Output(index, 0), graph->Output(index, 1)};
+}
+
+// ---- ExpandDims, Tile, Pack, Pad, PadV2, StridedSlice, StridedSliceGrad ----------------
+// Ops of TF 2.21's graphs of common layers (issue 39). Their index arguments
+// are tensor inputs, as TF's (a graph computes them: Tile's multiples from a
+// Shape, StridedSlice's input a Shape): the shape rules read them when they
+// are known (ops/internal/dynamic_shape.h: KnownInts) and leave the shape
+// unknown otherwise.
+
+namespace {
+
+using internal::DTypeSet;
+
+// An int32 vector of `values` (int64 when one does not fit), as TF converts
+// a Python list of indices.
+Tensor IndexTensor(const std::vector<int64_t>& values) {
+  bool fits = true;
+  for (int64_t v : values) {
+    fits = fits && v >= std::numeric_limits<int32_t>::min() &&
+           v <= std::numeric_limits<int32_t>::max();
+  }
+  if (!fits) return Tensor::FromVector<int64_t>(values);
+  std::vector<int32_t> narrow(values.begin(), values.end());
+  return Tensor::FromVector<int32_t>(std::move(narrow));
+}
+
+void CheckIndexInput(const Tensor& t, std::string_view name, bool scalar_ok, bool vector_ok,
+                     bool matrix_ok = false) {
+  internal::CheckDTypeIn(t, name, DTypeSet::kIndex);
+  if (t.shape().unknown_rank()) return;
+  const bool ok =
+      (scalar_ok && t.rank() == 0) || (vector_ok && t.rank() == 1) || (matrix_ok && t.rank() == 2);
+  if (!ok) {
+    throw InvalidArgumentError(StrCat(name, " must be ",
+                                      matrix_ok   ? "a matrix"
+                                      : scalar_ok ? (vector_ok ? "a scalar or vector" : "a scalar")
+                                                  : "a vector",
+                                      ", got shape ", t.shape()));
+  }
+}
+
+// A shape of `rank` unknown dimensions (unknown rank for rank < 0).
+Shape UnknownDims(int64_t rank) {
+  if (rank < 0) return Shape::UnknownRank();
+  return Shape::Partial(std::vector<int64_t>(static_cast<size_t>(rank), Shape::kUnknownDim));
+}
+
+// Bytes of x copied into out at a strided position per element: the loop
+// behind StridedSlice (gather) and StridedSliceGrad (scatter).
+template <bool kScatter>
+void StridedBytes(const std::byte* src, std::byte* dst, int64_t base, const Dims& strides,
+                  const Dims& dims, int rank, size_t size) {
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d) total *= dims[d];
+  Dims index{};
+  int64_t offset = base;
+  const auto n = static_cast<int64_t>(size);
+  for (int64_t i = 0; i < total; ++i) {
+    if constexpr (kScatter) {
+      std::memcpy(dst + offset * n, src + i * n, size);
+    } else {
+      std::memcpy(dst + i * n, src + offset * n, size);
+    }
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++index[d] < dims[d]) break;
+      offset -= strides[d] * dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// ---- ExpandDims ----
+
+OutputSpec InferExpandDims(std::span<const Tensor> in, const Attrs&) {
+  CheckIndexInput(in[1], "dim", true, true);
+  const std::optional<std::vector<int64_t>> dim = internal::KnownInts(in[1]);
+  if (in[0].shape().unknown_rank()) return {Shape::UnknownRank(), in[0].dtype()};
+  if (!dim) return {UnknownDims(in[0].rank() + 1), in[0].dtype()};
+  if (dim->size() != 1) {
+    throw InvalidArgumentError(StrCat("dim must hold exactly one axis, got ", DimsToString(*dim)));
+  }
+  const int rank = in[0].rank();
+  const int64_t d = (*dim)[0];
+  if (d < -rank - 1 || d > rank) {
+    throw InvalidArgumentError(StrCat("dim ", d, " is out of range for a tensor of shape ",
+                                      in[0].shape(), "; expected dim in [", -rank - 1, ", ", rank,
+                                      "]"));
+  }
+  std::vector<int64_t> dims = in[0].shape().ToVector();
+  dims.insert(dims.begin() + (d < 0 ? d + rank + 1 : d), 1);
+  return {Shape::Partial(dims), in[0].dtype()};
+}
+
+Tensor ExpandDimsKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::WithShape(in[0], spec.shape);
+}
+
+// The gradient reshaped back to x's shape (from Shape(x) when unknown).
+Tensor ReshapeBack(const Tensor& grad, const Tensor& x) {
+  if (x.shape().IsFullyDefined()) return Reshape(grad, x.shape().ToVector());
+  return internal::ReshapeToTensor(grad, ShapeOf(x), x.shape());
+}
+
+Grads ExpandDimsGradient(const OpCall& call, const Tensor& grad) {
+  return {ReshapeBack(grad, call.inputs[0]), std::nullopt};
+}
+
+// ---- Tile ----
+
+OutputSpec InferTile(std::span<const Tensor> in, const Attrs&) {
+  CheckIndexInput(in[1], "multiples", false, true);
+  const Tensor& x = in[0];
+  const std::optional<std::vector<int64_t>> m = internal::KnownInts(in[1]);
+  if (!m) return {UnknownDims(x.shape().unknown_rank() ? -1 : x.rank()), x.dtype()};
+  if (static_cast<int>(m->size()) != x.rank()) {
+    throw InvalidArgumentError(StrCat("multiples ", DimsToString(*m),
+                                      " must have one entry per dimension of shape ", x.shape()));
+  }
+  std::vector<int64_t> dims = x.shape().ToVector();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if ((*m)[d] < 0) {
+      throw InvalidArgumentError(StrCat("multiples ", DimsToString(*m), " has a negative entry"));
+    }
+    if (dims[d] != Shape::kUnknownDim) dims[d] *= (*m)[d];
+  }
+  return {Shape::Partial(dims), x.dtype()};
+}
+
+Tensor TileKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  if (spec.shape.num_elements() == 0) return out;
+  const int rank = x.rank();
+  const Dims in_strides = StridesOf(x.shape());
+  Dims out_dims{};
+  for (int d = 0; d < rank; ++d) out_dims[d] = spec.shape.dim(d);
+  const size_t size = DTypeSize(x.dtype());
+  const auto* src = static_cast<const std::byte*>(internal::RawData(x));
+  auto* dst = static_cast<std::byte*>(internal::MutableRawData(out));
+  // Odometer over the output; the input index is the output's modulo x's dims.
+  Dims index{};
+  int64_t offset = 0;
+  const int64_t total = spec.shape.num_elements();
+  for (int64_t i = 0; i < total; ++i) {
+    std::memcpy(dst + i * static_cast<int64_t>(size), src + offset * static_cast<int64_t>(size),
+                size);
+    for (int d = rank - 1; d >= 0; --d) {
+      ++index[d];
+      const int64_t xd = x.shape().dim(d);
+      if (index[d] % xd == 0) {
+        offset -= (xd - 1) * in_strides[d];
+      } else {
+        offset += in_strides[d];
+      }
+      if (index[d] < out_dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// TF's _TileGrad: grad reshaped to [m0, d0, m1, d1, ...] and summed over the
+// multiples' axes.
+Grads TileGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  if (!x.shape().IsFullyDefined() || !grad.shape().IsFullyDefined()) {
+    throw UnimplementedError(StrCat("Tile's gradient needs the input's shape when the graph is ",
+                                    "built; got ", x.shape()));
+  }
+  std::vector<int64_t> split;
+  std::vector<int64_t> axes;
+  for (int d = 0; d < x.rank(); ++d) {
+    const int64_t xd = x.shape().dim(d);
+    split.push_back(xd == 0 ? 0 : grad.shape().dim(d) / xd);
+    split.push_back(xd);
+    axes.push_back(2 * d);
+  }
+  if (x.num_elements() == 0) return {Zeros(x.shape(), grad.dtype()), std::nullopt};
+  return {ReduceSum(Reshape(grad, split), axes), std::nullopt};
+}
+
+// ---- Pack ----
+
+OutputSpec InferPack(std::span<const Tensor> in, const Attrs& attrs) {
+  if (in.empty()) throw InvalidArgumentError("Pack needs at least one value, got none");
+  for (size_t i = 1; i < in.size(); ++i) {
+    internal::CheckSameDType(in[0], in[i], "values[0]", StrCat("values[", i, "]"));
+    if (in[i].shape() != in[0].shape()) {
+      throw InvalidArgumentError(StrCat("values must have the same shape, got values[0] ",
+                                        in[0].shape(), " and values[", i, "] ", in[i].shape()));
+    }
+  }
+  const int rank = in[0].rank();
+  const int64_t axis = attrs.GetInt("axis");
+  if (axis < -rank - 1 || axis > rank) {
+    throw InvalidArgumentError(
+        StrCat("axis ", axis, " is out of range for packing values of shape ", in[0].shape(),
+               "; expected axis in [", -rank - 1, ", ", rank, "]"));
+  }
+  std::vector<int64_t> dims = in[0].shape().ToVector();
+  dims.insert(dims.begin() + (axis < 0 ? axis + rank + 1 : axis), static_cast<int64_t>(in.size()));
+  return {Shape::Partial(dims), in[0].dtype()};
+}
+
+Tensor PackKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const int rank = in[0].rank();
+  int64_t axis = attrs.GetInt("axis");
+  if (axis < 0) axis += rank + 1;
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) outer *= in[0].shape().dim(d);
+  const int64_t inner = in[0].num_elements() / std::max<int64_t>(outer, 1);
+  const size_t size = DTypeSize(spec.dtype);
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  if (spec.shape.num_elements() == 0) return out;
+  auto* dst = static_cast<std::byte*>(internal::MutableRawData(out));
+  const auto chunk = static_cast<size_t>(inner) * size;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor& t : in) {
+      std::memcpy(dst, static_cast<const std::byte*>(internal::RawData(t)) + o * chunk, chunk);
+      dst += chunk;
+    }
+  }
+  return out;
+}
+
+// TF's _PackGrad (Unpack): each value's slice of grad along axis.
+Grads PackGradient(const OpCall& call, const Tensor& grad) {
+  const int rank = call.inputs[0].rank();
+  int64_t axis = call.attrs.GetInt("axis");
+  if (axis < 0) axis += rank + 1;
+  Grads grads;
+  std::vector<int64_t> begin(static_cast<size_t>(rank + 1), 0);
+  std::vector<int64_t> size(static_cast<size_t>(rank + 1), -1);
+  size[static_cast<size_t>(axis)] = 1;
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    begin[static_cast<size_t>(axis)] = static_cast<int64_t>(i);
+    grads.push_back(call.NeedsGradient(i) ? std::optional(Squeeze(Slice(grad, begin, size), {axis}))
+                                          : std::nullopt);
+  }
+  return grads;
+}
+
+// ---- Pad, PadV2 ----
+
+// paddings [rank, 2] as (before, after) pairs; nullopt when unknown.
+std::optional<std::vector<int64_t>> KnownPaddings(std::span<const Tensor> in) {
+  CheckIndexInput(in[1], "paddings", false, false, true);
+  const Tensor& x = in[0];
+  std::optional<std::vector<int64_t>> p = internal::KnownInts(in[1]);
+  if (!p) return std::nullopt;
+  const Shape& ps = in[1].shape();
+  if (x.shape().unknown_rank() || ps.dim(0) != x.rank() || ps.dim(1) != 2) {
+    throw InvalidArgumentError(StrCat("paddings must be of shape [rank, 2] = [", x.rank(),
+                                      ", 2] for input of shape ", x.shape(), ", got ", ps));
+  }
+  for (int64_t v : *p) {
+    if (v < 0) {
+      throw InvalidArgumentError(
+          StrCat("paddings ", DimsToString(*p), " has a negative entry (input ", x.shape(), ")"));
+    }
+  }
+  return p;
+}
+
+OutputSpec InferPad(std::span<const Tensor> in, const Attrs&) {
+  const Tensor& x = in[0];
+  if (in.size() == 3) {
+    internal::CheckSameDType(x, in[2], "input", "constant_values");
+    if (!in[2].shape().unknown_rank() && in[2].rank() != 0) {
+      throw InvalidArgumentError(
+          StrCat("constant_values must be a scalar, got shape ", in[2].shape()));
+    }
+  }
+  const std::optional<std::vector<int64_t>> p = KnownPaddings(in);
+  if (!p) return {UnknownDims(x.shape().unknown_rank() ? -1 : x.rank()), x.dtype()};
+  std::vector<int64_t> dims = x.shape().ToVector();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] != Shape::kUnknownDim) dims[d] += (*p)[2 * d] + (*p)[2 * d + 1];
+  }
+  return {Shape::Partial(dims), x.dtype()};
+}
+
+Tensor PadKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  const std::vector<int64_t> p = *internal::KnownInts(in[1]);
+  Tensor out = in.size() == 3 ? Fill(spec.shape, in[2]) : Tensor::Zeros(spec.shape, spec.dtype);
+  if (x.num_elements() == 0) return out;
+  const Dims out_strides = StridesOf(spec.shape);
+  int64_t base = 0;
+  Dims dims{};
+  for (int d = 0; d < x.rank(); ++d) {
+    base += p[2 * static_cast<size_t>(d)] * out_strides[d];
+    dims[d] = x.shape().dim(d);
+  }
+  StridedBytes<true>(static_cast<const std::byte*>(internal::RawData(x)),
+                     static_cast<std::byte*>(internal::MutableRawData(out)), base, out_strides,
+                     dims, x.rank(), DTypeSize(x.dtype()));
+  return out;
+}
+
+// TF's _PadGrad: the slice of grad where x is; none for paddings and
+// constant_values.
+Grads PadGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  const std::optional<std::vector<int64_t>> p = internal::KnownInts(call.inputs[1]);
+  if (!p || !x.shape().IsFullyDefined()) {
+    throw UnimplementedError(StrCat("Pad's gradient needs constant paddings and the input's ",
+                                    "shape when the graph is built; got ", x.shape()));
+  }
+  std::vector<int64_t> begin;
+  for (int d = 0; d < x.rank(); ++d) begin.push_back((*p)[2 * static_cast<size_t>(d)]);
+  Grads grads(call.inputs.size());
+  grads[0] = Slice(grad, begin, x.shape().ToVector());
+  return grads;
+}
+
+// ---- StridedSlice, StridedSliceGrad (TF's ValidateStridedSliceOp) ----
+
+// Where each dimension of the input is read: begin, stride and size per
+// input dimension (the "processing shape"), and the final shape.
+struct StridedSpec {
+  Dims begin{};
+  Dims stride{};
+  Dims size{};
+  std::vector<int64_t> final_dims;
+};
+
+StridedSpec ResolveStridedSlice(const Shape& input, const std::vector<int64_t>& b,
+                                const std::vector<int64_t>& e, const std::vector<int64_t>& s,
+                                const Attrs& attrs) {
+  if (b.size() != e.size() || b.size() != s.size() || b.size() > 32) {
+    throw InvalidArgumentError(StrCat("Expected begin, end, and strides to be 1D equal size ",
+                                      "tensors, but got shapes [", b.size(), "], [", e.size(),
+                                      "], and [", s.size(), "] instead."));
+  }
+  const int64_t begin_mask = attrs.GetInt("begin_mask");
+  const int64_t end_mask = attrs.GetInt("end_mask");
+  int64_t ellipsis_mask = attrs.GetInt("ellipsis_mask");
+  const int64_t new_axis_mask = attrs.GetInt("new_axis_mask");
+  const int64_t shrink_mask = attrs.GetInt("shrink_axis_mask");
+  if ((ellipsis_mask & (ellipsis_mask - 1)) != 0) {
+    throw InvalidArgumentError("Multiple ellipses in slice spec not allowed");
+  }
+  const auto bit = [](int64_t mask, int i) { return ((mask >> i) & 1) != 0; };
+  int sparse_dims = static_cast<int>(b.size());
+  int add_after_ellipsis = 0;
+  bool ellipsis_seen = false;
+  for (int i = 0; i < sparse_dims; ++i) {
+    if (ellipsis_seen && bit(new_axis_mask, i)) ++add_after_ellipsis;
+    if (bit(ellipsis_mask, i)) ellipsis_seen = true;
+  }
+  if (!ellipsis_seen) ellipsis_mask |= int64_t{1} << sparse_dims++;
+  const int rank = input.rank();
+  StridedSpec spec;
+  Dims dbegin{}, dend{}, dstride{};
+  std::array<bool, Shape::kMaxRank> dbegin_mask{}, dend_mask{}, dshrink{};
+  // Final-shape entries: >= 0 a processing dim, -1 a new axis, -2 shrunk.
+  std::vector<int> gather;
+  int full = 0;
+  for (int i = 0; i < sparse_dims; ++i) {
+    if (bit(ellipsis_mask, i)) {
+      const int next = std::min(rank - (sparse_dims - i) + 1 + add_after_ellipsis, rank);
+      for (; full < next; ++full) {
+        dbegin[full] = dend[full] = 0;
+        dstride[full] = 1;
+        dbegin_mask[full] = dend_mask[full] = true;
+        gather.push_back(full);
+      }
+    } else if (bit(new_axis_mask, i)) {
+      gather.push_back(-1);
+    } else {
+      if (full == rank) {
+        throw InvalidArgumentError(StrCat("Index out of range using input dim ", full,
+                                          "; input has only ", rank, " dims"));
+      }
+      dbegin[full] = b[static_cast<size_t>(i)];
+      dend[full] = e[static_cast<size_t>(i)];
+      dstride[full] = s[static_cast<size_t>(i)];
+      dbegin_mask[full] = bit(begin_mask, i);
+      dend_mask[full] = bit(end_mask, i);
+      dshrink[full] = bit(shrink_mask, i);
+      gather.push_back(dshrink[full] ? -2 : full);
+      ++full;
+    }
+  }
+  for (int d = 0; d < rank; ++d) {
+    const int64_t dim = input.dim(d);
+    const int64_t stride = dstride[d];
+    if (stride == 0) throw InvalidArgumentError(StrCat("strides[", d, "] must be non-zero"));
+    if (dshrink[d] && stride <= 0) {
+      throw InvalidArgumentError("only stride 1 allowed on non-range indexing.");
+    }
+    const int64_t lo = stride > 0 ? 0 : -1;
+    const int64_t hi = stride > 0 ? dim : dim - 1;
+    const auto canonical = [&](int64_t x, bool masked, int c) {
+      if (masked) return (stride > 0) == (c == 0) ? lo : hi;
+      const int64_t fwd = x < 0 ? dim + x : x;
+      return fwd < lo ? lo : fwd > hi ? hi : fwd;
+    };
+    int64_t begin = 0, end = 0;
+    if (dshrink[d]) {
+      const int64_t fwd = dbegin[d] < 0 ? dim + dbegin[d] : dbegin[d];
+      if (fwd < 0 || fwd >= dim) {
+        throw InvalidArgumentError(StrCat("slice index ", dbegin[d], " of dimension ", d,
+                                          " out of bounds (input shape ", input, ")"));
+      }
+      begin = fwd;
+      end = fwd + 1;
+    } else {
+      begin = canonical(dbegin[d], dbegin_mask[d], 0);
+      end = canonical(dend[d], dend_mask[d], 1);
+    }
+    const int64_t length = end - begin;
+    int64_t size = 0;
+    if (length != 0 && ((length < 0) == (stride < 0))) {
+      size = length / stride + (length % stride != 0 ? 1 : 0);
+    }
+    spec.begin[d] = begin;
+    spec.stride[d] = stride;
+    spec.size[d] = size;
+  }
+  for (int g : gather) {
+    if (g >= 0) spec.final_dims.push_back(spec.size[g]);
+    if (g == -1) spec.final_dims.push_back(1);
+  }
+  return spec;
+}
+
+void CheckStridedIndices(std::span<const Tensor> idx) {
+  CheckIndexInput(idx[0], "begin", false, true);
+  CheckIndexInput(idx[1], "end", false, true);
+  CheckIndexInput(idx[2], "strides", false, true);
+  internal::CheckSameDType(idx[0], idx[1], "begin", "end");
+  internal::CheckSameDType(idx[0], idx[2], "begin", "strides");
+}
+
+OutputSpec InferStridedSlice(std::span<const Tensor> in, const Attrs& attrs) {
+  CheckStridedIndices(in.subspan(1, 3));
+  const auto b = internal::KnownInts(in[1]);
+  const auto e = internal::KnownInts(in[2]);
+  const auto s = internal::KnownInts(in[3]);
+  if (!b || !e || !s || in[0].shape().unknown_rank()) {
+    return {Shape::UnknownRank(), in[0].dtype()};
+  }
+  return {Shape::Partial(ResolveStridedSlice(in[0].shape(), *b, *e, *s, attrs).final_dims),
+          in[0].dtype()};
+}
+
+Tensor StridedSliceKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  const StridedSpec ss =
+      ResolveStridedSlice(x.shape(), *internal::KnownInts(in[1]), *internal::KnownInts(in[2]),
+                          *internal::KnownInts(in[3]), attrs);
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  if (spec.shape.num_elements() == 0) return out;
+  const Dims x_strides = StridesOf(x.shape());
+  int64_t base = 0;
+  Dims strides{};
+  for (int d = 0; d < x.rank(); ++d) {
+    base += ss.begin[d] * x_strides[d];
+    strides[d] = ss.stride[d] * x_strides[d];
+  }
+  StridedBytes<false>(static_cast<const std::byte*>(internal::RawData(x)),
+                      static_cast<std::byte*>(internal::MutableRawData(out)), base, strides,
+                      ss.size, x.rank(), DTypeSize(x.dtype()));
+  return out;
+}
+
+Attrs StridedMasks(const Attrs& attrs) {
+  Attrs masks;
+  for (const char* name :
+       {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"}) {
+    masks.Set(name, attrs.GetInt(name));
+  }
+  return masks;
+}
+
+// TF's _StridedSliceGrad: StridedSliceGrad(Shape(x), begin, end, strides, grad).
+Grads StridedSliceGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  const DType index = call.inputs[1].dtype();
+  Tensor shape = x.shape().IsFullyDefined()
+                     ? (index == DType::kInt64 ? Tensor::FromVector<int64_t>(x.shape().ToVector())
+                                               : IndexTensor(x.shape().ToVector()))
+                     : ShapeOf(x, index);
+  if (shape.dtype() != index) shape = Cast(shape, index);
+  return {
+      Execute(kStridedSliceGradOp, {shape, call.inputs[1], call.inputs[2], call.inputs[3], grad},
+              StridedMasks(call.attrs)),
+      std::nullopt, std::nullopt, std::nullopt};
+}
+
+OutputSpec InferStridedSliceGrad(std::span<const Tensor> in, const Attrs& attrs) {
+  CheckIndexInput(in[0], "shape", false, true);
+  CheckStridedIndices(in.subspan(1, 3));
+  internal::CheckSameDType(in[0], in[1], "shape", "begin");
+  const auto shape = internal::KnownInts(in[0]);
+  if (!shape) {
+    return {UnknownDims(in[0].shape().unknown_rank() ? -1 : in[0].shape().dim(0)), in[4].dtype()};
+  }
+  for (int64_t d : *shape) {
+    if (d < 0) throw InvalidArgumentError(StrCat("shape ", DimsToString(*shape), " is negative"));
+  }
+  const Shape out(*shape);
+  const auto b = internal::KnownInts(in[1]);
+  const auto e = internal::KnownInts(in[2]);
+  const auto s = internal::KnownInts(in[3]);
+  if (b && e && s && in[4].shape().IsFullyDefined()) {
+    const StridedSpec ss = ResolveStridedSlice(out, *b, *e, *s, attrs);
+    if (Shape(ss.final_dims) != in[4].shape()) {
+      throw InvalidArgumentError(
+          StrCat("shape of dy was ", in[4].shape(), " instead of ", Shape(ss.final_dims)));
+    }
+  }
+  return {out, in[4].dtype()};
+}
+
+Tensor StridedSliceGradKernel(std::span<const Tensor> in, const Attrs& attrs,
+                              const OutputSpec& spec) {
+  const StridedSpec ss =
+      ResolveStridedSlice(spec.shape, *internal::KnownInts(in[1]), *internal::KnownInts(in[2]),
+                          *internal::KnownInts(in[3]), attrs);
+  Tensor out = Tensor::Zeros(spec.shape, spec.dtype);
+  const Tensor& dy = in[4];
+  if (dy.num_elements() == 0) return out;
+  const Dims out_strides = StridesOf(spec.shape);
+  int64_t base = 0;
+  Dims strides{};
+  for (int d = 0; d < spec.shape.rank(); ++d) {
+    base += ss.begin[d] * out_strides[d];
+    strides[d] = ss.stride[d] * out_strides[d];
+  }
+  StridedBytes<true>(static_cast<const std::byte*>(internal::RawData(dy)),
+                     static_cast<std::byte*>(internal::MutableRawData(out)), base, strides, ss.size,
+                     spec.shape.rank(), DTypeSize(dy.dtype()));
+  return out;
+}
+
+// TF's _StridedSliceGradGrad: the slice of grad; none for the index inputs.
+Grads StridedSliceGradGradient(const OpCall& call, const Tensor& grad) {
+  return {std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+          Execute(kStridedSliceOp, {grad, call.inputs[1], call.inputs[2], call.inputs[3]},
+                  StridedMasks(call.attrs))};
+}
+
+constexpr TypeAttr kExpandDimsTypes[] = {{"T", 0}, {"Tdim", 1}};
+constexpr TypeAttr kTileTypes[] = {{"T", 0}, {"Tmultiples", 1}};
+constexpr TypeAttr kPadTypes[] = {{"T", 0}, {"Tpaddings", 1}};
+constexpr TypeAttr kStridedSliceTypes[] = {{"T", 0}, {"Index", 1}};
+constexpr TypeAttr kStridedSliceGradTypes[] = {{"T", 4}, {"Index", 0}};
+
+}  // namespace
+
+const OpDef kExpandDimsOp = {.type = "ExpandDims",
+                             .num_inputs = 2,
+                             .infer = InferExpandDims,
+                             .compute = ExpandDimsKernel,
+                             .gradient = ExpandDimsGradient,
+                             .type_attrs = kExpandDimsTypes};
+const OpDef kTileOp = {.type = "Tile",
+                       .num_inputs = 2,
+                       .infer = InferTile,
+                       .compute = TileKernel,
+                       .gradient = TileGradient,
+                       .type_attrs = kTileTypes};
+const OpDef kPackOp = {.type = "Pack",
+                       .num_inputs = OpDef::kVariadic,
+                       .infer = InferPack,
+                       .compute = PackKernel,
+                       .gradient = PackGradient};
+const OpDef kPadOp = {.type = "Pad",
+                      .num_inputs = 2,
+                      .infer = InferPad,
+                      .compute = PadKernel,
+                      .gradient = PadGradient,
+                      .type_attrs = kPadTypes};
+const OpDef kPadV2Op = {.type = "PadV2",
+                        .num_inputs = 3,
+                        .infer = InferPad,
+                        .compute = PadKernel,
+                        .gradient = PadGradient,
+                        .type_attrs = kPadTypes};
+const OpDef kStridedSliceOp = {.type = "StridedSlice",
+                               .num_inputs = 4,
+                               .infer = InferStridedSlice,
+                               .compute = StridedSliceKernel,
+                               .gradient = StridedSliceGradient,
+                               .type_attrs = kStridedSliceTypes};
+const OpDef kStridedSliceGradOp = {.type = "StridedSliceGrad",
+                                   .num_inputs = 5,
+                                   .infer = InferStridedSliceGrad,
+                                   .compute = StridedSliceGradKernel,
+                                   .gradient = StridedSliceGradGradient,
+                                   .type_attrs = kStridedSliceGradTypes,
+                                   // The output's rank is shape's length.
+                                   .infer_partial = InferStridedSliceGrad};
+
+Tensor ExpandDims(const Tensor& x, int64_t axis) {
+  return Execute(kExpandDimsOp, x, Tensor::Scalar<int32_t>(static_cast<int32_t>(axis)));
+}
+Tensor Tile(const Tensor& x, const std::vector<int64_t>& multiples) {
+  return Execute(kTileOp, x, IndexTensor(multiples));
+}
+Tensor Pack(const std::vector<Tensor>& values, int64_t axis) {
+  return Execute(kPackOp, std::span<const Tensor>(values.data(), values.size()),
+                 Attrs{{"axis", axis}});
+}
+Tensor Pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings) {
+  std::vector<int64_t> flat;
+  for (const auto& [before, after] : paddings) {
+    flat.push_back(before);
+    flat.push_back(after);
+  }
+  Tensor p = IndexTensor(flat);
+  return Execute(kPadOp, x,
+                 internal::WithShape(p, Shape{static_cast<int64_t>(paddings.size()), 2}));
+}
+Tensor PadV2(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings,
+             const Tensor& constant_value) {
+  std::vector<int64_t> flat;
+  for (const auto& [before, after] : paddings) {
+    flat.push_back(before);
+    flat.push_back(after);
+  }
+  const Tensor p =
+      internal::WithShape(IndexTensor(flat), Shape{static_cast<int64_t>(paddings.size()), 2});
+  return Execute(kPadV2Op, {x, p, constant_value});
+}
+Tensor StridedSlice(const Tensor& x, const std::vector<int64_t>& begin,
+                    const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                    const StridedSliceMasks& masks) {
+  return Execute(kStridedSliceOp, {x, IndexTensor(begin), IndexTensor(end), IndexTensor(strides)},
+                 Attrs{{"begin_mask", masks.begin},
+                       {"end_mask", masks.end},
+                       {"ellipsis_mask", masks.ellipsis},
+                       {"new_axis_mask", masks.new_axis},
+                       {"shrink_axis_mask", masks.shrink_axis}});
 }
 
 }  // namespace eager

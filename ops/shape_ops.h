@@ -80,6 +80,34 @@ Tensor ShapeOf(const Tensor& x, DType out_type = DType::kInt32);  // "Shape"
 // incompatible).
 std::pair<Tensor, Tensor> BroadcastGradientArgs(const Tensor& s0, const Tensor& s1);
 
+// Ops of TF 2.21's graphs of common layers. Their index arguments are tensor
+// inputs in a graph, as TF's; these functions pass them as int32 constants.
+//
+// x with a dimension of 1 inserted at `axis` (in [-rank-1, rank]) ("ExpandDims").
+Tensor ExpandDims(const Tensor& x, int64_t axis);
+// x repeated multiples[d] times along each dimension d ("Tile"); the
+// gradient sums the copies (needs x's shape when a graph is built).
+Tensor Tile(const Tensor& x, const std::vector<int64_t>& multiples);
+// Tensors of one shape and dtype stacked along a new dimension `axis` ("Pack", tf.stack).
+Tensor Pack(const std::vector<Tensor>& values, int64_t axis = 0);
+// x with paddings[d] = (before, after) zeros around each dimension d ("Pad"),
+// or copies of the scalar `constant_value` of x's dtype ("PadV2").
+Tensor Pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings);
+Tensor PadV2(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings,
+             const Tensor& constant_value);
+// x[begin:end:strides] with TF's masks (bit i concerns index i of begin):
+// begin/end ignore begin[i]/end[i], ellipsis expands to the dimensions not
+// indexed, new_axis inserts a dimension of 1, shrink_axis takes begin[i] and
+// drops the dimension ("StridedSlice", tf.strided_slice, Python's x[...]).
+// Out-of-range bounds clamp; a shrunk index out of range, a stride of 0,
+// two ellipses are InvalidArgumentError. Its gradient is "StridedSliceGrad".
+struct StridedSliceMasks {
+  int64_t begin = 0, end = 0, ellipsis = 0, new_axis = 0, shrink_axis = 0;
+};
+Tensor StridedSlice(const Tensor& x, const std::vector<int64_t>& begin,
+                    const std::vector<int64_t>& end, const std::vector<int64_t>& strides,
+                    const StridedSliceMasks& masks = {});
+
 extern const OpDef kReshapeOp;
 extern const OpDef kTransposeOp;
 extern const OpDef kConcatOp;
@@ -90,5 +118,14 @@ extern const OpDef kBroadcastToOp;
 extern const OpDef kShapeOp;
 // "BroadcastGradientArgs": graph-only (OpDef::run), two outputs.
 extern const OpDef kBroadcastGradientArgsOp;
+extern const OpDef kExpandDimsOp;
+extern const OpDef kTileOp;
+extern const OpDef kPackOp;  // attr axis
+extern const OpDef kPadOp;
+extern const OpDef kPadV2Op;
+// Attrs begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask (ints).
+extern const OpDef kStridedSliceOp;
+// Inputs shape, begin, end, strides, dy: dy scattered into zeros of `shape`.
+extern const OpDef kStridedSliceGradOp;
 
 }  // namespace eager

@@ -324,4 +324,144 @@ const OpDef kRsqrtGradOp = {.type = "RsqrtGrad",
 Tensor Rsqrt(const Tensor& x) { return Execute(kRsqrtOp, {x}); }
 Tensor RsqrtGrad(const Tensor& y, const Tensor& dy) { return Execute(kRsqrtGradOp, {y, dy}); }
 
+// ---- Abs, Sign, Relu6, LeakyRelu, LogicalNot (TF 2.21 graphs of Keras layers) ---------
+
+namespace {
+
+OutputSpec InferNumericUnary(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kNumeric, "x");
+}
+OutputSpec InferFloatFeatures(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "features");
+}
+OutputSpec InferFloatGradients(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "gradients", "features");
+}
+
+Tensor AbsKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<1, DTypeSet::kNumeric>(in, spec,
+                                                            [](const auto& x) { return x.abs(); });
+}
+// -1, 0 or 1 (TF's Sign; NaN stays NaN).
+Tensor SignKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<1, DTypeSet::kNumeric>(in, spec, [](const auto& x) {
+    using T = internal::ScalarOf<decltype(x)>;
+    return x.unaryExpr([](T v) { return v > T(0) ? T(1) : v < T(0) ? T(-1) : v; });
+  });
+}
+// TF's functor: features.cwiseMax(0).cwiseMin(6).
+Tensor Relu6Kernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<1, DTypeSet::kFloat>(in, spec, [](const auto& x) {
+    using T = internal::ScalarOf<decltype(x)>;
+    return x.max(T(0)).min(T(6));
+  });
+}
+// TF's functor: (features > 0 & features < 6).select(gradients, 0).
+Tensor Relu6GradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [](const auto& gradients, const auto& features) {
+        using T = internal::ScalarOf<decltype(gradients)>;
+        return ((features > T(0)) && (features < T(6))).select(gradients, T(0));
+      });
+}
+// TF's functor: (features > 0).select(features, features * alpha).
+Tensor LeakyReluKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const double alpha = attrs.GetFloat("alpha");
+  return internal::ElementwiseKernel<1, DTypeSet::kFloat>(in, spec, [alpha](const auto& x) {
+    using T = internal::ScalarOf<decltype(x)>;
+    return (x > T(0)).select(x, x * static_cast<T>(alpha));
+  });
+}
+// TF's functor: (features > 0).select(gradients, gradients * alpha).
+Tensor LeakyReluGradKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const double alpha = attrs.GetFloat("alpha");
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [alpha](const auto& gradients, const auto& features) {
+        using T = internal::ScalarOf<decltype(gradients)>;
+        return (features > T(0)).select(gradients, gradients * static_cast<T>(alpha));
+      });
+}
+OutputSpec InferLogicalNot(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kBool, "x");
+}
+Tensor LogicalNotKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<1, DTypeSet::kBool>(in, spec,
+                                                         [](const auto& x) { return !x; });
+}
+
+// TF's _AbsGrad: grad * sign(x).
+Grads AbsGradient(const OpCall& call, const Tensor& grad) {
+  return {Mul(grad, Sign(call.inputs[0]))};
+}
+// TF's _SignGrad returns zeros: piecewise constant, no gradient here.
+Grads SignGradient(const OpCall&, const Tensor&) { return {std::nullopt}; }
+// TF's _Relu6Grad: Relu6Grad(grad, y) on the output.
+Grads Relu6Gradient(const OpCall& call, const Tensor& grad) {
+  return {Relu6Grad(grad, call.output)};
+}
+// TF's _Relu6GradGrad: linear in gradients, none for features.
+Grads Relu6GradGradient(const OpCall& call, const Tensor& grad) {
+  return {Relu6Grad(grad, call.inputs[1]), std::nullopt};
+}
+Grads LeakyReluGradient(const OpCall& call, const Tensor& grad) {
+  return {LeakyReluGrad(grad, call.inputs[0], call.attrs.GetFloat("alpha"))};
+}
+Grads LeakyReluGradGradient(const OpCall& call, const Tensor& grad) {
+  return {LeakyReluGrad(grad, call.inputs[1], call.attrs.GetFloat("alpha")), std::nullopt};
+}
+
+}  // namespace
+
+const OpDef kAbsOp = {.type = "Abs",
+                      .num_inputs = 1,
+                      .infer = InferNumericUnary,
+                      .compute = AbsKernel,
+                      .gradient = AbsGradient};
+const OpDef kSignOp = {.type = "Sign",
+                       .num_inputs = 1,
+                       .infer = InferNumericUnary,
+                       .compute = SignKernel,
+                       .gradient = SignGradient};
+const OpDef kRelu6Op = {.type = "Relu6",
+                        .num_inputs = 1,
+                        .infer = InferFloatFeatures,
+                        .compute = Relu6Kernel,
+                        .gradient = Relu6Gradient};
+const OpDef kRelu6GradOp = {.type = "Relu6Grad",
+                            .num_inputs = 2,
+                            .infer = InferFloatGradients,
+                            .compute = Relu6GradKernel,
+                            .gradient = Relu6GradGradient};
+const OpDef kLeakyReluOp = {.type = "LeakyRelu",
+                            .num_inputs = 1,
+                            .infer = InferFloatFeatures,
+                            .compute = LeakyReluKernel,
+                            .gradient = LeakyReluGradient};
+const OpDef kLeakyReluGradOp = {.type = "LeakyReluGrad",
+                                .num_inputs = 2,
+                                .infer = InferFloatGradients,
+                                .compute = LeakyReluGradKernel,
+                                .gradient = LeakyReluGradGradient};
+constexpr TypeAttr kNoTypeAttrs[] = {{}};  // bool by its signature: no T
+const OpDef kLogicalNotOp = {.type = "LogicalNot",
+                             .num_inputs = 1,
+                             .infer = InferLogicalNot,
+                             .compute = LogicalNotKernel,
+                             .gradient = nullptr,
+                             .type_attrs = kNoTypeAttrs};
+
+Tensor Abs(const Tensor& x) { return Execute(kAbsOp, {x}); }
+Tensor Sign(const Tensor& x) { return Execute(kSignOp, {x}); }
+Tensor Relu6(const Tensor& features) { return Execute(kRelu6Op, {features}); }
+Tensor Relu6Grad(const Tensor& gradients, const Tensor& features) {
+  return Execute(kRelu6GradOp, {gradients, features});
+}
+Tensor LeakyRelu(const Tensor& features, double alpha) {
+  return Execute(kLeakyReluOp, {features}, Attrs{{"alpha", alpha}});
+}
+Tensor LeakyReluGrad(const Tensor& gradients, const Tensor& features, double alpha) {
+  return Execute(kLeakyReluGradOp, {gradients, features}, Attrs{{"alpha", alpha}});
+}
+Tensor LogicalNot(const Tensor& x) { return Execute(kLogicalNotOp, {x}); }
+
 }  // namespace eager

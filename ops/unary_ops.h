@@ -39,6 +39,22 @@ Tensor Rsqrt(const Tensor& x);  // "Rsqrt"
 // Same shapes and float dtype.
 Tensor RsqrtGrad(const Tensor& y, const Tensor& dy);  // "RsqrtGrad"
 
+// |x|, numeric dtypes ("Abs"); gradient grad * sign(x), as TF.
+Tensor Abs(const Tensor& x);
+// -1, 0 or 1 by x's sign, numeric dtypes ("Sign"); no gradient (TF's is zero).
+Tensor Sign(const Tensor& x);
+// min(max(features, 0), 6), float dtypes ("Relu6", tf.nn.relu6).
+Tensor Relu6(const Tensor& features);
+// Relu6's gradient: gradients where 0 < features < 6, else 0 ("Relu6Grad").
+Tensor Relu6Grad(const Tensor& gradients, const Tensor& features);
+// features where > 0, else alpha * features, float dtypes ("LeakyRelu",
+// attr alpha, TF's default 0.2).
+Tensor LeakyRelu(const Tensor& features, double alpha = 0.2);
+// LeakyRelu's gradient: gradients where features > 0, else alpha * gradients.
+Tensor LeakyReluGrad(const Tensor& gradients, const Tensor& features, double alpha = 0.2);
+// !x of a bool tensor ("LogicalNot").
+Tensor LogicalNot(const Tensor& x);
+
 extern const OpDef kNegOp;
 extern const OpDef kExpOp;
 extern const OpDef kLogOp;
@@ -54,5 +70,12 @@ extern const OpDef kEluGradOp;
 extern const OpDef kFloorOp;
 extern const OpDef kRsqrtOp;
 extern const OpDef kRsqrtGradOp;
+extern const OpDef kAbsOp;
+extern const OpDef kSignOp;
+extern const OpDef kRelu6Op;
+extern const OpDef kRelu6GradOp;
+extern const OpDef kLeakyReluOp;
+extern const OpDef kLeakyReluGradOp;
+extern const OpDef kLogicalNotOp;
 
 }  // namespace eager

@@ -12,6 +12,8 @@ std::string_view DTypeSetName(DTypeSet set) {
       return "float32, float64, int32, int64 or bool";
     case DTypeSet::kIndex:
       return "int32 or int64";
+    case DTypeSet::kBool:
+      return "bool";
   }
   return "?";
 }

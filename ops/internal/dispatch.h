@@ -24,6 +24,7 @@ enum class DTypeSet {
   kNumeric,        // float32, float64, int32, int64
   kNumericOrBool,  // the numeric dtypes and bool
   kIndex,          // int32, int64
+  kBool,           // bool (the logical ops)
 };
 
 constexpr bool DTypeIn(DType dtype, DTypeSet set) {
@@ -38,6 +39,8 @@ constexpr bool DTypeIn(DType dtype, DTypeSet set) {
       return is_float || is_int || dtype == DType::kBool;
     case DTypeSet::kIndex:
       return is_int;
+    case DTypeSet::kBool:
+      return dtype == DType::kBool;
   }
   return false;
 }

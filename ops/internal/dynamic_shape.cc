@@ -108,4 +108,24 @@ std::optional<Shape> PartialShapeValue(const Tensor& sizes) {
   return shape;
 }
 
+std::optional<Tensor> KnownValue(const Tensor& t) {
+  if (!t.is_symbolic()) return t;
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) return std::nullopt;
+  const Node& node = graph->node(graph->OperationOf(t).index());
+  if (node.op != "Const") return std::nullopt;
+  const Tensor* value = AttrAs<Tensor>(node.FindAttr("value"));
+  if (value == nullptr) return std::nullopt;
+  return *value;
+}
+
+std::optional<std::vector<int64_t>> KnownInts(const Tensor& t) {
+  std::optional<Tensor> value = KnownValue(t);
+  if (!value) return std::nullopt;
+  if (value->dtype() == DType::kInt64) return value->ToVector<int64_t>();
+  if (value->dtype() != DType::kInt32) return std::nullopt;
+  auto d = value->data<int32_t>();
+  return std::vector<int64_t>(d.begin(), d.end());
+}
+
 }  // namespace eager::internal

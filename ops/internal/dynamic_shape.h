@@ -8,8 +8,10 @@
 // functions call these only when `IsFullyDefined()` is false, in a graph.
 // Private to ops/.
 
+#include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "runtime/shape.h"
 #include "runtime/tensor.h"
@@ -52,5 +54,15 @@ Tensor ReducedCount(const Tensor& x, std::span<const bool> reduced, DType dtype)
 // output shape is a tensor (AvgPoolGrad, the depthwise backprops) keep the
 // known dimensions when the batch is unknown.
 std::optional<Shape> PartialShapeValue(const Tensor& sizes);
+
+// The value of `t` when it is known while a graph is built: an eager
+// tensor's own, or that of the Const node of the current graph producing a
+// symbolic one (TF's shape functions read Const inputs the same way);
+// nullopt for a value known only when the graph runs. Ops whose output
+// shape depends on an input's values (Tile's multiples, Fill's dims) use it
+// in their shape rules.
+std::optional<Tensor> KnownValue(const Tensor& t);
+// The same for an int32/int64 tensor, as int64s; nullopt also for other dtypes.
+std::optional<std::vector<int64_t>> KnownInts(const Tensor& t);
 
 }  // namespace eager::internal

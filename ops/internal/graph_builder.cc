@@ -143,6 +143,7 @@ OutputSpec InferGraphOutput(const OpDef& op, std::span<const Tensor> inputs, con
   for (const auto& [first, second] : kStandIns) {
     std::optional<OutputSpec> a = TryInfer(op, inputs, attrs, first);
     std::optional<OutputSpec> b = a ? TryInfer(op, inputs, attrs, second) : std::nullopt;
+    if (a && a->shape.unknown_rank()) return {Shape::UnknownRank(), a->dtype};  // values unknown
     if (!a || !b || a->shape.rank() != b->shape.rank()) continue;
     std::vector<int64_t> dims = a->shape.ToVector();
     for (int i = 0; i < a->shape.rank(); ++i) {
@@ -207,6 +208,7 @@ Tensor AddOpNode(Graph& graph, const OpDef& op, std::span<const Tensor> inputs,
     if (!IsInputAttr(op, name)) node.attrs.SetDefault(name, value);
   }
   for (const TypeAttr& t : TypeAttrsOf(op)) {
+    if (t.name.empty()) continue;  // an op without type attrs
     DType dtype = DType::kInt32;
     if (t.source == TypeAttr::kOutput) {
       dtype = spec.dtype;

@@ -220,6 +220,58 @@ std::vector<OpCase> Cases() {
                &kSelectV2Op,
                {Tensor::FromVector<bool>({true, false}, Shape{2, 1}), Floats(m, 49), Tensor(0.0f)},
                {}});
+  // Ops of TF 2.21's graphs of common layers (issue 39).
+  for (const OpDef* op : {&kAbsOp, &kSignOp, &kRelu6Op}) {
+    c.push_back({std::string(op->type), op, {Floats(m, 60, -8.0, 8.0)}, {}});
+  }
+  c.push_back({"LeakyRelu", &kLeakyReluOp, {Floats(m, 59, -8.0, 8.0)}, Attrs{{"alpha", 0.2}}});
+  c.push_back({"Relu6Grad", &kRelu6GradOp, {Floats(m, 61), Floats(m, 62, -2.0, 8.0)}, {}});
+  c.push_back(
+      {"LeakyReluGrad", &kLeakyReluGradOp, {Floats(m, 63), Floats(m, 64)}, Attrs{{"alpha", 0.25}}});
+  for (const OpDef* op : {&kGreaterOp, &kLessOp, &kLessEqualOp, &kNotEqualOp}) {
+    c.push_back(
+        {std::string(op->type),
+         op,
+         {Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, m), Tensor::Vector<int32_t>({2, 2, 7})},
+         {}});
+  }
+  const Tensor p = Tensor::FromVector<bool>({true, true, false, false, true, false}, m);
+  const Tensor q = Tensor::Vector<bool>({true, false, false});
+  c.push_back({"LogicalAnd", &kLogicalAndOp, {p, q}, {}});
+  c.push_back({"LogicalOr", &kLogicalOrOp, {p, q}, {}});
+  c.push_back({"LogicalNot", &kLogicalNotOp, {p}, {}});
+  const Tensor dividends = Tensor::FromVector<int32_t>({7, -7, 7, -7, 0, -1}, m);
+  c.push_back({"FloorDiv", &kFloorDivOp, {dividends, Tensor::Vector<int32_t>({2, -2, 3})}, {}});
+  c.push_back({"FloorMod", &kFloorModOp, {dividends, Tensor::Vector<int32_t>({2, -2, 3})}, {}});
+  c.push_back({"AddN", &kAddNOp, {Floats(m, 65), Floats(m, 66), Floats(m, 67)}, {}});
+  const auto ints = [](std::vector<int32_t> v) {
+    return Tensor::FromVector<int32_t>(std::move(v));
+  };
+  c.push_back({"ExpandDims", &kExpandDimsOp, {Floats(m, 68), Tensor::Scalar<int32_t>(1)}, {}});
+  c.push_back({"Tile", &kTileOp, {Floats(m, 69), ints({2, 1})}, {}});
+  c.push_back({"Pack", &kPackOp, {Floats(m, 70), Floats(m, 71)}, Attrs{{"axis", int64_t{-1}}}});
+  const Tensor paddings = Tensor::FromVector<int32_t>({1, 0, 2, 1}, Shape{2, 2});
+  c.push_back({"Pad", &kPadOp, {Floats(m, 72), paddings}, {}});
+  c.push_back({"PadV2", &kPadV2Op, {Floats(m, 73), paddings, Tensor(-1.5f)}, {}});
+  const Attrs masks{{"begin_mask", int64_t{1}},
+                    {"end_mask", int64_t{0}},
+                    {"ellipsis_mask", int64_t{0}},
+                    {"new_axis_mask", int64_t{2}},
+                    {"shrink_axis_mask", int64_t{4}}};
+  c.push_back({"StridedSlice",
+               &kStridedSliceOp,
+               {Floats(Shape{4, 5}, 74), ints({3, 0, -1}), ints({0, 0, 0}), ints({-1, 1, 1})},
+               masks});
+  c.push_back(
+      {"StridedSliceGrad",
+       &kStridedSliceGradOp,
+       {ints({4, 5}), ints({3, 0, -1}), ints({0, 0, 0}), ints({-1, 1, 1}), Floats(Shape{3, 1}, 75)},
+       masks});
+  c.push_back({"Fill", &kFillOp, {ints({2, 3}), Tensor(2.5f)}, {}});
+  c.push_back({"ZerosLike", &kZerosLikeOp, {Floats(m, 76)}, {}});
+  c.push_back({"OnesLike", &kOnesLikeOp, {Tensor::Vector<int64_t>({4, 5})}, {}});
+  c.push_back({"RangeInt32", &kRangeOp, {Tensor(3), Tensor(-4), Tensor(-2)}, {}});
+  c.push_back({"RangeFloat", &kRangeOp, {Tensor(0.5f), Tensor(2.0f), Tensor(0.4f)}, {}});
   return c;
 }
 

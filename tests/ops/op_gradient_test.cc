@@ -323,6 +323,62 @@ std::vector<GradientCase> Cases() {
                {Tensor::FromVector<bool>({true, false}, Shape{2, 1, 1}),
                 Uniform(Shape{1, 3, 1}, 183), Uniform(Shape{1, 1, 4}, 182)},
                {}});
+  // Ops of TF 2.21's graphs of common layers (issue 39). Relu6 on both
+  // sides of both kinks (0 and 6); FloorMod where floor(x / y) is not near
+  // an integer.
+  c.push_back({"Abs", &kAbsOp, {Distinct(m, 300)}, {}});
+  c.push_back({"Sign", &kSignOp, {Distinct(m, 301)}, {}, {0}});
+  c.push_back(
+      {"Relu6", &kRelu6Op, {Tensor::FromVector<double>({-1.0, 0.5, 3.0, 5.5, 6.5, 7.0}, m)}, {}});
+  c.push_back({"Relu6Grad",
+               &kRelu6GradOp,
+               {Uniform(m, 302), Tensor::FromVector<double>({-1.0, 0.5, 3.0, 5.5, 6.5, 7.0}, m)},
+               {},
+               {1}});
+  const Attrs alpha{{"alpha", 0.3}};
+  c.push_back({"LeakyRelu", &kLeakyReluOp, {Distinct(m, 303)}, alpha});
+  c.push_back(
+      {"LeakyReluGrad", &kLeakyReluGradOp, {Uniform(m, 304), Distinct(m, 305)}, alpha, {1}});
+  c.push_back({"FloorDiv", &kFloorDivOp, {Uniform(m, 306), Uniform(m, 307, 0.5, 2.0)}, {}, {0, 1}});
+  c.push_back({"FloorModRowBroadcast",
+               &kFloorModOp,
+               {Tensor::FromVector<double>({0.7, -1.3, 2.2, -2.9, 1.1, 0.3}, m),
+                Tensor::Vector<double>({0.5, -0.8, 1.5})},
+               {}});
+  c.push_back({"AddN", &kAddNOp, {Uniform(m, 308), Uniform(m, 309), Uniform(m, 310)}, {}});
+  // Shape ops of those graphs: index arguments are integer inputs (no gradient).
+  const auto ints = [](std::vector<int32_t> v) {
+    return Tensor::FromVector<int32_t>(std::move(v));
+  };
+  c.push_back({"ExpandDims", &kExpandDimsOp, {Uniform(m, 311), Tensor::Scalar<int32_t>(-1)}, {}});
+  c.push_back({"Tile", &kTileOp, {Uniform(m, 312), ints({2, 3})}, {}});
+  c.push_back({"PackAxis1",
+               &kPackOp,
+               {Uniform(m, 313), Uniform(m, 314), Uniform(m, 315)},
+               Attrs{{"axis", int64_t{1}}}});
+  const Tensor paddings = Tensor::FromVector<int32_t>({1, 0, 2, 1}, Shape{2, 2});
+  c.push_back({"Pad", &kPadOp, {Uniform(m, 316), paddings}, {}});
+  c.push_back({"PadV2", &kPadV2Op, {Uniform(m, 317), paddings, Tensor(0.5)}, {}, {2}});
+  const auto masks = [](int64_t b, int64_t e, int64_t ellipsis, int64_t new_axis, int64_t shrink) {
+    return Attrs{{"begin_mask", b},
+                 {"end_mask", e},
+                 {"ellipsis_mask", ellipsis},
+                 {"new_axis_mask", new_axis},
+                 {"shrink_axis_mask", shrink}};
+  };
+  c.push_back({"StridedSliceNegativeStride",
+               &kStridedSliceOp,
+               {Uniform(Shape{4, 5, 3}, 318), ints({1, -1, 0}), ints({4, 0, 2}), ints({2, -2, 1})},
+               masks(0, 0, 0, 0, 0)});
+  // x[..., tf.newaxis, 1]: ellipsis, new axis, shrink.
+  c.push_back({"StridedSliceEllipsisNewAxisShrink",
+               &kStridedSliceOp,
+               {Uniform(Shape{2, 3, 4}, 319), ints({0, 0, 1}), ints({0, 0, 2}), ints({1, 1, 1})},
+               masks(0, 0, 1, 2, 4)});
+  c.push_back({"StridedSliceGrad",
+               &kStridedSliceGradOp,
+               {ints({4, 5}), ints({1, 0}), ints({4, 5}), ints({2, 2}), Uniform(Shape{2, 3}, 320)},
+               masks(0, 0, 0, 0, 0)});
   return c;
 }
 

@@ -18,8 +18,8 @@ MetaArgDef ToMeta(const OpArgSignature& arg) {
           .is_ref = arg.is_ref};
 }
 
-// The signature table's defaults: bool, int, type, string, shape (unknown),
-// list(int).
+// The signature table's defaults: bool, int, float (LeakyRelu's alpha),
+// type, string, shape (unknown), list(int).
 MetaAttrValue ToMeta(const AttrValue& value) {
   return VisitAttr(
       [](const auto& v) -> MetaAttrValue {
@@ -27,6 +27,8 @@ MetaAttrValue ToMeta(const AttrValue& value) {
         if constexpr (std::is_same_v<V, bool> || std::is_same_v<V, int64_t> ||
                       std::is_same_v<V, std::string>) {
           return v;
+        } else if constexpr (std::is_same_v<V, double>) {
+          return static_cast<float>(v);  // TF's float attr; 0.2f parsed exactly as a double
         } else if constexpr (std::is_same_v<V, DType>) {
           return MetaType{TfDataType(v)};
         } else if constexpr (std::is_same_v<V, Shape>) {

@@ -17,6 +17,7 @@
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/cumulative_ops.h"
+#include "ops/execute.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -71,6 +72,7 @@ TEST(StrippedOpListTest, EveryOpInAllOpsHasTfsOpDef) {
       EXPECT_EQ(tf->inputs[first_attr_input + i].name, op->input_attrs[i].input);
     }
     for (const TypeAttr& t : op->type_attrs) {
+      if (t.name.empty()) continue;  // no type attrs (LogicalAnd)
       EXPECT_NE(FindAttrDef(*tf, t.name), nullptr) << t.name;
     }
     if (op->type_attrs.empty()) {
@@ -183,7 +185,23 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
       ReduceSum(SelectV2(GreaterEqual(RandomUniformNode(ShapeOf(logits), DType::kFloat32, 1, 2),
                                       Constant(Tensor(0.3f))),
                          Mul(logits, Floor(Add(logits, one))), Constant(Tensor(0.0f)))),
+      // Ops of TF 2.21's graphs of common layers (issue 39); their gradients
+      // bring Sign, Relu6Grad, LeakyReluGrad, StridedSliceGrad.
+      ReduceSum(AddN({Abs(logits), Relu6(logits), LeakyRelu(logits, 0.3),
+                      FloorMod(logits, Constant(Tensor(0.7f)))})),
+      ReduceSum(StridedSlice(Tile(PadV2(Pad(Pack({ExpandDims(logits, 0), ExpandDims(logits, 0)}, 1),
+                                            {{0, 0}, {1, 0}, {0, 1}, {0, 0}}),
+                                        {{0, 0}, {0, 0}, {0, 0}, {1, 1}}, Constant(Tensor(0.5f))),
+                                  {1, 1, 2, 1}),
+                             {0, 0, -1, 1}, {1, 3, -5, 4}, {1, 1, -1, 2}, {.shrink_axis = 1})),
   };
+  // Off the gradient's way: comparisons, logical ops, Fill, Range, *Like.
+  (void)LogicalOr(LogicalAnd(Greater(logits, one), LogicalNot(Less(logits, one))),
+                  NotEqual(LessEqual(logits, one), Constant(Tensor(true))));
+  (void)Execute(kFillOp, {Constant(Tensor::Vector<int32_t>({2, 3})), one});
+  (void)Execute(kZerosLikeOp, {FloorDiv(logits, one)});
+  (void)Execute(kOnesLikeOp, {logits});
+  (void)Range(Constant(Tensor(0)), Constant(Tensor(5)), Constant(Tensor(2)));
   Tensor loss = terms[0];
   for (size_t i = 1; i < terms.size(); ++i) loss = Sub(loss, terms[i]);
   // Off the gradient's way: accuracy.

@@ -1,0 +1,180 @@
+"""The ops of TF 2.21's graphs of common layers that eager added (issue 39), judged by TF.
+
+  layer_ops_test.py driver=build/tests/tf_graphs/graph_run_driver work=DIR
+
+One TF1 graph holds a case per op and attribute value (raw ops, so that
+each node has the op type under test, and tf.gradients of them, so that
+TF's own gradient graphs run too), on constants. TF computes each case;
+eager's graph_run_driver imports the exported .meta and runs each case on
+its own. A case TF computes must come out of eager equal (bit for bit for
+integers and exact ops, within 1e-5 of the scale for float kernels whose
+summation order may differ); a case TF refuses at run time must be refused
+by eager too.
+"""
+
+import os
+import shutil
+import sys
+
+import numpy as np
+
+from tfgraph import Tally, driver_arg, mismatch, run_driver, tf, tf1
+
+FLOAT_TOL = 1e-5
+raw = tf.raw_ops
+
+
+def build_cases():
+    """{case name: (tensor, tolerance)} in a new graph, and the graph."""
+    g = tf.Graph()
+    cases = {}
+    rng = np.random.RandomState(39)
+
+    def add(name, tensor, tol=0):
+        cases[name] = (tf.identity(tensor, name=name), tol)
+
+    with g.as_default():
+        f = tf.constant((rng.randn(3, 4) * 5).astype(np.float32))
+        f64 = tf.constant((rng.randn(2, 5) * 5).astype(np.float64))
+        i32 = tf.constant(np.array([[7, -7, 7, -7], [0, 5, -5, 3]], np.int32))
+        d32 = tf.constant(np.array([2, -2, 3, -3], np.int32))
+        i64 = tf.constant(np.array([7, -7, -2**63, 9], np.int64))
+        d64 = tf.constant(np.array([-2, 2, -1, -4], np.int64))
+        # Elementwise (group 1).
+        add("abs", raw.Abs(x=f))
+        add("abs_int", raw.Abs(x=i32))
+        add("sign", raw.Sign(x=tf.concat([f, tf.zeros([1, 4])], 0)))
+        add("sign_int64", raw.Sign(x=i64))
+        add("relu6", raw.Relu6(features=f))
+        add("relu6_f64", raw.Relu6(features=f64))
+        add("leaky_relu_default", raw.LeakyRelu(features=f))
+        add("leaky_relu_alpha", raw.LeakyRelu(features=f64, alpha=0.01))
+        add("greater", raw.Greater(x=f, y=tf.constant([0.0, 1.0, -1.0, 2.0])))
+        add("less", raw.Less(x=i32, y=d32))
+        add("less_equal", raw.LessEqual(x=i32, y=tf.constant(3)))
+        add("not_equal", raw.NotEqual(x=i32, y=d32))
+        add("not_equal_bool", raw.NotEqual(x=raw.Greater(x=f, y=0.0),
+                                           y=tf.constant([True, False, True, False])))
+        b1 = raw.Greater(x=f, y=0.0)
+        b2 = raw.Less(x=f, y=2.0)
+        add("logical_and", raw.LogicalAnd(x=b1, y=b2))
+        add("logical_or", raw.LogicalOr(x=b1, y=tf.constant([True, False, False, False])))
+        add("logical_not", raw.LogicalNot(x=b1))
+        add("floordiv_int32", raw.FloorDiv(x=i32, y=d32))
+        add("floormod_int32", raw.FloorMod(x=i32, y=d32))
+        add("floordiv_int64_min", raw.FloorDiv(x=i64, y=d64))
+        add("floormod_int64_min", raw.FloorMod(x=i64, y=d64))
+        add("floordiv_float", raw.FloorDiv(x=f, y=tf.constant([2.0, -2.0, 0.75, -1.5])))
+        add("floormod_float", raw.FloorMod(x=f, y=tf.constant([2.0, -2.0, 0.75, -1.5])))
+        add("floormod_f64", raw.FloorMod(x=f64, y=tf.constant(-1.25, tf.float64)))
+        add("add_n_3", raw.AddN(inputs=[f, f * 2.0, f * -0.5]))
+        # Distinct inputs (AddN of x * c_k is rewritten by grappler into x * sum(c_k)).
+        add("add_n_11", raw.AddN(inputs=[tf.constant((rng.randn(3, 4) * 1e3).astype(np.float32))
+                                         for _ in range(11)]))
+        add("add_n_16", raw.AddN(inputs=[tf.constant((rng.randn(5) * 1e3).astype(np.float32))
+                                         for _ in range(16)]))
+        add("add_n_int", raw.AddN(inputs=[i32, i32, d32 + tf.zeros_like(i32)]))
+        # TF's gradient graphs of them: Relu6Grad, LeakyReluGrad, FloorMod's.
+        up = tf.constant(rng.randn(3, 4).astype(np.float32))
+        add("grad_relu6", tf.gradients(raw.Relu6(features=f), f, up)[0])
+        add("grad_leaky_relu", tf.gradients(raw.LeakyRelu(features=f, alpha=0.3), f, up)[0])
+        add("grad_abs", tf.gradients(raw.Abs(x=f), f, up)[0])
+        y = tf.constant([2.0, -2.0, 0.75, -1.5])
+        add("grad_floormod_y", tf.gradients(raw.FloorMod(x=f, y=y), y, up)[0], FLOAT_TOL)
+        add("grad_add_n", tf.gradients(raw.AddN(inputs=[f, f]), f, up)[0])
+        # Shape and array ops (group 2), and TF's gradients of them.
+        x = tf.constant(rng.randn(4, 5, 3).astype(np.float32))
+        add("expand_dims_0", raw.ExpandDims(input=x, axis=0))
+        add("expand_dims_neg", raw.ExpandDims(input=i32, axis=tf.constant(-1, tf.int64)))
+        add("fill", raw.Fill(dims=[2, 3], value=tf.constant(1.5)))
+        add("fill_int64_dims", raw.Fill(dims=tf.constant([3, 1], tf.int64), value=tf.constant(7)))
+        add("zeros_like", raw.ZerosLike(x=x))
+        add("ones_like_int", raw.OnesLike(x=i32))
+        add("range_int", raw.Range(start=3, limit=-8, delta=-3))
+        add("range_int64", raw.Range(start=tf.constant(0, tf.int64), limit=tf.constant(10, tf.int64),
+                                     delta=tf.constant(4, tf.int64)))
+        add("range_float", raw.Range(start=0.1, limit=2.0, delta=0.3))
+        add("range_double", raw.Range(start=tf.constant(-1.0, tf.float64),
+                                      limit=tf.constant(1.0, tf.float64),
+                                      delta=tf.constant(0.15, tf.float64)))
+        add("tile", raw.Tile(input=i32, multiples=[2, 3]))
+        add("tile_int64", raw.Tile(input=x, multiples=tf.constant([1, 2, 1], tf.int64)))
+        add("pack_0", raw.Pack(values=[f, f * 2.0, -f]))
+        add("pack_neg", raw.Pack(values=[i32, i32 + 1], axis=-1))
+        add("pack_scalars", raw.Pack(values=[tf.constant(1), tf.constant(2)]))
+        add("pad", raw.Pad(input=x, paddings=[[1, 0], [0, 2], [1, 1]]))
+        add("pad_v2", raw.PadV2(input=i32, paddings=tf.constant([[0, 1], [2, 0]], tf.int64),
+                                constant_values=-9))
+        xs = tf.constant(np.arange(60, dtype=np.float32).reshape(4, 5, 3))
+        add("ss_basic", xs[1:3, ::2, 1])
+        add("ss_negative", xs[::-1, -2:0:-2, :])
+        add("ss_ellipsis_newaxis", xs[..., tf.newaxis, 1])
+        add("ss_newaxis_front", xs[tf.newaxis, 2, ..., ::-1])
+        add("ss_clamped", xs[-10:10, 4:100:3])
+        add("ss_empty", xs[3:1, :, :])
+        add("ss_shape", tf.shape(x)[1])
+        add("ss_raw_masks", raw.StridedSlice(input=xs, begin=[1, 0, 2], end=[0, 3, 0],
+                                             strides=[1, 2, -1], begin_mask=1, end_mask=5,
+                                             ellipsis_mask=0, new_axis_mask=0,
+                                             shrink_axis_mask=0))
+        add("grad_strided_slice", tf.gradients(xs[::-1, 1:4:2, tf.newaxis, 0], xs,
+                                               tf.ones([4, 2, 1]) * 3.0)[0])
+        add("grad_tile", tf.gradients(raw.Tile(input=x, multiples=[2, 1, 3]), x,
+                                      tf.constant(rng.randn(8, 5, 9).astype(np.float32)))[0],
+            FLOAT_TOL)
+        add("grad_pad", tf.gradients(raw.Pad(input=x, paddings=[[1, 0], [0, 2], [1, 1]]), x,
+                                     tf.constant(rng.randn(5, 7, 5).astype(np.float32)))[0])
+        add("grad_expand_dims", tf.gradients(raw.ExpandDims(input=f, axis=1), f,
+                                             tf.ones([3, 1, 4]))[0])
+        add("bad_ss_shrink_oob", raw.StridedSlice(
+            input=xs, begin=tf1.placeholder_with_default([7], [None]), end=[8], strides=[1],
+            shrink_axis_mask=1))
+        add("bad_range_delta0", raw.Range(start=0, limit=5,
+                                          delta=tf1.placeholder_with_default(0, [])))
+        add("bad_range_direction", raw.Range(start=0, limit=5,
+                                             delta=tf1.placeholder_with_default(-1, [])))
+        add("bad_tile_negative", raw.Tile(input=i32, multiples=tf1.placeholder_with_default(
+            [1, -1], [None])))
+        add("bad_fill_negative", raw.Fill(dims=tf1.placeholder_with_default([2, -3], [None]),
+                                          value=1.0))
+        # Refused by TF at run time (values through PlaceholderWithDefault).
+        zero = tf1.placeholder_with_default(np.array([1, 0, 1, 1], np.int32), [None])
+        add("bad_floordiv_zero", raw.FloorDiv(x=i32, y=zero))
+        add("bad_floormod_zero", raw.FloorMod(x=i32, y=zero))
+    return g, cases
+
+
+def main():
+    driver = driver_arg("driver")
+    work = driver_arg("work")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    g, cases = build_cases()
+    meta = os.path.join(work, "cases.meta")
+    with g.as_default():
+        tf1.train.export_meta_graph(filename=meta)
+    want = {}
+    with tf1.Session(graph=g) as sess:
+        for name, (tensor, _) in cases.items():
+            try:
+                want[name] = sess.run(tensor)
+            except tf.errors.OpError as e:
+                want[name] = e
+    plan = [f"run {name} {tensor.name} |" for name, (tensor, _) in cases.items()]
+    results = run_driver(driver, meta, "-", "-", plan, os.path.join(work, "eager_out"))
+    tally = Tally()
+    for name, (tensor, tol) in cases.items():
+        got = results.get(name, {})
+        if isinstance(want[name], Exception):
+            problem = None if ".error" in got else f"TF refuses ({type(want[name]).__name__}), " \
+                f"eager computed {got.get(tensor.name)!r}"
+            tally.check(name, problem)
+        elif ".error" in got:
+            tally.check(name, f"eager refused what TF computes: {got['.error']}")
+        else:
+            tally.check(name, mismatch(name, got[tensor.name], want[name], tol))
+    sys.exit(tally.finish())
+
+
+if __name__ == "__main__":
+    main()
