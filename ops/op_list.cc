@@ -156,6 +156,8 @@ const OpDef* const kAllOps[] = {
     &kZerosLikeOp,
     &kOnesLikeOp,
     &kRangeOp,
+    // matmul.cc
+    &kBatchMatMulV2Op,
 };
 
 }  // namespace

@@ -380,6 +380,13 @@ const std::vector<OpSpec>& Specs() {
        {"output: T"},
        {"T: type", "Index: {int32, int64}", "begin_mask: int = 0", "end_mask: int = 0",
         "ellipsis_mask: int = 0", "new_axis_mask: int = 0", "shrink_axis_mask: int = 0"}},
+      {"BatchMatMulV2",
+       {"x: T", "y: T"},
+       {"output: T"},
+       {"T: {bfloat16, half, float, double, int16, int32, int64, uint8, uint16, uint32, uint64, "
+        "complex64, complex128}",
+        "adj_x: bool = false", "adj_y: bool = false", "grad_x: bool = false",
+        "grad_y: bool = false"}},
       {"StridedSliceGrad",
        {"shape: Index", "begin: Index", "end: Index", "strides: Index", "dy: T"},
        {"output: T"},

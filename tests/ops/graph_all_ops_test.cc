@@ -267,6 +267,15 @@ std::vector<OpCase> Cases() {
        &kStridedSliceGradOp,
        {ints({4, 5}), ints({3, 0, -1}), ints({0, 0, 0}), ints({-1, 1, 1}), Floats(Shape{3, 1}, 75)},
        masks});
+  c.push_back({"BatchMatMulV2",
+               &kBatchMatMulV2Op,
+               {Floats(Shape{2, 1, 3, 4}, 77), Floats(Shape{3, 5, 4}, 78)},
+               Attrs{{"adj_x", false}, {"adj_y", true}}});
+  c.push_back({"BatchMatMulV2Int",
+               &kBatchMatMulV2Op,
+               {Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, Shape{1, 3, 2}),
+                Tensor::FromVector<int32_t>({1, -1, 2, 0, 3, 1}, Shape{2, 3, 1})},
+               Attrs{{"adj_x", true}, {"adj_y", false}}});
   c.push_back({"Fill", &kFillOp, {ints({2, 3}), Tensor(2.5f)}, {}});
   c.push_back({"ZerosLike", &kZerosLikeOp, {Floats(m, 76)}, {}});
   c.push_back({"OnesLike", &kOnesLikeOp, {Tensor::Vector<int64_t>({4, 5})}, {}});

@@ -375,6 +375,19 @@ std::vector<GradientCase> Cases() {
                &kStridedSliceOp,
                {Uniform(Shape{2, 3, 4}, 319), ints({0, 0, 1}), ints({0, 0, 2}), ints({1, 1, 1})},
                masks(0, 0, 1, 2, 4)});
+  const auto adj = [](bool x, bool y) { return Attrs{{"adj_x", x}, {"adj_y", y}}; };
+  c.push_back({"BatchMatMulV2Broadcast",
+               &kBatchMatMulV2Op,
+               {Uniform(Shape{2, 1, 2, 3}, 321), Uniform(Shape{3, 3, 4}, 322)},
+               adj(false, false)});
+  c.push_back({"BatchMatMulV2AdjBoth",
+               &kBatchMatMulV2Op,
+               {Uniform(Shape{2, 3, 2}, 323), Uniform(Shape{1, 4, 3}, 324)},
+               adj(true, true)});
+  c.push_back({"BatchMatMulV2AdjY",
+               &kBatchMatMulV2Op,
+               {Uniform(Shape{2, 2, 3}, 325), Uniform(Shape{4, 3}, 326)},
+               adj(false, true)});
   c.push_back({"StridedSliceGrad",
                &kStridedSliceGradOp,
                {ints({4, 5}), ints({1, 0}), ints({4, 5}), ints({2, 2}), Uniform(Shape{2, 3}, 320)},

@@ -126,6 +126,25 @@ def build_cases():
                                      tf.constant(rng.randn(5, 7, 5).astype(np.float32)))[0])
         add("grad_expand_dims", tf.gradients(raw.ExpandDims(input=f, axis=1), f,
                                              tf.ones([3, 1, 4]))[0])
+        # BatchMatMulV2 (group 3): broadcast batch dimensions, adjoints, gradients.
+        bx = tf.constant(rng.randn(2, 1, 3, 4).astype(np.float32))
+        by = tf.constant(rng.randn(3, 4, 5).astype(np.float32))
+        add("bmm_broadcast", raw.BatchMatMulV2(x=bx, y=by), FLOAT_TOL)
+        add("bmm_adj_x", raw.BatchMatMulV2(x=tf.constant(rng.randn(3, 4, 2).astype(np.float32)),
+                                           y=by, adj_x=True), FLOAT_TOL)
+        add("bmm_adj_y_rank2", raw.BatchMatMulV2(x=bx, y=tf.constant(
+            rng.randn(6, 4).astype(np.float32)), adj_y=True), FLOAT_TOL)
+        add("bmm_adj_both_f64", raw.BatchMatMulV2(
+            x=tf.constant(rng.randn(2, 3, 2).astype(np.float64)),
+            y=tf.constant(rng.randn(2, 4, 3).astype(np.float64)), adj_x=True, adj_y=True),
+            FLOAT_TOL)
+        add("bmm_int", raw.BatchMatMulV2(x=tf.constant(np.arange(12, dtype=np.int32).reshape(2, 2, 3)),
+                                         y=tf.constant(np.arange(6, dtype=np.int32).reshape(3, 2))))
+        bout = raw.BatchMatMulV2(x=bx, y=by, adj_y=False)
+        bup = tf.constant(rng.randn(2, 3, 3, 5).astype(np.float32))
+        gx, gy = tf.gradients(bout, [bx, by], bup)
+        add("grad_bmm_x", gx, FLOAT_TOL)
+        add("grad_bmm_y", gy, FLOAT_TOL)
         add("bad_ss_shrink_oob", raw.StridedSlice(
             input=xs, begin=tf1.placeholder_with_default([7], [None]), end=[8], strides=[1],
             shrink_axis_mask=1))

@@ -187,6 +187,8 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
                          Mul(logits, Floor(Add(logits, one))), Constant(Tensor(0.0f)))),
       // Ops of TF 2.21's graphs of common layers (issue 39); their gradients
       // bring Sign, Relu6Grad, LeakyReluGrad, StridedSliceGrad.
+      ReduceSum(BatchMatMulV2(ExpandDims(logits, 0), Tile(ExpandDims(logits, 0), {2, 1, 1}), false,
+                              true)),
       ReduceSum(AddN({Abs(logits), Relu6(logits), LeakyRelu(logits, 0.3),
                       FloorMod(logits, Constant(Tensor(0.7f)))})),
       ReduceSum(StridedSlice(Tile(PadV2(Pad(Pack({ExpandDims(logits, 0), ExpandDims(logits, 0)}, 1),
