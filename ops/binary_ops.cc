@@ -646,22 +646,23 @@ Grads AddNGradient(const OpCall& call, const Tensor& grad) {
 
 // LogicalAnd / LogicalOr have no type attr (bool inputs by signature).
 constexpr TypeAttr kNoTypeAttrs[] = {{}};
-#define EAGER_COMPARISON(kOp, Type, Fn, kSet)                                    \
-  const OpDef kOp = {.type = Type,                                               \
-                     .num_inputs = 2,                                            \
-                     .infer = InferBinary<kSet, true>,                           \
-                     .compute = BinaryKernel<Fn, kSet, true>,                    \
-                     .gradient = nullptr,                                        \
-                     .type_attrs = kSet == DTypeSet::kBool                       \
-                                       ? std::span<const TypeAttr>(kNoTypeAttrs) \
-                                       : std::span<const TypeAttr>()}
-EAGER_COMPARISON(kGreaterOp, "Greater", GreaterFn, DTypeSet::kNumeric);
-EAGER_COMPARISON(kLessOp, "Less", LessFn, DTypeSet::kNumeric);
-EAGER_COMPARISON(kLessEqualOp, "LessEqual", LessEqualFn, DTypeSet::kNumeric);
-EAGER_COMPARISON(kNotEqualOp, "NotEqual", NotEqualFn, DTypeSet::kNumericOrBool);
-EAGER_COMPARISON(kLogicalAndOp, "LogicalAnd", LogicalAndFn, DTypeSet::kBool);
-EAGER_COMPARISON(kLogicalOrOp, "LogicalOr", LogicalOrFn, DTypeSet::kBool);
-#undef EAGER_COMPARISON
+// A comparison or logical op: bool output, no gradient.
+template <typename Fn, DTypeSet kSet>
+constexpr OpDef Comparison(std::string_view type) {
+  return OpDef{.type = type,
+               .num_inputs = 2,
+               .infer = InferBinary<kSet, true>,
+               .compute = BinaryKernel<Fn, kSet, true>,
+               .gradient = nullptr,
+               .type_attrs = kSet == DTypeSet::kBool ? std::span<const TypeAttr>(kNoTypeAttrs)
+                                                     : std::span<const TypeAttr>()};
+}
+constexpr OpDef kGreaterOp = Comparison<GreaterFn, DTypeSet::kNumeric>("Greater");
+constexpr OpDef kLessOp = Comparison<LessFn, DTypeSet::kNumeric>("Less");
+constexpr OpDef kLessEqualOp = Comparison<LessEqualFn, DTypeSet::kNumeric>("LessEqual");
+constexpr OpDef kNotEqualOp = Comparison<NotEqualFn, DTypeSet::kNumericOrBool>("NotEqual");
+constexpr OpDef kLogicalAndOp = Comparison<LogicalAndFn, DTypeSet::kBool>("LogicalAnd");
+constexpr OpDef kLogicalOrOp = Comparison<LogicalOrFn, DTypeSet::kBool>("LogicalOr");
 
 const OpDef kFloorDivOp = {
     .type = "FloorDiv",

@@ -994,8 +994,8 @@ Grads PadGradient(const OpCall& call, const Tensor& grad) {
     throw UnimplementedError(StrCat("Pad's gradient needs constant paddings and the input's ",
                                     "shape when the graph is built; got ", x.shape()));
   }
-  std::vector<int64_t> begin;
-  for (int d = 0; d < x.rank(); ++d) begin.push_back((*p)[2 * static_cast<size_t>(d)]);
+  std::vector<int64_t> begin(static_cast<size_t>(x.rank()));
+  for (size_t d = 0; d < begin.size(); ++d) begin[d] = (*p)[2 * d];
   Grads grads(call.inputs.size());
   grads[0] = Slice(grad, begin, x.shape().ToVector());
   return grads;

@@ -51,6 +51,9 @@ constexpr const char* kMaxPoolT =
     "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8} = "
     "DT_FLOAT";
 constexpr const char* kMaxPoolGradT = "T: " REAL_NUMBER_TYPES " = DT_FLOAT";
+constexpr const char* kBatchMatMulV2T =
+    "T: {bfloat16, half, float, double, int16, int32, int64, uint8, uint16, uint32, uint64, "
+    "complex64, complex128}";
 
 const std::vector<OpSpec>& Specs() {
   static const std::vector<OpSpec> specs = {
@@ -383,9 +386,7 @@ const std::vector<OpSpec>& Specs() {
       {"BatchMatMulV2",
        {"x: T", "y: T"},
        {"output: T"},
-       {"T: {bfloat16, half, float, double, int16, int32, int64, uint8, uint16, uint32, uint64, "
-        "complex64, complex128}",
-        "adj_x: bool = false", "adj_y: bool = false", "grad_x: bool = false",
+       {kBatchMatMulV2T, "adj_x: bool = false", "adj_y: bool = false", "grad_x: bool = false",
         "grad_y: bool = false"}},
       {"StridedSliceGrad",
        {"shape: Index", "begin: Index", "end: Index", "strides: Index", "dy: T"},

@@ -102,6 +102,7 @@ TEST(LayerElementwiseOpsTest, IntegerFloorDivisionByZeroNamesTheOp) {
 
 TEST(LayerElementwiseOpsTest, AddNSumsInTfsOrder) {
   std::vector<Tensor> inputs;
+  inputs.reserve(11);
   for (int i = 0; i < 11; ++i) inputs.push_back(Tensor::Vector<float>({1.0f * i, 1e8f}));
   // Element 1: 1e8 summed 11 times; float rounding makes the grouping visible:
   // first 3 left to right, then the group of 8 summed and added.
