@@ -223,11 +223,11 @@ int64_t RangeSize(T start, T limit, T delta) {
     const __int128 abs_delta = delta < 0 ? -static_cast<__int128>(delta) : delta;
     return static_cast<int64_t>((abs_span + abs_delta - 1) / abs_delta);
   } else {
+    constexpr int64_t kMaxSize = std::numeric_limits<int64_t>::max() / 2;
     const T size = std::ceil(std::abs((limit - start) / delta));
-    if (!(size <= static_cast<T>(std::numeric_limits<int64_t>::max() / 2))) {
-      throw InvalidArgumentError(
-          StrCat("Requires ((limit - start) / delta) <= ", std::numeric_limits<int64_t>::max() / 2,
-                 ": ", start, ", ", limit, ", ", delta));
+    if (!(size <= static_cast<T>(kMaxSize))) {
+      throw InvalidArgumentError(StrCat("Requires ((limit - start) / delta) <= ", kMaxSize, ": ",
+                                        start, ", ", limit, ", ", delta));
     }
     return static_cast<int64_t>(size);
   }
