@@ -39,10 +39,11 @@ constexpr unsigned kStateful = 1, kCommutative = 2, kAggregate = 4, kUninitializ
   "T: {half, bfloat16, float, double}", "strides: list(int)", "use_cudnn_on_gpu: bool = true", \
       "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []",           \
       "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"
-// DepthwiseConv2dNative and its two gradients: Conv2D's without use_cudnn_on_gpu.
-#define DEPTHWISE_ATTRS                                                              \
-  "T: {half, bfloat16, float, double}", "strides: list(int)",                        \
-      "padding: {'SAME', 'VALID', 'EXPLICIT'}", "explicit_paddings: list(int) = []", \
+// DepthwiseConv2dNative and its two gradients, TF 1.14's as the table is
+// (explicit padding came to them later: ops/internal/node_check.cc accepts
+// TF 2.x's explicit_paddings = []).
+#define DEPTHWISE_ATTRS                                                                     \
+  "T: {half, bfloat16, float, double}", "strides: list(int)", "padding: {'SAME', 'VALID'}", \
       "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "dilations: list(int) = [1, 1, 1, 1]"
 
 // Attributes whose text is joined from pieces (named, so that the lists

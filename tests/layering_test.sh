@@ -38,7 +38,7 @@ check saving/bundle runtime saving/bundle saving/proto
 check saving/checkpoint runtime saving/bundle saving/checkpoint saving/proto
 check saving/saver runtime saving/bundle saving/saver saving/proto
 check saving/summary runtime saving/bundle saving/summary saving/proto
-check saving/tools runtime saving/bundle saving/checkpoint saving/saver saving/summary saving/tools
+check saving/tools runtime saving/bundle saving/checkpoint saving/saver saving/summary saving/keras saving/tools
 # keras/ builds models from a .keras config, so it alone sees autodiff (and ops below it).
 check saving/keras runtime ops autodiff saving/bundle saving/keras
 # distributed/ (MPI) sits on top: nothing below includes it.

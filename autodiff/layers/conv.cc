@@ -33,7 +33,7 @@ uint64_t SeedFromName(std::string_view name) {
   return h;
 }
 
-bool IsRelu(const Activation& activation) {
+bool IsRelu(const eager::Activation& activation) {
   using Fn = Tensor (*)(const Tensor&);
   const Fn* fn = activation.target<Fn>();
   return fn != nullptr && *fn == &eager::Relu;
@@ -219,7 +219,7 @@ Tensor Conv1D::Call(const Tensor& x) {
       const Tensor zeros =
           s.dim(0) >= 0
               ? Zeros(Shape{s.dim(0), pad, s.dim(2)}, x.dtype())
-              : Reshape(
+              : eager::Reshape(
                     BroadcastTo(Zeros(Shape{}, x.dtype()),
                                 Concat({Slice(ShapeOf(x), {0}, {1}),
                                         Tensor::Vector<int32_t>({static_cast<int32_t>(pad),
@@ -233,10 +233,12 @@ Tensor Conv1D::Call(const Tensor& x) {
       s.dim(1) < 0 ? -1
                    : s.dim(1) + (causal_ ? config().dilation_rate[1] * (kernel_size()[1] - 1) : 0);
   const Tensor& k = kernel().value();
-  const Tensor filter = Reshape(k, {1, k.shape().dim(0), k.shape().dim(1), k.shape().dim(2)});
-  const Tensor y = Apply(Reshape(in, {s.dim(0) < 0 ? -1 : s.dim(0), 1, steps, s.dim(2)}), filter);
+  const Tensor filter =
+      eager::Reshape(k, {1, k.shape().dim(0), k.shape().dim(1), k.shape().dim(2)});
+  const Tensor y =
+      Apply(eager::Reshape(in, {s.dim(0) < 0 ? -1 : s.dim(0), 1, steps, s.dim(2)}), filter);
   const Shape& ys = y.shape();
-  return Reshape(y, {ys.dim(0) < 0 ? -1 : ys.dim(0), ys.dim(2), ys.dim(3)});
+  return eager::Reshape(y, {ys.dim(0) < 0 ? -1 : ys.dim(0), ys.dim(2), ys.dim(3)});
 }
 
 // ---- DepthwiseConv2D ----

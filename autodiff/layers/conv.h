@@ -52,7 +52,7 @@ struct Conv2DConfig {
   std::array<int64_t, 2> strides = {1, 1};
   std::string padding = "valid";  // or "same"
   std::array<int64_t, 2> dilation_rate = {1, 1};
-  Activation activation = nullptr;
+  eager::Activation activation = nullptr;
   bool use_bias = true;
   std::optional<uint64_t> seed = std::nullopt;  // default: derived from the name
   std::string name = "";                        // default: "conv2d", "conv2d_1", ...
@@ -120,7 +120,7 @@ struct Conv1DConfig {
   int64_t strides = 1;
   std::string padding = "valid";  // "same" or "causal"
   int64_t dilation_rate = 1;
-  Activation activation = nullptr;
+  eager::Activation activation = nullptr;
   bool use_bias = true;
   std::optional<uint64_t> seed = std::nullopt;
   std::string name = "";  // default: "conv1d", "conv1d_1", ...
@@ -148,7 +148,7 @@ struct DepthwiseConv2DConfig {
   std::string padding = "valid";  // or "same"
   int64_t depth_multiplier = 1;
   std::array<int64_t, 2> dilation_rate = {1, 1};
-  Activation activation = nullptr;
+  eager::Activation activation = nullptr;
   bool use_bias = true;
   std::optional<uint64_t> seed = std::nullopt;
   std::string name = "";  // default: "depthwise_conv2d", "depthwise_conv2d_1", ...
@@ -199,7 +199,7 @@ struct SeparableConv2DConfig {
   std::string padding = "valid";  // or "same"
   int64_t depth_multiplier = 1;
   std::array<int64_t, 2> dilation_rate = {1, 1};
-  Activation activation = nullptr;
+  eager::Activation activation = nullptr;
   bool use_bias = true;
   std::optional<uint64_t> seed = std::nullopt;
   std::string name = "";  // default: "separable_conv2d", "separable_conv2d_1", ...

@@ -11,7 +11,7 @@
 #include "runtime/graph.h"
 #include "runtime/names.h"
 
-namespace eager {
+namespace eager::layers {
 namespace {
 
 std::string LayerName(std::string_view name) {
@@ -96,4 +96,4 @@ Variable& Embedding::embeddings() const {
   return *embeddings_;
 }
 
-}  // namespace eager
+}  // namespace eager::layers

@@ -33,7 +33,7 @@
 
 #include "autodiff/layer.h"
 
-namespace eager {
+namespace eager::layers {
 
 class Embedding : public Layer {
  public:
@@ -80,4 +80,4 @@ class Embedding : public Layer {
   KerasLayout layout_ = KerasLayout::kKeras2Legacy;
 };
 
-}  // namespace eager
+}  // namespace eager::layers

@@ -11,7 +11,7 @@
 #include "runtime/graph.h"
 #include "runtime/names.h"
 
-namespace eager {
+namespace eager::layers {
 namespace {
 
 std::string LayerName(std::string_view name, std::string_view base) {
@@ -218,4 +218,4 @@ Variable* LayerNormalization::beta() const {
   return beta_;
 }
 
-}  // namespace eager
+}  // namespace eager::layers

@@ -41,7 +41,7 @@
 
 #include "autodiff/layer.h"
 
-namespace eager {
+namespace eager::layers {
 
 class BatchNormalization : public Layer {
  public:
@@ -121,4 +121,4 @@ class LayerNormalization : public Layer {
   Variable* beta_ = nullptr;
 };
 
-}  // namespace eager
+}  // namespace eager::layers

@@ -73,11 +73,11 @@ Tensor WindowPooling::Call(const Tensor& x) {
   const Shape& s = x.shape();
   const int64_t batch = s.dim(0) < 0 ? -1 : s.dim(0);
   try {
-    const Tensor in = one_d_ ? Reshape(x, {batch, 1, s.dim(1), s.dim(2)}) : x;
+    const Tensor in = one_d_ ? eager::Reshape(x, {batch, 1, s.dim(1), s.dim(2)}) : x;
     Tensor y = max_ ? MaxPool(in, options) : AvgPool(in, options);
     if (!one_d_) return y;
     const Shape& ys = y.shape();
-    return Reshape(y, {batch, ys.dim(2), ys.dim(3)});
+    return eager::Reshape(y, {batch, ys.dim(2), ys.dim(3)});
   } catch (const InvalidArgumentError& e) {
     throw InvalidArgumentError(StrCat(class_name_, " '", name(), "' on input of shape ", s,
                                       " (pool_size ", Shape{pool_[0], pool_[1]}, ", strides ",

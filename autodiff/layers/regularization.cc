@@ -7,7 +7,7 @@
 #include "runtime/graph.h"
 #include "runtime/names.h"
 
-namespace eager {
+namespace eager::layers {
 namespace {
 
 std::string LayerName(std::string_view name) {
@@ -61,4 +61,4 @@ Tensor Dropout::Call(const Tensor& x, bool training) {
   return SelectV2(keep, Mul(x, ScalarOf(1.0 / (1.0 - rate_), x.dtype())), ScalarOf(0.0, x.dtype()));
 }
 
-}  // namespace eager
+}  // namespace eager::layers

@@ -33,7 +33,7 @@
 #include "autodiff/layer.h"
 #include "ops/random_generator.h"
 
-namespace eager {
+namespace eager::layers {
 
 class Dropout : public Layer {
  public:
@@ -58,4 +58,4 @@ class Dropout : public Layer {
   RandomGenerator generator_;
 };
 
-}  // namespace eager
+}  // namespace eager::layers

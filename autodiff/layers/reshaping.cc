@@ -12,7 +12,7 @@
 #include "runtime/errors.h"
 #include "runtime/names.h"
 
-namespace eager {
+namespace eager::layers {
 namespace {
 
 std::string LayerName(std::string_view name, std::string_view base) {
@@ -53,28 +53,28 @@ void CheckRank4(const Tensor& x, const char* kind, const std::string& layer) {
 
 }  // namespace
 
-// ActivationLayer ------------------------------------------------------------
+// Activation ------------------------------------------------------------
 
-ActivationLayer::ActivationLayer(std::string_view activation, std::string_view name)
+Activation::Activation(std::string_view activation, std::string_view name)
     : Layer(LayerName(name, "activation")), activation_name_(activation) {
   fn_ = ActivationByName(activation, this->name());
 }
 
-ActivationLayer::ActivationLayer(std::function<Tensor(const Tensor&)> activation,
-                                 std::string_view activation_name, std::string_view name)
+Activation::Activation(std::function<Tensor(const Tensor&)> activation,
+                       std::string_view activation_name, std::string_view name)
     : Layer(LayerName(name, "activation")),
       fn_(std::move(activation)),
       activation_name_(activation_name) {
   EAGER_CHECK(fn_ != nullptr, "Activation '", this->name(), "': the activation function is empty");
 }
 
-ActivationLayer::~ActivationLayer() = default;
+Activation::~Activation() = default;
 
-Tensor ActivationLayer::Call(const Tensor& x) { return fn_(x); }
+Tensor Activation::Call(const Tensor& x) { return fn_(x); }
 
 // Reshape --------------------------------------------------------------------
 
-ReshapeLayer::ReshapeLayer(std::vector<int64_t> target_shape, std::string_view name)
+Reshape::Reshape(std::vector<int64_t> target_shape, std::string_view name)
     : Layer(LayerName(name, "reshape")), target_shape_(std::move(target_shape)) {
   const auto unknown = std::count(target_shape_.begin(), target_shape_.end(), -1);
   const bool valid = std::all_of(target_shape_.begin(), target_shape_.end(),
@@ -84,9 +84,9 @@ ReshapeLayer::ReshapeLayer(std::vector<int64_t> target_shape, std::string_view n
               VectorString(target_shape_));
 }
 
-ReshapeLayer::~ReshapeLayer() = default;
+Reshape::~Reshape() = default;
 
-Tensor ReshapeLayer::Call(const Tensor& x) {
+Tensor Reshape::Call(const Tensor& x) {
   EAGER_CHECK(x.rank() >= 1, "Reshape '", name(),
               "': expected an input with a batch axis, got a scalar");
   const int64_t batch = x.shape().dim(0);
@@ -208,4 +208,4 @@ Tensor Cropping2D::Call(const Tensor& x) {
   return Slice(x, {0, top_, left_, 0}, {-1, h - top_ - bottom_, w - left_ - right_, -1});
 }
 
-}  // namespace eager
+}  // namespace eager::layers

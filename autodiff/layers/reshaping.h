@@ -3,13 +3,12 @@
 // Keras's weightless shape layers (keras.layers, Keras 3 and tf_keras), over
 // a leading batch axis, channels_last:
 //
-//   ActivationLayer  keras.layers.Activation: an activation by Keras's name
+//   Activation       keras.layers.Activation: an activation by Keras's name
 //                    ("relu", "sigmoid", "tanh", "softmax" over the last
 //                    axis, "elu", "exponential", "linear") or a function.
-//                    (eager::Activation is Dense's function type and
-//                    eager::Reshape the op, hence these two C++ names; the
-//                    Keras names are "activation", "reshape", ...)
-//   ReshapeLayer     keras.layers.Reshape: target_shape without the batch
+//                    (eager::layers::Activation, the layer; eager::Activation
+//                    is Dense's function type, eager::Reshape the op.)
+//   Reshape          keras.layers.Reshape: target_shape without the batch
 //                    axis; one entry may be -1.
 //   Permute          dims: a permutation of 1..rank-1 (the batch axis stays).
 //   RepeatVector     [batch, n] -> [batch, times, n].
@@ -36,16 +35,16 @@
 
 #include "autodiff/layer.h"
 
-namespace eager {
+namespace eager::layers {
 
-class ActivationLayer : public Layer {
+class Activation : public Layer {
  public:
   // By Keras's name; InvalidArgumentError for another name.
-  explicit ActivationLayer(std::string_view activation, std::string_view name = "");
+  explicit Activation(std::string_view activation, std::string_view name = "");
   // Any function of one tensor; `activation_name` is only reported.
-  ActivationLayer(std::function<Tensor(const Tensor&)> activation, std::string_view activation_name,
-                  std::string_view name = "");
-  ~ActivationLayer() override;
+  Activation(std::function<Tensor(const Tensor&)> activation, std::string_view activation_name,
+             std::string_view name = "");
+  ~Activation() override;
 
   Tensor Call(const Tensor& x) override;
   const std::string& activation_name() const { return activation_name_; }
@@ -55,11 +54,11 @@ class ActivationLayer : public Layer {
   std::string activation_name_;
 };
 
-class ReshapeLayer : public Layer {
+class Reshape : public Layer {
  public:
   // REQUIRES: every entry > 0 but at most one -1.
-  explicit ReshapeLayer(std::vector<int64_t> target_shape, std::string_view name = "");
-  ~ReshapeLayer() override;
+  explicit Reshape(std::vector<int64_t> target_shape, std::string_view name = "");
+  ~Reshape() override;
   Tensor Call(const Tensor& x) override;
   const std::vector<int64_t>& target_shape() const { return target_shape_; }
 
@@ -120,4 +119,4 @@ class Cropping2D : public Layer {
   int64_t top_, bottom_, left_, right_;
 };
 
-}  // namespace eager
+}  // namespace eager::layers

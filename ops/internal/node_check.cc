@@ -36,6 +36,9 @@ constexpr KnownExtraAttr kKnownExtraAttrs[] = {
     // TF 2.x: the paddings of padding 'EXPLICIT', which eager lacks.
     {"MaxPool", "explicit_paddings", IsEmptyList, "[]"},
     {"MaxPoolGrad", "explicit_paddings", IsEmptyList, "[]"},
+    {"DepthwiseConv2dNative", "explicit_paddings", IsEmptyList, "[]"},
+    {"DepthwiseConv2dNativeBackpropInput", "explicit_paddings", IsEmptyList, "[]"},
+    {"DepthwiseConv2dNativeBackpropFilter", "explicit_paddings", IsEmptyList, "[]"},
 };
 
 void CheckExtraAttr(const Node& node, const std::string& name, const AttrValue& value) {

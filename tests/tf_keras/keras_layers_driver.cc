@@ -38,24 +38,26 @@ eager::KerasLayout ParseLayout(const std::string& name) {
 }
 
 std::unique_ptr<eager::Layer> MakeLayer(const std::string& kind) {
-  if (kind == "bn") return std::make_unique<eager::BatchNormalization>();
-  if (kind == "ln") return std::make_unique<eager::LayerNormalization>();
-  if (kind == "embedding") return std::make_unique<eager::Embedding>(7, 5);
-  if (kind == "dropout") return std::make_unique<eager::Dropout>(0.3, 1234);
+  if (kind == "bn") return std::make_unique<eager::layers::BatchNormalization>();
+  if (kind == "ln") return std::make_unique<eager::layers::LayerNormalization>();
+  if (kind == "embedding") return std::make_unique<eager::layers::Embedding>(7, 5);
+  if (kind == "dropout") return std::make_unique<eager::layers::Dropout>(0.3, 1234);
   if (kind == "seq") {
     auto model = std::make_unique<eager::Sequential>();
     model->Add(std::make_unique<eager::Dense>(4));
-    model->Add(std::make_unique<eager::BatchNormalization>());
-    model->Add(std::make_unique<eager::Dropout>(0.3, 1234));
+    model->Add(std::make_unique<eager::layers::BatchNormalization>());
+    model->Add(std::make_unique<eager::layers::Dropout>(0.3, 1234));
     model->Add(std::make_unique<eager::Dense>(2));
     return model;
   }
-  if (kind == "softmax") return std::make_unique<eager::ActivationLayer>("softmax");
-  if (kind == "reshape") return std::make_unique<eager::ReshapeLayer>(std::vector<int64_t>{3, -1});
-  if (kind == "permute") return std::make_unique<eager::Permute>(std::vector<int64_t>{2, 1});
-  if (kind == "repeat") return std::make_unique<eager::RepeatVector>(3);
-  if (kind == "zeropad") return std::make_unique<eager::ZeroPadding2D>(1, 2, 0, 3);
-  if (kind == "crop") return std::make_unique<eager::Cropping2D>(1, 0, 2, 1);
+  if (kind == "softmax") return std::make_unique<eager::layers::Activation>("softmax");
+  if (kind == "reshape")
+    return std::make_unique<eager::layers::Reshape>(std::vector<int64_t>{3, -1});
+  if (kind == "permute")
+    return std::make_unique<eager::layers::Permute>(std::vector<int64_t>{2, 1});
+  if (kind == "repeat") return std::make_unique<eager::layers::RepeatVector>(3);
+  if (kind == "zeropad") return std::make_unique<eager::layers::ZeroPadding2D>(1, 2, 0, 3);
+  if (kind == "crop") return std::make_unique<eager::layers::Cropping2D>(1, 0, 2, 1);
   throw eager::InvalidArgumentError("unknown layer kind '" + kind +
                                     "'; expected bn, ln, embedding, dropout, seq, softmax, " +
                                     "reshape, permute, repeat, zeropad or crop");
@@ -95,9 +97,9 @@ int main(int argc, char** argv) {
     eager::BundleWriter out(argv[6]);
     out.Add("infer", infer);
     out.Add("train", train);
-    auto* bn = dynamic_cast<eager::BatchNormalization*>(layer.get());
+    auto* bn = dynamic_cast<eager::layers::BatchNormalization*>(layer.get());
     if (auto* model = dynamic_cast<eager::Sequential*>(layer.get())) {
-      bn = dynamic_cast<eager::BatchNormalization*>(model->layers()[1]);
+      bn = dynamic_cast<eager::layers::BatchNormalization*>(model->layers()[1]);
     }
     if (bn != nullptr) {
       out.Add("moving_mean", bn->moving_mean().value());

@@ -1,4 +1,4 @@
-// Dropout (autodiff/layers/regularization.h) and Embedding
+// layers::Dropout (autodiff/layers/regularization.h) and layers::Embedding
 // (autodiff/layers/embedding.h): the mask's statistics and scale, the
 // identity in inference, gradients through the mask and through Gather.
 
@@ -26,7 +26,7 @@ namespace eager {
 namespace {
 
 TEST(DropoutTest, InferenceIsTheIdentity) {
-  Dropout dropout(0.5);
+  layers::Dropout dropout(0.5);
   EXPECT_EQ(dropout.name().rfind("dropout", 0), 0u);
   const Tensor x = RandomNormal(Shape{3, 4}, 1);
   EXPECT_EQ(dropout(x).ToVector<float>(), x.ToVector<float>());
@@ -36,7 +36,7 @@ TEST(DropoutTest, InferenceIsTheIdentity) {
 }
 
 TEST(DropoutTest, TrainingZerosAboutRateAndScalesTheRest) {
-  Dropout dropout(0.3, /*seed=*/7);
+  layers::Dropout dropout(0.3, /*seed=*/7);
   const Tensor x = RandomNormal(Shape{100, 100}, 2, 1.0, 1.0);
   const Tensor y = dropout(x, true);
   const std::vector<float> xs = x.ToVector<float>(), ys = y.ToVector<float>();
@@ -54,12 +54,12 @@ TEST(DropoutTest, TrainingZerosAboutRateAndScalesTheRest) {
   // A new mask per call, the same sequence for the same seed.
   const Tensor y2 = dropout(x, true);
   EXPECT_NE(y2.ToVector<float>(), ys);
-  Dropout again(0.3, /*seed=*/7);
+  layers::Dropout again(0.3, /*seed=*/7);
   EXPECT_EQ(again(x, true).ToVector<float>(), ys);
 }
 
 TEST(DropoutTest, GradientFlowsThroughTheKeptElementsOnly) {
-  Dropout dropout(0.5, /*seed=*/3);
+  layers::Dropout dropout(0.5, /*seed=*/3);
   const Tensor x = RandomNormal(Shape{8, 8}, 4, 0.0, 1.0, DType::kFloat64);
   GradientTape tape;
   tape.Watch(x);
@@ -72,16 +72,17 @@ TEST(DropoutTest, GradientFlowsThroughTheKeptElementsOnly) {
 
 TEST(DropoutTest, EdgeRatesAndErrors) {
   const Tensor x = RandomNormal(Shape{2, 3}, 5);
-  EXPECT_EQ(Dropout(0.0)(x, true).ToVector<float>(), x.ToVector<float>());
-  EXPECT_EQ(Dropout(1.0)(x, true).ToVector<float>(), std::vector<float>(6, 0.0f));
-  EXPECT_THROW(Dropout(1.5), InvalidArgumentError);
-  EXPECT_THROW(Dropout(-0.1), InvalidArgumentError);
-  EXPECT_THROW(Dropout(0.5)(Tensor::Zeros(Shape{2}, DType::kInt32), true), InvalidArgumentError);
+  EXPECT_EQ(layers::Dropout(0.0)(x, true).ToVector<float>(), x.ToVector<float>());
+  EXPECT_EQ(layers::Dropout(1.0)(x, true).ToVector<float>(), std::vector<float>(6, 0.0f));
+  EXPECT_THROW(layers::Dropout(1.5), InvalidArgumentError);
+  EXPECT_THROW(layers::Dropout(-0.1), InvalidArgumentError);
+  EXPECT_THROW(layers::Dropout(0.5)(Tensor::Zeros(Shape{2}, DType::kInt32), true),
+               InvalidArgumentError);
 }
 
 TEST(DropoutTest, SequentialDropsOnlyInTraining) {
   Sequential model;
-  model.Add(std::make_unique<Dropout>(0.5, 1));
+  model.Add(std::make_unique<layers::Dropout>(0.5, 1));
   const Tensor x = RandomNormal(Shape{10, 10}, 6, 5.0, 0.1);
   EXPECT_EQ(model(x).ToVector<float>(), x.ToVector<float>());
   int zeros = 0;
@@ -96,17 +97,17 @@ TEST(DropoutTest, GraphTracesInferenceAndRefusesTraining) {
   Graph graph;
   Graph::AsDefault in(graph);
   const Tensor x = Placeholder(DType::kFloat32, Shape::Partial({-1, 3}));
-  Dropout dropout(0.5);
+  layers::Dropout dropout(0.5);
   EXPECT_EQ(dropout(x).name(), x.name());
   EXPECT_THROW(dropout(x, true), UnimplementedError);
-  BatchNormalization bn;
+  layers::BatchNormalization bn;
   bn.Build(3);
   EXPECT_TRUE(bn(x).is_symbolic());
   EXPECT_THROW(bn(x, true), UnimplementedError);
 }
 
 TEST(EmbeddingTest, PicksRowsOfAUniformTable) {
-  Embedding embed(10, 4);
+  layers::Embedding embed(10, 4);
   EXPECT_EQ(embed.name().rfind("embedding", 0), 0u);
   EXPECT_THROW(embed.embeddings(), FailedPreconditionError);
   const Tensor ids = Tensor::FromVector<int32_t>({1, 0, 9, 1, 3, 3}, Shape{2, 3});
@@ -132,16 +133,16 @@ TEST(EmbeddingTest, PicksRowsOfAUniformTable) {
   EXPECT_EQ(embed(Tensor::FromVector<float>({1, 0, 9, 1, 3, 3}, Shape{2, 3})).ToVector<float>(),
             ys);
   EXPECT_THROW(embed(Tensor::FromVector<int32_t>({10})), InvalidArgumentError);
-  EXPECT_THROW(Embedding(0, 3), InvalidArgumentError);
+  EXPECT_THROW(layers::Embedding(0, 3), InvalidArgumentError);
   // Seeded: the same seed builds the same table.
-  Embedding a(5, 2, false, 42), b(5, 2, false, 42);
+  layers::Embedding a(5, 2, false, 42), b(5, 2, false, 42);
   a(Tensor::FromVector<int32_t>({0}));
   b(Tensor::FromVector<int32_t>({0}));
   EXPECT_EQ(a.embeddings().value().ToVector<float>(), b.embeddings().value().ToVector<float>());
 }
 
 TEST(EmbeddingTest, GradientSumsTheOutputGradientPerId) {
-  Embedding embed(5, 2, false, 1, DType::kFloat64);
+  layers::Embedding embed(5, 2, false, 1, DType::kFloat64);
   const Tensor ids = Tensor::FromVector<int32_t>({1, 3, 1, 1});
   GradientTape tape;
   const Tensor y = embed(ids);
@@ -155,7 +156,7 @@ TEST(EmbeddingTest, GradientSumsTheOutputGradientPerId) {
 }
 
 TEST(EmbeddingTest, MaskZeroAndEdgesByLayout) {
-  Embedding embed(6, 3, /*mask_zero=*/true);
+  layers::Embedding embed(6, 3, /*mask_zero=*/true);
   EXPECT_TRUE(embed.mask_zero());
   const Tensor ids = Tensor::FromVector<int32_t>({0, 2, 0, 5}, Shape{2, 2});
   const std::optional<Tensor> mask = embed.ComputeMask(ids);
@@ -163,7 +164,7 @@ TEST(EmbeddingTest, MaskZeroAndEdgesByLayout) {
   EXPECT_EQ(mask->dtype(), DType::kBool);
   EXPECT_EQ(mask->shape(), Shape({2, 2}));
   EXPECT_EQ(mask->ToVector<bool>(), (std::vector<bool>{false, true, false, true}));
-  EXPECT_FALSE(Embedding(6, 3).ComputeMask(ids));
+  EXPECT_FALSE(layers::Embedding(6, 3).ComputeMask(ids));
   embed(ids);
   ASSERT_EQ(embed.Children().size(), 1u);
   EXPECT_EQ(embed.Children()[0].name, "embeddings");

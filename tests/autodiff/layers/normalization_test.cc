@@ -1,4 +1,4 @@
-// BatchNormalization and LayerNormalization (autodiff/layers/normalization.h)
+// layers::BatchNormalization and layers::LayerNormalization (autodiff/layers/normalization.h)
 // against references computed here in double from Keras's formulas, and
 // their gradients against central finite differences (float64).
 
@@ -70,7 +70,7 @@ Tensor Vec(const std::vector<double>& v, DType dtype = DType::kFloat32) {
 }
 
 TEST(BatchNormalizationTest, InferenceUsesTheMovingStatistics) {
-  BatchNormalization bn;
+  layers::BatchNormalization bn;
   const Tensor x = RandomNormal(Shape{2, 3, 4}, 11, 1.0, 2.0);
   bn(x);  // build
   const std::vector<double> mean = {0.5, -1.0, 0.25, 2.0}, var = {1.5, 0.5, 4.0, 0.1};
@@ -87,7 +87,7 @@ TEST(BatchNormalizationTest, InferenceUsesTheMovingStatistics) {
 }
 
 TEST(BatchNormalizationTest, TrainingUsesBatchStatisticsAndUpdatesMovingOnes) {
-  BatchNormalization bn(/*momentum=*/0.9, /*epsilon=*/1e-2);
+  layers::BatchNormalization bn(/*momentum=*/0.9, /*epsilon=*/1e-2);
   const Tensor x = RandomNormal(Shape{5, 2, 3}, 12, 0.5, 3.0);
   const std::vector<double> xs = ToDouble(x);
   std::vector<double> mean, var;
@@ -105,7 +105,7 @@ TEST(BatchNormalizationTest, TrainingUsesBatchStatisticsAndUpdatesMovingOnes) {
 }
 
 TEST(BatchNormalizationTest, DefaultsNamesAndEdges) {
-  BatchNormalization bn;
+  layers::BatchNormalization bn;
   EXPECT_EQ(bn.name().rfind("batch_normalization", 0), 0u);
   EXPECT_EQ(bn.momentum(), 0.99);
   EXPECT_EQ(bn.epsilon(), 1e-3);
@@ -123,10 +123,10 @@ TEST(BatchNormalizationTest, DefaultsNamesAndEdges) {
   EXPECT_EQ(edges, (std::vector<std::string>{"gamma", "beta", "moving_mean", "moving_variance"}));
   EXPECT_EQ(bn.TrainableVariables().size(), 2u);
   EXPECT_EQ(bn.NonTrainableVariables().size(), 2u);
-  BatchNormalization second;
+  layers::BatchNormalization second;
   EXPECT_NE(second.name(), bn.name());
   EXPECT_EQ(second.name().rfind("batch_normalization_", 0), 0u);
-  BatchNormalization bare(0.99, 1e-3, /*center=*/false, /*scale=*/false);
+  layers::BatchNormalization bare(0.99, 1e-3, /*center=*/false, /*scale=*/false);
   bare(Tensor::Zeros(Shape{2, 3}));
   EXPECT_EQ(bare.gamma(), nullptr);
   EXPECT_EQ(bare.beta(), nullptr);
@@ -134,7 +134,7 @@ TEST(BatchNormalizationTest, DefaultsNamesAndEdges) {
 }
 
 TEST(BatchNormalizationTest, BadInputsNameTheLayer) {
-  BatchNormalization bn(0.99, 1e-3, true, true, "bn_named");
+  layers::BatchNormalization bn(0.99, 1e-3, true, true, "bn_named");
   EXPECT_EQ(bn.name(), "bn_named");
   EXPECT_THROW(bn(Tensor::Zeros(Shape{3})), InvalidArgumentError);
   bn(Tensor::Zeros(Shape{2, 3}));
@@ -145,7 +145,7 @@ TEST(BatchNormalizationTest, BadInputsNameTheLayer) {
     EXPECT_NE(std::string(e.what()).find("bn_named"), std::string::npos) << e.what();
   }
   EXPECT_THROW(bn(Tensor::Zeros(Shape{2, 3}, DType::kFloat64)), InvalidArgumentError);
-  EXPECT_THROW(BatchNormalization(1.5), InvalidArgumentError);
+  EXPECT_THROW(layers::BatchNormalization(1.5), InvalidArgumentError);
   EXPECT_THROW(bn.Build(3), FailedPreconditionError);
 }
 
@@ -198,7 +198,7 @@ void CheckGradients(L& layer, const Tensor& x, bool training, Variable* gamma, V
 }
 
 TEST(BatchNormalizationTest, TrainingGradientsMatchFiniteDifferences) {
-  BatchNormalization bn;
+  layers::BatchNormalization bn;
   const Tensor x = RandomNormal(Shape{4, 2, 3}, 21, 0.3, 1.7, DType::kFloat64);
   bn(x);
   bn.gamma()->Assign(Tensor::FromVector<double>({0.5, -1.5, 2.0}));
@@ -207,7 +207,7 @@ TEST(BatchNormalizationTest, TrainingGradientsMatchFiniteDifferences) {
 }
 
 TEST(BatchNormalizationTest, InferenceGradientsMatchFiniteDifferences) {
-  BatchNormalization bn;
+  layers::BatchNormalization bn;
   const Tensor x = RandomNormal(Shape{3, 4}, 22, 0.3, 1.7, DType::kFloat64);
   bn(x);
   bn.moving_mean().Assign(Tensor::FromVector<double>({0.1, -0.2, 0.3, 0.0}));
@@ -217,8 +217,8 @@ TEST(BatchNormalizationTest, InferenceGradientsMatchFiniteDifferences) {
 
 TEST(BatchNormalizationTest, SequentialTrainsItsBatchNormalization) {
   Sequential model;
-  auto owned = std::make_unique<BatchNormalization>(0.5);
-  BatchNormalization* bn = owned.get();
+  auto owned = std::make_unique<layers::BatchNormalization>(0.5);
+  layers::BatchNormalization* bn = owned.get();
   model.Add(std::move(owned));
   const Tensor x = Tensor::FromVector<float>({1, 2, 3, 5}, Shape{2, 2});
   model(x);
@@ -228,7 +228,7 @@ TEST(BatchNormalizationTest, SequentialTrainsItsBatchNormalization) {
 }
 
 TEST(LayerNormalizationTest, NormalizesEachPositionOverTheLastAxis) {
-  LayerNormalization ln;
+  layers::LayerNormalization ln;
   EXPECT_EQ(ln.name().rfind("layer_normalization", 0), 0u);
   const Tensor x = RandomNormal(Shape{2, 3, 5}, 31, 1.0, 2.0);
   ln(x);
@@ -254,7 +254,7 @@ TEST(LayerNormalizationTest, NormalizesEachPositionOverTheLastAxis) {
 }
 
 TEST(LayerNormalizationTest, GradientsMatchFiniteDifferences) {
-  LayerNormalization ln;
+  layers::LayerNormalization ln;
   const Tensor x = RandomNormal(Shape{3, 4}, 32, 0.3, 1.7, DType::kFloat64);
   ln(x);
   ln.gamma()->Assign(Tensor::FromVector<double>({0.5, -1.5, 2.0, 1.0}));

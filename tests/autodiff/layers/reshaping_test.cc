@@ -33,20 +33,20 @@ std::vector<float> InputGradient(Layer& layer, const Tensor& x, const Tensor& w)
 
 TEST(ReshapingLayersTest, ActivationByKerasName) {
   const Tensor x = Tensor::FromVector<float>({-1.0f, 0.5f, 2.0f, -3.0f}, Shape{2, 2});
-  ActivationLayer relu("relu");
+  layers::Activation relu("relu");
   EXPECT_EQ(relu.name().rfind("activation", 0), 0u);
   EXPECT_EQ(relu(x).ToVector<float>(), (std::vector<float>{0.0f, 0.5f, 2.0f, 0.0f}));
-  EXPECT_EQ(ActivationLayer("linear")(x).ToVector<float>(), x.ToVector<float>());
-  const std::vector<float> s = ActivationLayer("softmax")(x).ToVector<float>();
+  EXPECT_EQ(layers::Activation("linear")(x).ToVector<float>(), x.ToVector<float>());
+  const std::vector<float> s = layers::Activation("softmax")(x).ToVector<float>();
   EXPECT_NEAR(s[0], 1.0 / (1.0 + std::exp(1.5)), 1e-6);
   EXPECT_NEAR(s[2] + s[3], 1.0, 1e-6);
-  EXPECT_NEAR(ActivationLayer("sigmoid")(x).ToVector<float>()[2], 1.0 / (1.0 + std::exp(-2.0)),
+  EXPECT_NEAR(layers::Activation("sigmoid")(x).ToVector<float>()[2], 1.0 / (1.0 + std::exp(-2.0)),
               1e-6);
-  EXPECT_NEAR(ActivationLayer("tanh")(x).ToVector<float>()[1], std::tanh(0.5), 1e-6);
-  EXPECT_NEAR(ActivationLayer("elu")(x).ToVector<float>()[0], std::exp(-1.0) - 1.0, 1e-6);
-  EXPECT_NEAR(ActivationLayer("exponential")(x).ToVector<float>()[2], std::exp(2.0), 1e-5);
-  EXPECT_THROW(ActivationLayer("swishy"), InvalidArgumentError);
-  ActivationLayer custom([](const Tensor& t) { return Mul(t, t); }, "square");
+  EXPECT_NEAR(layers::Activation("tanh")(x).ToVector<float>()[1], std::tanh(0.5), 1e-6);
+  EXPECT_NEAR(layers::Activation("elu")(x).ToVector<float>()[0], std::exp(-1.0) - 1.0, 1e-6);
+  EXPECT_NEAR(layers::Activation("exponential")(x).ToVector<float>()[2], std::exp(2.0), 1e-5);
+  EXPECT_THROW(layers::Activation("swishy"), InvalidArgumentError);
+  layers::Activation custom([](const Tensor& t) { return Mul(t, t); }, "square");
   EXPECT_EQ(custom.activation_name(), "square");
   EXPECT_EQ(custom(x).ToVector<float>()[3], 9.0f);
   EXPECT_EQ(InputGradient(relu, x, Tensor::FromVector<float>({1, 2, 3, 4}, Shape{2, 2})),
@@ -54,19 +54,19 @@ TEST(ReshapingLayersTest, ActivationByKerasName) {
 }
 
 TEST(ReshapingLayersTest, ReshapeKeepsTheBatchAxis) {
-  ReshapeLayer reshape({3, -1});
+  layers::Reshape reshape({3, -1});
   EXPECT_EQ(reshape.name().rfind("reshape", 0), 0u);
   const Tensor x = RandomNormal(Shape{2, 6}, 1);
   const Tensor y = reshape(x);
   EXPECT_EQ(y.shape(), Shape({2, 3, 2}));
   EXPECT_EQ(y.ToVector<float>(), x.ToVector<float>());
-  EXPECT_THROW(ReshapeLayer({5})(x), InvalidArgumentError);
-  EXPECT_THROW(ReshapeLayer({-1, -1}), InvalidArgumentError);
-  EXPECT_THROW(ReshapeLayer({0, 3}), InvalidArgumentError);
+  EXPECT_THROW(layers::Reshape({5})(x), InvalidArgumentError);
+  EXPECT_THROW(layers::Reshape({-1, -1}), InvalidArgumentError);
+  EXPECT_THROW(layers::Reshape({0, 3}), InvalidArgumentError);
 }
 
 TEST(ReshapingLayersTest, PermuteMovesAxesAfterTheBatch) {
-  Permute permute({2, 1});
+  layers::Permute permute({2, 1});
   EXPECT_EQ(permute.name().rfind("permute", 0), 0u);
   const Tensor x = RandomNormal(Shape{2, 3, 4}, 2);
   const Tensor y = permute(x);
@@ -77,13 +77,13 @@ TEST(ReshapingLayersTest, PermuteMovesAxesAfterTheBatch) {
       for (int j = 0; j < 4; ++j) EXPECT_EQ(ys[b * 12 + j * 3 + i], xs[b * 12 + i * 4 + j]);
     }
   }
-  EXPECT_THROW(Permute({0, 1}), InvalidArgumentError);
-  EXPECT_THROW(Permute({1, 3}), InvalidArgumentError);
+  EXPECT_THROW(layers::Permute({0, 1}), InvalidArgumentError);
+  EXPECT_THROW(layers::Permute({1, 3}), InvalidArgumentError);
   EXPECT_THROW(permute(Tensor::Zeros(Shape{2, 3})), InvalidArgumentError);
 }
 
 TEST(ReshapingLayersTest, RepeatVectorRepeatsAlongANewAxis) {
-  RepeatVector repeat(3);
+  layers::RepeatVector repeat(3);
   EXPECT_EQ(repeat.name().rfind("repeat_vector", 0), 0u);
   const Tensor x = Tensor::FromVector<float>({1, 2, 3, 4}, Shape{2, 2});
   const Tensor y = repeat(x);
@@ -94,11 +94,11 @@ TEST(ReshapingLayersTest, RepeatVectorRepeatsAlongANewAxis) {
       Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, Shape{2, 3, 2});
   EXPECT_EQ(InputGradient(repeat, x, w), (std::vector<float>{9, 12, 27, 30}));
   EXPECT_THROW(repeat(Tensor::Zeros(Shape{2, 2, 2})), InvalidArgumentError);
-  EXPECT_THROW(RepeatVector(0), InvalidArgumentError);
+  EXPECT_THROW(layers::RepeatVector(0), InvalidArgumentError);
 }
 
 TEST(ReshapingLayersTest, ZeroPaddingAndCroppingInvertEachOther) {
-  ZeroPadding2D pad(1, 2, 0, 3);
+  layers::ZeroPadding2D pad(1, 2, 0, 3);
   EXPECT_EQ(pad.name().rfind("zero_padding2d", 0), 0u);
   const Tensor x = RandomNormal(Shape{2, 3, 4, 2}, 3);
   const Tensor y = pad(x);
@@ -115,12 +115,12 @@ TEST(ReshapingLayersTest, ZeroPaddingAndCroppingInvertEachOther) {
       }
     }
   }
-  Cropping2D crop(1, 2, 0, 3);
+  layers::Cropping2D crop(1, 2, 0, 3);
   EXPECT_EQ(crop.name().rfind("cropping2d", 0), 0u);
   EXPECT_EQ(crop(y).ToVector<float>(), xs);
-  EXPECT_EQ(ZeroPadding2D().name().rfind("zero_padding2d_", 0), 0u);
-  EXPECT_EQ(ZeroPadding2D()(x).shape(), Shape({2, 5, 6, 2}));  // Keras's default 1
-  EXPECT_EQ(Cropping2D()(x).ToVector<float>(), xs);            // Keras's default 0
+  EXPECT_EQ(layers::ZeroPadding2D().name().rfind("zero_padding2d_", 0), 0u);
+  EXPECT_EQ(layers::ZeroPadding2D()(x).shape(), Shape({2, 5, 6, 2}));  // Keras's default 1
+  EXPECT_EQ(layers::Cropping2D()(x).ToVector<float>(), xs);            // Keras's default 0
   // Gradients: padding's are the inner slice of w; cropping's w put back
   // with zeros around.
   const Tensor w = RandomNormal(y.shape(), 4);
@@ -128,18 +128,18 @@ TEST(ReshapingLayersTest, ZeroPaddingAndCroppingInvertEachOther) {
   const Tensor wc = RandomNormal(x.shape(), 5);
   EXPECT_EQ(InputGradient(crop, y, wc), pad(wc).ToVector<float>());
   EXPECT_THROW(pad(Tensor::Zeros(Shape{2, 3})), InvalidArgumentError);
-  EXPECT_THROW(Cropping2D(2)(x), InvalidArgumentError);
-  EXPECT_THROW(ZeroPadding2D(-1), InvalidArgumentError);
+  EXPECT_THROW(layers::Cropping2D(2)(x), InvalidArgumentError);
+  EXPECT_THROW(layers::ZeroPadding2D(-1), InvalidArgumentError);
 }
 
 TEST(ReshapingLayersTest, InASequentialWithNothingToSave) {
   Sequential model;
-  model.Add(std::make_unique<ZeroPadding2D>(1));
-  model.Add(std::make_unique<Cropping2D>(1));
-  model.Add(std::make_unique<ReshapeLayer>(std::vector<int64_t>{-1}));
-  model.Add(std::make_unique<RepeatVector>(2));
-  model.Add(std::make_unique<Permute>(std::vector<int64_t>{2, 1}));
-  model.Add(std::make_unique<ActivationLayer>("relu"));
+  model.Add(std::make_unique<layers::ZeroPadding2D>(1));
+  model.Add(std::make_unique<layers::Cropping2D>(1));
+  model.Add(std::make_unique<layers::Reshape>(std::vector<int64_t>{-1}));
+  model.Add(std::make_unique<layers::RepeatVector>(2));
+  model.Add(std::make_unique<layers::Permute>(std::vector<int64_t>{2, 1}));
+  model.Add(std::make_unique<layers::Activation>("relu"));
   const Tensor x = RandomNormal(Shape{2, 2, 2, 1}, 6);
   const Tensor y = model(x, true);
   EXPECT_EQ(y.shape(), Shape({2, 4, 2}));

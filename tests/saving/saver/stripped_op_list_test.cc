@@ -17,6 +17,7 @@
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
 #include "ops/cumulative_ops.h"
+#include "ops/depthwise_conv.h"
 #include "ops/execute.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
@@ -154,6 +155,7 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
   Variable k2(uniform(Shape{3, 3, 2, 2}, 3), "conv2/kernel");
   Variable w(uniform(Shape{18, 3}, 4), "dense/kernel");
   Variable b(uniform(Shape{3}, 5), "dense/bias");
+  Variable kd(uniform(Shape{3, 3, 2, 1}, 6), "depthwise/kernel");
   const Tensor x = Placeholder(DType::kFloat32, Shape{4, 6, 6, 1}, "x");
   const Tensor labels = Placeholder(DType::kInt32, Shape{4}, "labels");
 
@@ -164,6 +166,9 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
 
   const Tensor one = Constant(Tensor(1.0f));
   std::vector<Tensor> terms = {
+      // A depthwise branch and average pooling (their gradients bring the
+      // backprop ops and AvgPoolGrad).
+      ReduceSum(AvgPool(DepthwiseConv2dNative(h1, kd.value(), {.padding = "SAME"}))),
       ReduceSum(SparseSoftmaxCrossEntropyWithLogits(labels, logits)),
       ReduceMean(Mul(LogSoftmax(logits), OneHot(labels, 3))),
       ReduceMax(Softmax(logits), {1}),
@@ -214,7 +219,7 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
   AdamOptions options;
   options.tf1_compatible = true;
   Adam adam(options);
-  (void)adam.Minimize(loss, {&k1, &bias1, &k2, &w, &b});
+  (void)adam.Minimize(loss, {&k1, &bias1, &k2, &w, &b, &kd});
   Saver saver;
   Session sess(graph);
   sess.Run(GlobalVariablesInitializer());
