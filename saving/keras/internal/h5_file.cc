@@ -4,14 +4,17 @@
 #include <hdf5.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -98,6 +101,7 @@ struct VisitState {
   uint64_t objects = 0;
   uint64_t total_bytes = 0;
   std::optional<ChildError> error;
+  uint64_t memory_budget = 0;  // the child's RLIMIT_AS budget; 0 if none
 };
 
 bool TypeIs(hid_t type, hid_t a, hid_t b) { return H5Tequal(type, a) > 0 || H5Tequal(type, b) > 0; }
@@ -184,7 +188,15 @@ bool SendDataset(hid_t file, const char* name, VisitState* state) {
                                           state->file_size, " bytes)"));
     }
   }
-  std::vector<std::byte> bytes(nbytes);
+  std::vector<std::byte> bytes;
+  try {
+    bytes.resize(nbytes);
+  } catch (const std::bad_alloc&) {  // over the child's budget; not through libhdf5's C frames
+    return fail(Kind::kResourceExhausted,
+                StrCat("dataset '", name, "' needs ", nbytes,
+                       " bytes, more than is left of the reader's memory budget of ",
+                       state->memory_budget, " bytes"));
+  }
   if (nbytes > 0 && H5Dread(ds.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes.data()) < 0) {
     return fail(Kind::kDataLoss, StrCat("dataset '", name, "' cannot be read: ", Hdf5Message()));
   }
@@ -308,19 +320,95 @@ herr_t VisitLink(hid_t file, const char* name, const H5L_info_t* info, void* dat
   return 0;  // a committed datatype: nothing Keras reads
 }
 
-[[noreturn]] void RunChild(const std::string& path, uint64_t file_size, int fd) {
+// Whether libhdf5's current error stack says an allocation failed.
+bool Hdf5OutOfMemory() {
+  bool out_of_memory = false;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* err, void* data) -> herr_t {
+        if (err->maj_num == H5E_RESOURCE || err->min_num == H5E_CANTALLOC ||
+            err->min_num == H5E_NOSPACE) {
+          *static_cast<bool*>(data) = true;
+        }
+        return 0;
+      },
+      &out_of_memory);
+  return out_of_memory;
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitizerShadowMemory = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+constexpr bool kSanitizerShadowMemory = true;
+#else
+constexpr bool kSanitizerShadowMemory = false;
+#endif
+#else
+constexpr bool kSanitizerShadowMemory = false;
+#endif
+
+// The child's virtual memory size now (what it inherited), from
+// /proc/self/statm; 0 when unknown.
+uint64_t InheritedAddressSpace() {
+  std::FILE* f = std::fopen("/proc/self/statm", "re");
+  if (f == nullptr) return 0;
+  unsigned long long pages = 0;
+  const bool ok = std::fscanf(f, "%llu", &pages) == 1;
+  std::fclose(f);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return ok && page > 0 ? pages * static_cast<uint64_t>(page) : 0;
+}
+
+// Bounds the child's address space to what it has plus `budget` bytes.
+// Returns the limit set, or 0 when none could be set.
+uint64_t LimitChildMemory(uint64_t budget) {
+  if (kSanitizerShadowMemory) return 0;
+  const uint64_t inherited = InheritedAddressSpace();
+  if (inherited == 0) return 0;
+  const uint64_t limit = inherited + budget < inherited ? RLIM_INFINITY : inherited + budget;
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_AS, &rl) != 0) return 0;
+  if (rl.rlim_max != RLIM_INFINITY && limit > rl.rlim_max) return 0;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= limit) return 0;  // already tighter
+  rl.rlim_cur = limit;
+  return ::setrlimit(RLIMIT_AS, &rl) == 0 ? budget : 0;
+}
+
+// The child is a sandbox for libhdf5: its crash must reach the parent as an
+// exit status, not run handlers the caller installed for its own crashes (a
+// crash reporter, a fuzzer's or sanitizer's report of its own process).
+void DefaultCrashSignals() {
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS})
+    ::signal(sig, SIG_DFL);
+}
+
+[[noreturn]] void RunChild(const std::string& path, uint64_t file_size, uint64_t memory_budget,
+                           int fd) {
+  DefaultCrashSignals();
+  const uint64_t limited = LimitChildMemory(memory_budget);
   PipeOut out(fd);
   auto send_error = [&](Kind kind, const std::string& message) {
+    std::string text = message;
+    if (kind == Kind::kDataLoss && Hdf5OutOfMemory()) {
+      kind = Kind::kResourceExhausted;
+      text += limited > 0 ? StrCat(
+                                " (libhdf5 could not allocate memory: the file's headers ask "
+                                "for more than the reader's budget of ",
+                                limited, " bytes)")
+                          : std::string(" (libhdf5 could not allocate memory)");
+    }
     out.PutU8('E');
     out.PutU8(static_cast<uint8_t>(kind));
-    out.PutString(message);
+    out.PutString(text);
     ::_exit(0);
   };
   try {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (!file.ok()) send_error(Kind::kDataLoss, StrCat("libhdf5 cannot open it: ", Hdf5Message()));
-    VisitState state{&out, file_size, 0, 0, std::nullopt};
+    VisitState state{&out, file_size, 0, 0, std::nullopt, limited};
     if (!SendStringLists(file.get(), "", &state))
       send_error(state.error->kind, state.error->message);
     const herr_t status = H5Lvisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, VisitLink, &state);
@@ -328,6 +416,9 @@ herr_t VisitLink(hid_t file, const char* name, const H5L_info_t* info, void* dat
     if (status < 0)
       send_error(Kind::kDataLoss, StrCat("libhdf5 cannot list its objects: ", Hdf5Message()));
     out.PutU8('Z');
+  } catch (const std::bad_alloc&) {
+    send_error(Kind::kResourceExhausted,
+               StrCat("the reader ran out of memory (its budget: ", limited, " bytes)"));
   } catch (const std::exception& e) {
     send_error(Kind::kDataLoss, e.what());
   }
@@ -556,7 +647,9 @@ H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
   if (child == 0) {
     ::close(fds[0]);
     ::signal(SIGPIPE, SIG_DFL);
-    RunChild(path, file_size, fds[1]);
+    const uint64_t budget =
+        limits.max_reader_bytes > 0 ? limits.max_reader_bytes : file_size + (uint64_t{1} << 30);
+    RunChild(path, file_size, budget, fds[1]);
   }
   ::close(fds[1]);
   PipeIn in(fds[0], child, path, limits.timeout_seconds);

@@ -58,12 +58,21 @@ struct H5Contents {
 struct H5ReadLimits {
   uint64_t max_file_bytes = uint64_t{16} << 30;
   int timeout_seconds = 600;
+  // Address space the reading child may add to what it inherits from the
+  // caller (RLIMIT_AS, set in the child only): libhdf5 trusts sizes in a
+  // file's headers and allocates them (a 20 KB crafted file asks for 412 GB),
+  // so the child's memory is bounded by the file, not by the file's claims.
+  // 0: the file's size plus 1 GiB (libhdf5's caches and one dataset at a
+  // time need less). Not applied in sanitizer builds, whose shadow memory
+  // cannot live under an address-space limit.
+  uint64_t max_reader_bytes = 0;
 };
 
 // Throws NotFoundError (missing file), DataLossError (not HDF5, malformed,
 // libhdf5 failed or crashed: the message names `path` and what was wrong),
 // InvalidArgumentError (a dataset of a dtype or layout Keras does not write,
-// naming its path), ResourceExhaustedError (over the limits).
+// naming its path), ResourceExhaustedError (over the limits, including
+// libhdf5 failing to allocate within `max_reader_bytes`).
 H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits = {});
 
 // Creates `path` (which must not exist) and writes groups, attributes and

@@ -377,3 +377,65 @@ TEST(KerasWeightsCrafted, BitFlipsNeverCrashTheCaller) {
 
 }  // namespace
 }  // namespace eager
+
+namespace eager {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// A 20 KB file bundle_fuzzer made (tests/fuzz, input kind 'H'): its object
+// header makes libhdf5 allocate an "on disk image buffer" of 412 GB. The
+// reading child's address-space budget turns that into a refusal naming the
+// file; under a sanitizer (no budget: its shadow memory needs the address
+// space) the sanitizer's allocator stops the child, which is still an error.
+TEST(KerasWeightsCrafted, HeaderAskingFor412GBIsRefused) {
+  const std::string path =
+      std::string(EAGER_SOURCE_DIR) + "/tests/saving/keras/data/asks_412gb.weights.h5";
+  try {
+    ReadH5File(path);
+    FAIL() << "read a file whose headers ask for 412 GB";
+  } catch (const ResourceExhaustedError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("could not allocate"), std::string::npos) << e.what();
+  } catch (const Error& e) {
+    EXPECT_TRUE(kSanitized) << "expected ResourceExhaustedError, got: " << e.what();
+  }
+}
+
+// The budget bounds what the child may allocate: a file with a 96 MiB kernel
+// reads under the default budget (its size plus 1 GiB) and is refused under
+// 4 MiB, naming the budget, and the caller's process is unaffected. (The
+// budget is new address space: the child may still use what it inherited,
+// such as heap the caller freed and glibc's per-thread arenas, reserved in
+// 64 MiB heaps. 96 MiB fits in none of them.)
+TEST(KerasWeightsCrafted, ReaderMemoryBudgetBoundsTheChild) {
+  const std::string dir = testing::TempDir();
+  auto model = MakeModel(int64_t{1} << 22);
+  (*model)(Input());
+  SaveKerasWeights(dir + "/big.weights.h5", *model);
+  const auto contents = ReadH5File(dir + "/big.weights.h5");
+  ASSERT_EQ(contents.datasets.size(), 3u);
+  keras_internal::H5ReadLimits limits;
+  limits.max_reader_bytes = uint64_t{4} << 20;
+  if (kSanitized) {
+    EXPECT_EQ(ReadH5File(dir + "/big.weights.h5", limits).datasets.size(), 3u);
+    return;
+  }
+  try {
+    ReadH5File(dir + "/big.weights.h5", limits);
+    FAIL() << "read 128 MiB of datasets within a 4 MiB budget";
+  } catch (const ResourceExhaustedError& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/big.weights.h5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(limits.max_reader_bytes)),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(ReadH5File(dir + "/big.weights.h5").datasets.size(), 3u);
+}
+
+}  // namespace
+}  // namespace eager
