@@ -8,6 +8,7 @@
 
 #include "ops/execute.h"
 #include "ops/internal/conv2d_forward.h"
+#include "ops/internal/conv_backprop_sizes.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dnnl_conv.h"
 #include "ops/internal/dynamic_shape.h"
@@ -37,33 +38,6 @@ void CheckFilterShape(const Shape& filter, const Shape& input) {
         StrCat("filter must be [height, width, in_channels, out_channels] with in_channels = the "
                "input's ",
                input.dim(3), ", got filter ", filter, " for input ", input));
-  }
-}
-
-// A sizes input (input_sizes, filter_sizes): int32 [4], none negative; its
-// values, or nullopt for a graph tensor whose values are not known yet.
-std::optional<Shape> ReadSizes(const Tensor& t, std::string_view what) {
-  internal::CheckDTypeIn(t, what, DTypeSet::kIndex);
-  if (t.rank() != 1 || (t.shape().dim(0) != 4 && t.shape().dim(0) != Shape::kUnknownDim)) {
-    throw InvalidArgumentError(StrCat(what, " must be a vector of 4 sizes, got shape ", t.shape()));
-  }
-  if (t.is_symbolic()) return std::nullopt;
-  std::vector<int64_t> dims;
-  if (t.dtype() == DType::kInt32) {
-    for (int32_t v : t.data<int32_t>()) dims.push_back(v);
-  } else {
-    dims = t.ToVector<int64_t>();
-  }
-  for (int64_t d : dims) {
-    if (d < 0) throw InvalidArgumentError(StrCat(what, " has a negative size: ", Shape(dims)));
-  }
-  return Shape(dims);
-}
-
-void CheckBackprop(const Tensor& out_backprop, const Shape& expected) {
-  if (out_backprop.shape() != expected) {
-    throw InvalidArgumentError(StrCat("out_backprop must have the forward output's shape ",
-                                      expected, ", got ", out_backprop.shape()));
   }
 }
 
@@ -214,14 +188,15 @@ OutputSpec InferBackpropInput(std::span<const Tensor> in, const Attrs& attrs) {
   const Tensor& grad = in[2];
   CheckImages(grad, "out_backprop");
   internal::CheckSameDType(filter, grad, "filter", "out_backprop");
-  const std::optional<Shape> sizes = ReadSizes(in[0], "input_sizes");
+  const std::optional<Shape> sizes = internal::ReadSizes(in[0], "input_sizes");
   if (filter.rank() != 4) {
     throw InvalidArgumentError(StrCat("filter must be of rank 4, got ", filter.shape()));
   }
   if (!sizes) return PartialBackpropInput(in, attrs);
   CheckFilterShape(filter.shape(), *sizes);
   const Shape& f = filter.shape();
-  CheckBackprop(grad, OutputShape(MakeGeometry(*sizes, f.dim(0), f.dim(1), f.dim(3), attrs)));
+  internal::CheckBackprop(grad,
+                          OutputShape(MakeGeometry(*sizes, f.dim(0), f.dim(1), f.dim(3), attrs)));
   return {*sizes, grad.dtype()};
 }
 
@@ -270,11 +245,11 @@ OutputSpec InferBackpropFilter(std::span<const Tensor> in, const Attrs& attrs) {
   CheckImages(input, "input");
   CheckImages(grad, "out_backprop");
   internal::CheckSameDType(input, grad, "input", "out_backprop");
-  const std::optional<Shape> sizes = ReadSizes(in[1], "filter_sizes");
+  const std::optional<Shape> sizes = internal::ReadSizes(in[1], "filter_sizes");
   if (!sizes) return PartialBackpropFilter(in, attrs);
   CheckFilterShape(*sizes, input.shape());
-  CheckBackprop(grad, OutputShape(MakeGeometry(input.shape(), sizes->dim(0), sizes->dim(1),
-                                               sizes->dim(3), attrs)));
+  internal::CheckBackprop(grad, OutputShape(MakeGeometry(input.shape(), sizes->dim(0),
+                                                         sizes->dim(1), sizes->dim(3), attrs)));
   return {*sizes, input.dtype()};
 }
 
@@ -318,29 +293,12 @@ OutputSpec PartialConv2D(std::span<const Tensor> in, const Attrs& attrs) {
 }
 
 OutputSpec PartialBackpropInput(std::span<const Tensor> in, const Attrs&) {
-  CheckImages(in[2], "out_backprop");
-  internal::CheckSameDType(in[1], in[2], "filter", "out_backprop");
   CheckRank4(in[1], "filter");
-  if (std::optional<Shape> sizes = ReadSizes(in[0], "input_sizes")) return {*sizes, in[2].dtype()};
-  if (std::optional<Shape> partial = internal::PartialShapeValue(in[0]);
-      partial && partial->rank() == 4) {
-    return {*partial, in[2].dtype()};
-  }
-  return {Shape::Partial({-1, -1, -1, in[1].shape().dim(2)}), in[2].dtype()};
+  return internal::PartialBackpropInputShape(in);
 }
 
 OutputSpec PartialBackpropFilter(std::span<const Tensor> in, const Attrs&) {
-  CheckImages(in[0], "input");
-  CheckImages(in[2], "out_backprop");
-  internal::CheckSameDType(in[0], in[2], "input", "out_backprop");
-  if (std::optional<Shape> sizes = ReadSizes(in[1], "filter_sizes")) {
-    return {*sizes, in[0].dtype()};
-  }
-  if (std::optional<Shape> partial = internal::PartialShapeValue(in[1]);
-      partial && partial->rank() == 4) {
-    return {*partial, in[0].dtype()};
-  }
-  return {Shape::Partial({-1, -1, in[0].shape().dim(3), -1}), in[0].dtype()};
+  return internal::PartialBackpropFilterShape(in);
 }
 
 Attrs ConvAttrs(const Conv2DOptions& o) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/execute.h"
+#include "ops/internal/conv_backprop_sizes.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dynamic_shape.h"
 #include "ops/internal/window_geometry.h"
@@ -35,32 +36,6 @@ void CheckFilter(const Shape& filter, int64_t channels, const Shape& input) {
 Geometry DepthwiseGeometry(const Shape& input, const Shape& filter, const Attrs& attrs) {
   return internal::MakeGeometry(input, filter.dim(0), filter.dim(1), filter.dim(2) * filter.dim(3),
                                 attrs);
-}
-
-// int32 [4] sizes, or nullopt for a graph tensor whose values are unknown.
-std::optional<Shape> ReadSizes(const Tensor& t, std::string_view what) {
-  if (t.dtype() != DType::kInt32 || t.rank() != 1 ||
-      (t.shape().dim(0) != 4 && t.shape().dim(0) != Shape::kUnknownDim)) {
-    throw InvalidArgumentError(StrCat(what, " must be an int32 vector of 4 sizes, got ", t.dtype(),
-                                      " of shape ", t.shape()));
-  }
-  if (t.is_symbolic()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (int32_t v : t.data<int32_t>()) {
-    if (v < 0) {
-      throw InvalidArgumentError(
-          StrCat(what, " has a negative size: ", Shape(t.ToVector<int64_t>())));
-    }
-    dims.push_back(v);
-  }
-  return Shape(dims);
-}
-
-void CheckBackprop(const Tensor& out_backprop, const Shape& expected) {
-  if (out_backprop.shape() != expected) {
-    throw InvalidArgumentError(StrCat("out_backprop must have the forward output's shape ",
-                                      expected, ", got ", out_backprop.shape()));
-  }
 }
 
 // Calls f(oh, ow, ih, iw, kh, kw) for every in-range tap of every output
@@ -150,13 +125,13 @@ Grads DepthwiseGradient(const OpCall& call, const Tensor& grad) {
 OutputSpec InferBackpropInput(std::span<const Tensor> in, const Attrs& attrs) {
   CheckImages(in[2], "out_backprop");
   internal::CheckSameDType(in[1], in[2], "filter", "out_backprop");
-  const std::optional<Shape> sizes = ReadSizes(in[0], "input_sizes");
+  const std::optional<Shape> sizes = internal::ReadSizes(in[0], "input_sizes");
   if (!sizes) {
     if (in[1].rank() != 4) CheckFilter(in[1].shape(), Shape::kUnknownDim, in[1].shape());
     return PartialBackpropInput(in, attrs);
   }
   CheckFilter(in[1].shape(), sizes->dim(3), *sizes);
-  CheckBackprop(in[2], OutputShape(DepthwiseGeometry(*sizes, in[1].shape(), attrs)));
+  internal::CheckBackprop(in[2], OutputShape(DepthwiseGeometry(*sizes, in[1].shape(), attrs)));
   return {*sizes, in[2].dtype()};
 }
 
@@ -200,10 +175,10 @@ OutputSpec InferBackpropFilter(std::span<const Tensor> in, const Attrs& attrs) {
   CheckImages(in[0], "input");
   CheckImages(in[2], "out_backprop");
   internal::CheckSameDType(in[0], in[2], "input", "out_backprop");
-  const std::optional<Shape> sizes = ReadSizes(in[1], "filter_sizes");
+  const std::optional<Shape> sizes = internal::ReadSizes(in[1], "filter_sizes");
   if (!sizes) return PartialBackpropFilter(in, attrs);
   CheckFilter(*sizes, in[0].shape().dim(3), in[0].shape());
-  CheckBackprop(in[2], OutputShape(DepthwiseGeometry(in[0].shape(), *sizes, attrs)));
+  internal::CheckBackprop(in[2], OutputShape(DepthwiseGeometry(in[0].shape(), *sizes, attrs)));
   return {*sizes, in[0].dtype()};
 }
 
@@ -253,29 +228,11 @@ OutputSpec PartialDepthwise(std::span<const Tensor> in, const Attrs& attrs) {
 }
 
 OutputSpec PartialBackpropInput(std::span<const Tensor> in, const Attrs&) {
-  CheckImages(in[2], "out_backprop");
-  internal::CheckSameDType(in[1], in[2], "filter", "out_backprop");
-  if (std::optional<Shape> sizes = ReadSizes(in[0], "input_sizes")) return {*sizes, in[2].dtype()};
-  if (std::optional<Shape> partial = internal::PartialShapeValue(in[0]);
-      partial && partial->rank() == 4) {
-    return {*partial, in[2].dtype()};
-  }
-  return {Shape::Partial({-1, -1, -1, in[1].rank() == 4 ? in[1].shape().dim(2) : -1}),
-          in[2].dtype()};
+  return internal::PartialBackpropInputShape(in);
 }
 
 OutputSpec PartialBackpropFilter(std::span<const Tensor> in, const Attrs&) {
-  CheckImages(in[0], "input");
-  CheckImages(in[2], "out_backprop");
-  internal::CheckSameDType(in[0], in[2], "input", "out_backprop");
-  if (std::optional<Shape> sizes = ReadSizes(in[1], "filter_sizes")) {
-    return {*sizes, in[0].dtype()};
-  }
-  if (std::optional<Shape> partial = internal::PartialShapeValue(in[1]);
-      partial && partial->rank() == 4) {
-    return {*partial, in[0].dtype()};
-  }
-  return {Shape::Partial({-1, -1, in[0].shape().dim(3), -1}), in[0].dtype()};
+  return internal::PartialBackpropFilterShape(in);
 }
 
 Attrs DepthwiseAttrs(const Conv2DOptions& o) {

@@ -22,7 +22,8 @@ namespace eager {
 // "DepthwiseConv2dNative"; options as Conv2D's.
 Tensor DepthwiseConv2dNative(const Tensor& input, const Tensor& filter,
                              const Conv2DOptions& options = {});
-// The gradient ops; `input_sizes` / `filter_sizes` are int32 vectors of 4.
+// The gradient ops; `input_sizes` / `filter_sizes` are int32 (or int64)
+// vectors of 4.
 Tensor DepthwiseConv2dNativeBackpropInput(const Tensor& input_sizes, const Tensor& filter,
                                           const Tensor& out_backprop,
                                           const Conv2DOptions& options = {});

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/conv_ops.h"
 #include "ops/random_generator.h"
 
 namespace eager {
@@ -108,6 +109,50 @@ TEST(DepthwiseConv2dNativeTest, FilterChannelsMustMatchTheInput) {
               std::string::npos)
         << e.what();
   }
+}
+
+}  // namespace
+}  // namespace eager
+
+namespace eager {
+namespace {
+
+// The sizes inputs of both convolutions' backprops are read by one function
+// (ops/internal/conv_backprop_sizes.h): the same checks and messages.
+TEST(ConvBackpropSizes, BothConvolutionsNameTheBadSizes) {
+  const Tensor filter = Tensor::Zeros(Shape{2, 2, 3, 1}, DType::kFloat32);
+  const Tensor input = Tensor::Zeros(Shape{1, 4, 4, 3}, DType::kFloat32);
+  const Tensor grad = Tensor::Zeros(Shape{1, 3, 3, 3}, DType::kFloat32);
+  auto expect = [](auto&& call, const std::string& needle) {
+    try {
+      call();
+      ADD_FAILURE() << "no error; expected one containing: " << needle;
+    } catch (const InvalidArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  const Tensor negative = Tensor::FromVector<int32_t>({1, -4, 4, 3}, Shape{4});
+  const Tensor three = Tensor::FromVector<int32_t>({1, 4, 4}, Shape{3});
+  expect([&] { DepthwiseConv2dNativeBackpropInput(negative, filter, grad); },
+         "input_sizes has a negative size: [1,-4,4,3]");
+  expect([&] { Conv2DBackpropInput(negative, filter, grad); },
+         "input_sizes has a negative size: [1,-4,4,3]");
+  expect([&] { DepthwiseConv2dNativeBackpropFilter(input, three, grad); },
+         "filter_sizes must be a vector of 4 sizes, got shape [3]");
+  expect([&] { Conv2DBackpropFilter(input, three, grad); },
+         "filter_sizes must be a vector of 4 sizes, got shape [3]");
+  // int64 sizes work for both, as int32 ones.
+  const Tensor sizes64 = Tensor::FromVector<int64_t>({1, 4, 4, 3}, Shape{4});
+  const Tensor sizes32 = Tensor::FromVector<int32_t>({1, 4, 4, 3}, Shape{4});
+  EXPECT_EQ(DepthwiseConv2dNativeBackpropInput(sizes64, filter, grad).shape(), (Shape{1, 4, 4, 3}));
+  EXPECT_EQ(DepthwiseConv2dNativeBackpropInput(sizes32, filter, grad).shape(), (Shape{1, 4, 4, 3}));
+  // A gradient of the wrong shape names both shapes.
+  expect(
+      [&] {
+        DepthwiseConv2dNativeBackpropInput(sizes32, filter,
+                                           Tensor::Zeros(Shape{1, 2, 2, 3}, DType::kFloat32));
+      },
+      "out_backprop must have the forward output's shape [1,3,3,3], got [1,2,2,3]");
 }
 
 }  // namespace
