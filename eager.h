@@ -21,6 +21,7 @@
 #include "runtime/variable.h"
 
 // ops: the op functions and C++ operators.
+#include "ops/activation_ops.h"
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/control_flow_ops.h"

@@ -439,6 +439,54 @@ Grads SelectV2Gradient(const OpCall& call, const Tensor& grad) {
   return grads;
 }
 
+// ---- Select (v1: tf.compat.v1.where) -------------------------------------------------
+
+// TF's SelectOp: t and e of one shape; condition a scalar (all of t or all
+// of e), of that shape, or a vector along t's first dimension (whole rows).
+void CheckSelectShapes(const Shape& c, const Shape& t, const Shape& e) {
+  if (t != e) {
+    throw InvalidArgumentError(
+        StrCat("Select: 't' and 'e' must have the same shape, got ", t, " vs. ", e));
+  }
+  if (c.rank() == 0 || c == t) return;
+  if (c.rank() == 1 && t.rank() >= 1 && c.dim(0) == t.dim(0)) return;
+  throw InvalidArgumentError(StrCat("Select: condition must be a scalar, a vector of ", t.dim(0),
+                                    " (t's first dimension) or of t's shape ", t, ", got ", c));
+}
+
+OutputSpec InferSelect(std::span<const Tensor> in, const Attrs&) {
+  const DType dtype = SelectV2DType(in);
+  CheckSelectShapes(in[0].shape(), in[1].shape(), in[2].shape());
+  return {in[1].shape(), dtype};
+}
+
+OutputSpec InferSelectPartial(std::span<const Tensor> in, const Attrs&) {
+  const DType dtype = SelectV2DType(in);
+  return {in[1].shape().IsFullyDefined() ? in[1].shape() : in[2].shape(), dtype};
+}
+
+// The vector condition as [n, 1, ...] broadcasts along the rows: SelectV2's
+// kernel does the rest.
+Tensor SelectKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const Tensor& c = in[0];
+  if (c.rank() != 1 || in[1].rank() <= 1) return SelectV2Kernel(in, attrs, spec);
+  std::vector<int64_t> dims(static_cast<size_t>(in[1].rank()), 1);
+  dims[0] = c.shape().dim(0);
+  const Tensor rows[] = {internal::WithShape(c, Shape(dims)), in[1], in[2]};
+  return SelectV2Kernel(rows, attrs, spec);
+}
+
+// TF's _SelectGrad: grad where condition to t, elsewhere to e (same shapes);
+// none for the condition.
+Grads SelectV1Gradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& c = call.inputs[0];
+  const Tensor zeros = ZerosLike(grad);
+  Grads grads(3);
+  if (call.NeedsGradient(1)) grads[1] = Select(c, grad, zeros);
+  if (call.NeedsGradient(2)) grads[2] = Select(c, zeros, grad);
+  return grads;
+}
+
 // ---- SquaredDifference -----------------------------------------------------------------
 
 OutputSpec InferSquaredDifference(std::span<const Tensor> in, const Attrs&) {
@@ -558,9 +606,22 @@ const OpDef kSelectV2Op = {
     .infer_partial = InferSelectV2Partial,
 };
 
+const OpDef kSelectOp = {
+    .type = "Select",
+    .num_inputs = 3,
+    .infer = InferSelect,
+    .compute = SelectKernel,
+    .gradient = SelectV1Gradient,
+    .type_attrs = kSelectTypes,
+    .infer_partial = InferSelectPartial,
+};
+
 Tensor GreaterEqual(const Tensor& x, const Tensor& y) { return Execute(kGreaterEqualOp, x, y); }
 Tensor SelectV2(const Tensor& condition, const Tensor& t, const Tensor& e) {
   return Execute(kSelectV2Op, {condition, t, e});
+}
+Tensor Select(const Tensor& condition, const Tensor& t, const Tensor& e) {
+  return Execute(kSelectOp, {condition, t, e});
 }
 
 const OpDef kSquaredDifferenceOp = {.type = "SquaredDifference",

@@ -36,6 +36,11 @@ Tensor GreaterEqual(const Tensor& x, const Tensor& y);
 // (TF's _SelectGradV2): grad where condition to t, elsewhere to e, each
 // summed back to its input's shape; none for the condition.
 Tensor SelectV2(const Tensor& condition, const Tensor& t, const Tensor& e);
+// TF1's select ("Select", tf.compat.v1.where(c, t, e)): t and e of one
+// shape, condition a scalar, of that shape, or a vector along t's first
+// dimension (it picks whole rows). No broadcasting otherwise
+// (InvalidArgumentError naming the shapes). Gradients as TF's _SelectGrad.
+Tensor Select(const Tensor& condition, const Tensor& t, const Tensor& e);
 
 // (x - y)^2 elementwise, with broadcasting; numeric dtypes.
 Tensor SquaredDifference(const Tensor& x, const Tensor& y);  // "SquaredDifference"
@@ -68,6 +73,7 @@ extern const OpDef kMinimumOp;
 extern const OpDef kEqualOp;
 extern const OpDef kGreaterEqualOp;
 extern const OpDef kSelectV2Op;
+extern const OpDef kSelectOp;
 extern const OpDef kSquaredDifferenceOp;
 extern const OpDef kGreaterOp;
 extern const OpDef kLessOp;

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "ops/activation_ops.h"
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/control_flow_ops.h"
@@ -133,6 +134,17 @@ const OpDef* const kAllOps[] = {
     &kLeakyReluOp,
     &kLeakyReluGradOp,
     &kLogicalNotOp,
+    // activation_ops.cc
+    &kSeluOp,
+    &kSeluGradOp,
+    &kSoftplusOp,
+    &kSoftplusGradOp,
+    &kSoftsignOp,
+    &kSoftsignGradOp,
+    &kErfOp,
+    &kSigmoidGradOp,
+    &kTanhGradOp,
+    &kSelectOp,
     // binary_ops.cc
     &kGreaterOp,
     &kLessOp,

@@ -381,6 +381,36 @@ Tensor LeakyReluGradKernel(std::span<const Tensor> in, const Attrs& attrs, const
         return (features > T(0)).select(gradients, gradients * static_cast<T>(alpha));
       });
 }
+// TF's functors from the output y: SigmoidGrad dy * y * (1 - y), TanhGrad
+// dy * (1 - y * y), in TF's order of operations.
+OutputSpec InferYDy(std::span<const Tensor> in, const Attrs&) {
+  return internal::SameShapeSpec(in, DTypeSet::kFloat, "y", "dy");
+}
+Tensor SigmoidGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [](const auto& y, const auto& dy) {
+        using T = internal::ScalarOf<decltype(y)>;
+        return dy * y * (T(1) - y);
+      });
+}
+Tensor TanhGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [](const auto& y, const auto& dy) {
+        using T = internal::ScalarOf<decltype(y)>;
+        return dy * (T(1) - y * y);
+      });
+}
+// TF's _SigmoidGradGrad: (grad * dy - 2 grad * dy * y, SigmoidGrad(y, grad)).
+Grads SigmoidGradGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& y = call.inputs[0];
+  const Tensor gb = Mul(grad, call.inputs[1]);
+  return {Sub(gb, Mul(Mul(Scalar(2.0, y), gb), y)), SigmoidGrad(y, grad)};
+}
+// TF's _TanhGradGrad: (grad * -2 * dy * y, TanhGrad(y, grad)).
+Grads TanhGradGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& y = call.inputs[0];
+  return {Mul(Mul(Mul(grad, Scalar(-2.0, y)), call.inputs[1]), y), TanhGrad(y, grad)};
+}
 OutputSpec InferLogicalNot(std::span<const Tensor> in, const Attrs&) {
   return internal::SameShapeSpec(in, DTypeSet::kBool, "x");
 }
@@ -442,6 +472,16 @@ const OpDef kLeakyReluGradOp = {.type = "LeakyReluGrad",
                                 .infer = InferFloatGradients,
                                 .compute = LeakyReluGradKernel,
                                 .gradient = LeakyReluGradGradient};
+const OpDef kSigmoidGradOp = {.type = "SigmoidGrad",
+                              .num_inputs = 2,
+                              .infer = InferYDy,
+                              .compute = SigmoidGradKernel,
+                              .gradient = SigmoidGradGradient};
+const OpDef kTanhGradOp = {.type = "TanhGrad",
+                           .num_inputs = 2,
+                           .infer = InferYDy,
+                           .compute = TanhGradKernel,
+                           .gradient = TanhGradGradient};
 constexpr TypeAttr kNoTypeAttrs[] = {{}};  // bool by its signature: no T
 const OpDef kLogicalNotOp = {.type = "LogicalNot",
                              .num_inputs = 1,
@@ -463,5 +503,7 @@ Tensor LeakyReluGrad(const Tensor& gradients, const Tensor& features, double alp
   return Execute(kLeakyReluGradOp, {gradients, features}, Attrs{{"alpha", alpha}});
 }
 Tensor LogicalNot(const Tensor& x) { return Execute(kLogicalNotOp, {x}); }
+Tensor SigmoidGrad(const Tensor& y, const Tensor& dy) { return Execute(kSigmoidGradOp, {y, dy}); }
+Tensor TanhGrad(const Tensor& y, const Tensor& dy) { return Execute(kTanhGradOp, {y, dy}); }
 
 }  // namespace eager

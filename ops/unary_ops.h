@@ -52,6 +52,10 @@ Tensor Relu6Grad(const Tensor& gradients, const Tensor& features);
 Tensor LeakyRelu(const Tensor& features, double alpha = 0.2);
 // LeakyRelu's gradient: gradients where features > 0, else alpha * gradients.
 Tensor LeakyReluGrad(const Tensor& gradients, const Tensor& features, double alpha = 0.2);
+// Sigmoid's and Tanh's gradients from the output y, as TF's gradient graphs
+// have them: dy * y * (1 - y) ("SigmoidGrad"), dy * (1 - y^2) ("TanhGrad").
+Tensor SigmoidGrad(const Tensor& y, const Tensor& dy);
+Tensor TanhGrad(const Tensor& y, const Tensor& dy);
 // !x of a bool tensor ("LogicalNot").
 Tensor LogicalNot(const Tensor& x);
 
@@ -77,5 +81,7 @@ extern const OpDef kRelu6GradOp;
 extern const OpDef kLeakyReluOp;
 extern const OpDef kLeakyReluGradOp;
 extern const OpDef kLogicalNotOp;
+extern const OpDef kSigmoidGradOp;
+extern const OpDef kTanhGradOp;
 
 }  // namespace eager

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/activation_ops.h"
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
@@ -226,6 +227,19 @@ std::vector<OpCase> Cases() {
   }
   c.push_back({"LeakyRelu", &kLeakyReluOp, {Floats(m, 59, -8.0, 8.0)}, Attrs{{"alpha", 0.2}}});
   c.push_back({"Relu6Grad", &kRelu6GradOp, {Floats(m, 61), Floats(m, 62, -2.0, 8.0)}, {}});
+  // Smooth activations (ops/activation_ops.h).
+  for (const OpDef* op : {&kSeluOp, &kSoftplusOp, &kSoftsignOp, &kErfOp}) {
+    c.push_back({std::string(op->type), op, {Floats(m, 65, -8.0, 8.0)}, {}});
+  }
+  c.push_back({"SigmoidGrad", &kSigmoidGradOp, {Floats(m, 68, 0.0, 1.0), Floats(m, 69)}, {}});
+  c.push_back({"TanhGrad", &kTanhGradOp, {Floats(m, 70, -1.0, 1.0), Floats(m, 71)}, {}});
+  c.push_back({"Select",
+               &kSelectOp,
+               {Tensor::Vector<bool>({false, true}), Floats(m, 72), Floats(m, 73)},
+               {}});
+  for (const OpDef* op : {&kSeluGradOp, &kSoftplusGradOp, &kSoftsignGradOp}) {
+    c.push_back({std::string(op->type), op, {Floats(m, 66), Floats(m, 67, -2.0, 4.0)}, {}});
+  }
   c.push_back(
       {"LeakyReluGrad", &kLeakyReluGradOp, {Floats(m, 63), Floats(m, 64)}, Attrs{{"alpha", 0.25}}});
   for (const OpDef* op : {&kGreaterOp, &kLessOp, &kLessEqualOp, &kNotEqualOp}) {

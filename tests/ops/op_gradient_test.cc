@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/activation_ops.h"
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
@@ -339,6 +340,34 @@ std::vector<GradientCase> Cases() {
   c.push_back({"LeakyRelu", &kLeakyReluOp, {Distinct(m, 303)}, alpha});
   c.push_back(
       {"LeakyReluGrad", &kLeakyReluGradOp, {Uniform(m, 304), Distinct(m, 305)}, alpha, {1}});
+  // Smooth activations (ops/activation_ops.h); the grad ops in both inputs,
+  // away from the kinks at 0. Softplus also far out, where TF's kernel
+  // switches to x and to exp(x).
+  c.push_back({"Selu", &kSeluOp, {Distinct(m, 330)}, {}});
+  c.push_back({"SeluGrad", &kSeluGradOp, {Uniform(m, 331), Distinct(m, 332)}, {}});
+  c.push_back({"Softplus", &kSoftplusOp, {Uniform(m, 333, -3.0, 3.0)}, {}});
+  c.push_back({"SoftplusFar",
+               &kSoftplusOp,
+               {Tensor::FromVector<double>({-40.0, -37.0, -30.0, 30.0, 37.0, 40.0}, m)},
+               {}});
+  c.push_back({"SoftplusGrad", &kSoftplusGradOp, {Uniform(m, 334), Uniform(m, 335)}, {}});
+  c.push_back({"Softsign", &kSoftsignOp, {Uniform(m, 336)}, {}});
+  c.push_back({"SoftsignGrad", &kSoftsignGradOp, {Uniform(m, 337), Distinct(m, 338)}, {}});
+  c.push_back({"Erf", &kErfOp, {Uniform(m, 339)}, {}});
+  // TF's gradient-graph ops of Sigmoid and Tanh, in both inputs (y in (0, 1)
+  // and (-1, 1) as outputs are), and TF1's Select with each condition form.
+  c.push_back({"SigmoidGrad", &kSigmoidGradOp, {Uniform(m, 340, 0.05, 0.95), Uniform(m, 341)}, {}});
+  c.push_back({"TanhGrad", &kTanhGradOp, {Uniform(m, 342, -0.95, 0.95), Uniform(m, 343)}, {}});
+  c.push_back({"SelectSameShape",
+               &kSelectOp,
+               {Tensor::FromVector<bool>({true, false, false, true, true, false}, m),
+                Uniform(m, 344), Uniform(m, 345)},
+               {}});
+  c.push_back({"SelectRows",
+               &kSelectOp,
+               {Tensor::Vector<bool>({false, true}), Uniform(m, 346), Uniform(m, 347)},
+               {}});
+  c.push_back({"SelectScalar", &kSelectOp, {Tensor(true), Uniform(m, 348), Uniform(m, 349)}, {}});
   c.push_back({"FloorDiv", &kFloorDivOp, {Uniform(m, 306), Uniform(m, 307, 0.5, 2.0)}, {}, {0, 1}});
   c.push_back({"FloorModRowBroadcast",
                &kFloorModOp,

@@ -82,6 +82,29 @@ def build_cases():
         y = tf.constant([2.0, -2.0, 0.75, -1.5])
         add("grad_floormod_y", tf.gradients(raw.FloorMod(x=f, y=y), y, up)[0], FLOAT_TOL)
         add("grad_add_n", tf.gradients(raw.AddN(inputs=[f, f]), f, up)[0])
+        # Smooth activations (ops/activation_ops.h) and TF's gradient graphs
+        # of them (SeluGrad, SoftplusGrad, SoftsignGrad, Erf's), with values
+        # past Softplus's switch points (|x| > 13.9 for float32, 34 for float64).
+        wide = tf.constant(np.array([[-40, -15, -13, -1e-3], [0, 1e-3, 13, 15],
+                                     [40, -90, 90, 0.5]], np.float32))
+        wide64 = tf.constant(np.array([-50, -36, -33, 0.25, 33, 36, 50], np.float64))
+        for name, op in (("selu", raw.Selu), ("softplus", raw.Softplus),
+                         ("softsign", raw.Softsign)):
+            add(name, op(features=f), FLOAT_TOL)
+            add(name + "_f64", op(features=f64), FLOAT_TOL)
+            add(name + "_wide", op(features=wide), FLOAT_TOL)
+            add(name + "_wide64", op(features=wide64), FLOAT_TOL)
+            add("grad_" + name, tf.gradients(op(features=f), f, up)[0], FLOAT_TOL)
+            add("grad_" + name + "_wide", tf.gradients(op(features=wide), wide, up)[0], FLOAT_TOL)
+        add("erf", raw.Erf(x=f * 0.3), FLOAT_TOL)
+        add("erf_f64", raw.Erf(x=f64 * 0.3), FLOAT_TOL)
+        add("grad_erf", tf.gradients(raw.Erf(x=f), f, up)[0], FLOAT_TOL)
+        # Second order: TF's gradients of the grad ops (_SeluGradGrad,
+        # _SoftplusGradGrad) in both inputs.
+        for name, op in (("selu", raw.Selu), ("softplus", raw.Softplus)):
+            gx = tf.gradients(op(features=f), f, up)[0]
+            add("grad2_" + name, tf.gradients(gx, [f, up], up * 0.5 + 1.0)[0], FLOAT_TOL)
+            add("grad2_" + name + "_up", tf.gradients(gx, [f, up], up * 0.5 + 1.0)[1], FLOAT_TOL)
         # Shape and array ops (group 2), and TF's gradients of them.
         x = tf.constant(rng.randn(4, 5, 3).astype(np.float32))
         add("expand_dims_0", raw.ExpandDims(input=x, axis=0))

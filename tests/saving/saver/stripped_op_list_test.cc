@@ -13,6 +13,7 @@
 #include <string>
 
 #include "autodiff/adam.h"
+#include "ops/activation_ops.h"
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/conv_ops.h"
@@ -201,6 +202,11 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
                                         {{0, 0}, {0, 0}, {0, 0}, {1, 1}}, Constant(Tensor(0.5f))),
                                   {1, 1, 2, 1}),
                              {0, 0, -1, 1}, {1, 3, -5, 4}, {1, 1, -1, 2}, {.shrink_axis = 1})),
+      // Smooth activations (their gradients bring SeluGrad, SoftplusGrad,
+      // SoftsignGrad), TF's SigmoidGrad/TanhGrad and TF1's Select.
+      ReduceSum(AddN({Selu(logits), Softplus(logits), Softsign(logits), Erf(logits),
+                      SigmoidGrad(Sigmoid(logits), logits), TanhGrad(Tanh(logits), logits),
+                      Select(Greater(logits, one), logits, Neg(logits))})),
   };
   // Off the gradient's way: comparisons, logical ops, Fill, Range, *Like.
   (void)LogicalOr(LogicalAnd(Greater(logits, one), LogicalNot(Less(logits, one))),
