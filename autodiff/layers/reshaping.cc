@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "autodiff/activations.h"
 #include "ops/array_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/shape_ops.h"
@@ -17,20 +18,6 @@ namespace {
 
 std::string LayerName(std::string_view name, std::string_view base) {
   return name.empty() ? UniqueObjectName(base) : std::string(name);
-}
-
-std::function<Tensor(const Tensor&)> ActivationByName(std::string_view name,
-                                                      const std::string& layer) {
-  if (name == "linear") return [](const Tensor& x) { return x; };
-  if (name == "relu") return &Relu;
-  if (name == "sigmoid") return &Sigmoid;
-  if (name == "tanh") return &Tanh;
-  if (name == "softmax") return &Softmax;
-  if (name == "elu") return [](const Tensor& x) { return Elu(x); };
-  if (name == "exponential") return &Exp;
-  throw InvalidArgumentError(StrCat("Activation '", layer, "': unknown activation '", name,
-                                    "'; expected linear, relu, sigmoid, tanh, softmax, elu or ",
-                                    "exponential"));
 }
 
 std::string VectorString(const std::vector<int64_t>& v) {
@@ -57,7 +44,11 @@ void CheckRank4(const Tensor& x, const char* kind, const std::string& layer) {
 
 Activation::Activation(std::string_view activation, std::string_view name)
     : Layer(LayerName(name, "activation")), activation_name_(activation) {
-  fn_ = ActivationByName(activation, this->name());
+  try {
+    fn_ = ActivationByName(activation);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(StrCat("Activation '", this->name(), "': ", e.what()));
+  }
 }
 
 Activation::Activation(std::function<Tensor(const Tensor&)> activation,

@@ -4,8 +4,7 @@
 // a leading batch axis, channels_last:
 //
 //   Activation       keras.layers.Activation: an activation by Keras's name
-//                    ("relu", "sigmoid", "tanh", "softmax" over the last
-//                    axis, "elu", "exponential", "linear") or a function.
+//                    (autodiff/activations.h lists them) or a function.
 //                    (eager::layers::Activation, the layer; eager::Activation
 //                    is Dense's function type, eager::Reshape the op.)
 //   Reshape          keras.layers.Reshape: target_shape without the batch
