@@ -223,9 +223,9 @@ void WriteLegacy(const std::string& path, Sequential& source,
                  const std::vector<std::string>& layer_names) {
   hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   FixedStrings(file, "layer_names", layer_names);
-  int i = 0;
+  size_t i = 2;  // after the InputLayer and the Flatten
   for (const char* name : {"dense", "dense_1"}) {
-    auto* dense = dynamic_cast<Dense*>(source.layers()[static_cast<size_t>(2 + i++)]);
+    auto* dense = dynamic_cast<Dense*>(source.layers()[i++]);
     hid_t group = H5Gcreate2(file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Gclose(H5Gcreate2(group, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     std::vector<std::string> weights{StrCat(name, "/kernel:0")};
