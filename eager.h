@@ -64,6 +64,7 @@
 #include "autodiff/layers/normalization.h"
 #include "autodiff/layers/regularization.h"
 #include "autodiff/layers/reshaping.h"
+#include "autodiff/layers/recurrent.h"
 
 // saving: TensorFlow's checkpoint files (link eager_saving).
 #include "saving/bundle/bundle_reader.h"

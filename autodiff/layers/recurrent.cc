@@ -1,0 +1,252 @@
+#include "autodiff/layers/recurrent.h"
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "ops/matmul.h"
+#include "ops/nn_ops.h"
+#include "ops/random_generator.h"
+#include "ops/shape_ops.h"
+#include "runtime/graph.h"
+#include "runtime/names.h"
+
+namespace eager::layers {
+namespace {
+
+// FNV-1a, as Dense's default seed: fixed and portable.
+uint64_t SeedFromName(std::string_view name) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// Keras's Orthogonal initializer for a [rows, cols] matrix with rows <= cols
+// (a recurrent kernel [units, k * units]): a standard normal [cols, rows]
+// draw, its QR decomposition's Q with each column's sign set by R's diagonal,
+// transposed. Modified Gram-Schmidt gives that Q directly (R's diagonal
+// positive), in double.
+Tensor Orthogonal(int64_t rows, int64_t cols, uint64_t seed, DType dtype) {
+  const std::vector<double> a =
+      RandomNormal(Shape{cols, rows}, seed, 0.0, 1.0, DType::kFloat64).ToVector<double>();
+  // q[j] is column j of the [cols, rows] draw, orthonormalized in turn.
+  std::vector<std::vector<double>> q(rows, std::vector<double>(cols));
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t i = 0; i < cols; ++i) q[j][i] = a[i * rows + j];
+    for (int64_t p = 0; p < j; ++p) {
+      double dot = 0;
+      for (int64_t i = 0; i < cols; ++i) dot += q[p][i] * q[j][i];
+      for (int64_t i = 0; i < cols; ++i) q[j][i] -= dot * q[p][i];
+    }
+    double norm = 0;
+    for (int64_t i = 0; i < cols; ++i) norm += q[j][i] * q[j][i];
+    norm = std::sqrt(norm);
+    for (int64_t i = 0; i < cols; ++i) q[j][i] /= norm;
+  }
+  // Transposed: row j of the result is column j of Q.
+  std::vector<double> out(rows * cols);
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t i = 0; i < cols; ++i) out[j * cols + i] = q[j][i];
+  }
+  const Tensor t = Tensor::FromVector<double>(std::move(out), Shape{rows, cols});
+  return dtype == DType::kFloat64 ? t : Cast(t, dtype);
+}
+
+// Row `row` of a [2, n] matrix as a vector [n].
+Tensor Row(const Tensor& m, int64_t row) {
+  return Reshape(Slice(m, {row, 0}, {1, -1}), {m.shape().dim(1)});
+}
+
+}  // namespace
+
+Recurrent::Recurrent(std::string_view class_name, std::string_view default_name,
+                     std::string_view cell_name, int64_t units, int gates, int state_count,
+                     RecurrentConfig config)
+    : Layer(config.name.empty() ? UniqueObjectName(default_name) : config.name),
+      who_(StrCat(class_name, " '", name(), "'")),
+      units_(units),
+      gates_(gates),
+      state_count_(state_count),
+      config_(std::move(config)),
+      seed_(config_.seed ? *config_.seed : SeedFromName(name())),
+      cell_name_(cell_name) {
+  EAGER_CHECK(units > 0, who_, ": units must be positive, got ", units);
+  EAGER_CHECK(config_.activation && config_.recurrent_activation, who_,
+              ": activation and recurrent_activation must be set");
+  Track("cell", cell_);
+}
+
+Recurrent::~Recurrent() = default;
+
+Tensor Recurrent::InitialBias(DType dtype) const { return Tensor::Zeros(BiasShape(), dtype); }
+
+Shape Recurrent::BiasShape() const { return Shape{gates_ * units_}; }
+
+void Recurrent::Build(int64_t input_dim, DType dtype) {
+  if (built()) {
+    throw FailedPreconditionError(StrCat(who_, ": Build called on a layer already built with ",
+                                         "input_dim ", kernel_->shape().dim(0)));
+  }
+  EAGER_CHECK(input_dim > 0, who_, ": input_dim must be positive, got ", input_dim);
+  EAGER_CHECK(IsFloating(dtype), who_, ": variables must be float32 or float64, got ", dtype);
+  NameScope scope(NameScope::Current() + name() + "/" + cell_name_ + "/");
+  const int64_t width = gates_ * units_;
+  const double limit = std::sqrt(6.0 / static_cast<double>(input_dim + width));
+  kernel_ = &cell_.AddVariable("kernel",
+                               RandomUniform(Shape{input_dim, width}, seed_, -limit, limit, dtype));
+  recurrent_kernel_ =
+      &cell_.AddVariable("recurrent_kernel", Orthogonal(units_, width, seed_ + 1, dtype));
+  if (config_.use_bias) bias_ = &cell_.AddVariable("bias", InitialBias(dtype));
+}
+
+Variable& Recurrent::kernel() const {
+  if (!built()) {
+    throw FailedPreconditionError(
+        StrCat(who_, ": kernel does not exist before the layer is built (call it or Build)"));
+  }
+  return *kernel_;
+}
+
+Variable& Recurrent::recurrent_kernel() const {
+  kernel();  // the same precondition
+  return *recurrent_kernel_;
+}
+
+Variable* Recurrent::bias() const {
+  kernel();
+  return bias_;
+}
+
+Tensor Recurrent::Gate(const Tensor& m, int gate) const {
+  return Slice(m, {0, gate * units_}, {-1, units_});
+}
+
+Tensor Recurrent::ProjectInputs(const Tensor& rows) const {
+  const Tensor xk = MatMul(rows, kernel_->value());
+  return bias_ == nullptr ? xk : BiasAdd(xk, bias_->value());
+}
+
+Tensor Recurrent::Call(const Tensor& x) { return CallWithState(x).output; }
+
+RecurrentOutput Recurrent::CallWithState(const Tensor& x,
+                                         const std::vector<Tensor>& initial_state) {
+  EAGER_CHECK(x.shape().rank() == 3 && x.shape().dim(1) >= 1, who_,
+              ": expected an input [batch, time, features] with time >= 1, got shape ", x.shape());
+  EAGER_CHECK(IsFloating(x.dtype()), who_, ": expected a float32 or float64 input, got ",
+              x.dtype());
+  const int64_t batch = x.shape().dim(0), steps = x.shape().dim(1), features = x.shape().dim(2);
+  if (!built()) Build(features, x.dtype());
+  EAGER_CHECK(features == kernel_->shape().dim(0) && x.dtype() == kernel_->dtype(), who_,
+              ": built for inputs [batch, time, ", kernel_->shape().dim(0), "] of ",
+              kernel_->dtype(), ", got ", x.shape(), " of ", x.dtype());
+  EAGER_CHECK(initial_state.empty() || static_cast<int>(initial_state.size()) == state_count_, who_,
+              ": expected ", state_count_, " initial states, got ", initial_state.size());
+  std::vector<Tensor> states;
+  for (int s = 0; s < state_count_; ++s) {
+    if (initial_state.empty()) {
+      states.push_back(Tensor::Zeros(Shape{batch, units_}, x.dtype()));
+      continue;
+    }
+    const Tensor& given = initial_state[s];
+    EAGER_CHECK((given.shape() == Shape{batch, units_}) && given.dtype() == x.dtype(), who_,
+                ": initial state ", s, " must be [", batch, ", ", units_, "] of ", x.dtype(),
+                ", got ", given.shape(), " of ", given.dtype());
+    states.push_back(given);
+  }
+  std::optional<NameScope> scope;
+  if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
+  // The input projections of all steps in one matmul, then one step at a time.
+  const int64_t width = gates_ * units_;
+  const Tensor projected =
+      Reshape(ProjectInputs(Reshape(x, {batch * steps, features})), {batch, steps, width});
+  std::vector<Tensor> outputs;
+  for (int64_t i = 0; i < steps; ++i) {
+    const int64_t t = config_.go_backwards ? steps - 1 - i : i;
+    const Tensor xp = Reshape(Slice(projected, {0, t, 0}, {-1, 1, -1}), {batch, width});
+    states = Step(xp, states);
+    if (config_.return_sequences) outputs.push_back(states[0]);
+  }
+  Tensor output = config_.return_sequences ? Pack(outputs, 1) : states[0];
+  return {std::move(output), std::move(states)};
+}
+
+SimpleRNN::SimpleRNN(int64_t units, RecurrentConfig config)
+    : Recurrent("SimpleRNN", "simple_rnn", "simple_rnn_cell", units, 1, 1, std::move(config)) {}
+
+std::vector<Tensor> SimpleRNN::Step(const Tensor& xp, const std::vector<Tensor>& states) const {
+  return {config_.activation(Add(xp, MatMul(states[0], recurrent_kernel().value())))};
+}
+
+LSTM::LSTM(int64_t units, RecurrentConfig config)
+    : Recurrent("LSTM", "lstm", "lstm_cell", units, 4, 2, std::move(config)) {}
+
+Tensor LSTM::InitialBias(DType dtype) const {
+  if (!config_.unit_forget_bias) return Recurrent::InitialBias(dtype);
+  // Keras: concat(zeros(units), ones(units), zeros(2 * units)).
+  return Concat({Tensor::Zeros(Shape{units_}, dtype), Ones(Shape{units_}, dtype),
+                 Tensor::Zeros(Shape{2 * units_}, dtype)},
+                0);
+}
+
+Tensor LSTM::ProjectInputs(const Tensor& rows) const {
+  // Keras adds the bias after the recurrent term: z = (x K + h R) + b.
+  return MatMul(rows, kernel().value());
+}
+
+std::vector<Tensor> LSTM::Step(const Tensor& xp, const std::vector<Tensor>& states) const {
+  Tensor z = Add(xp, MatMul(states[0], recurrent_kernel().value()));
+  if (bias() != nullptr) z = BiasAdd(z, bias()->value());
+  const Activation& ra = config_.recurrent_activation;
+  const Tensor i = ra(Gate(z, 0));
+  const Tensor f = ra(Gate(z, 1));
+  const Tensor c = Add(Mul(f, states[1]), Mul(i, config_.activation(Gate(z, 2))));
+  const Tensor o = ra(Gate(z, 3));
+  return {Mul(o, config_.activation(c)), c};
+}
+
+GRU::GRU(int64_t units, RecurrentConfig config)
+    : Recurrent("GRU", "gru", "gru_cell", units, 3, 1, std::move(config)) {}
+
+Shape GRU::BiasShape() const {
+  return config_.reset_after ? Shape{2, 3 * units_} : Shape{3 * units_};
+}
+
+Tensor GRU::ProjectInputs(const Tensor& rows) const {
+  const Tensor xk = MatMul(rows, kernel().value());
+  if (bias() == nullptr) return xk;
+  const Tensor b = bias()->value();
+  return BiasAdd(xk, config_.reset_after ? Row(b, 0) : b);
+}
+
+std::vector<Tensor> GRU::Step(const Tensor& xp, const std::vector<Tensor>& states) const {
+  const Tensor& h = states[0];
+  const Tensor r_kernel = recurrent_kernel().value();
+  const Activation& ra = config_.recurrent_activation;
+  Tensor hh;
+  Tensor z;
+  if (config_.reset_after) {
+    Tensor inner = MatMul(h, r_kernel);
+    if (bias() != nullptr) inner = BiasAdd(inner, Row(bias()->value(), 1));
+    z = ra(Add(Gate(xp, 0), Gate(inner, 0)));
+    const Tensor r = ra(Add(Gate(xp, 1), Gate(inner, 1)));
+    hh = config_.activation(Add(Gate(xp, 2), Mul(r, Gate(inner, 2))));
+  } else {
+    const Tensor inner = MatMul(h, Slice(r_kernel, {0, 0}, {-1, 2 * units_}));
+    z = ra(Add(Gate(xp, 0), Gate(inner, 0)));
+    const Tensor r = ra(Add(Gate(xp, 1), Gate(inner, 1)));
+    const Tensor rh = MatMul(Mul(r, h), Slice(r_kernel, {0, 2 * units_}, {-1, -1}));
+    hh = config_.activation(Add(Gate(xp, 2), rh));
+  }
+  // h = z * h + (1 - z) * hh, as Keras.
+  const Tensor one = Ones(Shape{}, h.dtype());
+  return {Add(Mul(z, h), Mul(Sub(one, z), hh))};
+}
+
+}  // namespace eager::layers
