@@ -278,7 +278,9 @@ TEST(RecurrentTest, BadInputsNameTheLayer) {
   EXPECT_NE(message(Tensor::Zeros(Shape{2, 0, 4})).find("[2,0,4]"), std::string::npos);
   gru(Tensor::Zeros(Shape{2, 3, 4}));
   const std::string wrong = message(Tensor::Zeros(Shape{2, 3, 5}));
-  EXPECT_NE(wrong.find("built for inputs [batch, time, 4] of float32, got [2,3,5]"), std::string::npos) << wrong;
+  EXPECT_NE(wrong.find("built for inputs [batch, time, 4] of float32, got [2,3,5]"),
+            std::string::npos)
+      << wrong;
   EXPECT_THROW(LSTM(0), InvalidArgumentError);
   LSTM unbuilt(2);
   EXPECT_THROW(unbuilt.kernel(), FailedPreconditionError);
