@@ -65,6 +65,7 @@
 #include "autodiff/layers/regularization.h"
 #include "autodiff/layers/reshaping.h"
 #include "autodiff/layers/recurrent.h"
+#include "autodiff/layers/attention.h"
 
 // saving: TensorFlow's checkpoint files (link eager_saving).
 #include "saving/bundle/bundle_reader.h"

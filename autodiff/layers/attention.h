@@ -1,0 +1,134 @@
+#pragma once
+
+// MultiHeadAttention: keras.layers.MultiHeadAttention (Keras 3 and tf_keras)
+// without masks or attention dropout.
+//
+//   eager::layers::MultiHeadAttention mha(/*num_heads=*/4, /*key_dim=*/16);
+//   eager::Tensor y = mha(x);                    // self-attention, x [B, T, D]
+//   eager::Tensor z = mha.Attend(q, v);          // key = value, as Keras
+//   auto [out, scores] = mha.AttendWithScores(q, v, k);  // return_attention_scores
+//
+// As Keras computes it, with N heads of size H (key_dim) and Hv (value_dim,
+// key_dim by default):
+//   q = query_dense(query) / sqrt(H)     [B, T, N, H]   (einsum "abc,cde->abde")
+//   k = key_dense(key)                   [B, S, N, H]
+//   v = value_dense(value)               [B, S, N, Hv]
+//   scores = softmax over S of q . k     [B, N, T, S]
+//   y = attention_output(scores @ v)     [B, T, E]      (einsum "abcd,cde->abe")
+// E is output_dim, or the query's last dimension when 0 (Keras's default).
+// Built from MatMul, BatchMatMulV2, Transpose, Reshape and Softmax, so the
+// tape differentiates it.
+//
+// Variables, created on the first call (or Build()) in the query's dtype:
+// each projection has kernel [D, N, H] (value: [Dv, N, Hv]; output:
+// [N, Hv, E]) drawn glorot-uniform with Keras's fans for that shape (fan_in
+// = D * N, fan_out = D * H for [D, N, H]: the leading dimensions count as
+// the receptive field), from `seed` + 0, 1, 2, 3 (default seed: derived from
+// the name, as Dense), and bias [N, H] (output: [E]) zeros when use_bias.
+// Variable names are tf_keras's: "<layer>/query/kernel:0", "key", "value",
+// "attention_output".
+//
+// Checkpoint edges: "_query_dense", "_key_dense", "_value_dense",
+// "_output_dense", each with "kernel" and "bias"; the kernel's edge is
+// "_kernel" in kKeras3 (Keras 3's EinsumDense), as Dense's. A deferred
+// restoration gives the variables their saved values at creation.
+//
+// Errors (InvalidArgumentError naming the layer): inputs that are not rank 3
+// float, batch sizes or key/value lengths that differ, last dimensions or a
+// dtype that differ from the built ones.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autodiff/layer.h"
+
+namespace eager::layers {
+
+struct MultiHeadAttentionConfig {
+  int64_t value_dim = 0;   // 0: key_dim
+  int64_t output_dim = 0;  // 0: the query's last dimension
+  bool use_bias = true;
+  std::optional<uint64_t> seed = std::nullopt;  // default: derived from the name
+  std::string name = "";                        // default: "multi_head_attention", ...
+};
+
+// The output and the attention scores [B, N, T, S] (Keras's
+// return_attention_scores=True).
+struct AttentionOutput {
+  Tensor output;
+  Tensor scores;
+};
+
+class MultiHeadAttention : public Layer {
+ public:
+  // REQUIRES: num_heads > 0, key_dim > 0, value_dim and output_dim >= 0
+  // (else InvalidArgumentError naming the layer).
+  MultiHeadAttention(int64_t num_heads, int64_t key_dim, MultiHeadAttentionConfig config = {});
+  ~MultiHeadAttention() override;
+
+  // Self-attention: Attend(x, x).
+  Tensor Call(const Tensor& x) override;
+  // query [B, T, D], value [B, S, Dv], key [B, S, Dk] (nullopt: value).
+  Tensor Attend(const Tensor& query, const Tensor& value,
+                const std::optional<Tensor>& key = std::nullopt);
+  AttentionOutput AttendWithScores(const Tensor& query, const Tensor& value,
+                                   const std::optional<Tensor>& key = std::nullopt);
+
+  // Creates the variables for the given last dimensions now. Throws
+  // FailedPreconditionError when already built, InvalidArgumentError for a
+  // dimension <= 0 or a non-float dtype.
+  void Build(int64_t query_dim, int64_t value_dim, int64_t key_dim, DType dtype = DType::kFloat32);
+
+  bool built() const { return built_; }
+  int64_t num_heads() const { return num_heads_; }
+  int64_t key_dim() const { return key_dim_; }
+  int64_t value_dim() const { return value_dim_; }
+  uint64_t seed() const { return seed_; }
+
+  // One projection (Keras's EinsumDense sublayer). kernel() REQUIRES the
+  // layer built (else FailedPreconditionError); bias() is nullptr without
+  // use_bias.
+  class Projection : public Module {
+   public:
+    explicit Projection(std::string_view name) : Module(name) {}
+    Variable& kernel() const;
+    Variable* bias() const { return bias_; }
+    void Create(const Shape& kernel_shape, const Shape& bias_shape, bool use_bias, uint64_t seed,
+                DType dtype);
+    std::vector<Child> Children() override;
+    void UseKerasLayout(KerasLayout layout) override { layout_ = layout; }
+
+   private:
+    const char* KernelEdge() const {
+      return layout_ == KerasLayout::kKeras3 ? "_kernel" : "kernel";
+    }
+    Variable* kernel_ = nullptr;  // owned by Module
+    Variable* bias_ = nullptr;
+    KerasLayout layout_ = KerasLayout::kKeras2Legacy;
+  };
+  Projection& query_dense() { return query_; }
+  Projection& key_dense() { return key_; }
+  Projection& value_dense() { return value_; }
+  Projection& output_dense() { return output_; }
+
+ private:
+  // x [B, T, D] through a [D, N, H] projection: [B, T, N, H].
+  Tensor Project(const Projection& p, const Tensor& x) const;
+
+  std::string who_;
+  int64_t num_heads_;
+  int64_t key_dim_;
+  int64_t value_dim_;
+  MultiHeadAttentionConfig config_;
+  uint64_t seed_;
+  bool built_ = false;
+  Projection query_{"query"};
+  Projection key_{"key"};
+  Projection value_{"value"};
+  Projection output_{"attention_output"};
+};
+
+}  // namespace eager::layers
