@@ -27,7 +27,7 @@ For each flavor and layer:
 Predictions agree to 1e-5 * max(1, max|TF|) (matmuls add in another order,
 tanh and sigmoid differ in the last bits); weights after Adam steps to 1e-6
 (a step moves each weight by about lr = 1e-3, so that is 1e-3 of a step),
-but MultiHeadAttention's key bias to 1e-4 (see KEY_BIAS_TOL).
+but MultiHeadAttention's key bias to 5e-3 (see KEY_BIAS_TOL).
 """
 
 import os
@@ -47,9 +47,11 @@ PRED_TOL = 1e-5
 WEIGHT_TOL = 1e-6
 # MultiHeadAttention's key bias adds q . b_k to every key's score alike, which
 # the softmax ignores: its gradient is 0 in exact arithmetic and rounding noise
-# (~1e-9) on both sides, which Adam turns into steps of lr * g / (|g| + eps),
-# up to ~1e-5 with opposite signs. Its weights are held to a tenth of lr.
-KEY_BIAS_TOL = 1e-4
+# (~1e-9) on both sides, which Adam turns into steps of lr * g / (|g| + eps)
+# of either sign (seen: up to 7e-5 apart). Its steps are not comparable, so it
+# is held only to what two steps of about lr = 1e-3 each on either side allow:
+# enough to tell a restored value (random, ~0.5) from any other.
+KEY_BIAS_TOL = 5e-3
 FLAVORS = [("keras3", keras), ("keras2", tf_keras)]
 KINDS = ["simple", "simple-seq", "lstm", "lstm-seq", "lstm-seq-back", "gru", "gru-seq",
          "gru-before", "gru-seq-before", "mha", "mha-cross"]
