@@ -110,11 +110,11 @@ void MultiHeadAttention::Build(int64_t query_dim, int64_t value_dim, int64_t key
 
 Tensor MultiHeadAttention::Project(const Projection& p, const Tensor& x) const {
   const Shape& k = p.kernel().shape();
-  const int64_t batch = x.shape().dim(0), steps = x.shape().dim(1);
-  Tensor y = MatMul(Reshape(x, {batch * steps, k.dim(0)}),
+  const int64_t steps = x.shape().dim(1);  // the batch may be unknown (-1) in a graph
+  Tensor y = MatMul(Reshape(x, {-1, k.dim(0)}),
                     Reshape(p.kernel().value(), {k.dim(0), k.dim(1) * k.dim(2)}));
   if (p.bias() != nullptr) y = BiasAdd(y, Reshape(p.bias()->value(), {k.dim(1) * k.dim(2)}));
-  return Reshape(y, {batch, steps, k.dim(1), k.dim(2)});
+  return Reshape(y, {-1, steps, k.dim(1), k.dim(2)});
 }
 
 Tensor MultiHeadAttention::Call(const Tensor& x) { return Attend(x, x); }
@@ -152,7 +152,7 @@ AttentionOutput MultiHeadAttention::AttendWithScores(const Tensor& query, const 
               query.dtype());
   std::optional<NameScope> scope;
   if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
-  const int64_t batch = query.shape().dim(0), steps = query.shape().dim(1);
+  const int64_t steps = query.shape().dim(1);
   // Keras scales the projected query, in its dtype.
   const Tensor scale =
       Cast(Tensor::Scalar<double>(1.0 / std::sqrt(static_cast<double>(key_dim_))), query.dtype());
@@ -161,13 +161,13 @@ AttentionOutput MultiHeadAttention::AttendWithScores(const Tensor& query, const 
   const Tensor v = Transpose(Project(value_, value), {0, 2, 1, 3});              // [B, N, S, Hv]
   Tensor scores = Softmax(BatchMatMulV2(q, k, false, /*adj_y=*/true));           // [B, N, T, S]
   // [B, N, T, Hv] -> [B, T, N * Hv] -> through the output kernel [N * Hv, E].
-  const Tensor attended = Reshape(Transpose(BatchMatMulV2(scores, v), {0, 2, 1, 3}),
-                                  {batch * steps, num_heads_ * value_dim_});
+  const Tensor attended =
+      Reshape(Transpose(BatchMatMulV2(scores, v), {0, 2, 1, 3}), {-1, num_heads_ * value_dim_});
   const Shape& ok = output_.kernel().shape();
   Tensor y =
       MatMul(attended, Reshape(output_.kernel().value(), {ok.dim(0) * ok.dim(1), ok.dim(2)}));
   if (output_.bias() != nullptr) y = BiasAdd(y, output_.bias()->value());
-  return {Reshape(y, {batch, steps, ok.dim(2)}), std::move(scores)};
+  return {Reshape(y, {-1, steps, ok.dim(2)}), std::move(scores)};
 }
 
 }  // namespace eager::layers

@@ -59,9 +59,16 @@ Tensor Orthogonal(int64_t rows, int64_t cols, uint64_t seed, DType dtype) {
   return dtype == DType::kFloat64 ? t : Cast(t, dtype);
 }
 
+// Columns [begin, end) of a matrix [rows, n]. StridedSlice rather than Slice
+// (here and below), as Keras's x[:, a:b]: with an unknown batch a graph builds
+// its forward pass; Slice's graph gradient needs every dimension known.
+Tensor Columns(const Tensor& m, int64_t begin, int64_t end) {
+  return StridedSlice(m, {0, begin}, {0, end}, {1, 1}, {.begin = 1, .end = 1});
+}
+
 // Row `row` of a [2, n] matrix as a vector [n].
 Tensor Row(const Tensor& m, int64_t row) {
-  return Reshape(Slice(m, {row, 0}, {1, -1}), {m.shape().dim(1)});
+  return StridedSlice(m, {row, 0}, {row + 1, 0}, {1, 1}, {.begin = 2, .end = 2, .shrink_axis = 1});
 }
 
 }  // namespace
@@ -125,7 +132,7 @@ Variable* Recurrent::bias() const {
 }
 
 Tensor Recurrent::Gate(const Tensor& m, int gate) const {
-  return Slice(m, {0, gate * units_}, {-1, units_});
+  return Columns(m, gate * units_, (gate + 1) * units_);
 }
 
 Tensor Recurrent::ProjectInputs(const Tensor& rows) const {
@@ -148,29 +155,38 @@ RecurrentOutput Recurrent::CallWithState(const Tensor& x,
               kernel_->dtype(), ", got ", x.shape(), " of ", x.dtype());
   EAGER_CHECK(initial_state.empty() || static_cast<int>(initial_state.size()) == state_count_, who_,
               ": expected ", state_count_, " initial states, got ", initial_state.size());
-  std::vector<Tensor> states;
-  for (int s = 0; s < state_count_; ++s) {
-    if (initial_state.empty()) {
-      states.push_back(Tensor::Zeros(Shape{batch, units_}, x.dtype()));
-      continue;
-    }
+  for (size_t s = 0; s < initial_state.size(); ++s) {
     const Tensor& given = initial_state[s];
-    EAGER_CHECK((given.shape() == Shape{batch, units_}) && given.dtype() == x.dtype(), who_,
-                ": initial state ", s, " must be [", batch, ", ", units_, "] of ", x.dtype(),
-                ", got ", given.shape(), " of ", given.dtype());
-    states.push_back(given);
+    const bool fits = given.shape().rank() == 2 && given.shape().dim(1) == units_ &&
+                      (batch < 0 || given.shape().dim(0) < 0 || given.shape().dim(0) == batch);
+    EAGER_CHECK(fits && given.dtype() == x.dtype(), who_, ": initial state ", s, " must be [",
+                batch, ", ", units_, "] of ", x.dtype(), ", got ", given.shape(), " of ",
+                given.dtype());
   }
   std::optional<NameScope> scope;
   if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
   // The input projections of all steps in one matmul, then one step at a time.
+  // -1 for the batch: a graph's placeholder may leave it unknown.
   const int64_t width = gates_ * units_;
-  const Tensor projected =
-      Reshape(ProjectInputs(Reshape(x, {batch * steps, features})), {batch, steps, width});
+  const Tensor projected = Reshape(ProjectInputs(Reshape(x, {-1, features})), {-1, steps, width});
+  auto step_input = [&](int64_t t) {
+    return StridedSlice(projected, {0, t, 0}, {0, t + 1, 0}, {1, 1, 1},
+                        {.begin = 5, .end = 5, .shrink_axis = 2});
+  };
+  std::vector<Tensor> states = initial_state;
+  if (states.empty()) {
+    // Zeros [batch, units]; when the batch is known only at run time, zeros
+    // broadcast to a step input's shape (the Reshape keeps units static).
+    const Tensor zeros = batch >= 0 ? Tensor::Zeros(Shape{batch, units_}, x.dtype())
+                                    : Reshape(BroadcastTo(Tensor::Zeros(Shape{}, x.dtype()),
+                                                          ShapeOf(Gate(step_input(0), 0))),
+                                              {-1, units_});
+    states.assign(state_count_, zeros);
+  }
   std::vector<Tensor> outputs;
   for (int64_t i = 0; i < steps; ++i) {
     const int64_t t = config_.go_backwards ? steps - 1 - i : i;
-    const Tensor xp = Reshape(Slice(projected, {0, t, 0}, {-1, 1, -1}), {batch, width});
-    states = Step(xp, states);
+    states = Step(step_input(t), states);
     if (config_.return_sequences) outputs.push_back(states[0]);
   }
   Tensor output = config_.return_sequences ? Pack(outputs, 1) : states[0];
@@ -238,10 +254,10 @@ std::vector<Tensor> GRU::Step(const Tensor& xp, const std::vector<Tensor>& state
     const Tensor r = ra(Add(Gate(xp, 1), Gate(inner, 1)));
     hh = config_.activation(Add(Gate(xp, 2), Mul(r, Gate(inner, 2))));
   } else {
-    const Tensor inner = MatMul(h, Slice(r_kernel, {0, 0}, {-1, 2 * units_}));
+    const Tensor inner = MatMul(h, Columns(r_kernel, 0, 2 * units_));
     z = ra(Add(Gate(xp, 0), Gate(inner, 0)));
     const Tensor r = ra(Add(Gate(xp, 1), Gate(inner, 1)));
-    const Tensor rh = MatMul(Mul(r, h), Slice(r_kernel, {0, 2 * units_}, {-1, -1}));
+    const Tensor rh = MatMul(Mul(r, h), Columns(r_kernel, 2 * units_, 3 * units_));
     hh = config_.activation(Add(Gate(xp, 2), rh));
   }
   // h = z * h + (1 - z) * hh, as Keras.
