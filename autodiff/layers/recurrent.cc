@@ -235,7 +235,7 @@ Shape GRU::BiasShape() const {
 }
 
 Tensor GRU::ProjectInputs(const Tensor& rows) const {
-  const Tensor xk = MatMul(rows, kernel().value());
+  Tensor xk = MatMul(rows, kernel().value());
   if (bias() == nullptr) return xk;
   const Tensor b = bias()->value();
   return BiasAdd(xk, config_.reset_after ? Row(b, 0) : b);

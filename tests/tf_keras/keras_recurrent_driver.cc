@@ -56,15 +56,15 @@ std::unique_ptr<eager::Layer> MakeRecurrent(const std::string& kind) {
     } else if (flag == "before") {
       config.reset_after = false;
     } else {
-      throw eager::InvalidArgumentError("unknown flag '" + flag + "' in kind '" + kind +
-                                        "'; expected seq, back or before");
+      throw eager::InvalidArgumentError(eager::StrCat("unknown flag '", flag, "' in kind '", kind,
+                                                      "'; expected seq, back or before"));
     }
   }
   if (type == "simple") return std::make_unique<eager::layers::SimpleRNN>(3, config);
   if (type == "lstm") return std::make_unique<eager::layers::LSTM>(3, config);
   if (type == "gru") return std::make_unique<eager::layers::GRU>(3, config);
-  throw eager::InvalidArgumentError("unknown layer '" + type + "' in kind '" + kind +
-                                    "'; expected simple, lstm or gru");
+  throw eager::InvalidArgumentError(eager::StrCat("unknown layer '", type, "' in kind '", kind,
+                                                  "'; expected simple, lstm or gru"));
 }
 
 // The model of KIND: the module holding the variables, the checkpoint's edge

@@ -119,7 +119,8 @@ std::vector<double> Reference(const std::string& kind, Recurrent& layer, const T
   return out;
 }
 
-std::unique_ptr<Recurrent> Make(const std::string& kind, int64_t units, RecurrentConfig cfg) {
+std::unique_ptr<Recurrent> Make(const std::string& kind, int64_t units,
+                                const RecurrentConfig& cfg) {
   if (kind == "simple") return std::make_unique<SimpleRNN>(units, cfg);
   if (kind == "lstm") return std::make_unique<LSTM>(units, cfg);
   return std::make_unique<GRU>(units, cfg);
