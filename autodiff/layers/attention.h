@@ -33,6 +33,9 @@
 // "_kernel" in kKeras3 (Keras 3's EinsumDense), as Dense's. A deferred
 // restoration gives the variables their saved values at creation.
 //
+// In a graph the layer adds TF's nodes; the batch may be unknown for the
+// forward pass (graph gradients are tested with a known batch only).
+//
 // Errors (InvalidArgumentError naming the layer): inputs that are not rank 3
 // float, batch sizes or key/value lengths that differ, last dimensions or a
 // dtype that differ from the built ones.

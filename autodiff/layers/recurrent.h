@@ -39,6 +39,14 @@
 // default). go_backwards reads the steps last to first, and the returned
 // sequence is in that reading order, as Keras's.
 //
+// Not offered: masking, dropout/recurrent_dropout, stateful, unroll (the
+// loop is always unrolled over the known time steps), cuDNN's layout.
+//
+// In a graph (Graph::AsDefault) the layers add TF's nodes (MatMul, BiasAdd,
+// StridedSlice, Pack, Sigmoid, Tanh, ...) per step, the time steps known; the
+// batch may be unknown for the forward pass, but graph gradients need it
+// known (ops/ does not infer StridedSliceGrad's shape at run time yet).
+//
 // Errors name the layer: an input that is not [batch, time, features] with
 // time >= 1, not float, or whose features or dtype differ from the built
 // ones; initial states of the wrong count or shape (InvalidArgumentError).
