@@ -66,6 +66,10 @@
 #include "autodiff/layers/reshaping.h"
 #include "autodiff/layers/recurrent.h"
 #include "autodiff/layers/attention.h"
+// The functional API and merge layers (issue 38).
+#include "autodiff/functional.h"
+#include "autodiff/keras_tensor.h"
+#include "autodiff/layers/merging.h"
 
 // saving: TensorFlow's checkpoint files (link eager_saving).
 #include "saving/bundle/bundle_reader.h"

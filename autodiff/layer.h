@@ -13,13 +13,21 @@
 // default Call(x, training) forwards to. A layer overriding Call(x, training)
 // also overrides Call(x) as Call(x, false). Containers (Sequential) pass
 // `training` to every layer they call.
+//
+// Functional API (autodiff/functional.h): calling a layer on KerasTensors
+// (eager::Input's symbolic tensors) records the call in a graph instead of
+// computing; CallMany is the entry point that graph runs, for layers of any
+// number of inputs and outputs (merge layers, functional models).
 
 #include <string_view>
+#include <vector>
 
 #include "autodiff/module.h"
 #include "runtime/tensor.h"
 
 namespace eager {
+
+class KerasTensor;
 
 class Layer : public Module {
  public:
@@ -37,6 +45,18 @@ class Layer : public Module {
     (void)training;
     return Call(x);
   }
+
+  // Every input in, every output out; what a functional Model calls. The
+  // default takes exactly one input and returns {Call(x, training)}; it
+  // throws InvalidArgumentError naming the layer for another count.
+  virtual std::vector<Tensor> CallMany(const std::vector<Tensor>& inputs, bool training);
+
+  // Symbolic calls (autodiff/keras_tensor.h): record this layer's call on
+  // KerasTensors and return its symbolic output(s). The single-output forms
+  // throw InvalidArgumentError naming the layer when it has several outputs.
+  KerasTensor operator()(const KerasTensor& x);
+  KerasTensor operator()(const std::vector<KerasTensor>& inputs);
+  std::vector<KerasTensor> CallSymbolic(const std::vector<KerasTensor>& inputs);
 };
 
 }  // namespace eager
