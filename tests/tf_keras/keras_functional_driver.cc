@@ -3,6 +3,7 @@
 //
 //   keras_functional_driver restore LAYOUT FEEDS CKPT OUT
 //   keras_functional_driver save    LAYOUT FEEDS DIR
+//   keras_functional_driver merge   LAYOUT FEEDS CKPT OUT
 //
 // The model, built with eager's functional API as the test builds it in
 // Keras: inputs a [3] and b [2]; pa = Dense(3)(a), pb = Dense(3)(b); one
@@ -19,6 +20,10 @@
 //          step as "w0", "w1", ... to the bundle OUT.
 // save:    assigns the weights, takes one Adam step, saves DIR/ckpt-1 and
 //          writes "y0", "y1" after the step to DIR/pred.
+// merge:   the merge layers' model (MergeModel below; no optimizer)
+//          restores CKPT, asserts consumed, and writes its outputs "y0" ..
+//          "y5" on ("xa", "xc") and the gradients "g0" .. "g3" of
+//          sum_i mean(y_i^2) for its trainable variables.
 #include <exception>
 #include <iostream>
 #include <string>
@@ -53,6 +58,55 @@ struct TwoTowers {
   }
 };
 
+// Inputs a [3] and c [3], da = Dense(4)(a), dc = Dense(4)(c), and six
+// outputs: Add, Subtract, Multiply, Average, Maximum and Minimum of (da, dc).
+struct MergeModel {
+  eager::KerasTensor a = eager::Input({3}, eager::DType::kFloat32, "a");
+  eager::KerasTensor c = eager::Input({3}, eager::DType::kFloat32, "c");
+  eager::Dense da{4, nullptr, true, std::nullopt, "da"};
+  eager::Dense dc{4, nullptr, true, std::nullopt, "dc"};
+  eager::layers::Add add;
+  eager::layers::Subtract subtract;
+  eager::layers::Multiply multiply;
+  eager::layers::Average average;
+  eager::layers::Maximum maximum;
+  eager::layers::Minimum minimum;
+  eager::Model model = Build();
+
+  eager::Model Build() {
+    const std::vector<eager::KerasTensor> both = {da(a), dc(c)};
+    return eager::Model(
+        {a, c},
+        {add(both), subtract(both), multiply(both), average(both), maximum(both), minimum(both)},
+        "merges");
+  }
+};
+
+int Merge(eager::KerasLayout layout, const eager::BundleReader& feeds, const std::string& ckpt,
+          const std::string& out_path) {
+  MergeModel m;
+  eager::Checkpoint checkpoint({{"model", &m.model}});
+  eager::SetKerasLayout(checkpoint, layout);
+  checkpoint.Restore(ckpt).AssertConsumed();
+  const std::vector<eager::Tensor> x = {feeds.Read("xa"), feeds.Read("xc")};
+  const std::vector<eager::Variable*> variables = m.model.TrainableVariables();
+  eager::GradientTape tape;
+  const std::vector<eager::Tensor> y = m.model(x);
+  eager::Tensor loss = eager::ReduceMean(eager::Square(y[0]));
+  for (size_t i = 1; i < y.size(); ++i) {
+    loss = eager::Add(loss, eager::ReduceMean(eager::Square(y[i])));
+  }
+  std::vector<const eager::Variable*> sources(variables.begin(), variables.end());
+  const std::vector<std::optional<eager::Tensor>> grads = tape.Gradient(loss, sources);
+  eager::BundleWriter out(out_path);
+  for (size_t i = 0; i < y.size(); ++i) out.Add(eager::StrCat("y", i), y[i]);
+  for (size_t i = 0; i < grads.size(); ++i) out.Add(eager::StrCat("g", i), grads[i].value());
+  out.Finish();
+  std::cout << "restored " << ckpt << " into the merge layers' model ("
+            << eager::KerasLayoutName(layout) << ")\n";
+  return 0;
+}
+
 void Step(eager::Model& model, eager::Adam& optimizer, const eager::BundleReader& feeds) {
   const std::vector<eager::Tensor> x = {feeds.Read("xa"), feeds.Read("xb")};
   const eager::Tensor ya = feeds.Read("ya");
@@ -76,14 +130,15 @@ void AddOutputs(eager::BundleWriter& out, eager::Model& model, const eager::Bund
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (!((mode == "restore" && argc == 6) || (mode == "save" && argc == 5))) {
+  if (!(((mode == "restore" || mode == "merge") && argc == 6) || (mode == "save" && argc == 5))) {
     std::cerr << "usage: keras_functional_driver restore LAYOUT FEEDS CKPT OUT | "
-                 "save LAYOUT FEEDS DIR\n";
+                 "save LAYOUT FEEDS DIR | merge LAYOUT FEEDS CKPT OUT\n";
     return 2;
   }
   try {
     const eager::KerasLayout layout = ParseLayout(argv[2]);
     const eager::BundleReader feeds(argv[3]);
+    if (mode == "merge") return Merge(layout, feeds, argv[4], argv[5]);
     TwoTowers t;
     eager::Adam optimizer(0.01);
     eager::Checkpoint checkpoint({{"model", &t.model}, {"optimizer", &optimizer}});

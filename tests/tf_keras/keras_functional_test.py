@@ -21,6 +21,10 @@ For each line (Keras 3 against eager's "keras3" layout, tf_keras against
     saves; TF restores into a fresh model and built Adam with
     assert_consumed(), and its outputs equal eager's, and TF's own after its
     one step from the same start.
+  Merge layers: a model of two Dense layers whose outputs feed Add,
+    Subtract, Multiply, Average, Maximum and Minimum (six outputs): eager
+    restores TF's checkpoint (assert consumed); outputs and the gradients of
+    sum_i mean(y_i^2) for the Dense variables equal TF's.
   The wrong layout: TF's file restored in the other line's layout fails
     with a message naming the structure the file holds.
 Values agree to 1e-5 * max(1, max|TF|).
@@ -161,6 +165,40 @@ def case(tally, driver, folder, layout, kmod, rng):
                     str(e)[:2000])
 
 
+def merge_case(tally, driver, folder, layout, kmod, rng):
+    """Keras's merge layers: TF's outputs and gradients, eager's from TF's
+    checkpoint of the same model."""
+    what = f"{layout} ({kmod.__name__}) merge layers"
+    os.makedirs(folder)
+    L = kmod.layers
+    a = kmod.Input((3,), name="a")
+    c = kmod.Input((3,), name="c")
+    both = [L.Dense(4, name="da")(a), L.Dense(4, name="dc")(c)]
+    merges = [L.Add(), L.Subtract(), L.Multiply(), L.Average(), L.Maximum(), L.Minimum()]
+    model = kmod.Model([a, c], [m(both) for m in merges])
+    f = {"xa": rng.randn(5, 3).astype(np.float32), "xc": rng.randn(5, 3).astype(np.float32)}
+    feeds = os.path.join(folder, "feeds")
+    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=["xa", "xc"], shape_and_slices=["", ""],
+                      tensors=[f["xa"], f["xc"]])
+    tf_ckpt = tf.train.Checkpoint(model=model).save(os.path.join(folder, "tf/ckpt"))
+    with tf.GradientTape() as tape:
+        ys = model([f["xa"], f["xc"]])
+        loss = tf.add_n([tf.reduce_mean(tf.square(y)) for y in ys])
+    grads = tape.gradient(loss, model.trainable_variables)
+    out = os.path.join(folder, "eager_out")
+    try:
+        run([driver, "merge", layout, feeds, tf_ckpt, out])
+        reader = tf.train.load_checkpoint(out)
+        for i, (m, y) in enumerate(zip(merges, ys)):
+            tally.check(f"{what}: {type(m).__name__}", close(reader.get_tensor(f"y{i}"), y))
+        problems = [f"{v.name}: {close(reader.get_tensor(f'g{i}'), g)}"
+                    for i, (v, g) in enumerate(zip(model.trainable_variables, grads))
+                    if close(reader.get_tensor(f"g{i}"), g) is not None]
+        tally.check(f"{what}: gradients", "; ".join(problems) or None)
+    except RuntimeError as e:
+        tally.check(f"{what}: eager restores TF's checkpoint", str(e)[:2000])
+
+
 def main():
     args = dict(a.split("=", 1) for a in sys.argv[1:])
     driver, work = args["driver"], args["work"]
@@ -172,6 +210,7 @@ def main():
     tally = Tally()
     for layout, kmod in FLAVORS:
         case(tally, driver, os.path.join(work, layout), layout, kmod, rng)
+        merge_case(tally, driver, os.path.join(work, layout, "merge"), layout, kmod, rng)
     print(f"largest |eager - TF| / max(1, max|TF|): {WORST[0]:.3g}", flush=True)
     print(f"{tally.passed} passed, {tally.failed} failed")
     return 1 if tally.failed else 0
