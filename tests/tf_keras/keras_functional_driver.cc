@@ -4,6 +4,7 @@
 //   keras_functional_driver restore LAYOUT FEEDS CKPT OUT
 //   keras_functional_driver save    LAYOUT FEEDS DIR
 //   keras_functional_driver merge   LAYOUT FEEDS CKPT OUT
+//   keras_functional_driver nested  LAYOUT FEEDS CKPT OUT
 //
 // The model, built with eager's functional API as the test builds it in
 // Keras: inputs a [3] and b [2]; pa = Dense(3)(a), pb = Dense(3)(b); one
@@ -24,6 +25,8 @@
 //          restores CKPT, asserts consumed, and writes its outputs "y0" ..
 //          "y5" on ("xa", "xc") and the gradients "g0" .. "g3" of
 //          sum_i mean(y_i^2) for its trainable variables.
+// nested:  a model of nested models (NestedModel below) restores CKPT,
+//          asserts consumed, and writes its output on "xa" as "y0".
 #include <exception>
 #include <iostream>
 #include <string>
@@ -107,6 +110,39 @@ int Merge(eager::KerasLayout layout, const eager::BundleReader& feeds, const std
   return 0;
 }
 
+// x [3] -> inner functional model (Dense(4, relu) "inner_dense") ->
+// Sequential [Dense(2) "seq_dense"] -> Dense(1) "head".
+struct NestedModel {
+  eager::KerasTensor inner_in = eager::Input({3}, eager::DType::kFloat32, "inner_in");
+  eager::Dense inner_dense{4, eager::Relu, true, std::nullopt, "inner_dense"};
+  eager::Model inner{{inner_in}, {inner_dense(inner_in)}, "inner"};
+  eager::Sequential seq{"seq"};
+  eager::Dense head{1, nullptr, true, std::nullopt, "head"};
+  eager::KerasTensor x = eager::Input({3}, eager::DType::kFloat32, "x");
+  std::unique_ptr<eager::Model> model;
+
+  NestedModel() {
+    seq.Add(std::make_unique<eager::Dense>(2, nullptr, true, std::nullopt, "seq_dense"));
+    model = std::make_unique<eager::Model>(std::vector<eager::KerasTensor>{x},
+                                           std::vector<eager::KerasTensor>{head(seq(inner(x)))},
+                                           "outer");
+  }
+};
+
+int Nested(eager::KerasLayout layout, const eager::BundleReader& feeds, const std::string& ckpt,
+           const std::string& out_path) {
+  NestedModel m;
+  eager::Checkpoint checkpoint({{"model", m.model.get()}});
+  eager::SetKerasLayout(checkpoint, layout);
+  checkpoint.Restore(ckpt).AssertConsumed();
+  eager::BundleWriter out(out_path);
+  out.Add("y0", (*m.model)(feeds.Read("xa")));
+  out.Finish();
+  std::cout << "restored " << ckpt << " into the nested models (" << eager::KerasLayoutName(layout)
+            << ")\n";
+  return 0;
+}
+
 void Step(eager::Model& model, eager::Adam& optimizer, const eager::BundleReader& feeds) {
   const std::vector<eager::Tensor> x = {feeds.Read("xa"), feeds.Read("xb")};
   const eager::Tensor ya = feeds.Read("ya");
@@ -130,15 +166,17 @@ void AddOutputs(eager::BundleWriter& out, eager::Model& model, const eager::Bund
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
-  if (!(((mode == "restore" || mode == "merge") && argc == 6) || (mode == "save" && argc == 5))) {
+  if (!(((mode == "restore" || mode == "merge" || mode == "nested") && argc == 6) ||
+        (mode == "save" && argc == 5))) {
     std::cerr << "usage: keras_functional_driver restore LAYOUT FEEDS CKPT OUT | "
-                 "save LAYOUT FEEDS DIR | merge LAYOUT FEEDS CKPT OUT\n";
+                 "save LAYOUT FEEDS DIR | merge|nested LAYOUT FEEDS CKPT OUT\n";
     return 2;
   }
   try {
     const eager::KerasLayout layout = ParseLayout(argv[2]);
     const eager::BundleReader feeds(argv[3]);
     if (mode == "merge") return Merge(layout, feeds, argv[4], argv[5]);
+    if (mode == "nested") return Nested(layout, feeds, argv[4], argv[5]);
     TwoTowers t;
     eager::Adam optimizer(0.01);
     eager::Checkpoint checkpoint({{"model", &t.model}, {"optimizer", &optimizer}});

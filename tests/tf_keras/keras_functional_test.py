@@ -25,6 +25,9 @@ For each line (Keras 3 against eager's "keras3" layout, tf_keras against
     Subtract, Multiply, Average, Maximum and Minimum (six outputs): eager
     restores TF's checkpoint (assert consumed); outputs and the gradients of
     sum_i mean(y_i^2) for the Dense variables equal TF's.
+  Nested models: x -> a functional model (Dense(4, relu)) -> a Sequential
+    (Dense(2)) -> Dense(1): eager restores TF's checkpoint (assert
+    consumed) and its output equals TF's.
   The wrong layout: TF's file restored in the other line's layout fails
     with a message naming the structure the file holds.
 Values agree to 1e-5 * max(1, max|TF|).
@@ -199,6 +202,30 @@ def merge_case(tally, driver, folder, layout, kmod, rng):
         tally.check(f"{what}: eager restores TF's checkpoint", str(e)[:2000])
 
 
+def nested_case(tally, driver, folder, layout, kmod, rng):
+    """A functional model holding a functional model and a Sequential."""
+    what = f"{layout} ({kmod.__name__}) nested models"
+    os.makedirs(folder)
+    L = kmod.layers
+    inner_in = kmod.Input((3,), name="inner_in")
+    inner = kmod.Model(inner_in, L.Dense(4, activation="relu", name="inner_dense")(inner_in),
+                       name="inner")
+    seq = kmod.Sequential([L.Dense(2, name="seq_dense")], name="seq")
+    x = kmod.Input((3,), name="x")
+    model = kmod.Model(x, L.Dense(1, name="head")(seq(inner(x))), name="outer")
+    xa = rng.randn(5, 3).astype(np.float32)
+    feeds = os.path.join(folder, "feeds")
+    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=["xa"], shape_and_slices=[""], tensors=[xa])
+    tf_ckpt = tf.train.Checkpoint(model=model).save(os.path.join(folder, "tf/ckpt"))
+    out = os.path.join(folder, "eager_out")
+    try:
+        run([driver, "nested", layout, feeds, tf_ckpt, out])
+        got = tf.train.load_checkpoint(out).get_tensor("y0")
+        tally.check(f"{what}: output", close(got, model(xa)))
+    except RuntimeError as e:
+        tally.check(f"{what}: eager restores TF's checkpoint", str(e)[:2000])
+
+
 def main():
     args = dict(a.split("=", 1) for a in sys.argv[1:])
     driver, work = args["driver"], args["work"]
@@ -211,6 +238,7 @@ def main():
     for layout, kmod in FLAVORS:
         case(tally, driver, os.path.join(work, layout), layout, kmod, rng)
         merge_case(tally, driver, os.path.join(work, layout, "merge"), layout, kmod, rng)
+        nested_case(tally, driver, os.path.join(work, layout, "nested"), layout, kmod, rng)
     print(f"largest |eager - TF| / max(1, max|TF|): {WORST[0]:.3g}", flush=True)
     print(f"{tally.passed} passed, {tally.failed} failed")
     return 1 if tally.failed else 0
