@@ -20,26 +20,40 @@ std::string Describe(const KerasTensor& t) {
 
 // Keras's _build_map: a depth-first walk from the outputs, stopping at the
 // model's inputs. `order` gets the nodes inputs-first; `first_seen` the order
-// in which layers are first met.
+// in which layers are first met. A model input that is an inner tensor is
+// walked as its stand-in InputLayer's node (`stand_in`), as Keras clones it.
 struct GraphMap {
+  std::map<std::pair<const FunctionalNode*, int>, const FunctionalNode*> stand_in;
   std::vector<const FunctionalNode*> order;
   std::map<const Layer*, int> first_seen;
   std::set<const FunctionalNode*> finished;
+
+  const FunctionalNode* NodeOf(const KerasTensor& t) const {
+    const auto it = stand_in.find({t.node().get(), t.index()});
+    return it == stand_in.end() ? t.node().get() : it->second;
+  }
 };
 
-void Visit(const KerasTensor& t, const std::vector<KerasTensor>& inputs, GraphMap& map) {
-  const FunctionalNode* node = t.node().get();
+void Visit(const KerasTensor& t, GraphMap& map) {
+  const FunctionalNode* node = map.NodeOf(t);
   if (map.finished.contains(node)) return;
-  const bool is_model_input = std::find(inputs.begin(), inputs.end(), t) != inputs.end();
-  if (!node->is_input() && is_model_input) {
-    map.finished.insert(node);
-    return;
-  }
   // A graph of KerasTensors has no cycles: a node's inputs exist before it.
   map.first_seen.emplace(node->layer, static_cast<int>(map.first_seen.size()));
-  for (const KerasTensor& in : node->inputs) Visit(in, inputs, map);
+  for (const KerasTensor& in : node->inputs) Visit(in, map);
   map.finished.insert(node);
   map.order.push_back(node);
+}
+
+// An InputLayer's node standing for the inner tensor `t` as a model input.
+std::shared_ptr<FunctionalNode> StandIn(const KerasTensor& t) {
+  auto node = std::make_shared<FunctionalNode>();
+  const std::vector<int64_t> dims = t.shape().ToVector();
+  node->owned_layer = std::make_shared<InputLayer>(
+      Shape::Partial(std::vector<int64_t>(dims.begin() + 1, dims.end())));
+  node->layer = node->owned_layer.get();
+  node->shapes.push_back(t.shape());
+  node->dtypes.push_back(t.dtype());
+  return node;
 }
 
 }  // namespace
@@ -74,12 +88,21 @@ Model::Model(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs,
     }
   }
   GraphMap map;
-  for (const KerasTensor& out : outputs_) Visit(out, inputs_, map);
+  for (const KerasTensor& in : inputs_) {
+    if (in.node()->is_input()) {
+      input_nodes_.push_back(in.node().get());
+    } else {
+      stand_ins_.push_back(StandIn(in));
+      input_nodes_.push_back(stand_ins_.back().get());
+      map.stand_in[{in.node().get(), in.index()}] = input_nodes_.back();
+    }
+  }
+  for (const KerasTensor& out : outputs_) Visit(out, map);
   // Every Input reached must be a model input.
   for (const FunctionalNode* node : map.order) {
     if (!node->is_input()) continue;
-    const bool listed = std::any_of(inputs_.begin(), inputs_.end(),
-                                    [&](const KerasTensor& in) { return in.node().get() == node; });
+    const bool listed =
+        std::find(input_nodes_.begin(), input_nodes_.end(), node) != input_nodes_.end();
     EAGER_CHECK(listed, "Model '", this->name(), "': the outputs depend on Input '",
                 node->layer->name(), "', which is not among the model's inputs");
   }
@@ -97,15 +120,15 @@ Model::Model(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs,
     layer_depth[node->layer] = depth;
     node_depth[node] = depth;
     for (const KerasTensor& in : node->inputs) {
-      const FunctionalNode* parent = in.node().get();
+      const FunctionalNode* parent = map.NodeOf(in);
       if (!in_graph.contains(parent)) continue;
       node_depth[parent] = std::max(depth + 1, node_depth[parent]);
     }
   }
   // Inputs no output depends on: InputLayers at depth 0, ordered first.
-  for (const KerasTensor& in : inputs_) {
-    const Layer* layer = &in.layer();
-    if (in.node()->is_input() && !layer_depth.contains(layer)) {
+  for (const FunctionalNode* node : input_nodes_) {
+    const Layer* layer = node->layer;
+    if (!layer_depth.contains(layer)) {
       layer_depth[layer] = 0;
       map.first_seen[layer] = -1;
       layers_seen.push_back(layer);
@@ -131,16 +154,8 @@ std::vector<Tensor> Model::CallMany(const std::vector<Tensor>& inputs, bool trai
     const KerasTensor& in = inputs_[i];
     EAGER_CHECK(inputs[i].dtype() == in.dtype(), "Model '", name(), "': input ", i, " ('",
                 in.layer().name(), "') must be ", in.dtype(), ", got ", inputs[i].dtype());
-    // An InputLayer checks the shape; a model input that is an inner
-    // tensor is checked against its rank and known dimensions here.
-    Tensor value = in.node()->is_input() ? in.layer()(inputs[i]) : inputs[i];
-    const Shape& want = in.shape();
-    bool ok = value.rank() == want.rank();
-    for (int d = 1; ok && d < want.rank(); ++d) {
-      ok = want.dim(d) < 0 || want.dim(d) == value.shape().dim(d);
-    }
-    EAGER_CHECK(ok, "Model '", name(), "': input ", i, " ('", in.layer().name(),
-                "') must be of shape ", want, ", got ", value.shape());
+    // The InputLayer (or an inner tensor's stand-in) checks the shape.
+    Tensor value = (*input_nodes_[i]->layer)(inputs[i]);
     values[{in.node().get(), in.index()}] = value;
   }
   for (const FunctionalNode* node : schedule_) {

@@ -29,6 +29,11 @@
 //   tf_keras (kKeras2Legacy, kKeras2): for operation i, first
 //     "layer_with_weights-<k>" if it has variables (k counts such layers),
 //     then "layer-<i>", as Sequential.
+// An input may be an inner tensor (Model({h}, {d(h)}) with h = dense(a)):
+// as both Keras lines, the model then starts from a new InputLayer of h's
+// shape (an operation like an Input's), and h's producers are not part of
+// the model.
+//
 // A restore of the other line's structure, or of a Sequential's Keras 3
 // structure ("_functional"), throws InvalidArgumentError naming the edge
 // found and the layout to set.
@@ -81,6 +86,10 @@ class Model : public Layer {
 
   std::vector<KerasTensor> inputs_;
   std::vector<KerasTensor> outputs_;
+  // Per input, its Input's node, or for an inner tensor the node of a new
+  // InputLayer standing for it (Keras clones such inputs into InputLayers).
+  std::vector<const internal::FunctionalNode*> input_nodes_;
+  std::vector<std::shared_ptr<internal::FunctionalNode>> stand_ins_;
   // The calls to make, inputs before their consumers (Input nodes skipped).
   std::vector<const internal::FunctionalNode*> schedule_;
   std::vector<Layer*> operations_;

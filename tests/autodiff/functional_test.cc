@@ -162,6 +162,32 @@ TEST(FunctionalTest, NestedModelsAndSequentialsAreLayers) {
   for (const auto& g : tape.Gradient(loss, vars)) EXPECT_TRUE(g.has_value());
 }
 
+// Orders TF 2.21 gives (Keras 3 and tf_keras alike): an input no output
+// uses is an operation too, after the used inputs; an inner tensor as a
+// model input starts the model from a new InputLayer, its producers left out.
+TEST(FunctionalTest, UnusedAndInnerInputsAsKeras) {
+  const KerasTensor a = Input({3}, DType::kFloat32, "a");
+  const KerasTensor b = Input({2}, DType::kFloat32, "b");
+  Dense d(2, nullptr, true, 1, "d");
+  Model unused({a, b}, {d(a)}, "unused");
+  EXPECT_EQ(Names(unused.operations()), (std::vector<std::string>{"a", "b", "d"}));
+  const Tensor xa = RandomUniform(Shape{2, 3}, 3, -1.0, 1.0);
+  EXPECT_EQ(unused(std::vector<Tensor>{xa, Tensor::Zeros(Shape{2, 2})})[0].ToVector<float>(),
+            d(xa).ToVector<float>());
+
+  Dense h(4, nullptr, true, 2, "h");
+  Dense d2(1, nullptr, true, 3, "d2");
+  const KerasTensor inner = h(a);
+  Model from_inner({inner}, {d2(inner)}, "from_inner");
+  const std::vector<Layer*> ops = from_inner.operations();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_NE(dynamic_cast<InputLayer*>(ops[0]), nullptr);
+  EXPECT_EQ(ops[1], &d2);
+  const Tensor x = RandomUniform(Shape{2, 4}, 4, -1.0, 1.0);
+  EXPECT_EQ(from_inner(x).ToVector<float>(), d2(x).ToVector<float>());
+  ExpectMessage([&] { from_inner(Tensor::Zeros(Shape{2, 3})); }, "expected inputs of shape");
+}
+
 TEST(FunctionalTest, ErrorsNameTheModelAndTensor) {
   TwoTowers t;
   const Tensor xa = Tensor::Zeros(Shape{2, 3});
