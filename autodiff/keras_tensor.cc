@@ -6,6 +6,7 @@
 #include "autodiff/input_layer.h"
 #include "autodiff/layer.h"
 #include "runtime/errors.h"
+#include "runtime/graph.h"
 
 namespace eager {
 namespace {
@@ -29,7 +30,8 @@ Layer& KerasTensor::layer() const { return *node_->layer; }
 
 KerasTensor Input(const std::vector<int64_t>& shape, DType dtype, std::string_view name) {
   for (const int64_t d : shape) {
-    EAGER_CHECK(d >= -1, "Input '", name, "': dimensions must be >= 0 or -1 (unknown), got ", d);
+    EAGER_CHECK(d >= -1, "Input", name.empty() ? "" : StrCat(" '", name, "'"),
+                ": dimensions must be >= 0 or -1 (unknown), got ", d, " in the shape");
   }
   auto node = std::make_shared<internal::FunctionalNode>();
   node->owned_layer = std::make_shared<InputLayer>(Shape::Partial(shape), name);
@@ -48,6 +50,11 @@ std::vector<Tensor> Layer::CallMany(const std::vector<Tensor>& inputs, bool trai
 
 std::vector<KerasTensor> Layer::CallSymbolic(const std::vector<KerasTensor>& inputs) {
   EAGER_CHECK(!inputs.empty(), "layer '", name(), "': a symbolic call needs at least one input");
+  if (Graph::Current() != nullptr) {
+    // The shape runs below would add nodes to the graph.
+    throw FailedPreconditionError(StrCat("layer '", name(), "': called on KerasTensors while a ",
+                                         "Graph is the default; build functional models eagerly"));
+  }
   // Two runs, unknown dimensions 1 then 2 (see keras_tensor.h).
   const std::vector<Tensor> small = CallMany(ProbeInputs(inputs, 1), /*training=*/false);
   const std::vector<Tensor> large = CallMany(ProbeInputs(inputs, 2), /*training=*/false);

@@ -19,8 +19,9 @@
 // on symbolic inputs, and needs no shape function per layer that could
 // disagree with what the layer computes. It is done in inference mode
 // (training=false), so BatchNormalization's moving statistics and Dropout's
-// generator are untouched. Do not make symbolic calls while a Graph is
-// current or a GradientTape records: the two runs would be recorded too.
+// generator are untouched. A symbolic call while a Graph is the default
+// throws FailedPreconditionError (the runs would add nodes to it); under a
+// recording GradientTape the runs are recorded like any other ops.
 //
 // Lifetime: a KerasTensor keeps its history alive (the nodes and Input's
 // InputLayer), not the layers called: those must outlive every KerasTensor

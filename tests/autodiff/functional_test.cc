@@ -22,6 +22,7 @@
 #include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
 #include "runtime/errors.h"
+#include "runtime/graph.h"
 
 namespace eager {
 namespace {
@@ -205,6 +206,16 @@ TEST(FunctionalTest, ErrorsNameTheModelAndTensor) {
   Dense d(1);
   ExpectMessage([&] { Model({t.a}, {d(other)}, "m"); },
                 "depend on Input 'other', which is not among the model's inputs");
+  ExpectMessage(
+      [] {
+        Input({3, -2}, DType::kFloat32, "bad");
+      },
+      "Input 'bad': dimensions must be >= 0 or -1 (unknown), got -2");
+  // The shape runs of a symbolic call would add nodes to a graph.
+  Graph graph;
+  Graph::AsDefault in(graph);
+  Dense fresh(1);
+  EXPECT_THROW(fresh(t.a), FailedPreconditionError);
 }
 
 }  // namespace
