@@ -17,6 +17,7 @@
 #include "autodiff/gradient_tape.h"
 #include "autodiff/input_layer.h"
 #include "autodiff/layers/merging.h"
+#include "autodiff/layers/normalization.h"
 #include "autodiff/layers/regularization.h"
 #include "autodiff/sequential.h"
 #include "ops/random_generator.h"
@@ -139,6 +140,23 @@ TEST(FunctionalTest, TrainingIsPassedThrough) {
   for (const float v : trained) zeros += v == 0.0f;
   EXPECT_GT(zeros, 50);
   EXPECT_LT(zeros, 150);
+}
+
+// The shape runs of a symbolic call are inference calls: they build
+// BatchNormalization but leave its moving statistics as initialized; the
+// model's training call then updates them.
+TEST(FunctionalTest, SymbolicCallsLeaveMovingStatisticsAlone) {
+  const KerasTensor x = Input({3});
+  layers::BatchNormalization bn;
+  Model model({x}, {bn(x)});
+  ASSERT_TRUE(bn.built());
+  EXPECT_EQ(bn.moving_mean().value().ToVector<float>(), std::vector<float>(3, 0.0f));
+  EXPECT_EQ(bn.moving_variance().value().ToVector<float>(), std::vector<float>(3, 1.0f));
+  model(Tensor::FromVector<float>({1, 2, 3, 3, 4, 5}, Shape{2, 3}), /*training=*/true);
+  // Keras's momentum 0.99: mean (2, 3, 4) moves the moving mean 1% of the way.
+  const std::vector<float> mean = bn.moving_mean().value().ToVector<float>();
+  EXPECT_NEAR(mean[0], 0.02f, 1e-6);
+  EXPECT_NEAR(mean[2], 0.04f, 1e-6);
 }
 
 TEST(FunctionalTest, NestedModelsAndSequentialsAreLayers) {
