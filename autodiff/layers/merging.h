@@ -12,7 +12,9 @@
 //                      to the earlier input, as TF's Maximum/Minimum).
 //
 // Eagerly a merge layer takes a vector, `add({x, y})`; on KerasTensors it
-// records a node, `add({a, b})` (autodiff/keras_tensor.h). The elementwise
+// records a node, `add({a, b})` (autodiff/keras_tensor.h). A braced list of
+// one tensor, `add({x})`, is that tensor in C++ (the single-tensor Call,
+// which throws); write std::vector<Tensor>{x}. The elementwise
 // layers take inputs of one rank whose dimensions agree or are 1 (Keras's
 // broadcasting); all inputs must share a dtype. Bad inputs throw
 // InvalidArgumentError naming the layer, the input and the shapes. No

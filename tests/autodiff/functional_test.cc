@@ -30,6 +30,7 @@ namespace {
 
 std::vector<std::string> Names(const std::vector<Layer*>& layers) {
   std::vector<std::string> names;
+  names.reserve(layers.size());
   for (const Layer* layer : layers) names.push_back(layer->name());
   return names;
 }
