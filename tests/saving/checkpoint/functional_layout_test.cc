@@ -70,6 +70,25 @@ TEST(FunctionalLayoutTest, EachLineWritesItsKeys) {
                 Value("layer_with_weights-1/kernel"), Value("layer_with_weights-1/bias")}));
 }
 
+// tf_keras's model.save_weights in TF format: the model is the root.
+TEST(FunctionalLayoutTest, RootModeReachesTheLayers) {
+  Towers t(1);
+  Checkpoint checkpoint(*t.model);
+  SetKerasLayout(checkpoint, KerasLayout::kKeras2);
+  const std::string path = checkpoint.Write(TempDir() + "/root");
+  EXPECT_EQ(Keys(path),
+            (std::set<std::string>{"layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE",
+                                   "layer_with_weights-0/bias/.ATTRIBUTES/VARIABLE_VALUE",
+                                   "layer_with_weights-1/kernel/.ATTRIBUTES/VARIABLE_VALUE",
+                                   "layer_with_weights-1/bias/.ATTRIBUTES/VARIABLE_VALUE"}));
+  Towers restored(7);
+  Checkpoint reader(*restored.model);
+  SetKerasLayout(reader, KerasLayout::kKeras2);
+  reader.Restore(path).AssertConsumed();
+  EXPECT_EQ(restored.out.kernel().value().ToVector<float>(),
+            t.out.kernel().value().ToVector<float>());
+}
+
 TEST(FunctionalLayoutTest, RoundTripsInEachLayout) {
   const std::vector<Tensor> x = {Tensor::FromVector<float>({1, 2, 3, -1, 0, 2}, Shape{2, 3}),
                                  Tensor::FromVector<float>({0, 1, -2, 3, 1, 1}, Shape{2, 3})};
