@@ -17,6 +17,8 @@
 #include "ops/pooling_ops.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/resource_training_ops.h"
+#include "ops/resource_variable_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
@@ -170,6 +172,23 @@ const OpDef* const kAllOps[] = {
     &kRangeOp,
     // matmul.cc
     &kBatchMatMulV2Op,
+    // resource_variable_ops.cc
+    &kVarHandleOp,
+    &kReadVariableOp,
+    &kAssignVariableOp,
+    &kAssignAddVariableOp,
+    &kAssignSubVariableOp,
+    &kResourceGatherOp,
+    &kVariableShapeOp,
+    &kVarIsInitializedOp,
+    &kDestroyResourceOp,
+    // resource_training_ops.cc
+    &kResourceApplyGradientDescentOp,
+    &kResourceApplyMomentumOp,
+    &kResourceApplyKerasMomentumOp,
+    &kResourceApplyAdamOp,
+    &kResourceApplyRMSPropOp,
+    &kResourceApplyAdagradV2Op,
 };
 
 }  // namespace

@@ -441,8 +441,10 @@ Variable& Graph::ImportVariable(const GraphVariable& record) {
                                "' in the graph.", DidYouMean(record.variable_node, false)));
   }
   // TF < 1.0 graphs hold the legacy "Variable" op, the same ref variable.
-  EAGER_CHECK(n->op == "VariableV2" || n->op == "Variable", "Graph::ImportVariable: node '",
-              n->name, "' is a ", n->op, ", expected a VariableV2 (or legacy Variable)");
+  // A resource variable's VarHandleOp has the same dtype and shape attributes.
+  EAGER_CHECK(n->op == "VariableV2" || n->op == "Variable" || n->op == "VarHandleOp",
+              "Graph::ImportVariable: node '", n->name, "' is a ", n->op,
+              ", expected a VariableV2 (or legacy Variable) or a VarHandleOp");
   EAGER_CHECK(VariableForNode(n->name) == nullptr, "Graph::ImportVariable: node '", n->name,
               "' already has a Variable");
   const DType dtype = n->Attr<DType>("dtype");

@@ -295,8 +295,9 @@ class Graph {
   // shape attributes give the variable's), adds it to "variables" (and to
   // "trainable_variables" if record.trainable), uninitialized. Throws
   // NotFoundError when the node is missing, InvalidArgumentError when it is
-  // not a VariableV2 with dtype and fully defined shape attributes or already
-  // has a Variable. record.variable is ignored.
+  // not a VariableV2 (or a resource variable's VarHandleOp:
+  // ops/resource_variable_ops.h) with dtype and fully defined shape
+  // attributes or already has a Variable. record.variable is ignored.
   Variable& ImportVariable(const GraphVariable& record);
 
   // ---- Tracing: capturing eager variables (tf.function's captures) ---------

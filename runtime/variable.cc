@@ -272,6 +272,12 @@ std::unique_lock<std::recursive_mutex> LockVariable(const Variable& variable) {
   return std::unique_lock<std::recursive_mutex>(variable.mu_);
 }
 
+void UninitializeVariable(Variable& variable) {
+  std::lock_guard<std::recursive_mutex> lock(variable.mu_);
+  variable.value_ = Tensor();
+  variable.initialized_ = false;
+}
+
 void AddVariableReadObserver(VariableReadObserver* observer) { read_observers.push_back(observer); }
 
 void RemoveVariableReadObserver(VariableReadObserver* observer) {

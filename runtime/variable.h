@@ -57,6 +57,9 @@ namespace internal {
 // to Assign()ing the result, so a save never sees a half-written buffer.
 // Lock several variables in one fixed order (a variable, then its slots).
 std::unique_lock<std::recursive_mutex> LockVariable(const Variable& variable);
+// Drops the value: the variable is uninitialized again, as after
+// TensorFlow's DestroyResourceOp on a resource variable's handle.
+void UninitializeVariable(Variable& variable);
 }  // namespace internal
 
 class Variable final : public Trackable {
@@ -124,6 +127,7 @@ class Variable final : public Trackable {
   // REQUIRES: mu_ held.
   void RequireInitialized(const char* op) const;
   friend std::unique_lock<std::recursive_mutex> internal::LockVariable(const Variable&);
+  friend void internal::UninitializeVariable(Variable&);
 
   // Guards initialized_ and value_ (the rest is fixed at construction).
   // Recursive: the holder of LockVariable may read and Assign.

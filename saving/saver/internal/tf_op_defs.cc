@@ -19,7 +19,7 @@ MetaArgDef ToMeta(const OpArgSignature& arg) {
 }
 
 // The signature table's defaults: bool, int, float (LeakyRelu's alpha),
-// type, string, shape (unknown), list(int).
+// type, string, shape (unknown), list(int), list(string).
 MetaAttrValue ToMeta(const AttrValue& value) {
   return VisitAttr(
       [](const auto& v) -> MetaAttrValue {
@@ -36,6 +36,10 @@ MetaAttrValue ToMeta(const AttrValue& value) {
         } else if constexpr (std::is_same_v<V, std::vector<int64_t>>) {
           MetaAttrList list;
           list.i = v;
+          return list;
+        } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
+          MetaAttrList list;  // VarHandleOp's allowed_devices = []
+          list.s = v;
           return list;
         } else {
           throw InternalError("an op signature default of a kind TF's OpDefs do not use");
