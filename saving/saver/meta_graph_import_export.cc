@@ -299,11 +299,10 @@ void ImportVariablesAndCollections(const MetaGraph& meta, int first, Graph& grap
     trainable.insert(v.variable_name);
   }
   for (const MetaVariableDef& v : VariableDefsOf(meta, "variables")) {
-    if (v.is_resource) continue;  // resource variables: not supported (UnimplementedError when run)
+    // A resource variable (is_resource) is its VarHandleOp node's.
     const std::string node = v.variable_name.substr(0, v.variable_name.rfind(':'));
     const Node* n = graph.FindNode(node);
-    if (n == nullptr || !internal::IsRefVariableOp(n->op) ||
-        graph.VariableForNode(node) != nullptr) {
+    if (n == nullptr || !internal::IsVariableOp(n->op) || graph.VariableForNode(node) != nullptr) {
       continue;
     }
     const Shape* shape = AttrAs<Shape>(n->FindAttr("shape"));

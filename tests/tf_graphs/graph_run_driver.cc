@@ -9,9 +9,11 @@
 //
 //   run   NAME  <fetches...> | <fed tensor names...>
 //   train NAME  STEPS TARGET_OP <fetches...> | <fed tensor names...>
+//   save  NAME  PREFIX
 //
 // "run" fetches the tensors once; "train" first runs the operation TARGET_OP
-// STEPS times with the same feeds, then fetches. Fed values are read from the
+// STEPS times with the same feeds, then fetches; "save" saves the variables
+// with the imported Saver to the checkpoint PREFIX (TF restores it). Fed values are read from the
 // bundle FEEDS under the tensor's name ("x:0", "MatMul:0"). Each fetched
 // tensor is written to the bundle OUT as "NAME/<tensor name>". A line whose
 // run fails writes "NAME/.error" (a string scalar with eager's message)
@@ -62,6 +64,7 @@ std::vector<PlanLine> ReadPlan(const std::string& path) {
     PlanLine line;
     if (!(words >> line.kind >> line.name)) continue;
     if (line.kind == "train") words >> line.steps >> line.target;
+    if (line.kind == "save") words >> line.target;
     bool feeds = false;
     for (std::string word; words >> word;) {
       if (word == "|") {
@@ -75,8 +78,14 @@ std::vector<PlanLine> ReadPlan(const std::string& path) {
   return plan;
 }
 
-void RunLine(eager::Session& sess, eager::Graph& graph, const eager::BundleReader* feed_values,
-             const PlanLine& line, eager::BundleWriter& out) {
+void RunLine(eager::Session& sess, eager::Graph& graph, eager::Saver* saver,
+             const eager::BundleReader* feed_values, const PlanLine& line,
+             eager::BundleWriter& out) {
+  if (line.kind == "save") {
+    if (saver == nullptr) throw eager::NotFoundError("the meta graph made no Saver");
+    saver->Save(line.target);
+    return;
+  }
   eager::Feeds feeds;
   for (const std::string& name : line.feeds) {
     if (feed_values == nullptr)
@@ -117,7 +126,7 @@ int main(int argc, char** argv) {
     eager::BundleWriter out(argv[5]);
     for (const PlanLine& line : ReadPlan(argv[4])) {
       try {
-        RunLine(sess, graph, feed_values ? &*feed_values : nullptr, line, out);
+        RunLine(sess, graph, saver.get(), feed_values ? &*feed_values : nullptr, line, out);
       } catch (const eager::Error& e) {
         out.Add(line.name + "/.error", eager::Tensor(std::string(e.what())));
       }

@@ -37,14 +37,14 @@ std::optional<std::string> RestoredKey(const Graph& graph, const std::string& in
   return t.data<std::string>()[static_cast<size_t>(in.index)];
 }
 
-// The Variable of VariableV2 node `name`; one is made for a node that no
+// The Variable of VariableV2 (or VarHandleOp) node `name`; one is made for a node that no
 // collection listed (a graph exported without collections), as TF's
 // restore op would assign the node anyway. nullptr when eager cannot hold
 // it (another op, a dtype eager lacks, an unknown shape).
 Variable* VariableOfNode(Graph& graph, const std::string& name) {
   if (Variable* v = graph.VariableForNode(name)) return v;
   const Node* n = graph.FindNode(name);
-  if (n == nullptr || !IsRefVariableOp(n->op)) return nullptr;
+  if (n == nullptr || !IsVariableOp(n->op)) return nullptr;
   const Shape* shape = AttrAs<Shape>(n->FindAttr("shape"));
   if (AttrAs<DType>(n->FindAttr("dtype")) == nullptr || shape == nullptr ||
       !shape->IsFullyDefined() || n->output_specs.empty()) {
@@ -81,7 +81,8 @@ void Walk(Graph& graph, const std::string& restore_op_name, std::map<std::string
       return;
     }
     s = kDone;
-    if (n.op == "Assign" && n.inputs.size() >= 2) {
+    // A resource variable's restore assigns its handle (AssignVariableOp).
+    if ((n.op == "Assign" || n.op == "AssignVariableOp") && n.inputs.size() >= 2) {
       Variable* v = VariableOfNode(graph, ParseNodeInput(n.inputs[0]).node);
       std::optional<std::string> key = RestoredKey(graph, n.inputs[1]);
       if (v != nullptr && key) out.emplace(*key, v);
@@ -104,6 +105,8 @@ void Walk(Graph& graph, const std::string& restore_op_name, std::map<std::string
 }  // namespace
 
 bool IsRefVariableOp(std::string_view op) { return op == "VariableV2" || op == "Variable"; }
+
+bool IsVariableOp(std::string_view op) { return IsRefVariableOp(op) || op == "VarHandleOp"; }
 
 std::map<std::string, Variable*> VariablesRestoredBy(Graph& graph,
                                                      const std::string& restore_op_name) {

@@ -31,5 +31,8 @@ MetaSaverDef ScopedSaverDef(const MetaSaverDef& def, const std::string& scope);
 
 // VariableV2, or TF < 1.0's legacy Variable op (the same ref variable).
 bool IsRefVariableOp(std::string_view op);
+// VariableV2, the legacy Variable, or a resource variable's VarHandleOp: a
+// node that Graph::ImportVariable gives a Variable.
+bool IsVariableOp(std::string_view op);
 
 }  // namespace eager::internal

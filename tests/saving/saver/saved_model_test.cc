@@ -65,20 +65,27 @@ TEST(SavedModelTest, CounterFromTf15KeepsStateAcrossSignatures) {
   EXPECT_EQ(get(), 0.0f);
 }
 
-// The conv variant mixes resource variables (VarHandleOp, ReadVariableOp) into
-// its graph; it loads and restores, and running names the op eager's Session
-// lacks (not supported yet: resource-variable ops in graph mode).
-TEST(SavedModelTest, HalfPlusTwoConvFromTf112NamesTheResourceVariableOp) {
+// The conv variant mixes resource variables (three tf.keras Conv2D layers:
+// VarHandleOp, ReadVariableOp, AssignVariableOp) into its graph; they restore
+// and run, and it serves TF 2.21's outputs for these inputs.
+TEST(SavedModelTest, HalfPlusTwoConvFromTf112RunsItsResourceVariables) {
   EAGER_SKIP_WITHOUT_REALDATA();
   SavedModelBundle model = LoadSavedModel(Realdata("savedmodel_tf1_half_plus_two_conv"), {"serve"});
   EXPECT_EQ(model.signature("serving_default").inputs.at("x").name, "x:0");
   Session sess(model.graph());
-  try {
-    model.RunMainOp(sess);
-    FAIL() << "the conv variant's main op ran";
-  } catch (const UnimplementedError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("VarHandleOp"));
+  model.RunMainOp(sess);
+  const Tensor x = Tensor::FromVector<float>({1.0f, 2.0f, 5.0f}, Shape({3, 1}));
+  auto y = model.Run(sess, "serving_default", {{"x", x}});
+  EXPECT_THAT(y.at("y").data<float>(), ElementsAre(2.5f, 3.0f, 4.5f));
+  // The Conv2D layers' kernels are resource variables of the graph.
+  bool found = false;
+  for (const Variable* v : model.graph().GlobalVariables()) {
+    if (v->shared_name() != "conv2d/kernel") continue;
+    found = true;
+    EXPECT_TRUE(v->is_initialized());
+    EXPECT_EQ(model.graph().FindNode("conv2d/kernel")->op, "VarHandleOp");
   }
+  EXPECT_TRUE(found);
 }
 
 TEST(SavedModelTest, Tf2SavedModelIsRefusedNamingTheCall) {
