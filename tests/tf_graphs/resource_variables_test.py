@@ -3,16 +3,19 @@
   resource_variables_test.py driver=build/tests/tf_graphs/graph_run_driver work=DIR
 
 TF, with disable_eager_execution() (and its defaults otherwise: resource
-variables, so VarHandleOp, ReadVariableOp, AssignVariableOp, and the
+variables, so VarHandleOp, ReadVariableOp, AssignVariableOp and the
 ResourceApply* training ops), builds a small MLP (ReLU hidden layer, mean
-squared error) with a GradientDescentOptimizer train op and an AdamOptimizer
-one, initializes it, loads seeded weights, runs 2 steps of each, and saves a
+squared error) with six train ops: TF1's GradientDescent, Adam, Momentum and
+RMSProp optimizers, and raw ResourceApplyAdagradV2 and (Nesterov)
+ResourceApplyKerasMomentum updates, which no TF1 optimizer emits. It
+initializes, loads seeded weights, runs 2 rounds of all six, and saves a
 checkpoint with its .meta. eager's graph_run_driver imports that .meta (a
 Saver from its resource VariableDefs, whose restore runs AssignVariableOps),
-restores, runs the forward pass, then each train op once, and saves. They
-must equal what TF's own Session gives for that 3rd step to
-1e-6 * max(1, max|TF|) (MatMul and the gradient sums may add in another
-order), and TF must restore eager's checkpoint to eager's values bit for bit.
+restores, runs the forward pass, then each train op once in the same order,
+and saves. Every output and variable must equal what TF's own Session gives
+for that 3rd round to 1e-6 * max(1, max|TF|) (MatMul and the gradient sums
+may add in another order), and TF must restore eager's checkpoint to eager's
+values bit for bit, under TF's keys.
 """
 
 import os
@@ -66,6 +69,23 @@ def main():
         loss = tf.reduce_mean(tf.square(logits - y), name="loss")
         train_gd = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train_gd")
         train_adam = tf1.train.AdamOptimizer(0.01).minimize(loss, name="train_adam")
+        train_momentum = tf1.train.MomentumOptimizer(0.05, 0.9).minimize(loss, name="train_momentum")
+        train_rmsprop = tf1.train.RMSPropOptimizer(0.01, momentum=0.5).minimize(
+            loss, name="train_rmsprop")
+        # Two updates no TF1 optimizer emits (Keras's and AdagradV2), as raw ops.
+        params = [w1, b1, w2, b2]
+        grads = tf.gradients(loss, params)
+        accums = [tf1.Variable(tf.fill(v.shape, 0.1), name=v.op.name + "/accum") for v in params]
+        train_adagrad = tf.group(*[
+            tf.raw_ops.ResourceApplyAdagradV2(var=v.handle, accum=a.handle, lr=0.05,
+                                              epsilon=1e-7, grad=g)
+            for v, a, g in zip(params, accums, grads)], name="train_adagrad")
+        train_keras = tf.group(*[
+            tf.raw_ops.ResourceApplyKerasMomentum(var=v.handle, accum=a.handle, lr=0.05, grad=g,
+                                                  momentum=0.9, use_nesterov=True)
+            for v, a, g in zip(params, accums, grads)], name="train_keras_momentum")
+        train_ops = {"gd": train_gd, "adam": train_adam, "momentum": train_momentum,
+                     "rmsprop": train_rmsprop, "adagrad": train_adagrad, "keras": train_keras}
         saver = tf1.train.Saver()
         variables = tf1.global_variables()
         # Snapshots made now are in the .meta: "hidden/kernel/Read/ReadVariableOp:0".
@@ -79,32 +99,31 @@ def main():
                 v.load(rng.randn(*v.shape.as_list()).astype(np.float32) * 0.5, sess)
             feeds = {x: x_value, y: y_value}
             for _ in range(2):
-                sess.run(train_gd, feeds)
-                sess.run(train_adam, feeds)
+                for op in train_ops.values():
+                    sess.run(op, feeds)
             saver.save(sess, prefix)
-            want_forward = sess.run({"logits:0": logits, "loss:0": loss}, feeds)
-            sess.run(train_gd, feeds)
-            want_gd = dict(zip(reads, sess.run(reads)))
-            sess.run(train_adam, feeds)
-            want_adam = dict(zip(reads, sess.run(reads)))
+            want = {"forward": sess.run({"logits:0": logits, "loss:0": loss}, feeds)}
+            for line, op in train_ops.items():
+                sess.run(op, feeds)
+                want[line] = dict(zip(reads, sess.run(reads)))
     write_feeds(os.path.join(work, "feeds"), {"x:0": x_value, "y:0": y_value})
-    results = run_driver(driver, prefix + ".meta", prefix, os.path.join(work, "feeds"), [
-        "run forward logits:0 loss:0 | x:0 y:0",
-        "train gd 1 train_gd " + " ".join(reads) + " | x:0 y:0",
-        "train adam 1 train_adam " + " ".join(reads) + " | x:0 y:0",
-        f"save saved {eager_prefix}",
-    ], os.path.join(work, "eager_out"))
+    plan = ["run forward logits:0 loss:0 | x:0 y:0"]
+    for line, op in train_ops.items():
+        plan.append(f"train {line} 1 {op.name} " + " ".join(reads) + " | x:0 y:0")
+    plan.append(f"save saved {eager_prefix}")
+    results = run_driver(driver, prefix + ".meta", prefix, os.path.join(work, "feeds"), plan,
+                         os.path.join(work, "eager_out"))
     tally = Tally()
-    for line, want in (("forward", want_forward), ("gd", want_gd), ("adam", want_adam)):
+    for line, want_line in want.items():
         got = results.get(line, {})
         if ".error" in got:
             tally.check(f"eager runs '{line}'", got[".error"])
             continue
         worst = 0.0
-        for name, value in want.items():
+        for name, value in want_line.items():
             tally.check(f"{line}: {name}", mismatch(name, got[name], value, TOL))
             worst = max(worst, float(np.max(np.abs(got[name] - value))))
-        print(f"{line}: max |eager - TF| = {worst:.3g} over {len(want)} tensors", flush=True)
+        print(f"{line}: max |eager - TF| = {worst:.3g} over {len(want_line)} tensors", flush=True)
     if ".error" in results.get("saved", {}):
         tally.check("eager saves", results["saved"][".error"])
     else:
@@ -112,8 +131,8 @@ def main():
         with graph.as_default(), tf1.Session(graph=graph) as sess:
             saver.restore(sess, eager_prefix)
             restored = dict(zip(reads, sess.run(reads)))
-        # Bit for bit what eager had after its Adam step (which equals TF's to TOL).
-        for name, value in results.get("adam", {}).items():
+        # Bit for bit what eager had after its last step (which equals TF's to TOL).
+        for name, value in results.get("keras", {}).items():
             if name in restored:
                 tally.check(f"TF restores eager's {name}", mismatch(name, restored[name], value, 0))
         keys = set(tf.train.load_checkpoint(eager_prefix).get_variable_to_shape_map())
