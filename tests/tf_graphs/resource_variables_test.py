@@ -11,7 +11,8 @@ ResourceApplyKerasMomentum updates, which no TF1 optimizer emits. It
 initializes, loads seeded weights, runs 2 rounds of all six, and saves a
 checkpoint with its .meta. eager's graph_run_driver imports that .meta (a
 Saver from its resource VariableDefs, whose restore runs AssignVariableOps),
-restores, runs the forward pass, then each train op once in the same order,
+restores, runs the forward pass (and a ResourceGather and a VariableShape of
+the hidden kernel), then each train op once in the same order,
 and saves. Every output and variable must equal what TF's own Session gives
 for that 3rd round to 1e-6 * max(1, max|TF|) (MatMul and the gradient sums
 may add in another order), and TF must restore eager's checkpoint to eager's
@@ -67,6 +68,9 @@ def main():
         h = tf.nn.relu(tf.matmul(x, w1) + b1)
         logits = tf.identity(tf.matmul(h, w2) + b2, name="logits")
         loss = tf.reduce_mean(tf.square(logits - y), name="loss")
+        # Reads through the handle without ReadVariableOp: ResourceGather, VariableShape.
+        gathered = tf.identity(w1.sparse_read([2, 0, 3]), name="gathered")
+        vshape = tf.identity(tf.raw_ops.VariableShape(input=w1.handle), name="vshape")
         train_gd = tf1.train.GradientDescentOptimizer(0.1).minimize(loss, name="train_gd")
         train_adam = tf1.train.AdamOptimizer(0.01).minimize(loss, name="train_adam")
         train_momentum = tf1.train.MomentumOptimizer(0.05, 0.9).minimize(loss, name="train_momentum")
@@ -102,12 +106,13 @@ def main():
                 for op in train_ops.values():
                     sess.run(op, feeds)
             saver.save(sess, prefix)
-            want = {"forward": sess.run({"logits:0": logits, "loss:0": loss}, feeds)}
+            want = {"forward": sess.run({"logits:0": logits, "loss:0": loss,
+                                         "gathered:0": gathered, "vshape:0": vshape}, feeds)}
             for line, op in train_ops.items():
                 sess.run(op, feeds)
                 want[line] = dict(zip(reads, sess.run(reads)))
     write_feeds(os.path.join(work, "feeds"), {"x:0": x_value, "y:0": y_value})
-    plan = ["run forward logits:0 loss:0 | x:0 y:0"]
+    plan = ["run forward logits:0 loss:0 gathered:0 vshape:0 | x:0 y:0"]
     for line, op in train_ops.items():
         plan.append(f"train {line} 1 {op.name} " + " ".join(reads) + " | x:0 y:0")
     plan.append(f"save saved {eager_prefix}")
