@@ -1,6 +1,7 @@
 #include "ops/resource_variable_ops.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -81,6 +82,13 @@ NodeOutputs RunVarHandleOp(const NodeContext& c) {
   }
   RequireDType(c, *v, "use");
   return {.values = {}, .ref = v};
+}
+
+// TF's gradient of ReadVariableOp: the read's gradient flows to the handle
+// unchanged (graph gradients sum those of every read at the variable's
+// VarHandleOp node, autodiff/graph_gradients.h).
+std::vector<std::optional<Tensor>> ReadVariableGradient(const OpCall&, const Tensor& grad) {
+  return {grad};
 }
 
 NodeOutputs RunReadVariableOp(const NodeContext& c) {
@@ -172,8 +180,11 @@ NodeOutputs RunDestroyResourceOp(const NodeContext& c) {
 }  // namespace
 
 const OpDef kVarHandleOp = {.type = "VarHandleOp", .run = RunVarHandleOp};
-const OpDef kReadVariableOp = {
-    .type = "ReadVariableOp", .num_inputs = 1, .run = RunReadVariableOp, .ref_inputs = 0b1};
+const OpDef kReadVariableOp = {.type = "ReadVariableOp",
+                               .num_inputs = 1,
+                               .gradient = ReadVariableGradient,
+                               .run = RunReadVariableOp,
+                               .ref_inputs = 0b1};
 const OpDef kAssignVariableOp = {.type = "AssignVariableOp",
                                  .num_inputs = 2,
                                  .run = RunAssignVariableOp<Update::kAssign>,

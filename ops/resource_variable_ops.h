@@ -35,6 +35,10 @@
 // validate_shape = true and UnimplementedError without (TF would reshape the
 // variable; eager's variables keep their shape).
 //
+// Gradients: ReadVariableOp's is TF's, the identity onto the handle, so
+// eager::Gradients (autodiff/graph_gradients.h) of an imported graph sums
+// the gradients of every read of a variable at its VarHandleOp node.
+//
 // The training ops on handles (ResourceApplyAdam, ...) are in
 // ops/resource_training_ops.h.
 

@@ -10,10 +10,13 @@
 //   run   NAME  <fetches...> | <fed tensor names...>
 //   train NAME  STEPS TARGET_OP <fetches...> | <fed tensor names...>
 //   save  NAME  PREFIX
+//   grads NAME  TARGET <variable nodes...> | <fed tensor names...>
 //
 // "run" fetches the tensors once; "train" first runs the operation TARGET_OP
 // STEPS times with the same feeds, then fetches; "save" saves the variables
-// with the imported Saver to the checkpoint PREFIX (TF restores it). Fed values are read from the
+// with the imported Saver to the checkpoint PREFIX (TF restores it); "grads"
+// adds eager::Gradients of TARGET (a tensor name) with respect to the named
+// variables to the graph and fetches them as "NAME/<variable node>". Fed values are read from the
 // bundle FEEDS under the tensor's name ("x:0", "MatMul:0"). Each fetched
 // tensor is written to the bundle OUT as "NAME/<tensor name>". A line whose
 // run fails writes "NAME/.error" (a string scalar with eager's message)
@@ -64,7 +67,7 @@ std::vector<PlanLine> ReadPlan(const std::string& path) {
     PlanLine line;
     if (!(words >> line.kind >> line.name)) continue;
     if (line.kind == "train") words >> line.steps >> line.target;
-    if (line.kind == "save") words >> line.target;
+    if (line.kind == "save" || line.kind == "grads") words >> line.target;
     bool feeds = false;
     for (std::string word; words >> word;) {
       if (word == "|") {
@@ -91,6 +94,26 @@ void RunLine(eager::Session& sess, eager::Graph& graph, eager::Saver* saver,
     if (feed_values == nullptr)
       throw eager::InvalidArgumentError("no FEEDS bundle to feed " + name);
     feeds.emplace_back(eager::Fetch(name), feed_values->Read(name));
+  }
+  if (line.kind == "grads") {
+    std::vector<eager::Variable*> variables;
+    for (const std::string& name : line.fetches) {
+      eager::Variable* v = graph.VariableForNode(name);
+      if (v == nullptr) throw eager::NotFoundError("no variable of node " + name);
+      variables.push_back(v);
+    }
+    const std::vector<std::optional<eager::Tensor>> grads =
+        eager::Gradients(graph.TensorByName(line.target), variables);
+    std::vector<eager::Fetch> fetches;
+    for (const auto& g : grads) {
+      if (!g) throw eager::InvalidArgumentError("a variable gets no gradient");
+      fetches.emplace_back(*g);
+    }
+    const std::vector<std::optional<eager::Tensor>> values = sess.Run(fetches, feeds);
+    for (size_t i = 0; i < values.size(); ++i) {
+      out.Add(line.name + "/" + line.fetches[i], *values[i]);
+    }
+    return;
   }
   if (line.kind == "train") {
     const eager::Operation target = graph.OperationByName(line.target);

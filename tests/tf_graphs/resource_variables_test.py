@@ -12,7 +12,8 @@ initializes, loads seeded weights, runs 2 rounds of all six, and saves a
 checkpoint with its .meta. eager's graph_run_driver imports that .meta (a
 Saver from its resource VariableDefs, whose restore runs AssignVariableOps),
 restores, runs the forward pass (and a ResourceGather and a VariableShape of
-the hidden kernel), then each train op once in the same order,
+the hidden kernel), eager::Gradients of the loss with respect to the four
+resource variables (through each ReadVariableOp to its VarHandleOp), then each train op once in the same order,
 and saves. Every output and variable must equal what TF's own Session gives
 for that 3rd round to 1e-6 * max(1, max|TF|) (MatMul and the gradient sums
 may add in another order), and TF must restore eager's checkpoint to eager's
@@ -88,6 +89,8 @@ def main():
             tf.raw_ops.ResourceApplyKerasMomentum(var=v.handle, accum=a.handle, lr=0.05, grad=g,
                                                   momentum=0.9, use_nesterov=True)
             for v, a, g in zip(params, accums, grads)], name="train_keras_momentum")
+        grad_names = [v.op.name for v in params]
+        tf_grads = dict(zip(grad_names, tf.gradients(loss, params)))
         train_ops = {"gd": train_gd, "adam": train_adam, "momentum": train_momentum,
                      "rmsprop": train_rmsprop, "adagrad": train_adagrad, "keras": train_keras}
         saver = tf1.train.Saver()
@@ -108,11 +111,13 @@ def main():
             saver.save(sess, prefix)
             want = {"forward": sess.run({"logits:0": logits, "loss:0": loss,
                                          "gathered:0": gathered, "vshape:0": vshape}, feeds)}
+            want["grads"] = sess.run(tf_grads, feeds)
             for line, op in train_ops.items():
                 sess.run(op, feeds)
                 want[line] = dict(zip(reads, sess.run(reads)))
     write_feeds(os.path.join(work, "feeds"), {"x:0": x_value, "y:0": y_value})
     plan = ["run forward logits:0 loss:0 gathered:0 vshape:0 | x:0 y:0"]
+    plan.append("grads grads loss:0 " + " ".join(grad_names) + " | x:0 y:0")
     for line, op in train_ops.items():
         plan.append(f"train {line} 1 {op.name} " + " ".join(reads) + " | x:0 y:0")
     plan.append(f"save saved {eager_prefix}")
