@@ -137,6 +137,8 @@ class Conv1D : public Conv2D {
   ~Conv1D() override;
 
   Tensor Call(const Tensor& x) override;
+  // The padding was "causal" (config().padding then reads "valid").
+  bool causal() const { return causal_; }
 
  private:
   bool causal_;
@@ -225,6 +227,7 @@ class SeparableConv2D : public Layer {
 
   bool built() const { return depthwise_ != nullptr; }
   int64_t filters() const { return filters_; }
+  const std::array<int64_t, 2>& kernel_size() const { return kernel_size_; }
   const SeparableConv2DConfig& config() const { return config_; }
   // REQUIRES: built() (else FailedPreconditionError naming the layer).
   Variable& depthwise_kernel() const;
@@ -264,6 +267,8 @@ class Conv2DTranspose : public Layer {
 
   bool built() const { return kernel_ != nullptr; }
   int64_t filters() const { return filters_; }
+  const std::array<int64_t, 2>& kernel_size() const { return kernel_size_; }
+  const Conv2DConfig& config() const { return config_; }
   // REQUIRES: built() (else FailedPreconditionError naming the layer).
   Variable& kernel() const;
   Variable* bias() const;

@@ -59,6 +59,7 @@ class Embedding : public Layer {
   int64_t output_dim() const { return output_dim_; }
   bool mask_zero() const { return mask_zero_; }
   uint64_t seed() const { return seed_; }
+  DType dtype() const { return dtype_; }
   // REQUIRES: built() (else FailedPreconditionError naming the layer).
   Variable& embeddings() const;
 

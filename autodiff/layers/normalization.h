@@ -104,6 +104,8 @@ class LayerNormalization : public Layer {
 
   bool built() const { return built_; }
   double epsilon() const { return epsilon_; }
+  bool center() const { return center_; }
+  bool scale() const { return scale_; }
   // nullptr when off. REQUIRES: built() (else FailedPreconditionError).
   Variable* gamma() const;
   Variable* beta() const;

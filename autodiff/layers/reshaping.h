@@ -26,6 +26,7 @@
 // ZeroPadding2D and RepeatVector need the input's static shape (a graph
 // placeholder's unknown batch is refused, naming it).
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -72,6 +73,7 @@ class Permute : public Layer {
   ~Permute() override;
   // REQUIRES: x.rank() == dims.size() + 1.
   Tensor Call(const Tensor& x) override;
+  const std::vector<int64_t>& dims() const { return dims_; }
 
  private:
   std::vector<int64_t> dims_;
@@ -84,6 +86,7 @@ class RepeatVector : public Layer {
   ~RepeatVector() override;
   // REQUIRES: x of rank 2.
   Tensor Call(const Tensor& x) override;
+  int64_t times() const { return times_; }
 
  private:
   int64_t times_;
@@ -99,6 +102,8 @@ class ZeroPadding2D : public Layer {
   ~ZeroPadding2D() override;
   // REQUIRES: x of rank 4 with a known shape.
   Tensor Call(const Tensor& x) override;
+  // {top, bottom, left, right}.
+  std::array<int64_t, 4> padding() const { return {top_, bottom_, left_, right_}; }
 
  private:
   int64_t top_, bottom_, left_, right_;
@@ -113,6 +118,8 @@ class Cropping2D : public Layer {
   ~Cropping2D() override;
   // REQUIRES: x of rank 4 whose height and width exceed the crop.
   Tensor Call(const Tensor& x) override;
+  // {top, bottom, left, right}.
+  std::array<int64_t, 4> cropping() const { return {top_, bottom_, left_, right_}; }
 
  private:
   int64_t top_, bottom_, left_, right_;
