@@ -13,10 +13,15 @@
 #include "autodiff/dense.h"
 #include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
+#include "autodiff/layers/embedding.h"
+#include "autodiff/layers/normalization.h"
+#include "autodiff/layers/pooling.h"
 #include "ops/nn_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/errors.h"
 #include "saving/bundle/posix_file.h"
+#include "saving/keras/internal/keras_config.h"
+#include "saving/keras/internal/keras_layer_kinds.h"
 #include "saving/keras/internal/keras_layout.h"
 
 namespace eager {
@@ -34,36 +39,15 @@ std::string LoadScratchPath() {
   return StrCat(dir, "/", internal::TemporaryNameWithPid(kStem), ".weights.h5");
 }
 
-using Json = nlohmann::ordered_json;
+using Json = keras_internal::Json;
 
 constexpr const char* kKerasVersion = "3.15.1";  // the format written, as keras 3.15.1's
 constexpr uint64_t kMaxJson = 16 << 20;
 constexpr uint64_t kMaxWeights = uint64_t{16} << 30;
 constexpr int64_t kMaxMembers = 16;
 
-using ActivationFn = Tensor (*)(const Tensor&);
-
-std::string ActivationName(const Dense& dense) {
-  const Activation& a = dense.activation();
-  if (!a) return "linear";
-  const ActivationFn* fn = a.target<ActivationFn>();
-  if (fn != nullptr) {
-    if (*fn == &Relu) return "relu";
-    if (*fn == &Sigmoid) return "sigmoid";
-    if (*fn == &Tanh) return "tanh";
-    if (*fn == &Softmax) return "softmax";
-  }
-  throw UnimplementedError(StrCat("Keras model: Dense '", dense.name(),
-                                  "' has an activation Keras cannot name (linear, relu, sigmoid, "
-                                  "tanh, softmax can be saved)"));
-}
-
-Json DTypePolicy(DType dtype) {
-  return Json{{"module", "keras"},
-              {"class_name", "DTypePolicy"},
-              {"config", {{"name", dtype == DType::kFloat64 ? "float64" : "float32"}}},
-              {"registered_name", nullptr}};
-}
+using keras_internal::ConfigReader;
+using keras_internal::KerasLayerKind;
 
 Json ShapeJson(int64_t first, const Shape& rest) {
   Json s = Json::array({nullptr});
@@ -72,25 +56,33 @@ Json ShapeJson(int64_t first, const Shape& rest) {
   return s;
 }
 
+// The model's dtype: its first variable's (float32 for a weightless model).
+DType ModelDType(Sequential& model) {
+  for (Variable* v : model.TrainableVariables()) return v->dtype();
+  return DType::kFloat32;
+}
+
 Json ModelConfig(Sequential& model) {
-  DType dtype = DType::kFloat32;
+  const DType dtype = ModelDType(model);
   std::optional<Shape> input;
-  Json layers = Json::array();
+  std::string input_name = "input_layer";  // Keras's, when the model has no InputLayer
   for (Layer* layer : model.layers()) {
     if (auto* in = dynamic_cast<InputLayer*>(layer)) {
       if (in->shape()) input = *in->shape();
-    } else if (auto* d = dynamic_cast<Dense*>(layer)) {
-      if (!d->built())
-        throw FailedPreconditionError(StrCat("Keras model: Dense '", d->name(), "' is not built"));
-      dtype = d->kernel().dtype();
-      if (!input) input = Shape{d->kernel().shape().dim(0)};
+      input_name = in->name();
+      break;
     }
+    if (auto* d = dynamic_cast<Dense*>(layer); d != nullptr && d->built()) {
+      input = Shape{d->kernel().shape().dim(0)};  // a Dense first: its input size
+    }
+    break;
   }
   if (!input) {
     throw FailedPreconditionError(StrCat("Keras model '", model.name(),
                                          "': the input shape is unknown; start the model with an "
                                          "InputLayer that has a shape"));
   }
+  Json layers = Json::array();
   layers.push_back({{"module", "keras.layers"},
                     {"class_name", "InputLayer"},
                     {"config",
@@ -98,59 +90,31 @@ Json ModelConfig(Sequential& model) {
                       {"dtype", dtype == DType::kFloat64 ? "float64" : "float32"},
                       {"sparse", false},
                       {"ragged", false},
-                      {"name", "input_layer"},
+                      {"name", input_name},
                       {"optional", false}}},
                     {"registered_name", nullptr}});
   for (Layer* layer : model.layers()) {
     if (dynamic_cast<InputLayer*>(layer) != nullptr) continue;
-    if (dynamic_cast<Flatten*>(layer) != nullptr) {
-      layers.push_back({{"module", "keras.layers"},
-                        {"class_name", "Flatten"},
-                        {"config",
-                         {{"name", layer->name()},
-                          {"trainable", true},
-                          {"dtype", DTypePolicy(dtype)},
-                          {"data_format", "channels_last"}}},
-                        {"registered_name", nullptr}});
-    } else if (auto* d = dynamic_cast<Dense*>(layer)) {
-      layers.push_back(
-          {{"module", "keras.layers"},
-           {"class_name", "Dense"},
-           {"config",
-            {{"name", d->name()},
-             {"trainable", true},
-             {"dtype", DTypePolicy(dtype)},
-             {"units", d->units()},
-             {"activation", ActivationName(*d)},
-             {"use_bias", d->use_bias()},
-             {"kernel_initializer",
-              {{"module", "keras.initializers"},
-               {"class_name", "GlorotUniform"},
-               {"config", {{"seed", nullptr}}},
-               {"registered_name", nullptr}}},
-             {"bias_initializer",
-              {{"module", "keras.initializers"},
-               {"class_name", "Zeros"},
-               {"config", Json::object()},
-               {"registered_name", nullptr}}},
-             {"kernel_regularizer", nullptr},
-             {"bias_regularizer", nullptr},
-             {"kernel_constraint", nullptr},
-             {"bias_constraint", nullptr}}},
-           {"registered_name", nullptr},
-           {"build_config", {{"input_shape", ShapeJson(-1, Shape{d->kernel().shape().dim(0)})}}}});
-    } else {
-      throw UnimplementedError(StrCat("Keras model: layer '", layer->name(),
-                                      "' cannot be saved in a .keras config yet (InputLayer, "
-                                      "Flatten, Dense can)"));
+    const KerasLayerKind& kind = keras_internal::KindOf(*layer);
+    if (kind.to_config == nullptr) {
+      throw UnimplementedError(StrCat("Keras model: layer '", layer->name(), "' (", kind.class_name,
+                                      ") cannot be saved in a .keras Sequential config"));
     }
+    Json config = {{"name", layer->name()},
+                   {"trainable", true},
+                   {"dtype", keras_internal::DTypePolicyJson(dtype)}};
+    kind.to_config(*layer, config);
+    layers.push_back({{"module", "keras.layers"},
+                      {"class_name", kind.class_name},
+                      {"config", config},
+                      {"registered_name", nullptr}});
   }
   return {{"module", "keras"},
           {"class_name", "Sequential"},
           {"config",
            {{"name", model.name()},
             {"trainable", true},
-            {"dtype", DTypePolicy(dtype)},
+            {"dtype", keras_internal::DTypePolicyJson(dtype)},
             {"layers", layers}}},
           {"registered_name", nullptr},
           {"build_config", {{"input_shape", ShapeJson(-1, *input)}}}};
@@ -209,15 +173,84 @@ const Json& Field(const Json& j, const char* key, const std::string& file,
   return j.at(key);
 }
 
-Activation ActivationFromName(const std::string& name, const std::string& file,
-                              const std::string& where) {
-  if (name == "linear") return nullptr;
-  if (name == "relu") return Relu;
-  if (name == "sigmoid") return Sigmoid;
-  if (name == "tanh") return Tanh;
-  if (name == "softmax") return Softmax;
-  Unsupported(file, where,
-              StrCat("activation '", name, "' (eager has linear, relu, sigmoid, tanh, softmax)"));
+// A layer's dtype policy: float32/float64 (a DTypePolicy or a plain name);
+// mixed precision and other dtypes are not implemented.
+void CheckLayerDType(const Json& config, ConfigReader& reader) {
+  reader.Ignore("dtype");
+  if (!config.contains("dtype") || config["dtype"].is_null()) return;
+  const Json& d = config["dtype"];
+  const Json* name = &d;
+  if (d.is_object()) {
+    if (d.value("class_name", Json()) != "DTypePolicy" || !d.contains("config") ||
+        !d["config"].is_object() || !d["config"].contains("name")) {
+      reader.Unsupported("dtype", "not a DTypePolicy (eager reads float32 and float64 policies)");
+    }
+    name = &d["config"]["name"];
+  }
+  if (*name != "float32" && *name != "float64") {
+    reader.Unsupported("dtype", StrCat(name->dump().substr(0, 40),
+                                       " (eager reads the float32 and float64 policies)"));
+  }
+}
+
+// One layer of config.layers from its config, through its kind.
+std::unique_ptr<Layer> LayerFromConfig(const Json& layer, const std::string& file,
+                                       const std::string& where) {
+  const Json& cls_json = Field(layer, "class_name", file, where);
+  if (!cls_json.is_string()) {
+    throw InvalidArgumentError(
+        StrCat(".keras file '", file, "': ", where, ".class_name is not a string"));
+  }
+  const std::string cls = cls_json.get<std::string>();
+  const KerasLayerKind* kind = keras_internal::KindByClassName(cls);
+  if (kind == nullptr || kind->from_config == nullptr) {
+    Unsupported(file, where + ".class_name",
+                StrCat("layer class '", cls.substr(0, 60), "' (eager reads InputLayer, ",
+                       keras_internal::KindNames(), " but not a nested Sequential)"));
+  }
+  ConfigReader reader(Field(layer, "config", file, where), file, where + ".config");
+  std::string name;
+  if (reader.Has("name")) {
+    const Json& n = layer.at("config").at("name");
+    if (!n.is_string() || n.get<std::string>().size() > 256)
+      reader.Invalid("name", "is not a string of at most 256 characters");
+    name = n.get<std::string>();
+  }
+  reader.Expect("trainable", {Json(true)});
+  CheckLayerDType(layer.at("config"), reader);
+  std::unique_ptr<Layer> out;
+  try {
+    out = kind->from_config(reader, name);
+  } catch (const Error& e) {
+    // The layer's own argument checks name the layer, not the file.
+    if (std::string_view(e.what()).find(".keras file") != std::string_view::npos) throw;
+    ThrowError(e.code(), StrCat(".keras file '", file, "': ", where, " (", cls, "): ", e.what()));
+  }
+  reader.Finish();
+  return out;
+}
+
+// Keras propagates an Embedding's mask_zero mask to later layers, and
+// GlobalAveragePooling1D (averaging unmasked steps only) and
+// BatchNormalization (masked moments) then compute something else than
+// eager's layers, which take no mask. Such a model is refused rather than
+// run differently; `where` says in which file or model. (Conservative: a
+// layer in between that drops the mask would make it fine in Keras.)
+// `list` names the layer list in messages ("config.layers" when loading).
+void CheckMasks(Sequential& model, const std::string& where, const char* list) {
+  std::optional<size_t> masking;
+  for (size_t i = 0; i < model.layers().size(); ++i) {
+    Layer* layer = model.layers()[i];
+    if (auto* e = dynamic_cast<layers::Embedding*>(layer); e != nullptr && e->mask_zero()) {
+      masking = i;
+    } else if (masking && (dynamic_cast<layers::GlobalAveragePooling1D*>(layer) != nullptr ||
+                           dynamic_cast<layers::BatchNormalization*>(layer) != nullptr)) {
+      throw UnimplementedError(
+          StrCat(where, ": ", list, "[", i, "] ('", layer->name(), "') would take the mask of the ",
+                 "Embedding with mask_zero at ", list, "[", *masking, "] ('",
+                 model.layers()[*masking]->name(), "'); eager's layers take no masks"));
+    }
+  }
 }
 
 std::optional<Shape> BuildModel(const Json& root, const std::string& file, Sequential& model) {
@@ -228,44 +261,34 @@ std::optional<Shape> BuildModel(const Json& root, const std::string& file, Seque
   for (size_t i = 0; i < layers.size(); ++i) {
     const std::string where = StrCat("config.layers[", i, "]");
     const Json& layer = layers[i];
-    const std::string cls = Field(layer, "class_name", file, where).get<std::string>();
-    const Json& cfg = Field(layer, "config", file, where);
-    const std::string name = cfg.value("name", "");
-    if (cls == "InputLayer") {
+    if (layer.is_object() && layer.value("class_name", Json()) == "InputLayer") {
+      const Json& cfg = Field(layer, "config", file, where);
       const Json& shape = cfg.contains("batch_shape")
                               ? cfg.at("batch_shape")
                               : Field(cfg, "batch_input_shape", file, where + ".config");
+      if (!shape.is_array() || shape.size() < 2 || shape.size() > 9) {
+        throw InvalidArgumentError(StrCat(".keras file '", file, "': ", where,
+                                          ".config.batch_shape is not a list of 2 to 9 entries"));
+      }
       std::vector<int64_t> dims;
       for (size_t k = 1; k < shape.size(); ++k) {
-        const int64_t d = shape[k].get<int64_t>();
-        if (d <= 0 || d > (int64_t{1} << 40))
+        if (!shape[k].is_number_integer() || shape[k].get<int64_t>() <= 0 ||
+            shape[k].get<int64_t>() > keras_internal::kMaxConfigInt) {
           throw InvalidArgumentError(
-              StrCat(".keras file '", file, "': ", where, ".config.batch_shape has dimension ", d));
-        dims.push_back(d);
+              StrCat(".keras file '", file, "': ", where, ".config.batch_shape[", k, "] is ",
+                     shape[k].dump().substr(0, 40), "; expected a positive integer"));
+        }
+        dims.push_back(shape[k].get<int64_t>());
       }
       input = Shape(dims);
+      const std::string name =
+          cfg.contains("name") && cfg["name"].is_string() ? cfg["name"].get<std::string>() : "";
       model.Add(std::make_unique<InputLayer>(*input, name));
-    } else if (cls == "Flatten") {
-      model.Add(std::make_unique<Flatten>(name));
-    } else if (cls == "Dense") {
-      for (const char* k : {"kernel_regularizer", "bias_regularizer", "activity_regularizer",
-                            "kernel_constraint", "bias_constraint", "lora_rank"}) {
-        if (cfg.contains(k) && !cfg.at(k).is_null())
-          Unsupported(file, StrCat(where, ".config.", k), "not null");
-      }
-      const int64_t units = Field(cfg, "units", file, where + ".config").get<int64_t>();
-      if (units <= 0 || units > (int64_t{1} << 31))
-        throw InvalidArgumentError(
-            StrCat(".keras file '", file, "': ", where, ".config.units is ", units));
-      model.Add(std::make_unique<Dense>(
-          units,
-          ActivationFromName(cfg.value("activation", "linear"), file, where + ".config.activation"),
-          cfg.value("use_bias", true), std::nullopt, name));
     } else {
-      Unsupported(file, where + ".class_name",
-                  StrCat("layer class '", cls, "' (eager reads InputLayer, Flatten, Dense)"));
+      model.Add(LayerFromConfig(layer, file, where));
     }
   }
+  CheckMasks(model, StrCat(".keras file '", file, "'"), "config.layers");
   return input;
 }
 
@@ -358,6 +381,7 @@ H5Contents ReadWeightsMember(const std::string& path, const std::string& bytes) 
 
 void SaveKerasModel(const std::string& path, Sequential& model, const Adam* optimizer,
                     const std::string& loss) {
+  CheckMasks(model, StrCat("Keras model '", model.name(), "'"), "layers");
   Json config = ModelConfig(model);
   if (optimizer != nullptr) {
     Adam& adam = const_cast<Adam&>(*optimizer);
@@ -449,7 +473,9 @@ KerasModel LoadKerasModel(const std::string& path) {
     out.model = std::make_unique<Sequential>(
         Field(config, "config", path, "config.json").value("name", ""));
     const std::optional<Shape> input = BuildModel(config, path, *out.model);
-    if (config.contains("compile_config") && config["compile_config"].is_object()) {
+    // Keras writes "compile_config": {} for a model never compiled.
+    if (config.contains("compile_config") && config["compile_config"].is_object() &&
+        !config["compile_config"].empty()) {
       const Json& cc = config["compile_config"];
       const Json& opt = Field(cc, "optimizer", path, "config.compile_config");
       const std::string ocls = opt.is_object() ? opt.value("class_name", "") : "";
@@ -467,11 +493,7 @@ KerasModel LoadKerasModel(const std::string& path) {
       out.optimizer = std::make_unique<Adam>(options);
       if (cc.contains("loss") && cc["loss"].is_string()) out.loss = cc["loss"].get<std::string>();
     }
-    if (input) {
-      std::vector<int64_t> dims{1};
-      for (int64_t d : input->dims()) dims.push_back(d);
-      (void)(*out.model)(Tensor::Zeros(Shape(dims)));  // builds every Dense
-    }
+    (void)input;  // layers are built from the weights' shapes (ApplyWeights), not by a call
   } catch (const Json::exception& e) {
     throw InvalidArgumentError(StrCat(".keras file '", path, "': config.json: ", e.what()));
   }

@@ -8,12 +8,20 @@
 //   eager::KerasModel loaded = eager::LoadKerasModel("m.keras");
 //   eager::Tensor y = (*loaded.model)(x);
 //
-// Configs: Sequential of InputLayer, Flatten and Dense (units, activation
-// linear/relu/sigmoid/tanh/softmax, use_bias; default initializers, no
-// regularizers or constraints), float32 or float64; compile_config with an
-// Adam (learning_rate, beta_1, beta_2, epsilon, amsgrad false) and a loss
-// name. Anything else is UnimplementedError naming the config path
-// ("config.layers[2].config.kernel_regularizer").
+// Configs: a Sequential of InputLayer and the layers keras_weights.h lists
+// (saving/keras/internal/keras_layer_kinds.h: each layer's Keras class name
+// and arguments, e.g. Conv2D filters, kernel_size, strides, padding,
+// dilation_rate, activation linear/relu/sigmoid/tanh/softmax, use_bias;
+// initializers written as Keras's defaults and accepted whatever they are
+// on reading, since the weights come from the file), float32 or float64;
+// compile_config with an Adam (learning_rate, beta_1, beta_2, epsilon,
+// amsgrad false) and a loss name. On reading, every argument is checked: a
+// wrong type or a value out of range is InvalidArgumentError, an argument or
+// value eager does not implement (a regularizer, groups > 1, a layer class
+// it lacks) UnimplementedError, each naming the config path
+// ("config.layers[2].config.kernel_regularizer"). The layers are built from
+// the weights' shapes, not by running the model, so a crafted config cannot
+// make eager allocate more than the archive holds.
 //
 // Reading never trusts the archive: at most 16 members, names without "..",
 // absolute paths or backslashes, only Keras's three names (plus directory

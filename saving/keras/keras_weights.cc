@@ -12,21 +12,12 @@
 #include "runtime/errors.h"
 #include "runtime/tensor_access.h"
 #include "saving/bundle/posix_file.h"
+#include "saving/keras/internal/keras_layer_kinds.h"
 #include "saving/keras/internal/keras_layout.h"
 
 namespace eager {
 namespace keras_internal {
 namespace {
-
-// The snake_case class name Keras keys a layer by.
-std::string ClassKey(Layer& layer) {
-  if (dynamic_cast<Dense*>(&layer) != nullptr) return "dense";
-  if (dynamic_cast<Flatten*>(&layer) != nullptr) return "flatten";
-  if (dynamic_cast<Sequential*>(&layer) != nullptr) return "sequential";
-  throw UnimplementedError(StrCat("Keras weights: layer '", layer.name(),
-                                  "' is of a class eager cannot save in Keras's layout yet "
-                                  "(Dense, Flatten, InputLayer and Sequential can)"));
-}
 
 // A layer and its group path ("layers/dense"), as Keras's
 // _save_container_state names them: unique per container.
@@ -39,7 +30,7 @@ void CollectLayers(Sequential& model, const std::string& prefix, std::vector<Lay
   std::map<std::string, int> used;
   for (Layer* layer : model.layers()) {
     if (dynamic_cast<InputLayer*>(layer) != nullptr) continue;  // not in Sequential.layers
-    const std::string base = ClassKey(*layer);
+    const std::string base = KindOf(*layer).key;
     const int n = used[base]++;
     const std::string path = StrCat(prefix, "layers/", n == 0 ? base : StrCat(base, "_", n));
     out.push_back({layer, path});
@@ -55,17 +46,8 @@ std::vector<LayerEntry> Layers(Sequential& model) {
 
 // The variables Keras saves for `layer`, in its order.
 std::vector<Variable*> OwnVariables(Layer& layer) {
-  auto* dense = dynamic_cast<Dense*>(&layer);
-  if (dense == nullptr) return {};
-  if (!dense->built()) {
-    throw FailedPreconditionError(
-        StrCat("Keras weights: Dense '", dense->name(),
-               "' is not built yet; call the model once (or Build) before "
-               "saving"));
-  }
-  std::vector<Variable*> vars{&dense->kernel()};
-  if (dense->bias() != nullptr) vars.push_back(dense->bias());
-  return vars;
+  const KerasLayerKind& kind = KindOf(layer);
+  return kind.variables != nullptr ? kind.variables(layer) : std::vector<Variable*>{};
 }
 
 Variable* IterationsVariable(Adam& optimizer) {
@@ -127,6 +109,31 @@ void BuildFromKernel(const H5Contents& contents, std::string_view file, const st
             : StrCat("; it is ", it->second.dtype, " ", DescribeShape(it->second.shape))));
   }
   dense.Build(it->second.shape.dim(0), it->second.dtype);
+}
+
+// Builds an unbuilt layer from the shapes of its datasets under
+// `vars_group` (vars/0, vars/1, ... as long as they exist), through its
+// kind's build (which checks them against the layer's arguments first, and
+// refuses a dtype other than float32/float64 as the layer's Build does);
+// nothing for a built or weightless layer. Errors name the file and group.
+void BuildFromFile(const H5Contents& contents, std::string_view file, const std::string& vars_group,
+                   Layer& layer) {
+  const KerasLayerKind& kind = KindOf(layer);
+  if (kind.build == nullptr) return;
+  std::vector<Shape> shapes;
+  DType dtype = DType::kFloat32;
+  for (size_t i = 0;; ++i) {
+    auto it = contents.datasets.find(StrCat(vars_group, "/", i));
+    if (it == contents.datasets.end()) break;
+    if (i == 0) dtype = it->second.dtype;
+    shapes.push_back(it->second.shape);
+  }
+  try {
+    kind.build(layer, shapes, dtype);
+  } catch (const Error& e) {
+    ThrowError(e.code(), StrCat("Keras weights file '", file, "': group '", vars_group,
+                                "' cannot build the layer: ", e.what()));
+  }
 }
 
 // ---- tf_keras's legacy HDF5 (model.save_weights("m.h5"), model.save("m.h5")) ----
@@ -265,21 +272,17 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential&
   std::vector<Variable*> trainable;
   for (const LayerEntry& entry : Layers(model)) {
     const std::string vars_group = entry.path + "/vars";
-    auto* dense = dynamic_cast<Dense*>(entry.layer);
-    size_t expected = 0;
-    if (dense != nullptr) {
-      expected = dense->use_bias() ? 2 : 1;
-      BuildFromKernel(contents, file, vars_group + "/0", *dense);
-      const std::vector<Variable*> vars = OwnVariables(*dense);
-      const char* names[] = {"kernel", "bias"};
-      for (size_t i = 0; i < vars.size(); ++i) {
-        const std::string key = StrCat(vars_group, "/", i);
-        const H5Dataset& ds =
-            Require(contents, file, key, StrCat("Dense '", dense->name(), "' ", names[i]),
-                    vars[i]->dtype(), vars[i]->shape());
-        assignments.emplace_back(vars[i], DatasetTensor(ds));
-        if (vars[i]->trainable()) trainable.push_back(vars[i]);
-      }
+    BuildFromFile(contents, file, vars_group, *entry.layer);
+    const std::vector<Variable*> vars = OwnVariables(*entry.layer);
+    const size_t expected = vars.size();
+    for (size_t i = 0; i < vars.size(); ++i) {
+      const std::string key = StrCat(vars_group, "/", i);
+      const H5Dataset& ds = Require(contents, file, key,
+                                    StrCat("layer '", entry.layer->name(), "' variable ", i, ", '",
+                                           vars[i]->shared_name(), "'"),
+                                    vars[i]->dtype(), vars[i]->shape());
+      assignments.emplace_back(vars[i], DatasetTensor(ds));
+      if (vars[i]->trainable()) trainable.push_back(vars[i]);
     }
     const size_t present = CountDatasets(contents, vars_group);
     if (present != expected) {

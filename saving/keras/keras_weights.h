@@ -2,8 +2,11 @@
 
 // Keras 3's `.weights.h5` (model.save_weights / model.load_weights of
 // keras 3.x, tf.keras since TF 2.16), read and written for eager's
-// Sequential models of Dense, Flatten, InputLayer and nested Sequential
-// layers, and an Adam optimizer.
+// Sequential models of its layer library (Dense, Flatten, InputLayer, nested
+// Sequential, and every layer of autodiff/layers/: the convolutions,
+// poolings, normalizations, Embedding, Dropout and the shape layers), and an
+// Adam optimizer. Which layers and how: saving/keras/internal/
+// keras_layer_kinds.h, one entry per layer class.
 //
 //   eager::SaveKerasWeights("m.weights.h5", model, &adam);
 //   eager::LoadKerasWeights("m.weights.h5", model, &adam);
@@ -11,14 +14,18 @@
 // The layout is Keras's saving_lib (H5IOStore), by structure, not by layer
 // name:
 //   vars                      the model's own (none), attribute name=<model>
-//   layers/<key>/vars/<i>     layer variables in creation order (Dense:
-//                             0 kernel [in, units], 1 bias [units])
+//   layers/<key>/vars/<i>     layer variables in Keras's creation order
+//                             (Dense: 0 kernel [in, units], 1 bias [units];
+//                             BatchNormalization: gamma, beta, moving_mean,
+//                             moving_variance; SeparableConv2D: depthwise,
+//                             pointwise, bias)
 //   optimizer/vars/<i>        0 iterations (int64 scalar), 1 learning_rate
 //                             (float32 scalar), then for each trainable
 //                             variable of the model in order its "m"
 //                             (momentum) and "v" (velocity)
 // where <key> is the snake_case class name made unique in the container
-// ("dense", "dense_1", "flatten", "sequential"), and the InputLayer is not
+// ("dense", "dense_1", "conv2d", "batch_normalization", "sequential"), not
+// the layer's name, and the InputLayer is not
 // listed (Keras's Sequential.layers leaves it out). A nested Sequential has
 // its own "layers" group under its key.
 //
@@ -40,7 +47,9 @@
 //
 // Writing is crash-safe as eager's bundles: a temporary file beside `path`,
 // fsync, rename, fsync of the directory: a kill leaves the old file or the
-// new one, never a torn one. REQUIRES: every Dense built.
+// new one, never a torn one. REQUIRES: every layer with variables built
+// (else FailedPreconditionError naming it); a layer of another class is
+// UnimplementedError naming it and the classes eager saves.
 
 #include <string>
 

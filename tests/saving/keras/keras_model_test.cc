@@ -16,8 +16,10 @@
 
 #include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
+#include "autodiff/layers/conv.h"
 #include "eager.h"
 #include "saving/bundle/posix_file.h"
+#include "saving/keras/internal/keras_layout.h"
 #include "tests/saving/saving_test_util.h"
 
 namespace eager {
@@ -136,18 +138,19 @@ TEST(KerasModelCrafted, HostileArchivesAreClearErrors) {
   ExpectError([&] { LoadKerasModel(dir + "/functional.keras"); },
               {"config.class_name", "'Functional'"});
   WriteZip(
-      dir + "/conv.keras",
+      dir + "/lstm.keras",
       {{"config.json",
-        R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "Conv2D", "config": {}}]}})"},
+        R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "LSTM", "config": {}}]}})"},
        {"model.weights.h5", "x"}});
-  ExpectError([&] { LoadKerasModel(dir + "/conv.keras"); },
-              {"config.layers[0].class_name", "'Conv2D'"});
+  ExpectError([&] { LoadKerasModel(dir + "/lstm.keras"); },
+              {"config.layers[0].class_name", "'LSTM'", "Conv2D"});
   WriteZip(
       dir + "/type.keras",
       {{"config.json",
         R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "Dense", "config": {"units": "many"}}]}})"},
        {"model.weights.h5", "x"}});
-  ExpectError([&] { LoadKerasModel(dir + "/type.keras"); }, {"config.json"});
+  ExpectError([&] { LoadKerasModel(dir + "/type.keras"); },
+              {"config.layers[0].config.units", "\"many\"", "expected an integer"});
   WriteZip(
       dir + "/badh5.keras",
       {{"config.json",
@@ -167,6 +170,134 @@ TEST(KerasModelCrafted, HostileArchivesAreClearErrors) {
   const std::string bytes = testing::ReadFile(dir + "/m.keras");
   testing::WriteFile(dir + "/t.keras", bytes.substr(0, bytes.size() / 2));
   ExpectError([&] { LoadKerasModel(dir + "/t.keras"); }, {dir + "/t.keras"});
+}
+
+// Crafted layer configs: wrong types, huge or negative sizes, arguments
+// eager lacks. Each is a clear error naming the file and the config path,
+// and nothing is allocated from a config's sizes: a Conv2D of 2^30 filters
+// with a 2^20 x 2^20 kernel (in range for a config) is refused by the
+// weights' shapes before its kernel exists.
+TEST(KerasModelCrafted, HostileLayerConfigsNameTheConfigPath) {
+  const std::string dir = testing::TempDir();
+  // A real weights member: Conv2D(2, 3x3) on [5, 5, 1].
+  Sequential model("seq");
+  model.Add(std::make_unique<InputLayer>(Shape{5, 5, 1}));
+  model.Add(std::make_unique<layers::Conv2D>(2, std::array<int64_t, 2>{3, 3}));
+  model(Tensor::Zeros(Shape{1, 5, 5, 1}));
+  SaveKerasModel(dir + "/real.keras", model);
+  const std::string weights =
+      keras_internal::ReadKerasArchive(dir + "/real.keras").at("model.weights.h5");
+  const std::string input =
+      R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 5, 5, 1]}})";
+  const auto conv = [&](const std::string& args) {
+    return R"({"class_name": "Sequential", "config": {"layers": [)" + input +
+           R"(, {"class_name": "Conv2D", "config": {)" + args + "}}]}}";
+  };
+  struct Case {
+    std::string what, config;
+    std::vector<std::string> parts;
+  };
+  std::vector<Case> cases = {
+      {"float filters",
+       conv(R"("filters": 1e12, "kernel_size": 3)"),
+       {"config.layers[1].config.filters", "expected an integer"}},
+      {"huge filters",
+       conv(R"("filters": 1000000000000, "kernel_size": 3)"),
+       {"config.layers[1].config.filters", "1000000000000"}},
+      {"2^64 filters",
+       conv(R"("filters": 18446744073709551615, "kernel_size": 3)"),
+       {"config.layers[1].config.filters"}},
+      {"negative kernel",
+       conv(R"("filters": 2, "kernel_size": [-3, 3])"),
+       {"config.layers[1].config.kernel_size", "-3"}},
+      {"kernel of 3",
+       conv(R"("filters": 2, "kernel_size": [3, 3, 3])"),
+       {"config.layers[1].config.kernel_size", "a list of 2"}},
+      {"string strides",
+       conv(R"("filters": 2, "kernel_size": 3, "strides": "2")"),
+       {"config.layers[1].config.strides"}},
+      {"padding",
+       conv(R"("filters": 2, "kernel_size": 3, "padding": "reflect")"),
+       {"config.layers[1].config.padding", "reflect"}},
+      {"groups",
+       conv(R"("filters": 2, "kernel_size": 3, "groups": 2)"),
+       {"config.layers[1].config.groups"}},
+      {"regularizer",
+       conv(R"("filters": 2, "kernel_size": 3, "kernel_regularizer": {"a": 1})"),
+       {"config.layers[1].config.kernel_regularizer", "not supported"}},
+      {"activation",
+       conv(R"("filters": 2, "kernel_size": 3, "activation": "gelu")"),
+       {"config.layers[1].config.activation", "gelu"}},
+      {"channels_first",
+       conv(R"("filters": 2, "kernel_size": 3, "data_format": "channels_first")"),
+       {"config.layers[1].config.data_format"}},
+      {"dtype",
+       conv(R"("filters": 2, "kernel_size": 3, "dtype": "mixed_float16")"),
+       {"config.layers[1].config.dtype"}},
+      {"strides and dilation",
+       conv(R"("filters": 2, "kernel_size": 3, "strides": 2, "dilation_rate": 2)"),
+       {"config.layers[1]", "Conv2D"}},
+      {"in range but huge",
+       conv(R"("filters": 1073741824, "kernel_size": [1048576, 1048576])"),
+       {"layers/conv2d/vars", "expected [1048576,1048576,?,1073741824]"}},
+      {"batch_shape",
+       R"({"class_name": "Sequential", "config": {"layers": [{"class_name": )"
+       R"("InputLayer", "config": {"batch_shape": [null, -5]}}]}})",
+       {"config.layers[0].config.batch_shape[1]"}},
+  };
+  const auto layer = [&](const std::string& cls, const std::string& args) {
+    return R"({"class_name": "Sequential", "config": {"layers": [)" + input +
+           R"(, {"class_name": ")" + cls + R"(", "config": {)" + args + "}}]}}";
+  };
+  std::vector<Case> more = {
+      {"dropout rate", layer("Dropout", R"("rate": 2)"), {"config.layers[1].config.rate"}},
+      {"reshape zero",
+       layer("Reshape", R"("target_shape": [0, 5])"),
+       {"config.layers[1]", "target_shape"}},
+      {"permute", layer("Permute", R"("dims": [1, 1, 2])"), {"config.layers[1]", "Permute"}},
+      {"repeat", layer("RepeatVector", R"("n": -1)"), {"config.layers[1].config.n"}},
+      {"padding",
+       layer("ZeroPadding2D", R"("padding": [[1, 2], [3, -4]])"),
+       {"config.layers[1].config.padding"}},
+      {"cropping",
+       layer("Cropping2D", R"("cropping": "all")"),
+       {"config.layers[1].config.cropping"}},
+      {"pool",
+       layer("MaxPooling2D", R"("pool_size": [0, 2])"),
+       {"config.layers[1].config.pool_size"}},
+      {"bn axis", layer("BatchNormalization", R"("axis": 1)"), {"config.layers[1].config.axis"}},
+      {"bn momentum",
+       layer("BatchNormalization", R"("momentum": "high")"),
+       {"config.layers[1].config.momentum"}},
+      {"embedding",
+       layer("Embedding", R"("input_dim": 10, "output_dim": 1e12)"),
+       {"config.layers[1].config.output_dim"}},
+      {"units", layer("Dense", R"("units": -3)"), {"config.layers[1].config.units"}},
+      {"trainable",
+       layer("Dense", R"("units": 3, "trainable": false)"),
+       {"config.layers[1].config.trainable"}},
+      {"config not object",
+       R"({"class_name": "Sequential", "config": {"layers": [)" + input +
+           R"(, {"class_name": "Dense", "config": [1]}]}})",
+       {"config.layers[1].config", "expected an object"}},
+  };
+  for (Case& c : more) cases.push_back(std::move(c));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const std::string path = dir + "/crafted.keras";
+    WriteZip(path, {{"config.json", c.config}, {"model.weights.h5", weights}});
+    std::vector<std::string> parts = c.parts;
+    parts.push_back(path);
+    try {
+      LoadKerasModel(path);
+      ADD_FAILURE() << "expected an error";
+    } catch (const Error& e) {
+      for (const std::string& part : parts) {
+        EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+            << "'" << part << "' not in: " << e.what();
+      }
+    }
+  }
 }
 
 // config.json is file-supplied structure: a 1,000,000-deep nesting (2 MB,

@@ -1,0 +1,71 @@
+#pragma once
+
+// The registry of layer kinds eager saves in Keras's files: for each eager
+// layer class, ONE entry holding its Keras class name, the key Keras gives
+// its weights group, its variables in Keras's `vars/<i>` order, its config
+// both ways and how to build it from the weights a file holds. keras_weights
+// and keras_model look layers up here (by exact C++ type, so Conv1D is not
+// taken for its base Conv2D); a new layer is one new entry in a
+// keras_kinds_*.cc file, not another branch in the savers. Private to
+// saving/keras/.
+
+#include <memory>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "autodiff/layer.h"
+#include "saving/keras/internal/keras_config.h"
+
+namespace eager::keras_internal {
+
+struct KerasLayerKind {
+  // Keras's class name ("Conv2D") and the snake_case key of its weights
+  // group ("conv2d", made unique per container: "conv2d_1").
+  const char* class_name;
+  const char* key;
+  // Whether `layer` is of this kind (its exact type).
+  bool (*matches)(const Layer& layer);
+  // The variables in Keras's order (BatchNormalization: gamma, beta,
+  // moving_mean, moving_variance, the absent ones left out). Throws
+  // FailedPreconditionError naming the layer when it is not built. Null for
+  // weightless kinds.
+  std::vector<Variable*> (*variables)(Layer& layer) = nullptr;
+  // Builds an unbuilt `layer` so that its variables have `shapes` (the
+  // file's vars/0.. in order) and `dtype`. Checks every shape against the
+  // layer's arguments before creating anything, so the allocation is the
+  // file's own size; throws InvalidArgumentError saying what was expected.
+  void (*build)(Layer& layer, const std::vector<Shape>& shapes, DType dtype) = nullptr;
+  // The class-specific arguments of Keras's config (name, trainable and
+  // dtype are added by the caller).
+  void (*to_config)(Layer& layer, Json& config) = nullptr;
+  // The layer from its config; every argument read through `reader`
+  // (the caller reads name, trainable and dtype, then calls Finish()).
+  std::unique_ptr<Layer> (*from_config)(ConfigReader& reader, const std::string& name) = nullptr;
+};
+
+// The kind of `layer`; throws UnimplementedError naming the layer and the
+// classes eager can save.
+const KerasLayerKind& KindOf(const Layer& layer);
+// The kind with Keras class name `class_name`, or nullptr.
+const KerasLayerKind* KindByClassName(const std::string& class_name);
+// "Dense, Flatten, ..." for messages.
+std::string KindNames();
+
+// The registrations, one file per family of layers.
+std::vector<KerasLayerKind> CoreKinds();     // keras_kinds_core.cc
+std::vector<KerasLayerKind> ConvKinds();     // keras_kinds_conv.cc
+std::vector<KerasLayerKind> PoolingKinds();  // keras_kinds_pooling.cc
+
+// Helpers the registrations share.
+template <typename T>
+bool Is(const Layer& layer) {
+  return typeid(layer) == typeid(T);
+}
+// Throws InvalidArgumentError "<what> is <got>; expected <want>" unless
+// `got` == `want` (-1 in `want` matches any positive dimension).
+void ExpectShape(const std::string& what, const Shape& got, const std::vector<int64_t>& want);
+// Requires exactly `n` variable shapes in the file.
+void ExpectCount(const std::string& layer, const std::vector<Shape>& shapes, size_t n);
+
+}  // namespace eager::keras_internal
