@@ -6,8 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "autodiff/dense.h"
-#include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
 #include "runtime/errors.h"
 #include "runtime/tensor_access.h"
@@ -91,35 +89,27 @@ size_t CountDatasets(const H5Contents& contents, const std::string& group) {
   return n;
 }
 
-// Builds an unbuilt `dense` from its kernel dataset `key` ([input_dim,
-// units], float32/float64); nothing when built. Throws InvalidArgumentError
-// naming the file, the dataset and what was expected.
-void BuildFromKernel(const H5Contents& contents, std::string_view file, const std::string& key,
-                     Dense& dense) {
-  if (dense.built()) return;
-  auto it = contents.datasets.find(key);
-  if (it == contents.datasets.end() || it->second.shape.rank() != 2 ||
-      it->second.shape.dim(0) <= 0 || it->second.shape.dim(1) != dense.units() ||
-      !IsFloating(it->second.dtype)) {
-    throw InvalidArgumentError(StrCat(
-        "Keras weights file '", file, "': dataset '", key, "' (Dense '", dense.name(),
-        "' kernel) must be a float32/float64 [input_dim, ", dense.units(), "] to build the layer",
-        it == contents.datasets.end()
-            ? "; it is missing"
-            : StrCat("; it is ", it->second.dtype, " ", DescribeShape(it->second.shape))));
-  }
-  dense.Build(it->second.shape.dim(0), it->second.dtype);
-}
-
-// Builds an unbuilt layer from the shapes of its datasets under
-// `vars_group` (vars/0, vars/1, ... as long as they exist), through its
-// kind's build (which checks them against the layer's arguments first, and
-// refuses a dtype other than float32/float64 as the layer's Build does);
-// nothing for a built or weightless layer. Errors name the file and group.
-void BuildFromFile(const H5Contents& contents, std::string_view file, const std::string& vars_group,
-                   Layer& layer) {
+// Builds an unbuilt `layer` whose variables are to be `shapes` (the file's,
+// in Keras's order) through its kind's build, which checks them against
+// the layer's arguments first and refuses a dtype other than float32/float64
+// as the layer's Build does; nothing for a built or weightless layer.
+// Errors name the file and `where` (the datasets' group).
+void BuildWith(const std::vector<Shape>& shapes, DType dtype, std::string_view file,
+               const std::string& where, Layer& layer) {
   const KerasLayerKind& kind = KindOf(layer);
   if (kind.build == nullptr) return;
+  try {
+    kind.build(layer, shapes, dtype);
+  } catch (const Error& e) {
+    ThrowError(e.code(), StrCat("Keras weights file '", file, "': ", where,
+                                " cannot build the layer: ", e.what()));
+  }
+}
+
+// As BuildWith, from the datasets under `vars_group` (vars/0, vars/1, ...
+// as long as they exist).
+void BuildFromFile(const H5Contents& contents, std::string_view file, const std::string& vars_group,
+                   Layer& layer) {
   std::vector<Shape> shapes;
   DType dtype = DType::kFloat32;
   for (size_t i = 0;; ++i) {
@@ -128,11 +118,19 @@ void BuildFromFile(const H5Contents& contents, std::string_view file, const std:
     if (i == 0) dtype = it->second.dtype;
     shapes.push_back(it->second.shape);
   }
+  BuildWith(shapes, dtype, file, StrCat("group '", vars_group, "'"), layer);
+}
+
+// Whether `layer` has variables to load: a built layer's list is not empty,
+// an unbuilt layer of a kind with variables has some (its list throws
+// FailedPreconditionError until built).
+bool HasWeights(Layer& layer) {
+  const KerasLayerKind& kind = KindOf(layer);
+  if (kind.variables == nullptr) return false;
   try {
-    kind.build(layer, shapes, dtype);
-  } catch (const Error& e) {
-    ThrowError(e.code(), StrCat("Keras weights file '", file, "': group '", vars_group,
-                                "' cannot build the layer: ", e.what()));
+    return !kind.variables(layer).empty();
+  } catch (const FailedPreconditionError&) {
+    return true;
   }
 }
 
@@ -173,14 +171,7 @@ void ApplyLegacyWeights(const H5Contents& contents, std::string_view file, const
   }
   std::vector<Layer*> layers;
   for (Layer* layer : model.layers()) {
-    if (dynamic_cast<InputLayer*>(layer) != nullptr || dynamic_cast<Flatten*>(layer) != nullptr)
-      continue;
-    if (dynamic_cast<Dense*>(layer) == nullptr) {
-      throw UnimplementedError(StrCat("Keras weights file '", file,
-                                      "' (tf_keras legacy .h5): layer '", layer->name(),
-                                      "' is not a Dense; legacy files are read for Dense layers"));
-    }
-    layers.push_back(layer);
+    if (dynamic_cast<InputLayer*>(layer) == nullptr && HasWeights(*layer)) layers.push_back(layer);
   }
   if (layers.size() != saved.size()) {
     std::string names;
@@ -191,23 +182,37 @@ void ApplyLegacyWeights(const H5Contents& contents, std::string_view file, const
   }
   std::vector<std::pair<Variable*, Tensor>> assignments;
   for (size_t i = 0; i < layers.size(); ++i) {
-    auto* dense = static_cast<Dense*>(layers[i]);
+    Layer& layer = *layers[i];
     const auto& [name, weight_names] = saved[i];
-    const size_t expected = dense->use_bias() ? 2 : 1;
-    if (weight_names->size() != expected) {
-      throw InvalidArgumentError(StrCat("Keras weights file '", file, "': layer '", name, "' has ",
-                                        weight_names->size(), " weights; Dense '", dense->name(),
-                                        "' has ", expected));
+    std::vector<Shape> shapes;
+    DType dtype = DType::kFloat32;
+    for (const std::string& weight : *weight_names) {
+      const std::string key = StrCat(prefix, name, "/", weight);
+      auto it = contents.datasets.find(key);
+      if (it == contents.datasets.end()) {
+        throw InvalidArgumentError(StrCat("Keras weights file '", file, "': dataset '", key,
+                                          "' (listed in '", prefix, name,
+                                          "' weight_names) is missing"));
+      }
+      if (shapes.empty()) dtype = it->second.dtype;
+      shapes.push_back(it->second.shape);
     }
-    const std::string kernel_key = StrCat(prefix, name, "/", (*weight_names)[0]);
-    BuildFromKernel(contents, file, kernel_key, *dense);
-    const std::vector<Variable*> vars = OwnVariables(*dense);
-    const char* what[] = {"kernel", "bias"};
+    BuildWith(shapes, dtype, file,
+              StrCat("layer '", name, "' (datasets from '", prefix, name, "/",
+                     weight_names->front(), "')"),
+              layer);
+    const std::vector<Variable*> vars = OwnVariables(layer);
+    if (weight_names->size() != vars.size()) {
+      throw InvalidArgumentError(StrCat(
+          "Keras weights file '", file, "': layer '", name, "' has ", weight_names->size(),
+          " weights; ", KindOf(layer).class_name, " '", layer.name(), "' has ", vars.size()));
+    }
     for (size_t k = 0; k < vars.size(); ++k) {
       const std::string key = StrCat(prefix, name, "/", (*weight_names)[k]);
-      const H5Dataset& ds =
-          Require(contents, file, key, StrCat("Dense '", dense->name(), "' ", what[k]),
-                  vars[k]->dtype(), vars[k]->shape());
+      const H5Dataset& ds = Require(
+          contents, file, key,
+          StrCat("layer '", layer.name(), "' variable ", k, ", '", vars[k]->shared_name(), "'"),
+          vars[k]->dtype(), vars[k]->shape());
       assignments.emplace_back(vars[k], DatasetTensor(ds));
     }
   }

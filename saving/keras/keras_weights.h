@@ -33,7 +33,9 @@
 // per layer named by the root's or "model_weights"' `layer_names`, datasets
 // listed by each group's `weight_names`) is read by LoadKerasWeights too,
 // without an optimizer: layers with weights matched by order, as tf_keras's
-// load_weights matches them (Dense and weightless Flatten/InputLayer).
+// load_weights matches them, each layer's weights in the same order as in
+// Keras 3's layout (tf_keras's and Keras 3's build() create them alike);
+// an unbuilt layer is built from their shapes.
 //
 // Reading never trusts the file: the HDF5 part runs in a forked child
 // (saving/keras/internal/h5_file.h says why), and every dataset is checked

@@ -14,6 +14,9 @@
 //     eager's MODEL (its own seeded weights); `compiled`: one Adam(0.01)
 //     step. Saves DIR/eager.weights.h5 and DIR/eager.keras, prints the
 //     predictions; `compiled`: then one more step, prints again.
+//   keras_layer_files_driver legacy MODEL FILE
+//     eager's unbuilt MODEL loads tf_keras's legacy FILE (built from its
+//     shapes); prints the predictions.
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -187,6 +190,9 @@ int Run(int argc, char** argv) {
       Step(model, adam, x, y);
       Print(model, x);
     }
+  } else if (mode == "legacy") {
+    LoadKerasWeights(dir, model);  // here `dir` is the file
+    Print(model, x);
   } else {
     return 2;
   }

@@ -28,6 +28,8 @@ Keras -> eager: Keras takes a step (compiled) and writes .keras and
 eager -> Keras: eager builds (its own weights), steps (compiled) and saves;
   Keras's load_model and load_weights predict as eager; stepped models:
   Keras's next step from eager's files equals eager's next step.
+tf_keras's legacy .h5 (save_weights("m.h5")) of each model loads into
+eager's unbuilt model by layer order and predicts as tf_keras.
 A Keras model whose Embedding mask would reach GlobalAveragePooling1D is
 refused by eager's loader, naming both layers.
 Predictions agree to 1e-5 * max(1, max|Keras|) (summation order).
@@ -48,6 +50,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+import tf_keras  # noqa: E402
 
 keras = tf.keras
 L = keras.layers
@@ -70,23 +73,23 @@ def close(a, b):
 
 # name: (input shape, ids?, outputs, compiled, stepped, layers)
 MODELS = {
-    "cnn": ((8, 8, 3), False, 3, True, False, lambda: [
+    "cnn": ((8, 8, 3), False, 3, True, False, lambda L: [
         L.Conv2D(4, 3, padding="same", activation="relu"), L.BatchNormalization(),
         L.MaxPooling2D(), L.Dropout(0.5), L.Flatten(), L.Dense(3)]),
-    "embed": ((6,), True, 2, True, True, lambda: [
+    "embed": ((6,), True, 2, True, True, lambda L: [
         L.Embedding(32, 4), L.GlobalAveragePooling1D(), L.Dense(2)]),
-    "convs": ((8, 8, 3), False, 2, True, True, lambda: [
+    "convs": ((8, 8, 3), False, 2, True, True, lambda L: [
         L.DepthwiseConv2D(3, padding="same", depth_multiplier=2),
         L.SeparableConv2D(4, 3, activation="relu"), L.Conv2DTranspose(3, 2, strides=2),
         L.ZeroPadding2D(((1, 0), (2, 1))), L.Cropping2D(((0, 1), (1, 0))),
         L.AveragePooling2D(2, strides=1, padding="same"), L.GlobalMaxPooling2D(),
         L.Dense(2, activation="tanh")]),
-    "seq1d": ((10, 4), False, 2, False, False, lambda: [
+    "seq1d": ((10, 4), False, 2, False, False, lambda L: [
         L.Conv1D(3, 3, padding="causal", activation="tanh"), L.MaxPooling1D(2),
         L.AveragePooling1D(2, padding="same"), L.LayerNormalization(),
         L.GlobalAveragePooling1D(), L.RepeatVector(3), L.Permute((2, 1)), L.Reshape((-1,)),
         L.Activation("sigmoid"), L.Dense(2)]),
-    "more": ((6, 6, 2), False, 2, True, True, lambda: [
+    "more": ((6, 6, 2), False, 2, True, True, lambda L: [
         L.Conv2D(2, 3, dilation_rate=2, use_bias=False), L.GlobalAveragePooling2D(keepdims=True),
         L.Reshape((1, 2)), L.GlobalMaxPooling1D(),
         L.BatchNormalization(momentum=0.9, epsilon=1e-2, center=False),
@@ -106,7 +109,7 @@ def data(name):
 def make(name):
     shape, ids, _, compiled = MODELS[name][:4]
     m = keras.Sequential([keras.Input(shape, dtype="int32" if ids else "float32")] +
-                         MODELS[name][5]())
+                         MODELS[name][5](keras.layers))
     if compiled:
         m.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
     return m
@@ -189,6 +192,23 @@ for name, (shape, ids, outputs, compiled, stepped, _) in MODELS.items():
               close(got[1].reshape(pred.shape), km.predict(x, verbose=0)))
         check(f"{name}: Keras's next step from eager's .weights.h5 equals eager's",
               close(got[1].reshape(pred.shape), kw.predict(x, verbose=0)))
+
+# tf_keras's legacy save_weights("m.h5") of the same models (trained one
+# step, so BatchNormalization's moving statistics are not the initial ones):
+# eager's unbuilt model loads it by layer order, built from the file's shapes.
+for name, (shape, ids, outputs, compiled, stepped, layers) in MODELS.items():
+    x, y = data(name)
+    t = tf_keras.Sequential([tf_keras.Input(shape, dtype="int32" if ids else "float32")] +
+                            layers(tf_keras.layers))
+    t.compile(optimizer=tf_keras.optimizers.Adam(0.01), loss="mse")
+    t.train_on_batch(x, y)
+    d = fresh(name + "_legacy")
+    path = os.path.join(d, "legacy.h5")
+    t.save_weights(path)
+    want = t.predict(x, verbose=0)
+    got = run("legacy", name, path)
+    check(f"{name}: eager loads tf_keras's legacy .h5 into an unbuilt model, predicts as tf_keras",
+          close(got[0].reshape(want.shape), want))
 
 # Keras feeds mask_zero's mask to GlobalAveragePooling1D (the mean of the
 # unmasked steps); eager's layer takes none, so loading is a clear error.

@@ -186,6 +186,10 @@ TEST(KerasLayerKinds, FileShapesAreCheckedAgainstTheLayerBeforeBuilding) {
   bn.Add(std::make_unique<L::BatchNormalization>());
   ExpectError([&] { LoadKerasWeights(dir + "/c.weights.h5", bn); },
               {"layers/batch_normalization/vars", "has 0 variables in the file; expected 4"});
+  Sequential ln("m");
+  ln.Add(std::make_unique<L::LayerNormalization>());
+  ExpectError([&] { LoadKerasWeights(dir + "/c.weights.h5", ln); },
+              {"layers/layer_normalization/vars", "has 0 variables in the file; expected 2"});
 }
 
 class Custom : public Layer {
