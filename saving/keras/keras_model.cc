@@ -256,6 +256,7 @@ void CheckMasks(Sequential& model, const std::string& where, const char* list) {
 std::optional<Shape> BuildModel(const Json& root, const std::string& file, Sequential& model) {
   std::optional<Shape> input;
   const Json& layers = Field(Field(root, "config", file, "config.json"), "layers", file, "config");
+  double growth = 1;  // the product of the layers' kind.growth so far
   if (!layers.is_array())
     throw InvalidArgumentError(StrCat(".keras file '", file, "': config.layers is not a list"));
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -285,7 +286,16 @@ std::optional<Shape> BuildModel(const Json& root, const std::string& file, Seque
           cfg.contains("name") && cfg["name"].is_string() ? cfg["name"].get<std::string>() : "";
       model.Add(std::make_unique<InputLayer>(*input, name));
     } else {
-      model.Add(LayerFromConfig(layer, file, where));
+      std::unique_ptr<Layer> built = LayerFromConfig(layer, file, where);
+      const KerasLayerKind& kind = keras_internal::KindOf(*built);
+      if (kind.growth != nullptr) growth *= kind.growth(*built);
+      if (growth > keras_internal::kMaxGrowth) {
+        throw InvalidArgumentError(StrCat(
+            ".keras file '", file, "': ", where, " (", kind.class_name,
+            "): the layers up to here multiply an input's size by ", growth, ", over the limit of ",
+            keras_internal::kMaxGrowth, " (running the model would allocate what no file holds)"));
+      }
+      model.Add(std::move(built));
     }
   }
   CheckMasks(model, StrCat(".keras file '", file, "'"), "config.layers");

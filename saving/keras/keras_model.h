@@ -21,7 +21,11 @@
 // it lacks) UnimplementedError, each naming the config path
 // ("config.layers[2].config.kernel_regularizer"). The layers are built from
 // the weights' shapes, not by running the model, so a crafted config cannot
-// make eager allocate more than the archive holds.
+// make eager allocate more than the archive holds; and layers that enlarge
+// their input by their arguments alone (RepeatVector n, ZeroPadding2D,
+// Conv2DTranspose strides) may multiply its size by at most 2^24 in all,
+// else InvalidArgumentError naming the layer's config path, so running the
+// loaded model cannot either.
 //
 // Reading never trusts the archive: at most 16 members, names without "..",
 // absolute paths or backslashes, only Keras's three names (plus directory

@@ -300,6 +300,18 @@ std::unique_ptr<Layer> TransposeFromConfig(ConfigReader& r, const std::string& n
                                                                 .name = name});
 }
 
+// Each output pixel per input pixel: the strides, plus the kernel's reach
+// ("valid" adds k_eff - stride per axis).
+double TransposeGrowth(Layer& layer) {
+  auto& c = static_cast<Conv2DTranspose&>(layer);
+  double g = 1;
+  for (int i = 0; i < 2; ++i) {
+    g *= double(c.config().strides[i]) +
+         double(c.config().dilation_rate[i]) * double(c.kernel_size()[i]);
+  }
+  return g;
+}
+
 }  // namespace
 
 std::vector<KerasLayerKind> ConvKinds() {
@@ -313,7 +325,7 @@ std::vector<KerasLayerKind> ConvKinds() {
       {"SeparableConv2D", "separable_conv2d", Is<SeparableConv2D>, SeparableVariables,
        SeparableBuild, SeparableToConfig, SeparableFromConfig},
       {"Conv2DTranspose", "conv2d_transpose", Is<Conv2DTranspose>, TransposeVariables,
-       TransposeBuild, TransposeToConfig, TransposeFromConfig},
+       TransposeBuild, TransposeToConfig, TransposeFromConfig, TransposeGrowth},
   };
 }
 

@@ -276,6 +276,15 @@ std::unique_ptr<Layer> RepeatVectorFromConfig(ConfigReader& r, const std::string
   return std::make_unique<RepeatVector>(r.Int("n", 1, kMaxConfigInt, std::nullopt), name);
 }
 
+double RepeatVectorGrowth(Layer& layer) {
+  return static_cast<double>(static_cast<RepeatVector&>(layer).times());
+}
+
+double ZeroPaddingGrowth(Layer& layer) {
+  const std::array<int64_t, 4> p = static_cast<ZeroPadding2D&>(layer).padding();
+  return double(1 + p[0] + p[1]) * double(1 + p[2] + p[3]);
+}
+
 void ZeroPaddingToConfig(Layer& layer, Json& c) {
   c["padding"] = Sides(static_cast<ZeroPadding2D&>(layer).padding());
   c["data_format"] = "channels_last";
@@ -318,9 +327,9 @@ std::vector<KerasLayerKind> CoreKinds() {
       {"Reshape", "reshape", Is<Reshape>, nullptr, nullptr, ReshapeToConfig, ReshapeFromConfig},
       {"Permute", "permute", Is<Permute>, nullptr, nullptr, PermuteToConfig, PermuteFromConfig},
       {"RepeatVector", "repeat_vector", Is<RepeatVector>, nullptr, nullptr, RepeatVectorToConfig,
-       RepeatVectorFromConfig},
+       RepeatVectorFromConfig, RepeatVectorGrowth},
       {"ZeroPadding2D", "zero_padding2d", Is<ZeroPadding2D>, nullptr, nullptr, ZeroPaddingToConfig,
-       ZeroPaddingFromConfig},
+       ZeroPaddingFromConfig, ZeroPaddingGrowth},
       {"Cropping2D", "cropping2d", Is<Cropping2D>, nullptr, nullptr, CroppingToConfig,
        CroppingFromConfig},
   };

@@ -42,7 +42,15 @@ struct KerasLayerKind {
   // The layer from its config; every argument read through `reader`
   // (the caller reads name, trainable and dtype, then calls Finish()).
   std::unique_ptr<Layer> (*from_config)(ConfigReader& reader, const std::string& name) = nullptr;
+  // By how much the layer can multiply its input's element count through
+  // its arguments alone (RepeatVector: n), not through weights the file
+  // bounds; null for 1. A loaded config whose layers multiply by more than
+  // kMaxGrowth in all is refused: running it would allocate what no file
+  // holds.
+  double (*growth)(Layer& layer) = nullptr;
 };
+
+inline constexpr double kMaxGrowth = double(int64_t{1} << 24);
 
 // The kind of `layer`; throws UnimplementedError naming the layer and the
 // classes eager can save.

@@ -273,6 +273,21 @@ TEST(KerasModelCrafted, HostileLayerConfigsNameTheConfigPath) {
        layer("Embedding", R"("input_dim": 10, "output_dim": 1e12)"),
        {"config.layers[1].config.output_dim"}},
       {"units", layer("Dense", R"("units": -3)"), {"config.layers[1].config.units"}},
+      {"repeat 2^31",
+       layer("RepeatVector", R"("n": 2147483648)"),
+       {"config.layers[1] (RepeatVector)", "multiply an input's size"}},
+      {"repeat twice",
+       R"({"class_name": "Sequential", "config": {"layers": [)" + input +
+           R"(, {"class_name": "RepeatVector", "config": {"n": 5000}}, )"
+           R"({"class_name": "Reshape", "config": {"target_shape": [-1]}}, )"
+           R"({"class_name": "RepeatVector", "config": {"n": 5000}}]}})",
+       {"config.layers[3] (RepeatVector)", "multiply an input's size by 2.5e+07"}},
+      {"padding 2^20",
+       layer("ZeroPadding2D", R"("padding": 1048576)"),
+       {"config.layers[1] (ZeroPadding2D)", "over the limit"}},
+      {"transpose strides",
+       layer("Conv2DTranspose", R"("filters": 1, "kernel_size": 1, "strides": 100000)"),
+       {"config.layers[1] (Conv2DTranspose)", "over the limit"}},
       {"trainable",
        layer("Dense", R"("units": 3, "trainable": false)"),
        {"config.layers[1].config.trainable"}},
