@@ -482,7 +482,8 @@ KerasModel LoadKerasModel(const std::string& path) {
     }
     out.model = std::make_unique<Sequential>(
         Field(config, "config", path, "config.json").value("name", ""));
-    const std::optional<Shape> input = BuildModel(config, path, *out.model);
+    // Built from the weights' shapes (ApplyWeights below), not by a call.
+    BuildModel(config, path, *out.model);
     // Keras writes "compile_config": {} for a model never compiled.
     if (config.contains("compile_config") && config["compile_config"].is_object() &&
         !config["compile_config"].empty()) {
@@ -503,7 +504,6 @@ KerasModel LoadKerasModel(const std::string& path) {
       out.optimizer = std::make_unique<Adam>(options);
       if (cc.contains("loss") && cc["loss"].is_string()) out.loss = cc["loss"].get<std::string>();
     }
-    (void)input;  // layers are built from the weights' shapes (ApplyWeights), not by a call
   } catch (const Json::exception& e) {
     throw InvalidArgumentError(StrCat(".keras file '", path, "': config.json: ", e.what()));
   }
