@@ -59,6 +59,9 @@
 #include "autodiff/optimizer.h"
 #include "autodiff/sequential.h"
 #include "autodiff/sgd.h"
+// Keras 3 / tf_keras optimizers (issue 38).
+#include "autodiff/adagrad.h"
+#include "autodiff/rmsprop.h"
 // autodiff/layers: Keras's layer library (issue 38).
 #include "autodiff/layers/embedding.h"
 #include "autodiff/layers/normalization.h"

@@ -57,7 +57,8 @@ Variable& Optimizer::AddOwnedVariable(std::string_view local_name, const Tensor&
 }
 
 Variable& Optimizer::AddSlot(const Variable& variable, std::string_view slot_name,
-                             const std::string& scope_prefix, std::string_view variable_name) {
+                             const std::string& scope_prefix, std::string_view variable_name,
+                             std::optional<double> fill) {
   auto it = std::find(slot_names_.begin(), slot_names_.end(), slot_name);
   EAGER_INTERNAL_CHECK(it != slot_names_.end());
   const size_t index = static_cast<size_t>(it - slot_names_.begin());
@@ -65,12 +66,23 @@ Variable& Optimizer::AddSlot(const Variable& variable, std::string_view slot_nam
   EAGER_INTERNAL_CHECK(slots.size() == index);  // created in slot_names_ order
 
   NameScope scope(scope_prefix);
-  Variable& created =
-      CreateSlot(variable, slot_name, variable_name, [&](std::unique_ptr<Variable> slot) {
+  Variable& created = CreateSlot(
+      variable, slot_name, variable_name,
+      [&](std::unique_ptr<Variable> slot) {
         slots_[index].push_back({&variable, slot.get()});
         slots.push_back(slot.get());
         owned_.push_back(std::move(slot));
-      });
+      },
+      fill ? std::function<Tensor()>([&] {
+        return VisitFloatDType(variable.dtype(), "an optimizer slot", [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          return Tensor::FromVector<T>(
+              std::vector<T>(static_cast<size_t>(variable.shape().num_elements()),
+                             static_cast<T>(*fill)),
+              variable.shape());
+        });
+      })
+           : std::function<Tensor()>());
   // The newer layouts' lists; appending reports the edges to a restoration
   // waiting for them. The model variable is listed, not changed: the const
   // is dropped only because a Trackable child is non-const.
@@ -81,7 +93,8 @@ Variable& Optimizer::AddSlot(const Variable& variable, std::string_view slot_nam
     trainable_list_->Append(original);
   }
   if (index < slot_lists_.size()) slot_lists_[index]->Append(created);
-  variables_list_->Append(created);
+  // "_variables" is rebuilt once a batch of slots exists (EnsureSlots'
+  // callers): its indices depend on every variable's slots when grouped.
   return created;
 }
 
@@ -100,9 +113,35 @@ void Optimizer::RebuildVariablesList() {
       if (c.name == "learning_rate") variables_list_->Append(*c.object);
     }
   }
+  if (slots_grouped_by_kind_) {
+    for (size_t kind = 0; kind < slot_names_.size(); ++kind) {
+      for (Variable* v : slotted_) {
+        const std::vector<Variable*>& slots = slot_of_.at(v);
+        if (kind < slots.size()) variables_list_->Append(*slots[kind]);
+      }
+    }
+    return;
+  }
   for (Variable* v : slotted_) {
     for (Variable* slot : slot_of_.at(v)) variables_list_->Append(*slot);
   }
+}
+
+bool Optimizer::EnsureSlots(Variable& variable) {
+  if (slot_of_.contains(&variable)) return false;
+  CreateSlots(variable);
+  slot_of_[&variable];  // also for slot-less optimizers: CreateSlots runs once
+  return true;
+}
+
+void Optimizer::Build(const std::vector<Variable*>& vars) {
+  for (const Variable* variable : vars) {
+    EAGER_CHECK(variable != nullptr, "Optimizer '", name_, "'.Build: got a null variable");
+    CheckDType(*variable);
+  }
+  bool created = false;
+  for (Variable* variable : vars) created = EnsureSlots(*variable) || created;
+  if (created && iter_ != nullptr) RebuildVariablesList();
 }
 
 void Optimizer::UseKerasLayout(KerasLayout layout) {
@@ -122,7 +161,8 @@ bool Optimizer::CreateSlotsForRestore(const Variable& original, std::string_view
     return false;  // left to ApplyGradients, which says why
   }
   CreateSlots(original);
-  slot_of_[&original];  // as ApplyValidated: CreateSlots runs once
+  slot_of_[&original];  // as EnsureSlots: CreateSlots runs once
+  if (iter_ != nullptr) RebuildVariablesList();
   return true;
 }
 
@@ -161,12 +201,11 @@ void Optimizer::ApplyGradients(const std::vector<GradientAndVariable>& grads_and
 }
 
 void Optimizer::ApplyValidated(const std::vector<GradientAndVariable>& grads_and_vars) {
+  bool created = false;
   for (const auto& [grad, variable] : grads_and_vars) {
-    if (grad && !slot_of_.contains(variable)) {
-      CreateSlots(*variable);
-      slot_of_[variable];  // also for slot-less optimizers: CreateSlots runs once
-    }
+    if (grad) created = EnsureSlots(*variable) || created;
   }
+  if (created && iter_ != nullptr) RebuildVariablesList();
   PrepareStep();
   {
     // The updates are TF's Apply* kernels: denormals flushed (Adam's m for

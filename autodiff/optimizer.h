@@ -113,6 +113,14 @@ class Optimizer : public Trackable {
   void SetGradientClipping(const GradientClipping& clipping);
   const GradientClipping& gradient_clipping() const { return clipping_; }
 
+  // Keras's build(var_list): creates now the slots of every variable in
+  // `vars` that has none (in `vars` order, as Keras lists them), so a
+  // checkpoint restored before the first step gives them their values and
+  // GetSlot finds them. ApplyGradients does the same for the variables it
+  // gets. Throws InvalidArgumentError, creating nothing, when a variable is
+  // null or has a dtype the optimizer does not support.
+  void Build(const std::vector<Variable*>& vars);
+
   // Steps completed (the "iter" variable's value).
   int64_t iterations() const;
 
@@ -152,12 +160,20 @@ class Optimizer : public Trackable {
   // its dtype and shape unless a deferred restoration supplies the value,
   // non-trainable, named `variable_name` inside the scope `scope_prefix`
   // (entered exactly, e.g. "Adam/"). Call in slot_names() order.
+  // `fill`: the value every element starts at instead of zero (Adagrad's
+  // initial_accumulator_value), converted to the variable's dtype.
   Variable& AddSlot(const Variable& variable, std::string_view slot_name,
-                    const std::string& scope_prefix, std::string_view variable_name);
+                    const std::string& scope_prefix, std::string_view variable_name,
+                    std::optional<double> fill = std::nullopt);
 
   // The list edges of the newer Keras layouts for each slot name, in
   // slot_names() order (Adam: "_momentums", "_velocities").
   void SetSlotListNames(std::vector<std::string> names);
+  // How the newer layouts' "_variables" list orders slots. Interleaved (the
+  // default; Adam's one add_optimizer_variables call for m and v): each
+  // variable's slots together. Grouped by kind (RMSprop's one call per
+  // slot kind): every variable's first slot, then every variable's second.
+  void SetSlotsGroupedByKind(bool grouped) { slots_grouped_by_kind_ = grouped; }
 
   // Creates the slots of `variable`; called once per variable, before its
   // first update.
@@ -184,6 +200,8 @@ class Optimizer : public Trackable {
   Variable* iter() const { return iter_; }
 
  private:
+  // Creates the slots of `variable` unless done already; true if it did.
+  bool EnsureSlots(Variable& variable);
   // ApplyGradients after validation (and clipping).
   void ApplyValidated(const std::vector<GradientAndVariable>& grads_and_vars);
   // Applies clipping_ to the gradients of `grads_and_vars`.
@@ -212,6 +230,7 @@ class Optimizer : public Trackable {
   KerasLayout layout_ = KerasLayout::kKeras2Legacy;
   std::vector<std::string> slot_list_names_;
   std::vector<Variable*> slotted_;
+  bool slots_grouped_by_kind_ = false;
   std::unique_ptr<internal::TrackableList> variables_list_;  // "_variables"
   std::unique_ptr<internal::TrackableList> trainable_list_;  // "_trainable_variables"
   std::vector<std::unique_ptr<internal::TrackableList>> slot_lists_;

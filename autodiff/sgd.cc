@@ -45,6 +45,7 @@ SGD::SGD(const SGDOptions& options)
   EAGER_CHECK(!tf1_ || options.decay == 0.0, "SGD '", name(),
               "': decay is a Keras option; TF1 optimizers have none (got ", options.decay, ")");
   if (tf1_) return;
+  SetSlotListNames({"momentums"});  // Keras 3 and tf_keras 2.11+: `self.momentums`
   // Sorted order, as Keras lists hyper-parameters in the object graph.
   decay_ = &AddHyper("decay", options.decay);
   learning_rate_ = &AddHyper("learning_rate", options.learning_rate);
@@ -57,7 +58,8 @@ void SGD::CreateSlots(const Variable& variable) {
   if (use_momentum_ && tf1_) {
     // slot_creator: "<var>/<optimizer name>", made unique.
     AddSlot(variable, "momentum", std::string(variable.shared_name()) + "/", name());
-  } else if (use_momentum_) {
+  } else if (use_momentum_ || keras_layout() == KerasLayout::kKeras2) {
+    // tf_keras 2.11+ makes the "m" slot with momentum 0 too.
     AddSlot(variable, "momentum", scope(), std::string(variable.shared_name()) + "/momentum");
   }
 }
@@ -96,13 +98,19 @@ void SGD::ApplyDense(const Tensor& grad, Variable& variable) {
     const T* __restrict g = grad.data<T>().data();
     T* __restrict x = internal::MutableData<T>(new_value);
     const size_t n = static_cast<size_t>(new_value.num_elements());
-    if (!use_momentum_) {
+    Variable* accum_slot = GetSlot(variable, "momentum");
+    if (accum_slot == nullptr) {
       for (size_t i = 0; i < n; ++i) x[i] = x[i] - g[i] * lr;
       variable.Assign(new_value);
       return;
     }
-    const T momentum = static_cast<T>(momentum_->value().scalar<float>());
-    Variable& accum_variable = *GetSlot(variable, "momentum");
+    // The newer Keras lines keep momentum a Python float (cast to T); with
+    // momentum 0 tf_keras still runs this update (its slot then holds
+    // -grad * lr, and var moves by exactly grad * lr).
+    const T momentum = keras_layout() == KerasLayout::kKeras2Legacy
+                           ? static_cast<T>(momentum_->value().scalar<float>())
+                           : static_cast<T>(momentum_value_);
+    Variable& accum_variable = *accum_slot;
     const auto hold_accum = internal::LockVariable(accum_variable);
     Tensor new_accum = internal::WritableValue(accum_variable);
     T* __restrict a = internal::MutableData<T>(new_accum);

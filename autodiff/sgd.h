@@ -12,6 +12,13 @@
 // Children: "iter", then "decay", "learning_rate", "momentum" (float32
 // hyper-parameter variables "SGD/decay", ...). Slot "momentum" (accum,
 // "SGD/<variable>/momentum") exists only when momentum != 0.
+//
+// In the kKeras3 and kKeras2 layouts (SetKerasLayout; Keras 3's and tf_keras
+// 2.11+'s SGD) the update is the same with momentum the Python float cast
+// to the variable's dtype (the "momentum" variable is not read), and the
+// checkpoint holds "_iterations", "_learning_rate", "momentums/N" (the
+// slots) and "_variables/N". tf_keras makes the slot with momentum 0 too
+// (it then holds -grad * lr); Keras 3 only with momentum.
 
 #include <string_view>
 #include <vector>

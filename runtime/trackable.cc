@@ -55,12 +55,14 @@ Variable& Trackable::CreateVariable(std::string_view local_name, const Tensor& i
 }
 
 Variable& Trackable::CreateSlot(const Variable& original, std::string_view slot_name,
-                                std::string_view variable_name, const StoreVariable& store) {
+                                std::string_view variable_name, const StoreVariable& store,
+                                const std::function<Tensor()>& initial_value) {
   std::optional<Tensor> restored =
       DeferredInitialSlotValue(original, slot_name, original.dtype(), original.shape());
-  auto slot = std::make_unique<Variable>(
-      restored ? std::move(*restored) : Tensor::Zeros(original.shape(), original.dtype()),
-      variable_name, /*trainable=*/false);
+  if (!restored) {
+    restored = initial_value ? initial_value() : Tensor::Zeros(original.shape(), original.dtype());
+  }
+  auto slot = std::make_unique<Variable>(std::move(*restored), variable_name, /*trainable=*/false);
   Variable& created = *slot;
   store(std::move(slot));
   NotifySlotAdded({&original, std::string(slot_name), &created});

@@ -174,11 +174,13 @@ class Trackable {
   Variable& CreateVariable(std::string_view local_name, const Tensor& initial_value,
                            std::string_view variable_name, bool trainable,
                            const StoreVariable& store);
-  // The same for an optimizer's slot `slot_name` of `original`: zeros like
-  // `original` unless restored, not trainable; `store` must make it one of
-  // Slots(); then the restorations are told of the new slot.
+  // The same for an optimizer's slot `slot_name` of `original`: unless
+  // restored, `initial_value()` (which must be like `original`; when null,
+  // zeros like it, as most slots start), not trainable; `store` must make it
+  // one of Slots(); then the restorations are told of the new slot.
   Variable& CreateSlot(const Variable& original, std::string_view slot_name,
-                       std::string_view variable_name, const StoreVariable& store);
+                       std::string_view variable_name, const StoreVariable& store,
+                       const std::function<Tensor()>& initial_value = nullptr);
 
   // The steps CreateVariable and CreateSlot take, for a child that is not a
   // variable: call the first two right before creating a variable (the

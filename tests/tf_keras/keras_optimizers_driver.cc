@@ -1,0 +1,132 @@
+// keras_optimizers_driver: eager's side of keras_optimizers_test.py.
+//
+//   keras_optimizers_driver save   OPTIMIZER LAYOUT FEEDS DIR
+//   keras_optimizers_driver resume OPTIMIZER LAYOUT FEEDS CKPT OUT
+//
+// The model is one Dense(10) (tracked as "dense") on x float32 [4, 3] with
+// the mean sparse softmax cross entropy against y; OPTIMIZER one of
+// sgd_momentum, sgd_nesterov, sgd_plain, rmsprop, rmsprop_centered, adagrad
+// (the options keras_optimizers_test.py gives TF's); LAYOUT keras3 or
+// keras2. FEEDS holds "x", "y" and "kernel0".
+//
+// save:   assigns kernel0 (bias zero), takes two steps, saves
+//         Checkpoint(model=..., optimizer=...) as DIR/ckpt-1.
+// resume: restores CKPT into a fresh model and optimizer, builds both
+//         (Dense::Build, Optimizer::Build), writes the restored slots as
+//         "restored/<slot>/<kernel|bias>", takes one step, asserts the
+//         restore was consumed, and writes "kernel", "bias", "iterations"
+//         and "<slot>/<kernel|bias>" to the bundle OUT.
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eager.h"
+
+namespace {
+
+struct MyModel : eager::Module {
+  eager::Dense dense{10};
+  MyModel() { Track("dense", dense); }
+  eager::Tensor operator()(const eager::Tensor& x) { return dense(x); }
+};
+
+eager::KerasLayout ParseLayout(const std::string& name) {
+  if (name == "keras3") return eager::KerasLayout::kKeras3;
+  if (name == "keras2") return eager::KerasLayout::kKeras2;
+  throw eager::InvalidArgumentError("unknown layout '" + name + "'; expected keras3 or keras2");
+}
+
+std::unique_ptr<eager::Optimizer> MakeOptimizer(const std::string& name,
+                                                std::vector<std::string>* slots) {
+  if (name == "sgd_plain" || name == "sgd_momentum" || name == "sgd_nesterov") {
+    *slots = {"momentum"};
+    return std::make_unique<eager::SGD>(0.1, name == "sgd_plain" ? 0.0 : 0.9,
+                                        name == "sgd_nesterov");
+  }
+  if (name == "rmsprop") {
+    *slots = {"velocity"};
+    return std::make_unique<eager::RMSprop>(eager::RMSpropOptions{.learning_rate = 0.01});
+  }
+  if (name == "rmsprop_centered") {
+    *slots = {"velocity", "momentum", "average_gradient"};
+    return std::make_unique<eager::RMSprop>(
+        eager::RMSpropOptions{.learning_rate = 0.01, .momentum = 0.5, .centered = true});
+  }
+  if (name == "adagrad") {
+    *slots = {"accumulator"};
+    return std::make_unique<eager::Adagrad>(eager::AdagradOptions{.learning_rate = 0.1});
+  }
+  throw eager::InvalidArgumentError("unknown optimizer '" + name + "'");
+}
+
+void Step(MyModel& model, eager::Optimizer& optimizer, const eager::BundleReader& feeds) {
+  const eager::Tensor x = feeds.Read("x");
+  const eager::Tensor y = feeds.Read("y");
+  optimizer.Minimize(
+      [&] { return eager::ReduceMean(eager::SparseSoftmaxCrossEntropyWithLogits(y, model(x))); },
+      model.TrainableVariables());
+}
+
+void WriteSlots(eager::BundleWriter& out, const std::string& prefix, eager::Optimizer& optimizer,
+                MyModel& model, const std::vector<std::string>& slots) {
+  for (const std::string& slot : slots) {
+    for (auto [what, variable] :
+         {std::pair{"kernel", &model.dense.kernel()}, std::pair{"bias", model.dense.bias()}}) {
+      if (eager::Variable* s = optimizer.GetSlot(*variable, slot)) {
+        out.Add(prefix + slot + "/" + what, s->value());
+      }
+    }
+  }
+}
+
+int Run(const std::string& mode, char** argv) {
+  std::vector<std::string> slots;
+  std::unique_ptr<eager::Optimizer> optimizer = MakeOptimizer(argv[2], &slots);
+  const eager::KerasLayout layout = ParseLayout(argv[3]);
+  const eager::BundleReader feeds(argv[4]);
+  MyModel model;
+  eager::Checkpoint checkpoint({{"model", &model}, {"optimizer", optimizer.get()}});
+  eager::SetKerasLayout(checkpoint, layout);
+  if (mode == "save") {
+    model.dense.Build(3);
+    model.dense.kernel().Assign(feeds.Read("kernel0"));
+    Step(model, *optimizer, feeds);
+    Step(model, *optimizer, feeds);
+    std::cout << "wrote " << checkpoint.Save(std::string(argv[5]) + "/ckpt") << "\n";
+    return 0;
+  }
+  eager::CheckpointLoadStatus status = checkpoint.Restore(argv[5]);
+  model.dense.Build(3);
+  optimizer->Build(model.TrainableVariables());
+  eager::BundleWriter out(argv[6]);
+  WriteSlots(out, "restored/", *optimizer, model, slots);
+  Step(model, *optimizer, feeds);
+  status.AssertConsumed();
+  out.Add("kernel", model.dense.kernel().value());
+  out.Add("bias", model.dense.bias()->value());
+  out.Add("iterations", eager::Tensor(optimizer->iterations()));
+  WriteSlots(out, "", *optimizer, model, slots);
+  out.Finish();
+  std::cout << "restored " << argv[5] << ", stepped to iteration " << optimizer->iterations()
+            << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (!((mode == "save" && argc == 6) || (mode == "resume" && argc == 7))) {
+    std::cerr << "usage: keras_optimizers_driver save OPTIMIZER LAYOUT FEEDS DIR | resume "
+                 "OPTIMIZER LAYOUT FEEDS CKPT OUT\n";
+    return 2;
+  }
+  try {
+    return Run(mode, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "keras_optimizers_driver: " << e.what() << "\n";
+    return 1;
+  }
+}
