@@ -75,6 +75,7 @@ Adam::Adam(const AdamOptions& options)
                 /*keras_variables=*/!options.tf1_compatible),
       tf1_(options.tf1_compatible),
       amsgrad_(options.amsgrad),
+      weight_decay_(options.weight_decay),
       epsilon_(options.epsilon ? *options.epsilon : (options.tf1_compatible ? 1e-8 : 1e-7)),
       lr_value_(options.learning_rate),
       beta_1_value_(options.beta_1),
@@ -91,6 +92,10 @@ Adam::Adam(const AdamOptions& options)
               "': decay is a Keras option; TF1 AdamOptimizer has none (got ", options.decay, ")");
   EAGER_CHECK(!tf1_ || !amsgrad_, "Adam '", name(),
               "': amsgrad is a Keras option; TF1 AdamOptimizer has none");
+  EAGER_CHECK(!weight_decay_ || *weight_decay_ >= 0.0, "Adam '", name(),
+              "': weight_decay must be >= 0, got ", weight_decay_.value_or(0));
+  EAGER_CHECK(!tf1_ || !weight_decay_, "Adam '", name(),
+              "': weight_decay (AdamW) is a Keras 3 / tf_keras option; TF1 AdamOptimizer has none");
   SetGradientClipping(options.clipping);
   if (tf1_) return;
   SetSlotListNames(amsgrad_
@@ -102,6 +107,7 @@ Adam::Adam(const AdamOptions& options)
   beta_2_ = &AddHyper("beta_2", options.beta_2);
   decay_ = &AddHyper("decay", options.decay);
   learning_rate_ = &AddHyper("learning_rate", options.learning_rate);
+  if (weight_decay_) UseKerasLayout(KerasLayout::kKeras3);
 }
 
 Adam::~Adam() = default;
@@ -114,6 +120,11 @@ void Adam::UseKerasLayout(KerasLayout layout) {
     throw UnimplementedError(
         StrCat("Adam '", name(), "': amsgrad in the ", KerasLayoutName(layout),
                " checkpoint layout is not supported yet (only keras2_legacy)"));
+  }
+  if (weight_decay_ && layout == KerasLayout::kKeras2Legacy) {
+    throw UnimplementedError(StrCat("Adam '", name(),
+                                    "': weight_decay (AdamW) exists only in the keras3 and keras2 "
+                                    "checkpoint layouts, not keras2_legacy (OptimizerV2)"));
   }
   Optimizer::UseKerasLayout(layout);
 }
@@ -210,6 +221,18 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
       beta1_power = std::pow(beta1, local_step);
       beta2_power = std::pow(beta2, local_step);
       epsilon = static_cast<T>(epsilon_);  // convert_to_tensor(epsilon, var_dtype)
+    }
+    if (weight_decay_) {
+      // Keras's _apply_weight_decay, before the update: var - var * wd * lr,
+      // lr the learning-rate variable (not decayed), all in T.
+      const auto hold = internal::LockVariable(variable);
+      Tensor decayed = internal::WritableValue(variable);
+      T* __restrict x = internal::MutableData<T>(decayed);
+      const T wd = static_cast<T>(*weight_decay_);
+      const T lr_t = static_cast<T>(lr32_);
+      const auto n = static_cast<size_t>(decayed.num_elements());
+      for (size_t i = 0; i < n; ++i) x[i] = x[i] - (x[i] * wd) * lr_t;
+      variable.Assign(decayed);
     }
     Variable& m_slot = *GetSlot(variable, "m");
     Variable& v_slot = *GetSlot(variable, "v");

@@ -38,6 +38,17 @@
 //
 // Gradient clipping (clipnorm, clipvalue, global_clipnorm): Optimizer's
 // GradientClipping, settable here through AdamOptions.
+//
+// AdamW (Loshchilov and Hutter, "Decoupled Weight Decay Regularization"),
+// as keras.optimizers.AdamW and tf_keras.optimizers.AdamW (Keras's default
+// weight_decay is 0.004):
+//   eager::Adam adamw({.weight_decay = 0.004, .name = "AdamW"});
+// Before each variable's Adam update, with lr the learning-rate variable
+// cast to the variable's dtype T and weight_decay converted to T:
+//   var -= (var * weight_decay) * lr
+// Only in the Keras 3 and tf_keras 2.11+ layouts (their AdamW's checkpoint
+// is their Adam's): such an Adam starts in kKeras3 and refuses
+// kKeras2Legacy and tf1_compatible.
 
 #include <optional>
 #include <string_view>
@@ -55,6 +66,8 @@ struct AdamOptions {
   std::optional<double> epsilon;
   double decay = 0.0;    // Keras mode only
   bool amsgrad = false;  // Keras mode only
+  // AdamW's decoupled weight decay (see above). REQUIRES: >= 0.
+  std::optional<double> weight_decay = std::nullopt;
   GradientClipping clipping = {};
   bool tf1_compatible = false;
   std::string_view name = "Adam";
@@ -91,12 +104,13 @@ class Adam final : public Optimizer {
   // Throws InvalidArgumentError when no variable gets a gradient.
   Operation Minimize(const Tensor& loss, std::vector<Variable*> var_list = {});
 
-  // Trackable: as Optimizer; with amsgrad only kKeras2Legacy (else
-  // UnimplementedError).
+  // Trackable: as Optimizer; with amsgrad only kKeras2Legacy, with
+  // weight_decay only kKeras3 and kKeras2 (else UnimplementedError).
   void UseKerasLayout(KerasLayout layout) override;
 
   bool tf1_compatible() const { return tf1_; }
   bool amsgrad() const { return amsgrad_; }
+  std::optional<double> weight_decay() const { return weight_decay_; }
   double epsilon() const { return epsilon_; }
 
   // Keras mode: the float32 hyper-parameter variables (Assign to change
@@ -121,6 +135,7 @@ class Adam final : public Optimizer {
 
   bool tf1_;
   bool amsgrad_;
+  std::optional<double> weight_decay_;
   double epsilon_;
   bool use_decay_ = false;
   // TF1 mode: Python-float hyper-parameters, as TF1 holds them.

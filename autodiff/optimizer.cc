@@ -98,6 +98,19 @@ Variable& Optimizer::AddSlot(const Variable& variable, std::string_view slot_nam
   return created;
 }
 
+Variable& Optimizer::AddKerasStateVariable(std::string_view local_name, const Tensor& initial_value,
+                                           std::string_view variable_name,
+                                           bool in_keras3_variables) {
+  // Listed before it is created, so the children a restoration is told of
+  // (NotifyChildAdded, in AddOwnedVariable) include it.
+  keras_state_.push_back({std::string(local_name), nullptr, in_keras3_variables});
+  NameScope scope(scope_);
+  Variable& created = AddOwnedVariable(local_name, initial_value, variable_name);
+  keras_state_.back().variable = &created;
+  // "_variables" gets it when the batch of slots it comes with is listed.
+  return created;
+}
+
 void Optimizer::SetSlotListNames(std::vector<std::string> names) {
   EAGER_INTERNAL_CHECK(names.size() == slot_names_.size());
   slot_list_names_ = std::move(names);
@@ -120,10 +133,15 @@ void Optimizer::RebuildVariablesList() {
         if (kind < slots.size()) variables_list_->Append(*slots[kind]);
       }
     }
-    return;
+  } else {
+    for (Variable* v : slotted_) {
+      for (Variable* slot : slot_of_.at(v)) variables_list_->Append(*slot);
+    }
   }
-  for (Variable* v : slotted_) {
-    for (Variable* slot : slot_of_.at(v)) variables_list_->Append(*slot);
+  if (layout_ != KerasLayout::kKeras3) return;
+  for (const KerasState& state : keras_state_) {
+    if (state.in_keras3_variables && state.variable != nullptr)
+      variables_list_->Append(*state.variable);
   }
 }
 
@@ -356,6 +374,9 @@ std::vector<Trackable::Child> Optimizer::Children() {
   }
   for (size_t i = 0; i < slot_list_names_.size(); ++i) {
     out.push_back({slot_list_names_[i], slot_lists_[i].get()});
+  }
+  for (const KerasState& state : keras_state_) {
+    if (state.variable != nullptr) out.push_back({state.name, state.variable});
   }
   return out;
 }

@@ -166,6 +166,13 @@ class Optimizer : public Trackable {
                     const std::string& scope_prefix, std::string_view variable_name,
                     std::optional<double> fill = std::nullopt);
 
+  // A variable of the newer layouts beside the slots (Nadam's "_u_product"):
+  // the child `local_name` there (restored on creation), named
+  // "<scope><variable_name>", and in Keras 3 also the last item of
+  // "_variables" when `in_keras3_variables`. Call once per name.
+  Variable& AddKerasStateVariable(std::string_view local_name, const Tensor& initial_value,
+                                  std::string_view variable_name, bool in_keras3_variables);
+
   // The list edges of the newer Keras layouts for each slot name, in
   // slot_names() order (Adam: "_momentums", "_velocities").
   void SetSlotListNames(std::vector<std::string> names);
@@ -231,6 +238,12 @@ class Optimizer : public Trackable {
   std::vector<std::string> slot_list_names_;
   std::vector<Variable*> slotted_;
   bool slots_grouped_by_kind_ = false;
+  struct KerasState {
+    std::string name;
+    Variable* variable;
+    bool in_keras3_variables;
+  };
+  std::vector<KerasState> keras_state_;
   std::unique_ptr<internal::TrackableList> variables_list_;  // "_variables"
   std::unique_ptr<internal::TrackableList> trainable_list_;  // "_trainable_variables"
   std::vector<std::unique_ptr<internal::TrackableList>> slot_lists_;

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "autodiff/adagrad.h"
+#include "autodiff/adam.h"
+#include "autodiff/nadam.h"
 #include "autodiff/rmsprop.h"
 #include "autodiff/sgd.h"
 #include "runtime/errors.h"
@@ -161,6 +163,54 @@ TEST_F(KerasOptimizersTest, TfKerasSGDKeepsAMomentumSlotWithoutMomentum) {
   EXPECT_EQ(sgd.GetSlot(w, "momentum")->value().ToVector<float>(),
             (std::vector<float>{-0.125f, 0.5f}));
   EXPECT_EQ(w.value().ToVector<float>(), (std::vector<float>{0.875f, 2.5f}));
+}
+
+TEST_F(KerasOptimizersTest, NadamFollowsKeras3Formula) {
+  Nadam opt({.learning_rate = 0.01});
+  Variable w(Vec({0.5f, -2.0f}), "w");
+  std::vector<float> x = {0.5f, -2.0f}, m(2, 0.0f), v(2, 0.0f);
+  float u_product = 1.0f;
+  const float b1 = 0.9f, b2 = 0.999f, lr = 0.01f, eps = 1e-7f;
+  for (int step = 0; step < 4; ++step) {
+    std::vector<float> g = {0.25f - static_cast<float>(step), 1.5f};
+    opt.ApplyGradients({{Vec(g), &w}});
+    const auto t = static_cast<float>(step + 1);
+    u_product = (u_product * b1) * (1.0f - 0.5f * std::pow(0.96f, t));
+    const float u_t = b1 * (1.0f - 0.5f * std::pow(0.96f, t));
+    const float u_t_1 = b1 * (1.0f - 0.5f * std::pow(0.96f, t + 1.0f));
+    const float u_product_t_1 = u_product * u_t_1;
+    for (size_t i = 0; i < 2; ++i) {
+      m[i] = m[i] + (g[i] - m[i]) * (1.0f - b1);
+      v[i] = v[i] + (g[i] * g[i] - v[i]) * (1.0f - b2);
+      const float m_hat =
+          (u_t_1 * m[i]) / (1.0f - u_product_t_1) + ((1.0f - u_t) * g[i]) / (1.0f - u_product);
+      const float v_hat = v[i] / (1.0f - std::pow(b2, t));
+      x[i] = x[i] - (m_hat * lr) / (std::sqrt(v_hat) + eps);
+    }
+    ASSERT_EQ(w.value().ToVector<float>(), x) << "step " << step + 1;
+    ASSERT_EQ(opt.u_product()->value().scalar<float>(), u_product) << "step " << step + 1;
+  }
+  // Keras 3 lists u_product last in _variables, after the slots.
+  EXPECT_EQ(VariablesItem(opt, 4), opt.u_product());
+}
+
+TEST_F(KerasOptimizersTest, AdamWDecaysBeforeTheAdamStep) {
+  AdamOptions options;
+  options.learning_rate = 0.1;
+  options.weight_decay = 0.5;
+  Adam adamw(options);
+  EXPECT_EQ(adamw.keras_layout(), KerasLayout::kKeras3);
+  Variable w(Vec({2.0f}), "w");
+  adamw.ApplyGradients({{Vec({0.5f}), &w}});
+  // var - var * wd * lr, then Adam's first step: m = 0.05, v = 0.00025...,
+  // alpha = lr * sqrt(1 - b2) / (1 - b1).
+  float x = 2.0f - (2.0f * 0.5f) * 0.1f;
+  const float m = 0.0f + (0.5f - 0.0f) * static_cast<float>(1.0 - 0.9);
+  const float v = 0.0f + (0.25f - 0.0f) * static_cast<float>(1.0 - 0.999);
+  const float alpha = 0.1f * std::sqrt(1.0f - 0.999f) / (1.0f - 0.9f);
+  x = x - (m * alpha) / (std::sqrt(v) + 1e-7f);
+  EXPECT_NEAR(w.value().scalar<float>(), x, 1e-7f);
+  EXPECT_THROW(adamw.UseKerasLayout(KerasLayout::kKeras2Legacy), UnimplementedError);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 //
 // The model is one Dense(10) (tracked as "dense") on x float32 [4, 3] with
 // the mean sparse softmax cross entropy against y; OPTIMIZER one of
-// sgd_momentum, sgd_nesterov, sgd_plain, rmsprop, rmsprop_centered, adagrad
+// sgd_momentum, sgd_nesterov, sgd_plain, rmsprop, rmsprop_centered, adagrad,
+// adamw, nadam
 // (the options keras_optimizers_test.py gives TF's); LAYOUT keras3 or
 // keras2. FEEDS holds "x", "y" and "kernel0".
 //
@@ -15,7 +16,7 @@
 //         (Dense::Build, Optimizer::Build), writes the restored slots as
 //         "restored/<slot>/<kernel|bias>", takes one step, asserts the
 //         restore was consumed, and writes "kernel", "bias", "iterations"
-//         and "<slot>/<kernel|bias>" to the bundle OUT.
+//         and "<slot>/<kernel|bias>" (Nadam: "u_product") to the bundle OUT.
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -53,6 +54,18 @@ std::unique_ptr<eager::Optimizer> MakeOptimizer(const std::string& name,
     *slots = {"velocity", "momentum", "average_gradient"};
     return std::make_unique<eager::RMSprop>(
         eager::RMSpropOptions{.learning_rate = 0.01, .momentum = 0.5, .centered = true});
+  }
+  if (name == "adamw") {
+    *slots = {"m", "v"};
+    eager::AdamOptions options;
+    options.learning_rate = 0.01;
+    options.weight_decay = 0.1;
+    options.name = "AdamW";
+    return std::make_unique<eager::Adam>(options);
+  }
+  if (name == "nadam") {
+    *slots = {"m", "v"};
+    return std::make_unique<eager::Nadam>(eager::NadamOptions{.learning_rate = 0.01});
   }
   if (name == "adagrad") {
     *slots = {"accumulator"};
@@ -107,6 +120,9 @@ int Run(const std::string& mode, char** argv) {
   out.Add("kernel", model.dense.kernel().value());
   out.Add("bias", model.dense.bias()->value());
   out.Add("iterations", eager::Tensor(optimizer->iterations()));
+  if (auto* nadam = dynamic_cast<eager::Nadam*>(optimizer.get())) {
+    out.Add("u_product", nadam->u_product()->value());
+  }
   WriteSlots(out, "", *optimizer, model, slots);
   out.Finish();
   std::cout << "restored " << argv[5] << ", stepped to iteration " << optimizer->iterations()
