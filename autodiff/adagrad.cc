@@ -18,7 +18,7 @@ Adagrad::Adagrad(const AdagradOptions& options)
               options.epsilon);
   SetGradientClipping(options.clipping);
   SetSlotListNames({"_accumulators"});
-  learning_rate_ = &AddHyper("learning_rate", options.learning_rate);
+  learning_rate_ = &AddHyper("learning_rate", options.learning_rate, options.floatx);
   UseKerasLayout(options.layout);
 }
 
@@ -41,7 +41,7 @@ void Adagrad::CreateSlots(const Variable& variable) {
 void Adagrad::ApplyDense(const Tensor& grad, Variable& variable) {
   VisitFloatDType(variable.dtype(), "Adagrad", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T lr = static_cast<T>(learning_rate_->value().scalar<float>());
+    const T lr = static_cast<T>(ScalarValue(*learning_rate_));
     const T epsilon = static_cast<T>(options_.epsilon);
     internal::HeldUpdate held;
     T* __restrict accumulator = held.Hold<T>(*GetSlot(variable, "accumulator"));

@@ -29,6 +29,10 @@ struct AdagradOptions {
   double initial_accumulator_value = 0.1;  // REQUIRES: >= 0
   double epsilon = 1e-7;                   // REQUIRES: >= 0
   GradientClipping clipping = {};
+  // Keras's floatx: the dtype of the learning-rate variable in the keras3
+  // and keras2 layouts (keras.backend.set_floatx("float64") makes TF's
+  // "_learning_rate" float64). float32 or float64.
+  DType floatx = DType::kFloat32;
   KerasLayout layout = KerasLayout::kKeras3;  // kKeras3 or kKeras2
   std::string_view name = "Adagrad";
 };

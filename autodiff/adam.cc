@@ -106,8 +106,8 @@ Adam::Adam(const AdamOptions& options)
   beta_1_ = &AddHyper("beta_1", options.beta_1);
   beta_2_ = &AddHyper("beta_2", options.beta_2);
   decay_ = &AddHyper("decay", options.decay);
-  learning_rate_ = &AddHyper("learning_rate", options.learning_rate);
-  if (weight_decay_) UseKerasLayout(KerasLayout::kKeras3);
+  learning_rate_ = &AddHyper("learning_rate", options.learning_rate, options.floatx);
+  if (weight_decay_ || options.floatx != DType::kFloat32) UseKerasLayout(KerasLayout::kKeras3);
 }
 
 Adam::~Adam() = default;
@@ -180,13 +180,13 @@ void Adam::PrepareStep() {
   if (tf1_) {
     CreatePowers();
     // TF1 converts the Python floats to float32 tensors once (_prepare).
-    lr32_ = static_cast<float>(lr_value_);
+    lr_ = static_cast<float>(lr_value_);
     beta1_32_ = static_cast<float>(beta_1_value_);
     beta2_32_ = static_cast<float>(beta_2_value_);
     beta1_power32_ = beta1_power_->value().scalar<float>();
     beta2_power32_ = beta2_power_->value().scalar<float>();
   } else {
-    lr32_ = learning_rate_->value().scalar<float>();
+    lr_ = ScalarValue(*learning_rate_);
     beta1_32_ = beta_1_->value().scalar<float>();
     beta2_32_ = beta_2_->value().scalar<float>();
     step_ = iterations();
@@ -196,7 +196,7 @@ void Adam::PrepareStep() {
 void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
   VisitFloatDType(variable.dtype(), "Adam", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T lr = static_cast<T>(lr32_);
+    T lr = static_cast<T>(lr_);
     // Keras 3 and tf_keras 2.11+ keep the betas as Python floats: the powers
     // cast them to T (tf.cast(self.beta_1, dtype)), and 1 - beta is taken in
     // double and rounded to T after (1 - self.beta_2 times a T tensor).
@@ -229,7 +229,7 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
       Tensor decayed = internal::WritableValue(variable);
       T* __restrict x = internal::MutableData<T>(decayed);
       const T wd = static_cast<T>(*weight_decay_);
-      const T lr_t = static_cast<T>(lr32_);
+      const T lr_t = static_cast<T>(lr_);
       const auto n = static_cast<size_t>(decayed.num_elements());
       for (size_t i = 0; i < n; ++i) x[i] = x[i] - (x[i] * wd) * lr_t;
       variable.Assign(decayed);

@@ -66,6 +66,10 @@ struct AdamOptions {
   std::optional<double> epsilon;
   double decay = 0.0;    // Keras mode only
   bool amsgrad = false;  // Keras mode only
+  // Keras's floatx, the learning-rate variable's dtype; float64 only in the
+  // keras3 and keras2 layouts (OptimizerV2 keeps its hyper-parameters
+  // float32), so such an optimizer starts in kKeras3. Keras mode only.
+  DType floatx = DType::kFloat32;
   // AdamW's decoupled weight decay (see above). REQUIRES: >= 0.
   std::optional<double> weight_decay = std::nullopt;
   GradientClipping clipping = {};
@@ -113,7 +117,8 @@ class Adam final : public Optimizer {
   std::optional<double> weight_decay() const { return weight_decay_; }
   double epsilon() const { return epsilon_; }
 
-  // Keras mode: the float32 hyper-parameter variables (Assign to change
+  // Keras mode: the hyper-parameter variables, float32 (the learning rate:
+  // floatx) (Assign to change
   // them). REQUIRES: !tf1_compatible() (else FailedPreconditionError).
   Variable& learning_rate() const;
   Variable& beta_1() const;
@@ -149,7 +154,8 @@ class Adam final : public Optimizer {
   Variable* beta1_power_ = nullptr;
   Variable* beta2_power_ = nullptr;
   // Per step, read once in PrepareStep: float32 views of the scalars.
-  float lr32_ = 0, beta1_32_ = 0, beta2_32_ = 0, beta1_power32_ = 0, beta2_power32_ = 0;
+  float beta1_32_ = 0, beta2_32_ = 0, beta1_power32_ = 0, beta2_power32_ = 0;
+  double lr_ = 0;     // the learning rate's value (float32 or float64)
   int64_t step_ = 0;  // iterations before this step (Keras)
 };
 

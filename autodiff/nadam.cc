@@ -19,7 +19,7 @@ Nadam::Nadam(const NadamOptions& options) : Optimizer(options.name, {"m", "v"}),
               options.epsilon);
   SetGradientClipping(options.clipping);
   SetSlotListNames({"_momentums", "_velocities"});
-  learning_rate_ = &AddHyper("learning_rate", options.learning_rate);
+  learning_rate_ = &AddHyper("learning_rate", options.learning_rate, options.floatx);
   UseKerasLayout(options.layout);
 }
 
@@ -65,7 +65,7 @@ void Nadam::ApplyDense(const Tensor& grad, Variable& variable) {
     EAGER_CHECK(u_product_->dtype() == variable.dtype(), "Nadam '", name(), "': variable '",
                 variable.shared_name(), "' is ", variable.dtype(), " but u_product is ",
                 u_product_->dtype(), " (Keras makes it in the first variable's dtype)");
-    const T lr = static_cast<T>(learning_rate_->value().scalar<float>());
+    const T lr = static_cast<T>(ScalarValue(*learning_rate_));
     const T local_step = static_cast<T>(step_ + 1);
     const T next_step = static_cast<T>(step_ + 2);
     const T decay = static_cast<T>(0.96);

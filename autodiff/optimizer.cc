@@ -39,9 +39,19 @@ Optimizer::Optimizer(std::string_view name, std::vector<std::string> slot_names,
 
 Optimizer::~Optimizer() = default;
 
-Variable& Optimizer::AddHyper(std::string_view hyper_name, double value) {
+Variable& Optimizer::AddHyper(std::string_view hyper_name, double value, DType dtype) {
+  EAGER_CHECK(dtype == DType::kFloat32 || dtype == DType::kFloat64, "Optimizer '", name_,
+              "': hyper-parameter '", hyper_name, "' must be float32 or float64, got ", dtype);
   NameScope scope(scope_);
-  return AddOwnedVariable(hyper_name, Tensor(static_cast<float>(value)), hyper_name);
+  return AddOwnedVariable(
+      hyper_name, dtype == DType::kFloat64 ? Tensor(value) : Tensor(static_cast<float>(value)),
+      hyper_name);
+}
+
+double Optimizer::ScalarValue(const Variable& variable) {
+  const Tensor value = variable.value();
+  return value.dtype() == DType::kFloat64 ? value.scalar<double>()
+                                          : static_cast<double>(value.scalar<float>());
 }
 
 Variable& Optimizer::AddOwnedVariable(std::string_view local_name, const Tensor& initial_value,
@@ -164,6 +174,16 @@ void Optimizer::Build(const std::vector<Variable*>& vars) {
 
 void Optimizer::UseKerasLayout(KerasLayout layout) {
   if (iter_ == nullptr || layout == layout_) return;
+  for (const Child& c : children_) {
+    const auto* hyper = dynamic_cast<const Variable*>(c.object);
+    if (layout == KerasLayout::kKeras2Legacy && c.name == "learning_rate" &&
+        hyper->dtype() != DType::kFloat32) {
+      throw UnimplementedError(
+          StrCat("Optimizer '", name_, "': its learning rate is ", hyper->dtype(),
+                 " (floatx); the keras2_legacy (OptimizerV2) layout keeps every "
+                 "hyper-parameter float32, use keras3 or keras2"));
+    }
+  }
   layout_ = layout;
   RebuildVariablesList();
 }

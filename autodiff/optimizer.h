@@ -11,9 +11,10 @@
 //
 // An optimizer is a Trackable. Its children are its own variables ("iter",
 // an int64 step count, then the float32 hyper-parameters in sorted name
-// order, as FORMAT.md 4.4), named "<optimizer name>/<child>" ("Adam/iter").
-// Its slots (per-variable state such as Adam's "m" and "v") are created for a
-// variable on the first step that gives it a gradient, named
+// order, as FORMAT.md 4.4; in the newer layouts the learning rate has
+// Keras's floatx, float32 or float64, set by each optimizer's options), named "<optimizer
+// name>/<child>" ("Adam/iter"). Its slots (per-variable state such as Adam's "m" and "v") are
+// created for a variable on the first step that gives it a gradient, named
 // "<optimizer name>/<variable name>/<slot>" ("Adam/dense/kernel/m"),
 // non-trainable, and listed by Slots() all of the first slot name, then all
 // of the next, each in creation order.
@@ -148,9 +149,12 @@ class Optimizer : public Trackable {
   Optimizer(std::string_view name, std::vector<std::string> slot_names,
             bool keras_variables = true);
 
-  // A float32 scalar hyper-parameter variable "<scope><hyper_name>", tracked
-  // as a child; call in the order children should be listed.
-  Variable& AddHyper(std::string_view hyper_name, double value);
+  // A scalar hyper-parameter variable "<scope><hyper_name>" of `dtype`
+  // (float32, or float64 for a learning rate under Keras's floatx float64),
+  // tracked as a child; call in the order children should be listed.
+  Variable& AddHyper(std::string_view hyper_name, double value, DType dtype = DType::kFloat32);
+  // The value of a float32 or float64 scalar variable, exactly.
+  static double ScalarValue(const Variable& variable);
   // A variable owned by this optimizer, tracked as child `local_name`, named
   // `variable_name` in the current name scope (the caller opens one).
   // Restore-on-create applies as for Module::AddVariable.

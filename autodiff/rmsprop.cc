@@ -34,7 +34,7 @@ RMSprop::RMSprop(const RMSpropOptions& options)
   SetGradientClipping(options.clipping);
   SetSlotListNames(Pick(options, "_velocities", "_momentums", "_average_gradients"));
   SetSlotsGroupedByKind(true);
-  learning_rate_ = &AddHyper("learning_rate", options.learning_rate);
+  learning_rate_ = &AddHyper("learning_rate", options.learning_rate, options.floatx);
   UseKerasLayout(options.layout);
 }
 
@@ -58,7 +58,7 @@ void RMSprop::CreateSlots(const Variable& variable) {
 void RMSprop::ApplyDense(const Tensor& grad, Variable& variable) {
   VisitFloatDType(variable.dtype(), "RMSprop", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T lr = static_cast<T>(learning_rate_->value().scalar<float>());
+    const T lr = static_cast<T>(ScalarValue(*learning_rate_));
     const T rho = static_cast<T>(options_.rho);
     const T one_minus_rho = static_cast<T>(1.0 - options_.rho);
     const T momentum = static_cast<T>(options_.momentum);

@@ -48,8 +48,9 @@ SGD::SGD(const SGDOptions& options)
   SetSlotListNames({"momentums"});  // Keras 3 and tf_keras 2.11+: `self.momentums`
   // Sorted order, as Keras lists hyper-parameters in the object graph.
   decay_ = &AddHyper("decay", options.decay);
-  learning_rate_ = &AddHyper("learning_rate", options.learning_rate);
+  learning_rate_ = &AddHyper("learning_rate", options.learning_rate, options.floatx);
   momentum_ = &AddHyper("momentum", options.momentum);
+  if (options.floatx != DType::kFloat32) UseKerasLayout(KerasLayout::kKeras3);
 }
 
 SGD::~SGD() = default;
@@ -85,7 +86,7 @@ void SGD::ApplyDense(const Tensor& grad, Variable& variable) {
   VisitFloatDType(variable.dtype(), "SGD", [&](auto tag) {
     using T = typename decltype(tag)::type;
     // Hyper-parameters are float32 variables cast to the variable's dtype.
-    T lr = static_cast<T>(learning_rate_->value().scalar<float>());
+    T lr = static_cast<T>(ScalarValue(*learning_rate_));
     if (use_decay_) {
       const T decay = static_cast<T>(decay_->value().scalar<float>());
       lr = lr / (T(1) + decay * static_cast<T>(iterations()));

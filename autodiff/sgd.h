@@ -33,6 +33,11 @@ struct SGDOptions {
   double momentum = 0.0;  // REQUIRES: in [0, 1]
   bool nesterov = false;
   double decay = 0.0;  // REQUIRES: >= 0
+  // Keras's floatx, the learning-rate variable's dtype; float64 only in the
+  // keras3 and keras2 layouts (OptimizerV2 keeps its hyper-parameters
+  // float32), so such an optimizer starts in kKeras3. Keras mode only.
+  DType floatx = DType::kFloat32;
+
   // TF1's tf.compat.v1.train.GradientDescentOptimizer (momentum == 0) or
   // MomentumOptimizer(use_nesterov = nesterov): no variables of its own
   // (the hyper-parameters are constants; no "iter"), the slot "<v>/<name>"
@@ -70,7 +75,8 @@ class SGD final : public Optimizer {
   bool tf1_compatible() const { return tf1_; }
 
   // Keras mode only (REQUIRES: !tf1_compatible()):
-  // the hyper-parameter variables (float32 scalars); Assign to change them.
+  // the hyper-parameter variables (float32 scalars; the learning rate:
+  // floatx); Assign to change them.
   Variable& learning_rate() const { return *learning_rate_; }
   Variable& momentum() const { return *momentum_; }
   Variable& decay() const { return *decay_; }

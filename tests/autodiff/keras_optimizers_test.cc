@@ -213,5 +213,30 @@ TEST_F(KerasOptimizersTest, AdamWDecaysBeforeTheAdamStep) {
   EXPECT_THROW(adamw.UseKerasLayout(KerasLayout::kKeras2Legacy), UnimplementedError);
 }
 
+TEST_F(KerasOptimizersTest, FloatxFloat64LearningRate) {
+  AdamOptions options;
+  options.learning_rate = 0.1;
+  options.floatx = DType::kFloat64;
+  Adam adam(options);
+  ASSERT_EQ(adam.learning_rate().dtype(), DType::kFloat64);
+  EXPECT_EQ(adam.keras_layout(), KerasLayout::kKeras3);  // OptimizerV2 has no float64 hypers
+  try {
+    adam.UseKerasLayout(KerasLayout::kKeras2Legacy);
+    FAIL() << "no error";
+  } catch (const UnimplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("float64"), std::string::npos) << e.what();
+  }
+  // A float64 variable steps with the double 0.1, not float32's 0.1f.
+  SGDOptions sgd_options;
+  sgd_options.learning_rate = 0.1;
+  sgd_options.floatx = DType::kFloat64;
+  SGD sgd(sgd_options);
+  Variable w(Tensor::FromVector<double>({1.0}, Shape{1}), "w");
+  sgd.ApplyGradients({{Tensor::FromVector<double>({1.0}, Shape{1}), &w}});
+  EXPECT_EQ(w.value().ToVector<double>(), (std::vector<double>{1.0 - 1.0 * 0.1}));
+  RMSprop rmsprop({.floatx = DType::kFloat64});
+  EXPECT_EQ(rmsprop.learning_rate().dtype(), DType::kFloat64);
+}
+
 }  // namespace
 }  // namespace eager

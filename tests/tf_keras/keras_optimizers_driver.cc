@@ -6,7 +6,7 @@
 // The model is one Dense(10) (tracked as "dense") on x float32 [4, 3] with
 // the mean sparse softmax cross entropy against y; OPTIMIZER one of
 // sgd_momentum, sgd_nesterov, sgd_plain, rmsprop, rmsprop_centered, adagrad,
-// adamw, nadam
+// adamw, nadam, adam_f64, rmsprop_f64 (a float64 model under floatx float64)
 // (the options keras_optimizers_test.py gives TF's); LAYOUT keras3 or
 // keras2. FEEDS holds "x", "y" and "kernel0".
 //
@@ -55,6 +55,17 @@ std::unique_ptr<eager::Optimizer> MakeOptimizer(const std::string& name,
     return std::make_unique<eager::RMSprop>(
         eager::RMSpropOptions{.learning_rate = 0.01, .momentum = 0.5, .centered = true});
   }
+  if (name == "adam_f64") {
+    *slots = {"m", "v"};
+    eager::AdamOptions options;
+    options.floatx = eager::DType::kFloat64;
+    return std::make_unique<eager::Adam>(options);
+  }
+  if (name == "rmsprop_f64") {
+    *slots = {"velocity"};
+    return std::make_unique<eager::RMSprop>(
+        eager::RMSpropOptions{.learning_rate = 0.01, .floatx = eager::DType::kFloat64});
+  }
   if (name == "adamw") {
     *slots = {"m", "v"};
     eager::AdamOptions options;
@@ -74,8 +85,14 @@ std::unique_ptr<eager::Optimizer> MakeOptimizer(const std::string& name,
   throw eager::InvalidArgumentError("unknown optimizer '" + name + "'");
 }
 
-void Step(MyModel& model, eager::Optimizer& optimizer, const eager::BundleReader& feeds) {
-  const eager::Tensor x = feeds.Read("x");
+// The "_f64" configurations: a float64 model (x64, kernel0_64) and Keras's
+// floatx float64, so the learning rate is float64 too.
+bool Float64(const std::string& optimizer) {
+  return optimizer.size() > 4 && optimizer.substr(optimizer.size() - 4) == "_f64";
+}
+
+void Step(MyModel& model, eager::Optimizer& optimizer, const eager::BundleReader& feeds, bool f64) {
+  const eager::Tensor x = feeds.Read(f64 ? "x64" : "x");
   const eager::Tensor y = feeds.Read("y");
   optimizer.Minimize(
       [&] { return eager::ReduceMean(eager::SparseSoftmaxCrossEntropyWithLogits(y, model(x))); },
@@ -99,23 +116,25 @@ int Run(const std::string& mode, char** argv) {
   std::unique_ptr<eager::Optimizer> optimizer = MakeOptimizer(argv[2], &slots);
   const eager::KerasLayout layout = ParseLayout(argv[3]);
   const eager::BundleReader feeds(argv[4]);
+  const bool f64 = Float64(argv[2]);
+  const eager::DType dtype = f64 ? eager::DType::kFloat64 : eager::DType::kFloat32;
   MyModel model;
   eager::Checkpoint checkpoint({{"model", &model}, {"optimizer", optimizer.get()}});
   eager::SetKerasLayout(checkpoint, layout);
   if (mode == "save") {
-    model.dense.Build(3);
-    model.dense.kernel().Assign(feeds.Read("kernel0"));
-    Step(model, *optimizer, feeds);
-    Step(model, *optimizer, feeds);
+    model.dense.Build(3, dtype);
+    model.dense.kernel().Assign(feeds.Read(f64 ? "kernel0_64" : "kernel0"));
+    Step(model, *optimizer, feeds, f64);
+    Step(model, *optimizer, feeds, f64);
     std::cout << "wrote " << checkpoint.Save(std::string(argv[5]) + "/ckpt") << "\n";
     return 0;
   }
   eager::CheckpointLoadStatus status = checkpoint.Restore(argv[5]);
-  model.dense.Build(3);
+  model.dense.Build(3, dtype);
   optimizer->Build(model.TrainableVariables());
   eager::BundleWriter out(argv[6]);
   WriteSlots(out, "restored/", *optimizer, model, slots);
-  Step(model, *optimizer, feeds);
+  Step(model, *optimizer, feeds, f64);
   status.AssertConsumed();
   out.Add("kernel", model.dense.kernel().value());
   out.Add("bias", model.dense.bias()->value());

@@ -17,6 +17,8 @@ entropy, kernel from the same values, bias zero:
     model and optimizer with assert_consumed(), holds TF's own two steps,
     and its step 3 equals TF's own step 3. eager's keys, dtypes and shapes
     are exactly TF's.
+The "_f64" cases run under floatx float64 (a float64 model; Keras makes
+the learning rate float64 too, which eager's floatx option matches).
 Floats agree to 1e-6 * max(1, max|TF|); iterations exactly.
 """
 
@@ -49,6 +51,9 @@ OPTIMIZERS = {
     "adamw": ("AdamW", dict(learning_rate=0.01, weight_decay=0.1),
               [("_momentums", "m"), ("_velocities", "v")]),
     "nadam": ("Nadam", dict(learning_rate=0.01), [("_momentums", "m"), ("_velocities", "v")]),
+    # floatx float64: the model and the learning-rate variable are float64.
+    "adam_f64": ("Adam", {}, [("_momentums", "m"), ("_velocities", "v")]),
+    "rmsprop_f64": ("RMSprop", dict(learning_rate=0.01), [("_velocities", "velocity")]),
 }
 
 
@@ -128,6 +133,24 @@ def state(model, opt, opt_name):
 
 
 def case(tally, driver, work, layout, kmod, opt_name, feeds, x, y, kernel0):
+    f64 = opt_name.endswith("_f64")
+    if f64:
+        x, kernel0 = x.astype(np.float64), kernel0.astype(np.float64)
+    floatx("float64" if f64 else "float32")
+    try:
+        case_in_floatx(tally, driver, work, layout, kmod, opt_name, feeds, x, y, kernel0)
+    finally:
+        floatx("float32")
+
+
+def floatx(dtype):
+    # Keras 3 caches its global dtype policy from floatx on first use.
+    keras.backend.set_floatx(dtype)
+    keras.config.set_dtype_policy(dtype)
+    tf_keras.backend.set_floatx(dtype)
+
+
+def case_in_floatx(tally, driver, work, layout, kmod, opt_name, feeds, x, y, kernel0):
     folder = os.path.join(work, f"{opt_name}_{layout}")
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder)
@@ -207,8 +230,9 @@ def main():
     y = np.array([1, 2, 3, 4], np.int32)
     kernel0 = (rng.rand(3, 10).astype(np.float32) - 0.5)
     feeds = os.path.join(work, "feeds")
-    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=["kernel0", "x", "y"],
-                      shape_and_slices=[""] * 3, tensors=[kernel0, x, y])
+    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=["kernel0", "x", "y", "kernel0_64", "x64"],
+                      shape_and_slices=[""] * 5,
+                      tensors=[kernel0, x, y, kernel0.astype(np.float64), x.astype(np.float64)])
     print(f"TF {tf.__version__}, Keras {keras.__version__}, tf_keras {tf_keras.__version__}",
           flush=True)
     tally = Tally()
