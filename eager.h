@@ -61,6 +61,7 @@
 #include "autodiff/sgd.h"
 // Keras 3 / tf_keras optimizers (issue 38).
 #include "autodiff/adagrad.h"
+#include "autodiff/learning_rate_schedule.h"
 #include "autodiff/nadam.h"
 #include "autodiff/rmsprop.h"
 // autodiff/layers: Keras's layer library (issue 38).

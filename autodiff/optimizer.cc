@@ -131,10 +131,8 @@ void Optimizer::RebuildVariablesList() {
   // learning rate second.
   variables_list_->Clear();
   variables_list_->Append(*iter_);
-  if (layout_ == KerasLayout::kKeras3) {
-    for (const Child& c : children_) {
-      if (c.name == "learning_rate") variables_list_->Append(*c.object);
-    }
+  if (layout_ == KerasLayout::kKeras3 && schedule_ == nullptr) {
+    if (Variable* lr = LearningRateVariable()) variables_list_->Append(*lr);
   }
   if (slots_grouped_by_kind_) {
     for (size_t kind = 0; kind < slot_names_.size(); ++kind) {
@@ -172,8 +170,40 @@ void Optimizer::Build(const std::vector<Variable*>& vars) {
   if (created && iter_ != nullptr) RebuildVariablesList();
 }
 
+Variable* Optimizer::LearningRateVariable() const {
+  for (const Child& c : children_) {
+    if (c.name == "learning_rate") return dynamic_cast<Variable*>(c.object);
+  }
+  return nullptr;
+}
+
+void Optimizer::SetLearningRateSchedule(std::shared_ptr<const LearningRateSchedule> schedule) {
+  EAGER_CHECK(schedule == nullptr || LearningRateVariable() != nullptr, "Optimizer '", name_,
+              "': a learning-rate schedule needs a Keras optimizer with a learning-rate "
+              "variable (not a TF1-compatible one)");
+  if (schedule != nullptr && layout_ == KerasLayout::kKeras2Legacy) {
+    throw UnimplementedError(StrCat("Optimizer '", name_,
+                                    "': learning-rate schedules are supported in the keras3 and "
+                                    "keras2 layouts, not keras2_legacy (OptimizerV2)"));
+  }
+  schedule_ = std::move(schedule);
+  if (schedule_ != nullptr) ApplySchedule();
+  RebuildVariablesList();
+}
+
+void Optimizer::ApplySchedule() {
+  Variable& lr = *LearningRateVariable();
+  const float value = (*schedule_)(iterations());
+  lr.Assign(lr.dtype() == DType::kFloat64 ? Tensor(static_cast<double>(value)) : Tensor(value));
+}
+
 void Optimizer::UseKerasLayout(KerasLayout layout) {
   if (iter_ == nullptr || layout == layout_) return;
+  if (schedule_ != nullptr && layout == KerasLayout::kKeras2Legacy) {
+    throw UnimplementedError(StrCat("Optimizer '", name_,
+                                    "': has a learning-rate schedule, which the keras2_legacy "
+                                    "(OptimizerV2) layout is not supported with"));
+  }
   for (const Child& c : children_) {
     const auto* hyper = dynamic_cast<const Variable*>(c.object);
     if (layout == KerasLayout::kKeras2Legacy && c.name == "learning_rate" &&
@@ -244,6 +274,7 @@ void Optimizer::ApplyValidated(const std::vector<GradientAndVariable>& grads_and
     if (grad) created = EnsureSlots(*variable) || created;
   }
   if (created && iter_ != nullptr) RebuildVariablesList();
+  if (schedule_ != nullptr) ApplySchedule();
   PrepareStep();
   {
     // The updates are TF's Apply* kernels: denormals flushed (Adam's m for
@@ -389,8 +420,10 @@ std::vector<Trackable::Child> Optimizer::Children() {
   if (layout_ == KerasLayout::kKeras3)
     out.push_back({"_trainable_variables", trainable_list_.get()});
   out.push_back({"_iterations", iter_});
-  for (const Child& c : children_) {
-    if (c.name == "learning_rate") out.push_back({"_learning_rate", c.object});
+  if (Variable* lr = LearningRateVariable(); lr != nullptr && schedule_ == nullptr) {
+    out.push_back({"_learning_rate", lr});
+  } else if (lr != nullptr && layout_ == KerasLayout::kKeras2) {
+    out.push_back({"_current_learning_rate", lr});
   }
   for (size_t i = 0; i < slot_list_names_.size(); ++i) {
     out.push_back({slot_list_names_[i], slot_lists_[i].get()});

@@ -49,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "autodiff/learning_rate_schedule.h"
 #include "runtime/tensor.h"
 #include "runtime/trackable.h"
 #include "runtime/variable.h"
@@ -121,6 +122,18 @@ class Optimizer : public Trackable {
   // gets. Throws InvalidArgumentError, creating nothing, when a variable is
   // null or has a dtype the optimizer does not support.
   void Build(const std::vector<Variable*>& vars);
+
+  // A learning-rate schedule (autodiff/learning_rate_schedule.h; nullptr:
+  // none): before each step the learning-rate variable is set to
+  // schedule(iterations), which the update then reads, as tf_keras 2.11+
+  // keeps its "_current_learning_rate". Checkpoint: kKeras2 saves that
+  // variable as "_current_learning_rate" (not "_learning_rate"); kKeras3
+  // saves no learning rate at all ("_variables" has the slots from index 1),
+  // as Keras 3 evaluates the schedule each step. Throws UnimplementedError
+  // in the kKeras2Legacy layout (OptimizerV2 saves schedules otherwise), and
+  // UseKerasLayout(kKeras2Legacy) throws while a schedule is set.
+  void SetLearningRateSchedule(std::shared_ptr<const LearningRateSchedule> schedule);
+  const LearningRateSchedule* learning_rate_schedule() const { return schedule_.get(); }
 
   // Steps completed (the "iter" variable's value).
   int64_t iterations() const;
@@ -242,6 +255,10 @@ class Optimizer : public Trackable {
   std::vector<std::string> slot_list_names_;
   std::vector<Variable*> slotted_;
   bool slots_grouped_by_kind_ = false;
+  std::shared_ptr<const LearningRateSchedule> schedule_;
+  // Sets the learning-rate variable to schedule_(iterations()).
+  void ApplySchedule();
+  Variable* LearningRateVariable() const;
   struct KerasState {
     std::string name;
     Variable* variable;

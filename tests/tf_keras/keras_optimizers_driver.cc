@@ -6,7 +6,8 @@
 // The model is one Dense(10) (tracked as "dense") on x float32 [4, 3] with
 // the mean sparse softmax cross entropy against y; OPTIMIZER one of
 // sgd_momentum, sgd_nesterov, sgd_plain, rmsprop, rmsprop_centered, adagrad,
-// adamw, nadam, adam_f64, rmsprop_f64 (a float64 model under floatx float64)
+// adamw, nadam, adam_f64, rmsprop_f64 (a float64 model under floatx float64),
+// adam_expdecay, sgd_piecewise, rmsprop_cosine (learning-rate schedules)
 // (the options keras_optimizers_test.py gives TF's); LAYOUT keras3 or
 // keras2. FEEDS holds "x", "y" and "kernel0".
 //
@@ -54,6 +55,27 @@ std::unique_ptr<eager::Optimizer> MakeOptimizer(const std::string& name,
     *slots = {"velocity", "momentum", "average_gradient"};
     return std::make_unique<eager::RMSprop>(
         eager::RMSpropOptions{.learning_rate = 0.01, .momentum = 0.5, .centered = true});
+  }
+  if (name == "adam_expdecay") {
+    *slots = {"m", "v"};
+    auto adam = std::make_unique<eager::Adam>(0.1);
+    eager::SetKerasLayout(*adam, eager::KerasLayout::kKeras3);  // schedules: not legacy
+    adam->SetLearningRateSchedule(std::make_shared<eager::ExponentialDecay>(0.1, 1, 0.5));
+    return adam;
+  }
+  if (name == "sgd_piecewise") {
+    *slots = {"momentum"};
+    auto sgd = std::make_unique<eager::SGD>(0.1, 0.9);
+    eager::SetKerasLayout(*sgd, eager::KerasLayout::kKeras3);
+    sgd->SetLearningRateSchedule(std::make_shared<eager::PiecewiseConstantDecay>(
+        std::vector<int64_t>{1, 2}, std::vector<double>{0.1, 0.05, 0.01}));
+    return sgd;
+  }
+  if (name == "rmsprop_cosine") {
+    *slots = {"velocity"};
+    auto rmsprop = std::make_unique<eager::RMSprop>();
+    rmsprop->SetLearningRateSchedule(std::make_shared<eager::CosineDecay>(0.01, 4, 0.1));
+    return rmsprop;
   }
   if (name == "adam_f64") {
     *slots = {"m", "v"};

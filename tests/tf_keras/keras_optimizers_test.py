@@ -3,7 +3,9 @@
   keras_optimizers_test.py driver=build/tests/tf_keras/keras_optimizers_driver work=DIR
 
 For each optimizer (SGD plain, with momentum, with Nesterov momentum;
-RMSprop plain and centered with momentum; Adagrad; AdamW; Nadam) and each
+RMSprop plain and centered with momentum; Adagrad; AdamW; Nadam; Adam,
+SGD and RMSprop with ExponentialDecay, PiecewiseConstantDecay and
+CosineDecay learning rates, whose checkpoint edges differ by line) and each
 Keras line
 (Keras 3 `keras` against eager's "keras3" layout, tf_keras against
 "keras2"), one Dense(10) on a fixed batch, mean sparse softmax cross
@@ -51,6 +53,13 @@ OPTIMIZERS = {
     "adamw": ("AdamW", dict(learning_rate=0.01, weight_decay=0.1),
               [("_momentums", "m"), ("_velocities", "v")]),
     "nadam": ("Nadam", dict(learning_rate=0.01), [("_momentums", "m"), ("_velocities", "v")]),
+    # Learning-rate schedules (kwargs "schedule": built from the line's module).
+    "adam_expdecay": ("Adam", dict(schedule=lambda s: s.ExponentialDecay(0.1, 1, 0.5)),
+                      [("_momentums", "m"), ("_velocities", "v")]),
+    "sgd_piecewise": ("SGD", dict(momentum=0.9, schedule=lambda s: s.PiecewiseConstantDecay(
+        [1, 2], [0.1, 0.05, 0.01])), [("momentums", "momentum")]),
+    "rmsprop_cosine": ("RMSprop", dict(schedule=lambda s: s.CosineDecay(0.01, 4, alpha=0.1)),
+                       [("_velocities", "velocity")]),
     # floatx float64: the model and the learning-rate variable are float64.
     "adam_f64": ("Adam", {}, [("_momentums", "m"), ("_velocities", "v")]),
     "rmsprop_f64": ("RMSprop", dict(learning_rate=0.01), [("_velocities", "velocity")]),
@@ -109,6 +118,9 @@ def make(kmod, opt_name):
         def call(self, x):
             return self.dense(x)
 
+    kwargs = dict(kwargs)
+    if "schedule" in kwargs:
+        kwargs["learning_rate"] = kwargs.pop("schedule")(kmod.optimizers.schedules)
     return MyModel(), getattr(kmod.optimizers, cls)(**kwargs)
 
 
