@@ -1,6 +1,8 @@
 #pragma once
 
-// Optimizer: the base of SGD and Adam, as Keras OptimizerV2 (TF 2.0-2.10).
+// Optimizer: the base of SGD and Adam, as Keras OptimizerV2 (TF 2.0-2.10),
+// and of RMSprop, Adagrad and Nadam, which exist only in the newer Keras
+// layouts below (Keras 3, tf_keras 2.11+).
 //
 //   eager::Adam optimizer;
 //   eager::Tensor loss = optimizer.Minimize([&] { return Loss(model(x), y); },

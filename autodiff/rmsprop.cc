@@ -52,7 +52,7 @@ void RMSprop::UseKerasLayout(KerasLayout layout) {
 void RMSprop::CreateSlots(const Variable& variable) {
   const std::string var_name(variable.shared_name());
   for (const std::string& slot : slot_names())
-    AddSlot(variable, slot, scope(), var_name + "/" + slot);
+    AddSlot(variable, slot, scope(), StrCat(var_name, "/", slot));
 }
 
 void RMSprop::ApplyDense(const Tensor& grad, Variable& variable) {

@@ -3,7 +3,11 @@
 // recomputed here op by op with every float32 result rounded; and the
 // checkpoint edges each line writes (checked against TF 2.21's own files by
 // tests/tf_keras/keras_optimizers_test.py).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include <gtest/gtest.h>
 

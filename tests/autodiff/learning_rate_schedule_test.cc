@@ -2,7 +2,11 @@
 // (keras/src/optimizers/schedules/learning_rate_schedule.py), recomputed in
 // float32 op by op, and what an optimizer with one saves in each layout
 // (TF 2.21's files checked by tests/tf_keras/keras_optimizers_test.py).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "autodiff/learning_rate_schedule.h"
 
