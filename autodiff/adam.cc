@@ -28,8 +28,8 @@ AdamOptions MakeOptions(double learning_rate, double beta_1, double beta_2, doub
 // Into new buffers: amsgrad is the rarer path, kept simple.
 template <typename T>
 void ApplyAmsgrad(const Tensor& grad, Variable& variable, Variable& m_slot, Variable& v_slot,
-                  Variable& vhat_slot, T lr, T beta1, T beta2, T beta1_power, T beta2_power,
-                  T epsilon) {
+                  Variable& vhat_slot, T lr, T one_minus_beta1, T one_minus_beta2, T beta1_power,
+                  T beta2_power, T epsilon) {
   const auto hold_value = internal::LockVariable(variable);
   const auto hold_m = internal::LockVariable(m_slot);
   const auto hold_v = internal::LockVariable(v_slot);
@@ -52,8 +52,8 @@ void ApplyAmsgrad(const Tensor& grad, Variable& variable, Variable& m_slot, Vari
   const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
   const auto n = static_cast<size_t>(var_in.num_elements());
   for (size_t i = 0; i < n; ++i) {
-    m_o[i] = m[i] + (g[i] - m[i]) * (T(1) - beta1);
-    v_o[i] = v[i] + (g[i] * g[i] - v[i]) * (T(1) - beta2);
+    m_o[i] = m[i] + (g[i] - m[i]) * one_minus_beta1;
+    v_o[i] = v[i] + (g[i] * g[i] - v[i]) * one_minus_beta2;
     vhat_o[i] = std::max(vhat[i], v_o[i]);  // Eigen's cwiseMax
     var_o[i] = var[i] - (m_o[i] * alpha) / (std::sqrt(vhat_o[i]) + epsilon);
   }
@@ -101,6 +101,8 @@ Adam::Adam(const AdamOptions& options)
   SetSlotListNames(amsgrad_
                        ? std::vector<std::string>{"_momentums", "_velocities", "_velocity_hats"}
                        : std::vector<std::string>{"_momentums", "_velocities"});
+  // Keras builds every m and v, then every vhat (a second call).
+  if (amsgrad_) SetSlotGroups({2, 1});
   use_decay_ = options.decay > 0.0;
   // Sorted order, as Keras lists hyper-parameters in the object graph.
   beta_1_ = &AddHyper("beta_1", options.beta_1);
@@ -113,14 +115,6 @@ Adam::Adam(const AdamOptions& options)
 Adam::~Adam() = default;
 
 void Adam::UseKerasLayout(KerasLayout layout) {
-  // Keras builds every m and v, then every vhat: "_variables/N" of a vhat
-  // depends on how many variables there are, which eager's per-variable slot
-  // creation does not know yet.
-  if (amsgrad_ && layout != KerasLayout::kKeras2Legacy) {
-    throw UnimplementedError(
-        StrCat("Adam '", name(), "': amsgrad in the ", KerasLayoutName(layout),
-               " checkpoint layout is not supported yet (only keras2_legacy)"));
-  }
   if (weight_decay_ && layout == KerasLayout::kKeras2Legacy) {
     throw UnimplementedError(StrCat("Adam '", name(),
                                     "': weight_decay (AdamW) exists only in the keras3 and keras2 "
@@ -237,8 +231,8 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
     Variable& m_slot = *GetSlot(variable, "m");
     Variable& v_slot = *GetSlot(variable, "v");
     if (amsgrad_) {
-      ApplyAmsgrad<T>(grad, variable, m_slot, v_slot, *GetSlot(variable, "vhat"), lr, beta1, beta2,
-                      beta1_power, beta2_power, epsilon);
+      ApplyAmsgrad<T>(grad, variable, m_slot, v_slot, *GetSlot(variable, "vhat"), lr,
+                      one_minus_beta1, one_minus_beta2, beta1_power, beta2_power, epsilon);
       return;
     }
     // Held until the three Assigns: a save on another thread sees each of

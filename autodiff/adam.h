@@ -108,7 +108,8 @@ class Adam final : public Optimizer {
   // Throws InvalidArgumentError when no variable gets a gradient.
   Operation Minimize(const Tensor& loss, std::vector<Variable*> var_list = {});
 
-  // Trackable: as Optimizer; with amsgrad only kKeras2Legacy, with
+  // Trackable: as Optimizer (with amsgrad the newer layouts' "_variables"
+  // lists every m and v, then every vhat, and "_velocity_hats/N"); with
   // weight_decay only kKeras3 and kKeras2 (else UnimplementedError).
   void UseKerasLayout(KerasLayout layout) override;
 

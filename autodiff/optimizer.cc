@@ -121,6 +121,13 @@ Variable& Optimizer::AddKerasStateVariable(std::string_view local_name, const Te
   return created;
 }
 
+void Optimizer::SetSlotGroups(std::vector<size_t> sizes) {
+  size_t total = 0;
+  for (const size_t size : sizes) total += size;
+  EAGER_INTERNAL_CHECK(sizes.empty() || total == slot_names_.size());
+  slot_groups_ = std::move(sizes);
+}
+
 void Optimizer::SetSlotListNames(std::vector<std::string> names) {
   EAGER_INTERNAL_CHECK(names.size() == slot_names_.size());
   slot_list_names_ = std::move(names);
@@ -134,17 +141,17 @@ void Optimizer::RebuildVariablesList() {
   if (layout_ == KerasLayout::kKeras3 && schedule_ == nullptr) {
     if (Variable* lr = LearningRateVariable()) variables_list_->Append(*lr);
   }
-  if (slots_grouped_by_kind_) {
-    for (size_t kind = 0; kind < slot_names_.size(); ++kind) {
-      for (Variable* v : slotted_) {
-        const std::vector<Variable*>& slots = slot_of_.at(v);
-        if (kind < slots.size()) variables_list_->Append(*slots[kind]);
+  const std::vector<size_t> groups =
+      slot_groups_.empty() ? std::vector<size_t>{slot_names_.size()} : slot_groups_;
+  size_t begin = 0;
+  for (const size_t size : groups) {
+    for (Variable* v : slotted_) {
+      const std::vector<Variable*>& slots = slot_of_.at(v);
+      for (size_t kind = begin; kind < begin + size && kind < slots.size(); ++kind) {
+        variables_list_->Append(*slots[kind]);
       }
     }
-  } else {
-    for (Variable* v : slotted_) {
-      for (Variable* slot : slot_of_.at(v)) variables_list_->Append(*slot);
-    }
+    begin += size;
   }
   if (layout_ != KerasLayout::kKeras3) return;
   for (const KerasState& state : keras_state_) {

@@ -195,11 +195,15 @@ class Optimizer : public Trackable {
   // The list edges of the newer Keras layouts for each slot name, in
   // slot_names() order (Adam: "_momentums", "_velocities").
   void SetSlotListNames(std::vector<std::string> names);
-  // How the newer layouts' "_variables" list orders slots. Interleaved (the
-  // default; Adam's one add_optimizer_variables call for m and v): each
-  // variable's slots together. Grouped by kind (RMSprop's one call per
-  // slot kind): every variable's first slot, then every variable's second.
-  void SetSlotsGroupedByKind(bool grouped) { slots_grouped_by_kind_ = grouped; }
+  // How the newer layouts' "_variables" list orders slots: one group per
+  // Keras add_optimizer_variables call (or build loop), `sizes` slot kinds
+  // each, in slot_names() order; within a group each variable's slots
+  // together, groups one after another. Default: one group of all (Adam's
+  // m and v); RMSprop: one per kind; amsgrad Adam: {m, v} then {vhat}.
+  void SetSlotGroups(std::vector<size_t> sizes);
+  void SetSlotsGroupedByKind(bool grouped) {
+    SetSlotGroups(grouped ? std::vector<size_t>(slot_names_.size(), 1) : std::vector<size_t>{});
+  }
 
   // Creates the slots of `variable`; called once per variable, before its
   // first update.
@@ -256,7 +260,7 @@ class Optimizer : public Trackable {
   KerasLayout layout_ = KerasLayout::kKeras2Legacy;
   std::vector<std::string> slot_list_names_;
   std::vector<Variable*> slotted_;
-  bool slots_grouped_by_kind_ = false;
+  std::vector<size_t> slot_groups_;  // empty: one group of all
   std::shared_ptr<const LearningRateSchedule> schedule_;
   // Sets the learning-rate variable to schedule_(iterations()).
   void ApplySchedule();

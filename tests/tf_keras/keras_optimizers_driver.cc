@@ -7,7 +7,8 @@
 // the mean sparse softmax cross entropy against y; OPTIMIZER one of
 // sgd_momentum, sgd_nesterov, sgd_plain, rmsprop, rmsprop_centered, adagrad,
 // adamw, nadam, adam_f64, rmsprop_f64 (a float64 model under floatx float64),
-// adam_expdecay, sgd_piecewise, rmsprop_cosine (learning-rate schedules)
+// adam_expdecay, sgd_piecewise, rmsprop_cosine (learning-rate schedules),
+// adam_amsgrad
 // (the options keras_optimizers_test.py gives TF's); LAYOUT keras3 or
 // keras2. FEEDS holds "x", "y" and "kernel0".
 //
@@ -76,6 +77,13 @@ std::unique_ptr<eager::Optimizer> MakeOptimizer(const std::string& name,
     auto rmsprop = std::make_unique<eager::RMSprop>();
     rmsprop->SetLearningRateSchedule(std::make_shared<eager::CosineDecay>(0.01, 4, 0.1));
     return rmsprop;
+  }
+  if (name == "adam_amsgrad") {
+    *slots = {"m", "v", "vhat"};
+    eager::AdamOptions options;
+    options.learning_rate = 0.01;
+    options.amsgrad = true;
+    return std::make_unique<eager::Adam>(options);
   }
   if (name == "adam_f64") {
     *slots = {"m", "v"};

@@ -3,7 +3,8 @@
   keras_optimizers_test.py driver=build/tests/tf_keras/keras_optimizers_driver work=DIR
 
 For each optimizer (SGD plain, with momentum, with Nesterov momentum;
-RMSprop plain and centered with momentum; Adagrad; AdamW; Nadam; Adam,
+RMSprop plain and centered with momentum; Adagrad; AdamW; Nadam; Adam with
+amsgrad; Adam,
 SGD and RMSprop with ExponentialDecay, PiecewiseConstantDecay and
 CosineDecay learning rates, whose checkpoint edges differ by line) and each
 Keras line
@@ -53,6 +54,8 @@ OPTIMIZERS = {
     "adamw": ("AdamW", dict(learning_rate=0.01, weight_decay=0.1),
               [("_momentums", "m"), ("_velocities", "v")]),
     "nadam": ("Nadam", dict(learning_rate=0.01), [("_momentums", "m"), ("_velocities", "v")]),
+    "adam_amsgrad": ("Adam", dict(learning_rate=0.01, amsgrad=True),
+                     [("_momentums", "m"), ("_velocities", "v"), ("_velocity_hats", "vhat")]),
     # Learning-rate schedules (kwargs "schedule": built from the line's module).
     "adam_expdecay": ("Adam", dict(schedule=lambda s: s.ExponentialDecay(0.1, 1, 0.5)),
                       [("_momentums", "m"), ("_velocities", "v")]),
