@@ -21,31 +21,41 @@ Tensor GeluApproximate(const Tensor& x) {
 }
 Tensor HardSigmoid(const Tensor& x) { return Relu6(x + 3.0) / 6.0; }
 
-using Entry = std::pair<std::string_view, Activation>;
+// Plain function pointers, so that KerasActivationName can recognize them
+// inside a std::function (capture-free lambdas convert to them).
+using Fn = Tensor (*)(const Tensor&);
+using Entry = std::pair<std::string_view, Fn>;
+
+Tensor Linear(const Tensor& x) { return x; }
+Tensor LeakyRelu02(const Tensor& x) { return LeakyRelu(x, 0.2); }
+Tensor EluDefault(const Tensor& x) { return Elu(x); }
+Tensor Silu(const Tensor& x) { return Mul(x, Sigmoid(x)); }
+Tensor HardSilu(const Tensor& x) { return Mul(x, HardSigmoid(x)); }
+Tensor Mish(const Tensor& x) { return Mul(x, Tanh(Softplus(x))); }
 
 const std::vector<Entry>& Registry() {
   static const std::vector<Entry> registry = {
-      {"linear", [](const Tensor& x) { return x; }},
-      {"relu", [](const Tensor& x) { return Relu(x); }},
-      {"relu6", [](const Tensor& x) { return Relu6(x); }},
-      {"leaky_relu", [](const Tensor& x) { return LeakyRelu(x, 0.2); }},
-      {"elu", [](const Tensor& x) { return Elu(x); }},
-      {"selu", [](const Tensor& x) { return Selu(x); }},
+      {"linear", Linear},
+      {"relu", Relu},
+      {"relu6", Relu6},
+      {"leaky_relu", LeakyRelu02},
+      {"elu", EluDefault},
+      {"selu", Selu},
       {"gelu", Gelu},
       {"gelu_approximate", GeluApproximate},
-      {"silu", [](const Tensor& x) { return Mul(x, Sigmoid(x)); }},
-      {"swish", [](const Tensor& x) { return Mul(x, Sigmoid(x)); }},
-      {"softplus", [](const Tensor& x) { return Softplus(x); }},
-      {"softsign", [](const Tensor& x) { return Softsign(x); }},
-      {"sigmoid", [](const Tensor& x) { return Sigmoid(x); }},
-      {"tanh", [](const Tensor& x) { return Tanh(x); }},
-      {"exponential", [](const Tensor& x) { return Exp(x); }},
-      {"softmax", [](const Tensor& x) { return Softmax(x); }},
-      {"log_softmax", [](const Tensor& x) { return LogSoftmax(x); }},
+      {"silu", Silu},
+      {"swish", Silu},
+      {"softplus", Softplus},
+      {"softsign", Softsign},
+      {"sigmoid", Sigmoid},
+      {"tanh", Tanh},
+      {"exponential", Exp},
+      {"softmax", Softmax},
+      {"log_softmax", LogSoftmax},
       {"hard_sigmoid", HardSigmoid},
-      {"hard_silu", [](const Tensor& x) { return Mul(x, HardSigmoid(x)); }},
-      {"hard_swish", [](const Tensor& x) { return Mul(x, HardSigmoid(x)); }},
-      {"mish", [](const Tensor& x) { return Mul(x, Tanh(Softplus(x))); }},
+      {"hard_silu", HardSilu},
+      {"hard_swish", HardSilu},
+      {"mish", Mish},
   };
   return registry;
 }
@@ -62,6 +72,16 @@ Activation ActivationByName(std::string_view name) {
   }
   throw InvalidArgumentError(
       StrCat("unknown activation '", name, "'; Keras's activations eager has: ", names));
+}
+
+std::optional<std::string_view> KerasActivationName(const Activation& activation) {
+  if (!activation) return "linear";
+  const Fn* fn = activation.target<Fn>();
+  if (fn == nullptr) return std::nullopt;
+  for (const auto& [name, known] : Registry()) {
+    if (known == *fn) return name;
+  }
+  return std::nullopt;
 }
 
 const std::vector<std::string_view>& KerasActivationNames() {

@@ -25,7 +25,12 @@
 //   hard_silu, hard_swish  x * hard_sigmoid(x)
 //   mish         x * tanh(softplus(x))
 // An unknown name throws InvalidArgumentError listing the known ones.
+//
+// KerasActivationName maps back: the name of a function ActivationByName
+// returned, or of an op function passed directly (&Relu, &Sigmoid, &Tanh,
+// &Softmax, &Selu, ...), so that a layer's config can name its activation.
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -37,5 +42,9 @@ Activation ActivationByName(std::string_view name);
 
 // The names ActivationByName knows, in the order above.
 const std::vector<std::string_view>& KerasActivationNames();
+
+// "linear" for an empty function; the Keras name of a known function (the
+// first of two aliases: "silu", "hard_silu"); nullopt for any other function.
+std::optional<std::string_view> KerasActivationName(const Activation& activation);
 
 }  // namespace eager

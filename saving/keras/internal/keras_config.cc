@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <utility>
 
+#include "autodiff/activations.h"
 #include "ops/nn_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/errors.h"
@@ -29,8 +31,6 @@ std::string Shown(const Json& v) {
   if (s.size() > 60) s = s.substr(0, 60) + "...";
   return s;
 }
-
-using ActivationFnPtr = Tensor (*)(const Tensor&);
 
 }  // namespace
 
@@ -165,21 +165,29 @@ std::string ConfigReader::String(const char* key, std::initializer_list<const ch
     return *fallback;
   }
   if (!v->is_string()) Invalid(key, StrCat("is ", Shown(*v), "; expected one of ", list));
-  const std::string s = Lower(v->get<std::string>());
+  std::string s = Lower(v->get<std::string>());
   if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return s == a; })) {
     Unsupported(key, StrCat(Shown(*v), " (eager has ", list, ")"));
   }
   return s;
 }
 
+std::string ConfigReader::Activation(const char* key) {
+  const Json* v = Get(key);
+  if (v == nullptr || v->is_null()) return "linear";  // Keras's default
+  std::string list;
+  for (std::string_view a : KerasActivationNames()) list += StrCat(list.empty() ? "" : ", ", a);
+  if (!v->is_string()) Invalid(key, StrCat("is ", Shown(*v), "; expected one of ", list));
+  std::string name = v->get<std::string>();
+  for (std::string_view known : KerasActivationNames()) {
+    if (known == name) return name;
+  }
+  Unsupported(key, StrCat(Shown(*v), " (eager has ", list, ")"));
+}
+
 eager::Activation ConfigReader::ActivationFn(const char* key) {
-  const std::string name =
-      String(key, {"linear", "relu", "sigmoid", "tanh", "softmax"}, std::string("linear"));
-  if (name == "relu") return Relu;
-  if (name == "sigmoid") return Sigmoid;
-  if (name == "tanh") return Tanh;
-  if (name == "softmax") return Softmax;
-  return nullptr;
+  const std::string name = Activation(key);
+  return name == "linear" ? nullptr : ActivationByName(name);
 }
 
 void ConfigReader::Expect(const char* key, const std::vector<Json>& accepted) {
@@ -218,17 +226,12 @@ Json InitializerJson(const char* class_name, Json config) {
 Json GlorotUniformJson() { return InitializerJson("GlorotUniform", {{"seed", nullptr}}); }
 
 std::string ActivationName(const eager::Activation& activation, const std::string& layer) {
-  if (!activation) return "linear";
-  const ActivationFnPtr* fn = activation.target<ActivationFnPtr>();
-  if (fn != nullptr) {
-    if (*fn == &Relu) return "relu";
-    if (*fn == &Sigmoid) return "sigmoid";
-    if (*fn == &Tanh) return "tanh";
-    if (*fn == &Softmax) return "softmax";
+  if (const std::optional<std::string_view> name = KerasActivationName(activation)) {
+    return std::string(*name);
   }
   throw UnimplementedError(StrCat("Keras config: layer '", layer,
-                                  "' has an activation Keras cannot name (linear, relu, sigmoid, "
-                                  "tanh, softmax can be saved)"));
+                                  "' has an activation Keras cannot name (a function not from "
+                                  "eager::ActivationByName or one of the op functions it uses)"));
 }
 
 }  // namespace eager::keras_internal

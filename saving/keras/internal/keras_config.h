@@ -52,8 +52,10 @@ class ConfigReader {
   // A string from `allowed` (compared in lower case, returned in lower case).
   std::string String(const char* key, std::initializer_list<const char*> allowed,
                      std::optional<std::string> fallback);
-  // An activation by Keras's name (linear, relu, sigmoid, tanh, softmax);
-  // "linear" and absent are nullptr.
+  // An activation by Keras's name (any autodiff/activations.h knows),
+  // "linear" when absent or null.
+  std::string Activation(const char* key);
+  // The same as a function; "linear" is nullptr.
   eager::Activation ActivationFn(const char* key);
   // The key may be absent, null or one of `accepted` (data_format
   // "channels_last", groups 1, axis -1); anything else is UnimplementedError.

@@ -248,9 +248,7 @@ void ActivationToConfig(Layer& layer, Json& c) {
 }
 
 std::unique_ptr<Layer> ActivationFromConfig(ConfigReader& r, const std::string& name) {
-  const std::string activation =
-      r.String("activation", {"linear", "relu", "sigmoid", "tanh", "softmax", "elu", "exponential"},
-               std::nullopt);
+  const std::string activation = r.Activation("activation");
   return std::make_unique<layers::Activation>(activation, name);
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "autodiff/activations.h"
 #include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
 #include "autodiff/layers/conv.h"
@@ -220,6 +221,50 @@ TEST(KerasLayerKinds, MaskZeroIntoAMaskTakingLayerIsRefused) {
   model(Tensor::FromVector<int32_t>({1, 0, 2}, Shape{1, 3}));
   ExpectError([&] { SaveKerasModel(dir + "/mask.keras", model); },
               {"layers[2] ('global_average_pooling1d", "mask_zero at layers[1] ('embedding"});
+}
+
+}  // namespace
+}  // namespace eager
+
+namespace eager {
+namespace {
+
+// Every activation autodiff/activations.h names is saved by that name in
+// Dense's, Conv2D's and Activation's configs and comes back the same
+// function (the loaded model computes the same values); a function it
+// cannot name is refused naming the layer.
+TEST(KerasLayerKinds, EveryKerasActivationRoundTripsThroughTheConfig) {
+  const std::string dir = testing::TempDir();
+  const Tensor x = RandomNormal(Shape{2, 4, 4, 2}, 5);
+  for (std::string_view name : KerasActivationNames()) {
+    SCOPED_TRACE(std::string(name));
+    Sequential model;
+    model.Add(std::make_unique<InputLayer>(Shape{4, 4, 2}));
+    layers::Conv2DConfig conv;
+    conv.activation = ActivationByName(name);
+    conv.seed = 3;
+    model.Add(std::make_unique<layers::Conv2D>(3, Array2{3, 3}, conv));
+    model.Add(std::make_unique<layers::Activation>(name));
+    model.Add(std::make_unique<Flatten>());
+    model.Add(std::make_unique<Dense>(2, ActivationByName(name), true, 4));
+    const Tensor y = model(x);
+    const std::string path = StrCat(dir, "/act_", name, ".keras");
+    SaveKerasModel(path, model);
+    KerasModel loaded = LoadKerasModel(path);
+    EXPECT_EQ(
+        KerasActivationName(dynamic_cast<Dense&>(*loaded.model->layers().back()).activation()),
+        name == "swish"        ? "silu"
+        : name == "hard_swish" ? "hard_silu"
+                               : name);
+    EXPECT_EQ((*loaded.model)(x).ValuesString(1000), y.ValuesString(1000));
+  }
+  Sequential custom;
+  custom.Add(std::make_unique<InputLayer>(Shape{3}));
+  custom.Add(std::make_unique<Dense>(
+      2, [](const Tensor& t) { return Mul(t, t); }, true, 1, "squared"));
+  custom(RandomNormal(Shape{1, 3}, 6));
+  ExpectError([&] { SaveKerasModel(dir + "/custom.keras", custom); },
+              {"'squared'", "activation Keras cannot name"});
 }
 
 }  // namespace

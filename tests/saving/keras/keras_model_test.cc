@@ -226,8 +226,11 @@ TEST(KerasModelCrafted, HostileLayerConfigsNameTheConfigPath) {
        conv(R"("filters": 2, "kernel_size": 3, "kernel_regularizer": {"a": 1})"),
        {"config.layers[1].config.kernel_regularizer", "not supported"}},
       {"activation",
-       conv(R"("filters": 2, "kernel_size": 3, "activation": "gelu")"),
-       {"config.layers[1].config.activation", "gelu"}},
+       conv(R"("filters": 2, "kernel_size": 3, "activation": "quick_gelu")"),
+       {"config.layers[1].config.activation", "quick_gelu", "eager has linear, relu"}},
+      {"activation not a string",
+       conv(R"("filters": 2, "kernel_size": 3, "activation": {"class_name": "Gelu"})"),
+       {"config.layers[1].config.activation", "expected one of"}},
       {"channels_first",
        conv(R"("filters": 2, "kernel_size": 3, "data_format": "channels_first")"),
        {"config.layers[1].config.data_format"}},
@@ -336,7 +339,7 @@ TEST(KerasModelCrafted, DeeplyNestedConfigIsAClearError) {
   };
   for (const auto& [what, json] : configs) {
     SCOPED_TRACE(what);
-    const std::string path = dir + "/deep_" + what + ".keras";
+    const std::string path = StrCat(dir, "/deep_", what, ".keras");
     WriteZip(path, {{"config.json", json}, {"model.weights.h5", "x"}});
     ExpectError([&] { LoadKerasModel(path); }, {path, "config"});
   }
