@@ -152,9 +152,17 @@ Tensor Fill(const Shape& shape, const Tensor& value) {
   return out;
 }
 
-Tensor ZerosLike(const Tensor& x) { return Tensor::Zeros(x.shape(), x.dtype()); }
+// A graph tensor's shape may be partly unknown until a Session runs: its
+// zeros (ones) are a ZerosLike (OnesLike) node then, as in TF's gradient graphs.
+Tensor ZerosLike(const Tensor& x) {
+  if (x.is_symbolic()) return Execute(kZerosLikeOp, {x});
+  return Tensor::Zeros(x.shape(), x.dtype());
+}
 
-Tensor OnesLike(const Tensor& x) { return Ones(x.shape(), x.dtype()); }
+Tensor OnesLike(const Tensor& x) {
+  if (x.is_symbolic()) return Execute(kOnesLikeOp, {x});
+  return Ones(x.shape(), x.dtype());
+}
 
 // ---- Fill, ZerosLike, OnesLike, Range ---------------------------------------------------
 // Ops of TF 2.21's graphs of common layers (issue 39), with tensor inputs as

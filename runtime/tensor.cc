@@ -284,6 +284,12 @@ Tensor::Tensor(FreshTag, const Shape& shape, DType dtype)
       id_(internal::NewTensorId()) {}
 
 Tensor Tensor::Uninitialized(const Shape& shape, DType dtype) {
+  // A partially known shape has num_elements() -1: never an allocation size.
+  if (!shape.IsFullyDefined()) [[unlikely]] {
+    throw InvalidArgumentError(StrCat("cannot create a ", dtype, " tensor of shape ", shape,
+                                      ": a tensor's shape must be fully defined (only graph "
+                                      "tensors have unknown dimensions)"));
+  }
   return Tensor(FreshTag{}, shape, dtype);
 }
 }  // namespace eager

@@ -3,7 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
+
+#include "ops/graph_ops.h"
+#include "ops/session.h"
+#include "runtime/errors.h"
+#include "runtime/graph.h"
 
 namespace eager {
 namespace {
@@ -159,6 +165,40 @@ TEST(ArrayOpsTest, ConstantsHaveShapeDtypeAndValue) {
   EXPECT_EQ(o.ToVector<int32_t>(), (std::vector<int32_t>{1, 1}));
   EXPECT_THROW(Fill(Shape{2}, Tensor::Vector<float>({1, 2})), InvalidArgumentError);
   EXPECT_THROW(Ones(Shape{1}, DType::kString), InvalidArgumentError);
+}
+
+}  // namespace
+}  // namespace eager
+
+namespace eager {
+namespace {
+
+// ZerosLike / OnesLike of a graph tensor whose batch is unknown until the
+// Session runs are graph nodes; before, they built an eager tensor of shape
+// [?, 3] and memset -1 elements (a segfault).
+TEST(ZerosLikeGraphTest, UnknownBatchIsANodeSizedWhenTheSessionRuns) {
+  Graph graph;
+  Graph::AsDefault in(graph);
+  const Tensor x = Placeholder(DType::kFloat32, Shape::Partial({-1, 3}), "x");
+  const Tensor zeros = ZerosLike(x);
+  const Tensor ones = OnesLike(x);
+  ASSERT_TRUE(zeros.is_symbolic());
+  EXPECT_EQ(zeros.shape(), Shape::Partial({-1, 3}));
+  Session sess(graph);
+  const Tensor batch = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, Shape{2, 3});
+  const auto out = sess.Run({zeros, ones}, {{x, batch}});
+  EXPECT_EQ(out[0]->ToVector<float>(), std::vector<float>(6, 0.0f));
+  EXPECT_EQ(out[1]->ToVector<float>(), std::vector<float>(6, 1.0f));
+  EXPECT_EQ(out[0]->shape(), (Shape{2, 3}));
+}
+
+TEST(ZerosLikeGraphTest, ATensorOfAPartiallyKnownShapeIsRefused) {
+  try {
+    Tensor::Zeros(Shape::Partial({-1, 3}));
+    FAIL() << "no error";
+  } catch (const InvalidArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("must be fully defined"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
