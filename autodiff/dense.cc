@@ -112,21 +112,13 @@ Tensor Dense::Apply(const Tensor& x) {
   return activation_ ? activation_(y) : y;
 }
 
-void Dense::RequireBuilt(const char* what) const {
-  if (!built()) {
-    throw FailedPreconditionError(StrCat("Dense '", name(), "': ", what,
-                                         " does not exist before the layer is built (call it ",
-                                         "on an input or call Build first)"));
-  }
-}
-
 Variable& Dense::kernel() const {
-  RequireBuilt("kernel");
+  RequireBuilt(built(), "Dense", "kernel");
   return *kernel_;
 }
 
 Variable* Dense::bias() const {
-  RequireBuilt("bias");
+  RequireBuilt(built(), "Dense", "bias");
   return bias_;
 }
 

@@ -76,7 +76,6 @@ class Dense : public Layer {
   void UseKerasLayout(KerasLayout layout) override { layout_ = layout; }
 
  private:
-  void RequireBuilt(const char* what) const;
   // The layer on a [n, input_dim] input.
   Tensor Apply(const Tensor& x);
 

@@ -57,6 +57,12 @@ class Layer : public Module {
   KerasTensor operator()(const KerasTensor& x);
   KerasTensor operator()(const std::vector<KerasTensor>& inputs);
   std::vector<KerasTensor> CallSymbolic(const std::vector<KerasTensor>& inputs);
+
+ protected:
+  // A layer's variable accessors before the layer exists: throws
+  // FailedPreconditionError "<kind> '<name>': <what> does not exist before
+  // the layer is built (...)" unless `built`.
+  void RequireBuilt(bool built, std::string_view kind, std::string_view what) const;
 };
 
 }  // namespace eager

@@ -180,21 +180,13 @@ Tensor Conv2D::Apply(const Tensor& x, const Tensor& filter) {
   }
 }
 
-void Conv2D::RequireBuilt(const char* what) const {
-  if (!built()) {
-    throw FailedPreconditionError(StrCat(class_name_, " '", name(), "': ", what,
-                                         " does not exist before the layer is built (call it ",
-                                         "on an input or call Build first)"));
-  }
-}
-
 Variable& Conv2D::kernel() const {
-  RequireBuilt("kernel");
+  RequireBuilt(built(), class_name_, "kernel");
   return *kernel_;
 }
 
 Variable* Conv2D::bias() const {
-  RequireBuilt("bias");
+  RequireBuilt(built(), class_name_, "bias");
   return bias_;
 }
 
@@ -320,21 +312,13 @@ Tensor DepthwiseConv2D::Call(const Tensor& x) {
   return config_.activation ? config_.activation(y) : y;
 }
 
-void DepthwiseConv2D::RequireBuilt(const char* what) const {
-  if (!built()) {
-    throw FailedPreconditionError(StrCat("DepthwiseConv2D '", name(), "': ", what,
-                                         " does not exist before the layer is built (call it ",
-                                         "on an input or call Build first)"));
-  }
-}
-
 Variable& DepthwiseConv2D::depthwise_kernel() const {
-  RequireBuilt("depthwise_kernel");
+  RequireBuilt(built(), "DepthwiseConv2D", "depthwise_kernel");
   return *kernel_;
 }
 
 Variable* DepthwiseConv2D::bias() const {
-  RequireBuilt("bias");
+  RequireBuilt(built(), "DepthwiseConv2D", "bias");
   return bias_;
 }
 
@@ -417,26 +401,18 @@ Tensor SeparableConv2D::Call(const Tensor& x) {
   return config_.activation ? config_.activation(y) : y;
 }
 
-void SeparableConv2D::RequireBuilt(const char* what) const {
-  if (!built()) {
-    throw FailedPreconditionError(StrCat("SeparableConv2D '", name(), "': ", what,
-                                         " does not exist before the layer is built (call it ",
-                                         "on an input or call Build first)"));
-  }
-}
-
 Variable& SeparableConv2D::depthwise_kernel() const {
-  RequireBuilt("depthwise_kernel");
+  RequireBuilt(built(), "SeparableConv2D", "depthwise_kernel");
   return *depthwise_;
 }
 
 Variable& SeparableConv2D::pointwise_kernel() const {
-  RequireBuilt("pointwise_kernel");
+  RequireBuilt(built(), "SeparableConv2D", "pointwise_kernel");
   return *pointwise_;
 }
 
 Variable* SeparableConv2D::bias() const {
-  RequireBuilt("bias");
+  RequireBuilt(built(), "SeparableConv2D", "bias");
   return bias_;
 }
 
@@ -521,21 +497,13 @@ Tensor Conv2DTranspose::Call(const Tensor& x) {
   return config_.activation ? config_.activation(y) : y;
 }
 
-void Conv2DTranspose::RequireBuilt(const char* what) const {
-  if (!built()) {
-    throw FailedPreconditionError(StrCat("Conv2DTranspose '", name(), "': ", what,
-                                         " does not exist before the layer is built (call it ",
-                                         "on an input or call Build first)"));
-  }
-}
-
 Variable& Conv2DTranspose::kernel() const {
-  RequireBuilt("kernel");
+  RequireBuilt(built(), "Conv2DTranspose", "kernel");
   return *kernel_;
 }
 
 Variable* Conv2DTranspose::bias() const {
-  RequireBuilt("bias");
+  RequireBuilt(built(), "Conv2DTranspose", "bias");
   return bias_;
 }
 

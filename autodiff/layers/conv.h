@@ -101,8 +101,6 @@ class Conv2D : public Layer {
   const std::string& class_name() const { return class_name_; }
 
  private:
-  void RequireBuilt(const char* what) const;
-
   std::string class_name_;
   int64_t filters_;
   std::array<int64_t, 2> kernel_size_;
@@ -185,8 +183,6 @@ class DepthwiseConv2D : public Layer {
   void UseKerasLayout(KerasLayout layout) override { layout_ = layout; }
 
  private:
-  void RequireBuilt(const char* what) const;
-
   std::array<int64_t, 2> kernel_size_;
   DepthwiseConv2DConfig config_;
   uint64_t seed_;
@@ -235,8 +231,6 @@ class SeparableConv2D : public Layer {
   Variable* bias() const;
 
  private:
-  void RequireBuilt(const char* what) const;
-
   int64_t filters_;
   std::array<int64_t, 2> kernel_size_;
   SeparableConv2DConfig config_;
@@ -274,8 +268,6 @@ class Conv2DTranspose : public Layer {
   Variable* bias() const;
 
  private:
-  void RequireBuilt(const char* what) const;
-
   int64_t filters_;
   std::array<int64_t, 2> kernel_size_;
   Conv2DConfig config_;

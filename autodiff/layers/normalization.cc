@@ -128,31 +128,23 @@ Tensor BatchNormalization::Call(const Tensor& x, bool training) {
   return Normalize(x, mean, variance, gamma_, beta_, epsilon_);
 }
 
-void BatchNormalization::RequireBuilt(const char* what) const {
-  if (!built()) {
-    throw FailedPreconditionError(StrCat("BatchNormalization '", name(), "': ", what,
-                                         " does not exist before the layer is built (call it ",
-                                         "on an input or call Build first)"));
-  }
-}
-
 Variable* BatchNormalization::gamma() const {
-  RequireBuilt("gamma");
+  RequireBuilt(built(), "BatchNormalization", "gamma");
   return gamma_;
 }
 
 Variable* BatchNormalization::beta() const {
-  RequireBuilt("beta");
+  RequireBuilt(built(), "BatchNormalization", "beta");
   return beta_;
 }
 
 Variable& BatchNormalization::moving_mean() const {
-  RequireBuilt("moving_mean");
+  RequireBuilt(built(), "BatchNormalization", "moving_mean");
   return *moving_mean_;
 }
 
 Variable& BatchNormalization::moving_variance() const {
-  RequireBuilt("moving_variance");
+  RequireBuilt(built(), "BatchNormalization", "moving_variance");
   return *moving_variance_;
 }
 
@@ -200,21 +192,13 @@ Tensor LayerNormalization::Call(const Tensor& x) {
   return Normalize(x, mean, variance, gamma_, beta_, epsilon_);
 }
 
-void LayerNormalization::RequireBuilt(const char* what) const {
-  if (!built()) {
-    throw FailedPreconditionError(StrCat("LayerNormalization '", name(), "': ", what,
-                                         " does not exist before the layer is built (call it ",
-                                         "on an input or call Build first)"));
-  }
-}
-
 Variable* LayerNormalization::gamma() const {
-  RequireBuilt("gamma");
+  RequireBuilt(built(), "LayerNormalization", "gamma");
   return gamma_;
 }
 
 Variable* LayerNormalization::beta() const {
-  RequireBuilt("beta");
+  RequireBuilt(built(), "LayerNormalization", "beta");
   return beta_;
 }
 

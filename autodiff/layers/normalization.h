@@ -75,8 +75,6 @@ class BatchNormalization : public Layer {
   Variable& moving_variance() const;
 
  private:
-  void RequireBuilt(const char* what) const;
-
   double momentum_;
   double epsilon_;
   bool center_;
@@ -111,8 +109,6 @@ class LayerNormalization : public Layer {
   Variable* beta() const;
 
  private:
-  void RequireBuilt(const char* what) const;
-
   double epsilon_;
   bool center_;
   bool scale_;
