@@ -380,13 +380,36 @@ uint64_t LimitChildMemory(uint64_t budget) {
 // exit status, not run handlers the caller installed for its own crashes (a
 // crash reporter, a fuzzer's or sanitizer's report of its own process).
 void DefaultCrashSignals() {
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS})
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS, SIGXCPU})
     ::signal(sig, SIG_DFL);
 }
 
+// Bounds the child's CPU time: at `seconds` the kernel sends SIGXCPU (which
+// ends it; the parent names the budget), a second later SIGKILL. No core
+// file: a looping libhdf5 is not worth one.
+void LimitChildCpu(int seconds) {
+  rlimit core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &core);
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_CPU, &rl) != 0) return;
+  const auto soft = static_cast<rlim_t>(seconds);
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur <= soft) return;  // already tighter
+  if (rl.rlim_max != RLIM_INFINITY && soft + 1 > rl.rlim_max) return;
+  rl.rlim_cur = soft;
+  rl.rlim_max = soft + 1;
+  ::setrlimit(RLIMIT_CPU, &rl);
+}
+
+// The default CPU budget: 2 s, plus 1 s per 32 MiB.
+int CpuBudget(const H5ReadLimits& limits, uint64_t file_size) {
+  if (limits.max_reader_cpu_seconds > 0) return limits.max_reader_cpu_seconds;
+  return 2 + static_cast<int>(std::min<uint64_t>(file_size >> 25, 1 << 20));
+}
+
 [[noreturn]] void RunChild(const std::string& path, uint64_t file_size, uint64_t memory_budget,
-                           int fd) {
+                           int cpu_seconds, int fd) {
   DefaultCrashSignals();
+  LimitChildCpu(cpu_seconds);
   const uint64_t limited = LimitChildMemory(memory_budget);
   PipeOut out(fd);
   auto send_error = [&](Kind kind, const std::string& message) {
@@ -450,12 +473,19 @@ class PipeIn {
       if (ready == 0) TimedOut();
       ssize_t r = ::read(fd_, p, n);
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
+      if (r <= 0) {
+        ended_ = true;
+        return false;
+      }
       p += r;
       n -= static_cast<size_t>(r);
     }
     return true;
   }
+  // True once the child closed its end: it exited or was killed, so its
+  // status says why the stream stopped.
+  bool ended() const { return ended_; }
+
   [[noreturn]] void TimedOut() {
     ::kill(child_, SIGKILL);
     timed_out_ = true;
@@ -471,12 +501,19 @@ class PipeIn {
   std::chrono::steady_clock::time_point deadline_;
   int timeout_seconds_;
   bool timed_out_ = false;
+  bool ended_ = false;
 };
 
 // Waits for the child; a signal or a non-zero exit becomes DataLossError.
-void ReapChild(pid_t child, const std::string& path) {
+void ReapChild(pid_t child, const std::string& path, int cpu_seconds) {
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
+    throw DataLossError(StrCat("Keras weights file '", path, "': libhdf5 used up the reader's ",
+                               cpu_seconds,
+                               " s of CPU time without finishing it (a malformed file can make "
+                               "it loop); stopped"));
   }
   if (WIFSIGNALED(status)) {
     throw DataLossError(StrCat("Keras weights file '", path,
@@ -636,6 +673,7 @@ H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
     throw ResourceExhaustedError(
         StrCat("reading Keras weights file '", path, "': pipe: ", std::strerror(errno)));
   }
+  const int cpu_seconds = CpuBudget(limits, file_size);
   const pid_t child = ::fork();
   if (child < 0) {
     const int err = errno;
@@ -649,7 +687,7 @@ H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
     ::signal(SIGPIPE, SIG_DFL);
     const uint64_t budget =
         limits.max_reader_bytes > 0 ? limits.max_reader_bytes : file_size + (uint64_t{1} << 30);
-    RunChild(path, file_size, budget, fds[1]);
+    RunChild(path, file_size, budget, cpu_seconds, fds[1]);
   }
   ::close(fds[1]);
   PipeIn in(fds[0], child, path, limits.timeout_seconds);
@@ -658,17 +696,20 @@ H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
     contents = ParseStream(in, path, file_size);
   } catch (...) {
     ::close(fds[0]);
+    // A child whose stream ended early has exited or died: its status (a
+    // crash, the CPU budget) says more than the short stream does.
+    const bool ended = in.ended();
     ::kill(child, SIGKILL);
     try {
-      ReapChild(child, path);
+      ReapChild(child, path, cpu_seconds);
     } catch (const DataLossError&) {
+      if (ended) throw;
       // Killed above; the first error says why.
     }
-    // A child that crashed before sending its error: say so.
     throw;
   }
   ::close(fds[0]);
-  ReapChild(child, path);
+  ReapChild(child, path, cpu_seconds);
   return contents;
 }
 

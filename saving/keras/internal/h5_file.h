@@ -17,7 +17,8 @@
 //     allocation), and streams the datasets to the parent over a pipe;
 //  3. in the parent, parses that stream with every length checked against
 //     what is left of the file's size, and turns a child that crashed, was
-//     killed or ran past `timeout_seconds` into DataLossError naming the file.
+//     killed, used up its CPU budget or ran past `timeout_seconds` into
+//     DataLossError naming the file.
 // A crash or hang inside libhdf5 on a crafted file thus costs a child, not
 // the caller's process (which may be training). The cost is one fork and a
 // copy of the weights through a pipe (a few ms for MNIST-sized models).
@@ -57,7 +58,17 @@ struct H5Contents {
 
 struct H5ReadLimits {
   uint64_t max_file_bytes = uint64_t{16} << 30;
+  // Wall-clock backstop (a child stuck in I/O); loops are caught by the CPU
+  // budget below long before.
   int timeout_seconds = 600;
+  // CPU seconds the reading child may use (RLIMIT_CPU, set in the child
+  // only): some malformed files send libhdf5 into an endless loop (a 43 KB
+  // one found by the fuzzer), and a wall-clock deadline long enough for a
+  // big file on a loaded machine would be minutes of hang for a small one.
+  // CPU time does not run while the machine is busy with other work, so the
+  // budget can be tight. 0: 2 s plus 1 s per 32 MiB of file (reading and
+  // copying through the pipe take well under a second per GiB).
+  int max_reader_cpu_seconds = 0;
   // Address space the reading child may add to what it inherits from the
   // caller (RLIMIT_AS, set in the child only): libhdf5 trusts sizes in a
   // file's headers and allocates them (a 20 KB crafted file asks for 412 GB),

@@ -406,6 +406,37 @@ TEST(KerasWeightsCrafted, HeaderAskingFor412GBIsRefused) {
   }
 }
 
+// A 43 KB file bundle_fuzzer made (tests/fuzz, kind 'H'): its object
+// headers send libhdf5 into an endless loop. Before the CPU budget the caller waited out the 600 s
+// wall-clock deadline (`eager-ckpt list` hung); now the child is stopped
+// after the default 2 CPU seconds and the error names the file and the
+// budget. CPU time, not wall time: a loaded machine does not trip it.
+TEST(KerasWeightsCrafted, EndlessLoopInLibhdf5IsStoppedByTheCpuBudget) {
+  const std::string path =
+      std::string(EAGER_SOURCE_DIR) + "/tests/saving/keras/data/loops.weights.h5";
+  try {
+    ReadH5File(path);
+    FAIL() << "read a file that makes libhdf5 loop";
+  } catch (const DataLossError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("2 s of CPU time"), std::string::npos) << e.what();
+  }
+}
+
+// A budget set by the caller is the one applied and named.
+TEST(KerasWeightsCrafted, CpuBudgetIsTheCallersWhenSet) {
+  keras_internal::H5ReadLimits limits;
+  limits.max_reader_cpu_seconds = 1;
+  const std::string path =
+      std::string(EAGER_SOURCE_DIR) + "/tests/saving/keras/data/loops.weights.h5";
+  try {
+    ReadH5File(path, limits);
+    FAIL() << "read a file that makes libhdf5 loop";
+  } catch (const DataLossError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 s of CPU time"), std::string::npos) << e.what();
+  }
+}
+
 // The budget bounds what the child may allocate: a file with a 96 MiB kernel
 // reads under the default budget (its size plus 1 GiB) and is refused under
 // 4 MiB, naming the budget, and the caller's process is unaffected. (The
