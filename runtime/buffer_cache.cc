@@ -8,13 +8,7 @@
 // cache and the slack past a block's requested bytes are poisoned, so a use
 // after free or an overflow into the slack is reported as it would be with
 // plain malloc. Without ASan these are no-ops.
-#if defined(__SANITIZE_ADDRESS__)
-#define EAGER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EAGER_ASAN 1
-#endif
-#endif
+#include "runtime/sanitizers.h"
 #ifdef EAGER_ASAN
 #include <sanitizer/asan_interface.h>
 #endif

@@ -155,7 +155,7 @@ TEST(GraphNamesTest, RandomBuildingMatchesTensorFlowsRules) {
   }
 }
 
-#if !defined(__SANITIZE_ADDRESS__)
+#ifndef EAGER_ASAN
 size_t HeapInUse() { return static_cast<size_t>(testing::HeapInUseBytes()); }
 
 // The heap a Graph takes to add `nodes`, made beforehand (their names are

@@ -38,13 +38,11 @@
 #include <functional>
 #include <type_traits>
 
+#include "runtime/sanitizers.h"
+
 namespace eager::testing {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kMemoryIsMeasurable = false;
-#else
-inline constexpr bool kMemoryIsMeasurable = true;
-#endif
+inline constexpr bool kMemoryIsMeasurable = !kAddressSanitizer;
 
 // The bytes glibc's malloc has handed out and not yet taken back: small
 // blocks and mmapped large ones.

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "runtime/errors.h"
+#include "runtime/sanitizers.h"
 #include "runtime/tensor_access.h"
 
 namespace eager::keras_internal {
@@ -335,19 +336,6 @@ bool Hdf5OutOfMemory() {
       &out_of_memory);
   return out_of_memory;
 }
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitizerShadowMemory = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-constexpr bool kSanitizerShadowMemory = true;
-#else
-constexpr bool kSanitizerShadowMemory = false;
-#endif
-#else
-constexpr bool kSanitizerShadowMemory = false;
-#endif
 
 // The child's virtual memory size now (what it inherited), from
 // /proc/self/statm; 0 when unknown.

@@ -19,6 +19,7 @@
 #include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
 #include "eager.h"
+#include "runtime/sanitizers.h"
 #include "saving/keras/internal/h5_file.h"
 #include "tests/saving/saving_test_util.h"
 
@@ -381,12 +382,6 @@ TEST(KerasWeightsCrafted, BitFlipsNeverCrashTheCaller) {
 namespace eager {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-
 // A 20 KB file bundle_fuzzer made (tests/fuzz, input kind 'H'): its object
 // header makes libhdf5 allocate an "on disk image buffer" of 412 GB. The
 // reading child's address-space budget turns that into a refusal naming the
@@ -402,7 +397,7 @@ TEST(KerasWeightsCrafted, HeaderAskingFor412GBIsRefused) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("could not allocate"), std::string::npos) << e.what();
   } catch (const Error& e) {
-    EXPECT_TRUE(kSanitized) << "expected ResourceExhaustedError, got: " << e.what();
+    EXPECT_TRUE(kSanitizerShadowMemory) << "expected ResourceExhaustedError, got: " << e.what();
   }
 }
 
@@ -452,7 +447,7 @@ TEST(KerasWeightsCrafted, ReaderMemoryBudgetBoundsTheChild) {
   ASSERT_EQ(contents.datasets.size(), 3u);
   keras_internal::H5ReadLimits limits;
   limits.max_reader_bytes = uint64_t{4} << 20;
-  if (kSanitized) {
+  if (kSanitizerShadowMemory) {
     EXPECT_EQ(ReadH5File(dir + "/big.weights.h5", limits).datasets.size(), 3u);
     return;
   }
