@@ -175,14 +175,18 @@ std::string ConfigReader::String(const char* key, std::initializer_list<const ch
 std::string ConfigReader::Activation(const char* key) {
   const Json* v = Get(key);
   if (v == nullptr || v->is_null()) return "linear";  // Keras's default
-  std::string list;
-  for (std::string_view a : KerasActivationNames()) list += StrCat(list.empty() ? "" : ", ", a);
-  if (!v->is_string()) Invalid(key, StrCat("is ", Shown(*v), "; expected one of ", list));
+  // The list of names is for the errors only: every layer's config asks.
+  auto known_names = [] {
+    std::string list;
+    for (std::string_view a : KerasActivationNames()) list += StrCat(list.empty() ? "" : ", ", a);
+    return list;
+  };
+  if (!v->is_string()) Invalid(key, StrCat("is ", Shown(*v), "; expected one of ", known_names()));
   std::string name = v->get<std::string>();
   for (std::string_view known : KerasActivationNames()) {
     if (known == name) return name;
   }
-  Unsupported(key, StrCat(Shown(*v), " (eager has ", list, ")"));
+  Unsupported(key, StrCat(Shown(*v), " (eager has ", known_names(), ")"));
 }
 
 eager::Activation ConfigReader::ActivationFn(const char* key) {
