@@ -49,6 +49,11 @@ class ConvRelu : public eager::Layer {
     return eager::FusedConv2D(x, kernel_->value(), bias_->value(), /*relu=*/true, same);
   }
   bool built() const { return kernel_ != nullptr; }
+  int64_t filters() const { return filters_; }
+  int64_t kernel_size() const { return kernel_size_; }
+  // REQUIRES: built().
+  eager::Variable& kernel() const { return *kernel_; }
+  eager::Variable& bias() const { return *bias_; }
 
  private:
   void Build(int64_t channels) {

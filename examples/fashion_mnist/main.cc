@@ -10,6 +10,7 @@
 //   fashion_mnist --logdir runs/mlp     # then: tensorboard --logdir runs
 //   mpirun -np 2 fashion_mnist          # data parallel: each rank half of every batch
 //   fashion_mnist --export_dir /tmp/serving/mlp   # a SavedModel in /tmp/serving/mlp/1
+//   fashion_mnist --save_keras /tmp/mlp.keras     # keras.models.load_model() reads it
 
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "examples/fashion_mnist/dataset.h"
 #include "examples/fashion_mnist/distributed_training.h"
 #include "examples/fashion_mnist/export.h"
+#include "examples/fashion_mnist/keras_export.h"
 #include "examples/fashion_mnist/models.h"
 #include "examples/fashion_mnist/training.h"
 #include "saving/summary/summary_writer.h"
@@ -81,13 +83,19 @@ int Run(int argc, char** argv) {
   app.add_option("--export_dir", export_dir,
                  "After training, write a SavedModel to EXPORT_DIR/<next version> (signatures "
                  "serving_default: EMA weights, raw: trained weights)");
+  std::string keras_path;
+  app.add_option("--save_keras", keras_path,
+                 "After training, write the model with its trained (raw) weights as a Keras 3 "
+                 "file (e.g. DIR/model.keras) that keras.models.load_model() reads; it outputs "
+                 "logits");
   CLI11_PARSE(app, argc, argv);
   if (app.count("--epochs") == 0) options.epochs = fashion_mnist::DefaultEpochs(model_name);
   std::string exported;
-  if (!export_dir.empty() && ranks.is_root()) {
+  if ((!export_dir.empty() || !keras_path.empty()) && ranks.is_root()) {
     options.on_trained = [&](fashion_mnist::Classifier& m,
                              const eager::ExponentialMovingAverage& ema) {
-      exported = fashion_mnist::ExportForServing(m, ema, export_dir);
+      if (!export_dir.empty()) exported = fashion_mnist::ExportForServing(m, ema, export_dir);
+      if (!keras_path.empty()) fashion_mnist::SaveAsKeras(m, keras_path);
     };
   }
 
@@ -132,6 +140,9 @@ int Run(int argc, char** argv) {
   std::printf("test accuracy: %.2f%% (raw weights), %.2f%% (EMA weights)\n",
               100 * result.test_accuracy, 100 * result.ema_test_accuracy);
   if (summaries) summaries->Close();
+  if (!keras_path.empty() && ranks.is_root()) {
+    std::printf("saved Keras model %s; load it with keras.models.load_model\n", keras_path.c_str());
+  }
   if (!exported.empty()) {
     std::printf("exported SavedModel %s; inspect it with: saved_model_cli show --dir %s --all\n",
                 exported.c_str(), exported.c_str());
