@@ -180,6 +180,19 @@ bool SendDataset(hid_t file, const char* name, VisitState* state) {
                 StrCat("dataset '", name, "' is chunked, virtual or filtered (layout ", layout,
                        "); Keras writes contiguous uncompressed datasets"));
   }
+  if (H5Pget_external_count(dcpl.get()) != 0) {
+    return fail(Kind::kInvalidArgument,
+                StrCat("dataset '", name, "' keeps its data in external files; Keras writes none"));
+  }
+  PipeOut& out = *state->out;
+  auto header = [&](char tag) {
+    out.PutU8(static_cast<uint8_t>(tag));
+    out.PutString(name);
+    out.PutU8(static_cast<uint8_t>(dtype));
+    out.PutU8(static_cast<uint8_t>(rank));
+    for (int64_t d : shape_dims) out.PutU64(static_cast<uint64_t>(d));
+    out.PutU64(nbytes);
+  };
   if (nbytes > 0 && layout == H5D_CONTIGUOUS) {
     const haddr_t offset = H5Dget_offset(ds.get());
     if (offset == HADDR_UNDEF || H5Dget_storage_size(ds.get()) != nbytes ||
@@ -187,6 +200,17 @@ bool SendDataset(hid_t file, const char* name, VisitState* state) {
       return fail(Kind::kDataLoss, StrCat("dataset '", name, "' declares ", nbytes,
                                           " bytes that are not stored inside the file (",
                                           state->file_size, " bytes)"));
+    }
+    // Stored as this machine keeps them in memory (Keras writes native
+    // little-endian): the parent reads the bytes from the file itself, one
+    // copy instead of three (libhdf5's, the pipe's two), and the parent
+    // checks the range against the file's size. Other byte orders are
+    // converted by libhdf5 and sent below.
+    if (H5Tequal(type.get(), mem_type) > 0) {
+      state->total_bytes += nbytes;
+      header('O');
+      out.PutU64(offset);
+      return true;
     }
   }
   std::vector<std::byte> bytes;
@@ -202,13 +226,7 @@ bool SendDataset(hid_t file, const char* name, VisitState* state) {
     return fail(Kind::kDataLoss, StrCat("dataset '", name, "' cannot be read: ", Hdf5Message()));
   }
   state->total_bytes += nbytes;
-  PipeOut& out = *state->out;
-  out.PutU8('D');
-  out.PutString(name);
-  out.PutU8(static_cast<uint8_t>(dtype));
-  out.PutU8(static_cast<uint8_t>(rank));
-  for (int64_t d : shape_dims) out.PutU64(static_cast<uint64_t>(d));
-  out.PutU64(nbytes);
+  header('D');
   out.Put(bytes.data(), bytes.size());
   return true;
 }
@@ -515,7 +533,27 @@ void ReapChild(pid_t child, const std::string& path, int cpu_seconds) {
   }
 }
 
-H5Contents ParseStream(PipeIn& in, const std::string& path, uint64_t file_size) {
+// Reads `n` bytes at `offset` of the open file `fd` (a dataset the child
+// located); a file that shrank meanwhile is DataLossError naming it.
+void ReadAt(int fd, std::byte* out, uint64_t n, uint64_t offset, const std::string& path,
+            const std::string& name) {
+  while (n > 0) {
+    const ssize_t r = ::pread(fd, out, std::min<uint64_t>(n, 1 << 30), static_cast<off_t>(offset));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      throw DataLossError(StrCat("Keras weights file '", path, "': dataset '", name,
+                                 "' cannot be read at offset ", offset, ": ",
+                                 r < 0 ? std::strerror(errno) : "the file is shorter"));
+    }
+    out += r;
+    n -= static_cast<uint64_t>(r);
+    offset += static_cast<uint64_t>(r);
+  }
+}
+
+// `file`: the file open for reading in the parent, for the datasets the
+// child located ('O' records) instead of sending.
+H5Contents ParseStream(PipeIn& in, const std::string& path, int file, uint64_t file_size) {
   auto truncated = [&]() -> DataLossError {
     return DataLossError(
         StrCat("Keras weights file '", path,
@@ -570,7 +608,7 @@ H5Contents ParseStream(PipeIn& in, const std::string& path, uint64_t file_size) 
       if (kind == static_cast<uint8_t>(Kind::kResourceExhausted))
         throw ResourceExhaustedError(message);
       throw DataLossError(message);
-    } else if (tag == 'D') {
+    } else if (tag == 'D' || tag == 'O') {
       std::string name = get_string();
       uint8_t dtype = 0, rank = 0;
       get(&dtype, 1);
@@ -603,7 +641,17 @@ H5Contents ParseStream(PipeIn& in, const std::string& path, uint64_t file_size) 
       if (expected != nbytes) throw bad("a dataset whose byte count does not match its shape");
       ds.shape = Shape(dims);
       ds.bytes.resize(nbytes);
-      get(ds.bytes.data(), nbytes);
+      if (tag == 'D') {
+        get(ds.bytes.data(), nbytes);
+      } else {
+        uint64_t offset = 0;
+        get(&offset, 8);
+        if (offset > file_size || nbytes > file_size - offset) {
+          throw bad(StrCat("dataset '", name, "' at offset ", offset, " with ", nbytes,
+                           " bytes lies outside the file"));
+        }
+        ReadAt(file, ds.bytes.data(), nbytes, offset, path, name);
+      }
       contents.datasets[name] = std::move(ds);
     } else {
       throw bad("an unknown record from the reading child process");
@@ -637,6 +685,21 @@ H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
   if (!S_ISREG(st.st_mode)) {
     throw InvalidArgumentError(StrCat("Keras weights file '", path, "' is not a regular file"));
   }
+  // Opened once, after the check above (a FIFO would block open): the
+  // parent reads the datasets the child locates from this descriptor.
+  struct Fd {
+    int fd;
+    ~Fd() {
+      if (fd >= 0) ::close(fd);
+    }
+  } file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (file.fd < 0 || ::fstat(file.fd, &st) != 0) {
+    throw FailedPreconditionError(
+        StrCat("Keras weights file '", path, "': ", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw InvalidArgumentError(StrCat("Keras weights file '", path, "' is not a regular file"));
+  }
   const auto file_size = static_cast<uint64_t>(st.st_size);
   if (file_size > limits.max_file_bytes) {
     throw ResourceExhaustedError(StrCat("Keras weights file '", path, "' has ", file_size,
@@ -644,13 +707,7 @@ H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
   }
   {
     char head[8] = {};
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      throw FailedPreconditionError(
-          StrCat("Keras weights file '", path, "': ", std::strerror(errno)));
-    }
-    const ssize_t n = ::pread(fd, head, sizeof head, 0);
-    ::close(fd);
+    const ssize_t n = ::pread(file.fd, head, sizeof head, 0);
     if (n != static_cast<ssize_t>(sizeof head) || std::memcmp(head, kSignature, sizeof head) != 0) {
       throw DataLossError(StrCat("Keras weights file '", path, "' is not an HDF5 file (", file_size,
                                  " bytes, no HDF5 signature at offset 0)"));
@@ -675,13 +732,18 @@ H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
     ::signal(SIGPIPE, SIG_DFL);
     const uint64_t budget =
         limits.max_reader_bytes > 0 ? limits.max_reader_bytes : file_size + (uint64_t{1} << 30);
-    RunChild(path, file_size, budget, cpu_seconds, fds[1]);
+    // The child opens the parent's descriptor, not the path again: the
+    // offsets it reports are then offsets of the file the parent reads,
+    // even if the path was replaced meanwhile.
+    const std::string same_file = StrCat("/proc/self/fd/", file.fd);
+    RunChild(::access(same_file.c_str(), R_OK) == 0 ? same_file : path, file_size, budget,
+             cpu_seconds, fds[1]);
   }
   ::close(fds[1]);
   PipeIn in(fds[0], child, path, limits.timeout_seconds);
   H5Contents contents;
   try {
-    contents = ParseStream(in, path, file_size);
+    contents = ParseStream(in, path, file.fd, file_size);
   } catch (...) {
     ::close(fds[0]);
     // A child whose stream ended early has exited or died: its status (a

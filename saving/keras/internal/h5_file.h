@@ -14,14 +14,18 @@
 //     libhdf5 open another file) and checks each dataset before reading it (a dtype listed
 //     above, rank <= 8, contiguous or compact layout without filters, so the
 //     bytes it declares are bytes stored in the file: its size bounds every
-//     allocation), and streams the datasets to the parent over a pipe;
-//  3. in the parent, parses that stream with every length checked against
-//     what is left of the file's size, and turns a child that crashed, was
+//     allocation, and external storage is refused), and streams what it
+//     found to the parent over a pipe: for a dataset stored in native byte
+//     order (what Keras writes) its offset in the file, which the parent
+//     reads itself from the descriptor it opened (the child opens the same
+//     one), for others the bytes libhdf5 converted;
+//  3. in the parent, parses that stream with every length and offset checked
+//     against what is left of the file's size, and turns a child that crashed, was
 //     killed, used up its CPU budget or ran past `timeout_seconds` into
 //     DataLossError naming the file.
 // A crash or hang inside libhdf5 on a crafted file thus costs a child, not
-// the caller's process (which may be training). The cost is one fork and a
-// copy of the weights through a pipe (a few ms for MNIST-sized models).
+// the caller's process (which may be training). The cost is one fork (a
+// few ms); the weights are read once, by the caller.
 //
 // Writing runs in-process (eager's own values, no untrusted input) into a
 // temporary file that the caller syncs and renames.

@@ -10,6 +10,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -312,6 +313,20 @@ TEST(KerasWeightsCrafted, CompressedChunkedAndLinkedDatasetsAreRefused) {
     H5Lcreate_external("/etc/passwd", "/x", file, "layers/dense/vars/0", H5P_DEFAULT, H5P_DEFAULT);
   });
   ExpectError([&] { ReadH5File(dir + "/external.weights.h5"); }, {"external link"});
+  // Raw data in another file (HDF5's external storage): libhdf5 would open
+  // the file the dataset names.
+  RawH5(dir + "/external_data.weights.h5", [](hid_t file) {
+    const hsize_t n = 4;
+    hid_t space = H5Screate_simple(1, &n, nullptr);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_external(dcpl, "/etc/passwd", 0, 16);
+    H5Dclose(H5Dcreate2(file, "layers/dense/vars/0", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl,
+                        H5P_DEFAULT));
+    H5Pclose(dcpl);
+    H5Sclose(space);
+  });
+  ExpectError([&] { ReadH5File(dir + "/external_data.weights.h5"); },
+              {"'layers/dense/vars/0'", "external files"});
   RawH5(dir + "/string.weights.h5", [](hid_t file) {
     hid_t type = H5Tcopy(H5T_C_S1);
     H5Tset_size(type, 16);
@@ -432,35 +447,80 @@ TEST(KerasWeightsCrafted, CpuBudgetIsTheCallersWhenSet) {
   }
 }
 
-// The budget bounds what the child may allocate: a file with a 96 MiB kernel
-// reads under the default budget (its size plus 1 GiB) and is refused under
-// 4 MiB, naming the budget, and the caller's process is unaffected. (The
-// budget is new address space: the child may still use what it inherited,
-// such as heap the caller freed and glibc's per-thread arenas, reserved in
-// 64 MiB heaps. 96 MiB fits in none of them.)
+// A big-endian float32 dataset of `n` elements 0, 1, 2, ... at
+// layers/dense/vars/0 (libhdf5 converts it: the reading child sends it
+// through the pipe rather than letting the parent read the file).
+void WriteBigEndian(const std::string& path, hsize_t n) {
+  RawH5(path, [&](hid_t file) {
+    std::vector<float> values(n);
+    for (hsize_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 4096);
+    hid_t space = H5Screate_simple(1, &n, nullptr);
+    hid_t ds = H5Dcreate2(file, "layers/dense/vars/0", H5T_IEEE_F32BE, space, H5P_DEFAULT,
+                          H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+    H5Dclose(ds);
+    H5Sclose(space);
+  });
+}
+
+// The budget bounds what the child may allocate: a big-endian 96 MiB
+// dataset (converted in the child) reads under the default budget (the
+// file's size plus 1 GiB) and is refused under 4 MiB, naming the budget,
+// and the caller's process is unaffected. (The budget is new address space:
+// the child may still use what it inherited, such as heap the caller freed
+// and glibc's per-thread arenas, reserved in 64 MiB heaps. 96 MiB fits in
+// none of them.)
 TEST(KerasWeightsCrafted, ReaderMemoryBudgetBoundsTheChild) {
   const std::string dir = testing::TempDir();
-  auto model = MakeModel(int64_t{1} << 22);
-  (*model)(Input());
-  SaveKerasWeights(dir + "/big.weights.h5", *model);
-  const auto contents = ReadH5File(dir + "/big.weights.h5");
-  ASSERT_EQ(contents.datasets.size(), 3u);
+  const std::string path = dir + "/big.weights.h5";
+  WriteBigEndian(path, hsize_t{24} << 20);
+  const auto contents = ReadH5File(path);
+  ASSERT_EQ(contents.datasets.size(), 1u);
   keras_internal::H5ReadLimits limits;
   limits.max_reader_bytes = uint64_t{4} << 20;
   if (kSanitizerShadowMemory) {
-    EXPECT_EQ(ReadH5File(dir + "/big.weights.h5", limits).datasets.size(), 3u);
+    EXPECT_EQ(ReadH5File(path, limits).datasets.size(), 1u);
     return;
   }
   try {
-    ReadH5File(dir + "/big.weights.h5", limits);
-    FAIL() << "read 128 MiB of datasets within a 4 MiB budget";
+    ReadH5File(path, limits);
+    FAIL() << "read 96 MiB through the child within a 4 MiB budget";
   } catch (const ResourceExhaustedError& e) {
-    EXPECT_NE(std::string(e.what()).find(dir + "/big.weights.h5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(std::to_string(limits.max_reader_bytes)),
               std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(ReadH5File(dir + "/big.weights.h5").datasets.size(), 3u);
+  EXPECT_EQ(ReadH5File(path).datasets.size(), 1u);
+}
+
+// Datasets stored in native byte order are read by the caller from the file
+// at the offset the child found (no copy through the child): Keras's own
+// files, 128 MiB of them, read under a 4 MiB child budget, with the values
+// written; a big-endian one still comes converted through the child.
+TEST(KerasWeightsCrafted, NativeDatasetsAreReadFromTheFileByTheCaller) {
+  const std::string dir = testing::TempDir();
+  auto model = MakeModel(int64_t{1} << 22);
+  (*model)(Input());
+  auto* dense = dynamic_cast<Dense*>(model->layers()[2]);
+  dense->kernel().Assign(RandomUniform(dense->kernel().value().shape(), 5, -1.0, 1.0));
+  SaveKerasWeights(dir + "/big.weights.h5", *model);
+  keras_internal::H5ReadLimits limits;
+  limits.max_reader_bytes = uint64_t{4} << 20;
+  const auto contents = ReadH5File(dir + "/big.weights.h5", limits);
+  ASSERT_EQ(contents.datasets.size(), 3u);
+  const auto& kernel = contents.datasets.at("layers/dense/vars/0");
+  const auto want = dense->kernel().value().data<float>();
+  ASSERT_EQ(kernel.bytes.size(), want.size() * sizeof(float));
+  EXPECT_EQ(std::memcmp(kernel.bytes.data(), want.data(), kernel.bytes.size()), 0);
+
+  WriteBigEndian(dir + "/be.weights.h5", 1000);
+  const auto be = ReadH5File(dir + "/be.weights.h5").datasets.at("layers/dense/vars/0");
+  ASSERT_EQ(be.bytes.size(), 4000u);
+  float v[3];
+  std::memcpy(v, be.bytes.data() + 4 * 997, sizeof v);
+  EXPECT_EQ(v[0], 997.0f);
+  EXPECT_EQ(v[2], 999.0f);
 }
 
 }  // namespace
