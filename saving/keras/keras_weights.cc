@@ -220,11 +220,7 @@ void ApplyLegacyWeights(const H5Contents& contents, std::string_view file, const
 }
 }  // namespace
 
-Tensor DatasetTensor(const H5Dataset& ds) {
-  Tensor t = internal::NewTensor(ds.shape, ds.dtype);
-  if (!ds.bytes.empty()) std::memcpy(internal::MutableRawData(t), ds.bytes.data(), ds.bytes.size());
-  return t;
-}
+Tensor DatasetTensor(const H5Dataset& ds) { return ds.value; }
 
 void WriteWeightsFile(const std::string& path, Sequential& model, const Adam* optimizer) {
   const std::vector<LayerEntry> layers = Layers(model);

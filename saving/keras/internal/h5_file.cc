@@ -640,9 +640,10 @@ H5Contents ParseStream(PipeIn& in, const std::string& path, int file, uint64_t f
       }
       if (expected != nbytes) throw bad("a dataset whose byte count does not match its shape");
       ds.shape = Shape(dims);
-      ds.bytes.resize(nbytes);
+      ds.value = internal::NewTensor(ds.shape, ds.dtype);
+      auto* bytes = static_cast<std::byte*>(internal::MutableRawData(ds.value));
       if (tag == 'D') {
-        get(ds.bytes.data(), nbytes);
+        get(bytes, nbytes);
       } else {
         uint64_t offset = 0;
         get(&offset, 8);
@@ -650,7 +651,7 @@ H5Contents ParseStream(PipeIn& in, const std::string& path, int file, uint64_t f
           throw bad(StrCat("dataset '", name, "' at offset ", offset, " with ", nbytes,
                            " bytes lies outside the file"));
         }
-        ReadAt(file, ds.bytes.data(), nbytes, offset, path, name);
+        ReadAt(file, bytes, nbytes, offset, path, name);
       }
       contents.datasets[name] = std::move(ds);
     } else {

@@ -47,7 +47,9 @@ namespace eager::keras_internal {
 struct H5Dataset {
   DType dtype = DType::kFloat32;
   Shape shape;
-  std::vector<std::byte> bytes;  // row-major, native byte order
+  // The values, read straight into a tensor of `shape` and `dtype` (native
+  // byte order), so that a variable can take it without a copy.
+  Tensor value;
 };
 
 // Of the attributes, only the string lists legacy Keras (tf_keras's `.h5`)

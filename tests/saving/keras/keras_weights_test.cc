@@ -509,18 +509,17 @@ TEST(KerasWeightsCrafted, NativeDatasetsAreReadFromTheFileByTheCaller) {
   limits.max_reader_bytes = uint64_t{4} << 20;
   const auto contents = ReadH5File(dir + "/big.weights.h5", limits);
   ASSERT_EQ(contents.datasets.size(), 3u);
-  const auto& kernel = contents.datasets.at("layers/dense/vars/0");
+  const auto kernel = contents.datasets.at("layers/dense/vars/0").value.data<float>();
   const auto want = dense->kernel().value().data<float>();
-  ASSERT_EQ(kernel.bytes.size(), want.size() * sizeof(float));
-  EXPECT_EQ(std::memcmp(kernel.bytes.data(), want.data(), kernel.bytes.size()), 0);
+  ASSERT_EQ(kernel.size(), want.size());
+  EXPECT_EQ(std::memcmp(kernel.data(), want.data(), kernel.size_bytes()), 0);
 
   WriteBigEndian(dir + "/be.weights.h5", 1000);
   const auto be = ReadH5File(dir + "/be.weights.h5").datasets.at("layers/dense/vars/0");
-  ASSERT_EQ(be.bytes.size(), 4000u);
-  float v[3];
-  std::memcpy(v, be.bytes.data() + 4 * 997, sizeof v);
-  EXPECT_EQ(v[0], 997.0f);
-  EXPECT_EQ(v[2], 999.0f);
+  const auto v = be.value.data<float>();
+  ASSERT_EQ(v.size(), 1000u);
+  EXPECT_EQ(v[997], 997.0f);
+  EXPECT_EQ(v[999], 999.0f);
 }
 
 }  // namespace
