@@ -4,7 +4,9 @@
 #include <unordered_map>
 
 #include "ops/execute.h"
+#include "ops/fused_conv.h"
 #include "ops/internal/graph_builder.h"
+#include "ops/internal/graph_fusion.h"
 #include "ops/internal/memory_limit.h"
 #include "ops/internal/node_check.h"
 #include "ops/internal/run_plan.h"
@@ -23,6 +25,8 @@ struct SessionState {
   std::unordered_map<int, Attrs> kernel_attrs;
   // A stateful kernel's, across runs (NodeContext::state), of the nodes whose kernel left one.
   std::unordered_map<int, std::unique_ptr<NodeState>> node_states;
+  // Graph nodes the last Run ran inside fused steps.
+  int64_t last_fused_nodes = 0;
 };
 
 }  // namespace internal
@@ -289,9 +293,71 @@ class RunState {
     any_dead_ = true;
   }
 
+  // A fused step (ops/internal/graph_fusion.h): the fused kernel when the
+  // bias is one (a vector of the output's channels, of the input's float
+  // dtype), else the chain's kernels one after the other, as unfused.
+  // Errors name the node of the chain whose kernel threw.
+  void RunFused(size_t s) {
+    const internal::FusedStep& f = plan_.FusedAt(s);
+    const Node& producer = graph_.node(f.producer);
+    const Node& bias_add = graph_.node(f.bias_add);
+    std::vector<Tensor> in;
+    in.reserve(3);
+    for (const PlanInput& i : plan_.InputsOf(s)) {
+      if (!i.control()) in.push_back(Value(i, producer));
+    }
+    const Tensor& x = in[0];
+    const Tensor& w = in[1];
+    const Tensor& bias = in[2];
+    if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0) {
+      const DType t = x.dtype();
+      internal::CheckInputTypes(producer, f.producer_attrs, std::vector<DType>{t, w.dtype()});
+      internal::CheckInputTypes(
+          bias_add, f.bias_attrs,
+          f.bias_first ? std::vector<DType>{bias.dtype(), t} : std::vector<DType>{t, bias.dtype()});
+      if (f.activation >= 0) {
+        internal::CheckInputTypes(graph_.node(f.activation), f.activation_attrs,
+                                  std::vector<DType>{t});
+      }
+      plan_.steps[s].flags |= PlanStep::kTypesChecked;
+    }
+    const auto in_context = [&](const Node& node, const auto& run) -> Tensor {
+      try {
+        return run();
+      } catch (const Error& e) {
+        ThrowError(e.code(), e.what() + NodeContext(node));
+      }
+    };
+    const bool conv = f.fused_op == &kFusedConv2DOp;
+    const int channel_axis = conv ? 3 : (f.producer_attrs.GetBool("transpose_b") ? 0 : 1);
+    const bool is_bias = (x.dtype() == DType::kFloat32 || x.dtype() == DType::kFloat64) &&
+                         bias.dtype() == x.dtype() && bias.rank() == 1 &&
+                         w.rank() == (conv ? 4 : 2) &&
+                         bias.shape().dim(0) == w.shape().dim(channel_axis);
+    Tensor y;
+    if (is_bias) {
+      session_.last_fused_nodes += f.activation >= 0 ? 3 : 2;
+      y = in_context(producer, [&] { return RunKernel(*f.fused_op, in, f.fused_attrs); });
+    } else {
+      y = in_context(producer, [&] {
+        return RunKernel(*f.producer_op, std::span<const Tensor>(in).first(2), f.producer_attrs);
+      });
+      const std::vector<Tensor> operands =
+          f.bias_first ? std::vector<Tensor>{bias, y} : std::vector<Tensor>{y, bias};
+      y = in_context(bias_add, [&] { return RunKernel(*f.bias_op, operands, f.bias_attrs); });
+    }
+    if (f.activation >= 0 && !(is_bias && f.relu_inside)) {
+      y = in_context(graph_.node(f.activation), [&] {
+        return RunKernel(*f.activation_op, std::span<const Tensor>(&y, 1), f.activation_attrs);
+      });
+    }
+    outputs_[s] = {std::move(y)};
+  }
+
   void RunStep(size_t s) {
     const Node& node = graph_.node(plan_.steps[s].node);
     try {
+      if ((plan_.steps[s].flags & PlanStep::kFused) != 0) return RunFused(s);
       // Merge runs with dead inputs; any other node with one is dead
       // without running, even of a type eager lacks.
       const OpDef* def = plan_.OpOf(s);
@@ -408,6 +474,8 @@ Session::Session(Graph& graph, SessionOptions options)
     : graph_(graph), options_(options), state_(std::make_unique<internal::SessionState>()) {}
 Session::~Session() = default;
 
+int64_t Session::last_run_fused_nodes() const { return state_->last_fused_nodes; }
+
 std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetches,
                                                 const Feeds& feeds) {
   // Every node runs in TF's kernel mode (denormals flushed, round to
@@ -434,6 +502,8 @@ std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetche
   endpoints.reserve(fetches.size());
   for (const Fetch& f : fetches) endpoints.push_back(Resolve(graph_, f));
   RunPlan& plan = state_->plans.Get(graph_, endpoints, fed_endpoints);
+  if (!plan.fusion_done && options_.fuse_ops) internal::FuseRunPlan(graph_, plan);
+  state_->last_fused_nodes = 0;
   return RunState(graph_, *state_, plan, std::move(fed_values)).Run();
 }
 

@@ -94,6 +94,12 @@ struct SessionOptions {
   // node and the shape before its kernel runs. 0: the machine's physical
   // memory (the limit without options). Not a bound on a run's total.
   int64_t memory_limit_bytes = 0;
+  // Run Conv2D/MatMul + BiasAdd (+ Relu, Relu6, Elu, LeakyRelu) chains as
+  // one fused kernel, as TF's grappler remapper does, when nothing else
+  // reads their intermediate tensors (ops/internal/graph_fusion.h). The
+  // values are the unfused nodes' (a convolution's to float32 rounding:
+  // oneDNN adds its bias inside the kernel). false: every node runs alone.
+  bool fuse_ops = true;
 };
 
 class Session {
@@ -113,6 +119,12 @@ class Session {
                                          const Feeds& feeds = {});
 
   Graph& graph() const { return graph_; }
+
+  // How many graph nodes the last Run ran through a fused kernel (a fused
+  // Conv2D + BiasAdd + Relu counts 3); 0 when none was fused, or when a
+  // fused chain's Add turned out not to add a bias vector and its nodes
+  // ran one by one.
+  int64_t last_run_fused_nodes() const;
 
  private:
   Graph& graph_;

@@ -13,6 +13,7 @@
 // binary ops is some 28 bytes per node. A run's own bookkeeping is flat
 // arrays over the plan's steps, not over the graph's nodes.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "ops/op_def.h"
+#include "runtime/attrs.h"
 #include "runtime/graph.h"
 
 namespace eager::internal {
@@ -54,11 +56,32 @@ struct PlanStep {
   static constexpr uint8_t kOwnAttrs = 2;
   // Its inputs' dtypes matched its type attributes when it first ran.
   static constexpr uint8_t kTypesChecked = 4;
+  // It stands for a chain of nodes run by one fused kernel: its FusedStep
+  // in RunPlan::fused says which (ops/internal/graph_fusion.h).
+  static constexpr uint8_t kFused = 8;
 
   int32_t node = 0;         // index in the graph
   uint32_t inputs_end = 0;  // into RunPlan::inputs
   uint16_t op = kNoOp;      // into RunPlan::ops
   uint8_t flags = 0;
+};
+
+// One fused step of a plan: the graph nodes it stands for, with what their
+// kernels need. The step itself is the chain's last node (its outputs and
+// the errors of a run name it).
+struct FusedStep {
+  int32_t step = 0;                 // in RunPlan::steps
+  int32_t producer = 0;             // graph node: Conv2D or MatMul
+  int32_t bias_add = 0;             // graph node: BiasAdd, Add or AddV2
+  int32_t activation = -1;          // graph node, or -1
+  bool bias_first = false;          // Add(bias, product) rather than Add(product, bias)
+  bool relu_inside = false;         // the activation is Relu, done by the fused kernel
+  const OpDef* fused_op = nullptr;  // kFusedConv2DOp or kFusedMatMulOp
+  const OpDef* producer_op = nullptr;
+  const OpDef* bias_op = nullptr;
+  const OpDef* activation_op = nullptr;                // nullptr without an activation
+  Attrs fused_attrs;                                   // the producer's, with "relu"
+  Attrs producer_attrs, bias_attrs, activation_attrs;  // each node's kernel attrs
 };
 
 struct RunPlan {
@@ -69,10 +92,19 @@ struct RunPlan {
   std::vector<const OpDef*> ops;   // the distinct OpDefs of the steps
   std::vector<PlanInput> results;  // per fetch: its step (port -1 for an operation) or feed
   bool has_control_flow = false;   // a Switch or Merge is among the steps
+  std::vector<FusedStep> fused;    // by step, of the steps with PlanStep::kFused
+  bool fusion_done = false;        // FuseRunPlan has seen this plan
 
   std::span<const PlanInput> InputsOf(size_t step) const {
     const size_t begin = step == 0 ? 0 : steps[step - 1].inputs_end;
     return std::span<const PlanInput>(inputs).subspan(begin, steps[step].inputs_end - begin);
+  }
+  // The FusedStep of a step with PlanStep::kFused.
+  const FusedStep& FusedAt(size_t step) const {
+    const auto it = std::lower_bound(
+        fused.begin(), fused.end(), step,
+        [](const FusedStep& f, size_t s) { return static_cast<size_t>(f.step) < s; });
+    return *it;
   }
   // nullptr when eager lacks the op type.
   const OpDef* OpOf(size_t step) const {

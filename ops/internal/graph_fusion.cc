@@ -1,0 +1,201 @@
+#include "ops/internal/graph_fusion.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "ops/fused_conv.h"
+#include "ops/fused_matmul.h"
+#include "ops/internal/graph_builder.h"
+#include "ops/internal/node_check.h"
+
+namespace eager::internal {
+namespace {
+
+bool IsProducer(std::string_view op) { return op == "Conv2D" || op == "MatMul"; }
+bool IsBiasAdd(std::string_view op) { return op == "BiasAdd" || op == "Add" || op == "AddV2"; }
+// Activations TF's remapper fuses after a bias; Relu goes inside the kernel.
+bool IsActivation(std::string_view op) {
+  return op == "Relu" || op == "Relu6" || op == "Elu" || op == "LeakyRelu";
+}
+
+// What the plan says about who reads each step's outputs.
+struct Readers {
+  std::vector<int32_t> data_reads;  // data inputs of later steps reading it
+  std::vector<int32_t> reader;      // the last step reading it (meaningful when data_reads == 1)
+  std::vector<uint8_t> pinned;      // fetched, or the source of a control input
+};
+
+Readers FindReaders(const RunPlan& plan) {
+  const size_t n = plan.steps.size();
+  Readers r{std::vector<int32_t>(n, 0), std::vector<int32_t>(n, -1), std::vector<uint8_t>(n, 0)};
+  for (size_t s = 0; s < n; ++s) {
+    for (const PlanInput& in : plan.InputsOf(s)) {
+      if (in.fed()) continue;
+      if (in.control()) {
+        r.pinned[in.step()] = 1;
+        continue;
+      }
+      ++r.data_reads[in.step()];
+      r.reader[in.step()] = static_cast<int32_t>(s);
+    }
+  }
+  for (const PlanInput& res : plan.results) {
+    if (!res.fed()) r.pinned[res.step()] = 1;
+  }
+  return r;
+}
+
+// Step s's output is read by exactly one step, as data, and by nothing else.
+bool ReadOnlyOnce(const Readers& r, size_t s) { return r.data_reads[s] == 1 && !r.pinned[s]; }
+
+std::vector<PlanInput> DataInputs(const RunPlan& plan, size_t s) {
+  std::vector<PlanInput> data;
+  for (const PlanInput& in : plan.InputsOf(s)) {
+    if (!in.control()) data.push_back(in);
+  }
+  return data;
+}
+
+// The kernel attributes of step s's node when it passes the checks its own
+// step would make before running (TF's signature, an NHWC layout, all
+// inputs tensors); nullopt otherwise, so that the node is not fused and
+// fails, unfused, as it would.
+std::optional<Attrs> CheckedAttrs(const Graph& graph, const RunPlan& plan, size_t s) {
+  const OpDef* def = plan.OpOf(s);
+  if (def == nullptr || def->compute == nullptr || !def->input_attrs.empty()) return std::nullopt;
+  const Node& node = graph.node(plan.steps[s].node);
+  if (const AttrValue* format = node.FindAttr("data_format"); format != nullptr) {
+    const auto* value = std::get_if<std::string>(format);
+    if (value == nullptr || *value != "NHWC") return std::nullopt;
+  }
+  try {
+    Attrs attrs = NodeKernelAttrs(node, *def);
+    CheckNode(node, *def, attrs);
+    return attrs;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// The chain ending at step `last` whose bias add is step b, if it fuses.
+std::optional<FusedStep> MatchAt(const Graph& graph, const RunPlan& plan, const Readers& r,
+                                 size_t b) {
+  if (!IsBiasAdd(graph.node(plan.steps[b].node).op)) return std::nullopt;
+  const std::vector<PlanInput> operands = DataInputs(plan, b);
+  if (operands.size() != 2) return std::nullopt;
+  FusedStep f;
+  size_t p = 0;
+  bool found = false;
+  for (size_t i = 0; i < 2 && !found; ++i) {
+    // BiasAdd's bias is its second input; Add's may be either.
+    if (i == 1 && graph.node(plan.steps[b].node).op == "BiasAdd") break;
+    const PlanInput& in = operands[i];
+    if (in.fed() || in.port != 0) continue;
+    if (!IsProducer(graph.node(plan.steps[in.step()].node).op)) continue;
+    if (!ReadOnlyOnce(r, in.step())) continue;
+    p = in.step();
+    f.bias_first = i == 1;
+    found = true;
+  }
+  if (!found || DataInputs(plan, p).size() != 2) return std::nullopt;
+  std::optional<Attrs> producer_attrs = CheckedAttrs(graph, plan, p);
+  std::optional<Attrs> bias_attrs = CheckedAttrs(graph, plan, b);
+  if (!producer_attrs || !bias_attrs) return std::nullopt;
+  f.producer = plan.steps[p].node;
+  f.bias_add = plan.steps[b].node;
+  f.producer_op = plan.OpOf(p);
+  f.bias_op = plan.OpOf(b);
+  f.producer_attrs = std::move(*producer_attrs);
+  f.bias_attrs = std::move(*bias_attrs);
+  f.step = static_cast<int32_t>(b);
+  if (ReadOnlyOnce(r, b)) {
+    const auto a = static_cast<size_t>(r.reader[b]);
+    const std::vector<PlanInput> act_in = DataInputs(plan, a);
+    if (IsActivation(graph.node(plan.steps[a].node).op) && act_in.size() == 1 &&
+        act_in[0].port == 0) {
+      if (std::optional<Attrs> act_attrs = CheckedAttrs(graph, plan, a)) {
+        f.activation = plan.steps[a].node;
+        f.activation_op = plan.OpOf(a);
+        f.activation_attrs = std::move(*act_attrs);
+        f.relu_inside = graph.node(f.activation).op == "Relu";
+        f.step = static_cast<int32_t>(a);
+      }
+    }
+  }
+  const bool conv = graph.node(f.producer).op == "Conv2D";
+  f.fused_op = conv ? &kFusedConv2DOp : &kFusedMatMulOp;
+  f.fused_attrs = f.producer_attrs;
+  f.fused_attrs.Set("relu", f.relu_inside);
+  return f;
+}
+
+}  // namespace
+
+void FuseRunPlan(const Graph& graph, RunPlan& plan) {
+  plan.fusion_done = true;
+  if (plan.has_control_flow) return;
+  const Readers readers = FindReaders(plan);
+  const size_t n = plan.steps.size();
+  // Per step: absorbed into a later fused step, or the index of its
+  // FusedStep among `found`, or -1.
+  std::vector<uint8_t> absorbed(n, 0);
+  std::vector<int32_t> fused_at(n, -1);
+  std::vector<FusedStep> found;
+  std::vector<std::array<size_t, 3>> chain;  // old steps: producer, bias add, activation (or n)
+  for (size_t b = 0; b < n; ++b) {
+    if (absorbed[b] || fused_at[b] >= 0) continue;
+    std::optional<FusedStep> f = MatchAt(graph, plan, readers, b);
+    if (!f) continue;
+    const size_t p = DataInputs(plan, b)[f->bias_first ? 1 : 0].step();
+    if (absorbed[p] || fused_at[p] >= 0) continue;
+    const size_t last = static_cast<size_t>(f->step);
+    absorbed[p] = 1;
+    if (last != b) absorbed[b] = 1;
+    fused_at[last] = static_cast<int32_t>(found.size());
+    chain.push_back({p, b, last != b ? last : n});
+    found.push_back(std::move(*f));
+  }
+  if (found.empty()) return;
+
+  // The plan again without the absorbed steps; a fused step's inputs are
+  // the producer's two, the bias, then the chain's control inputs.
+  std::vector<int32_t> renumbered(n, -1);
+  std::vector<PlanStep> steps;
+  std::vector<PlanInput> inputs;
+  const auto remap = [&](PlanInput in) {
+    if (!in.fed()) in.from = renumbered[in.step()];
+    return in;
+  };
+  for (size_t s = 0; s < n; ++s) {
+    if (absorbed[s]) continue;
+    PlanStep step = plan.steps[s];
+    if (const int32_t k = fused_at[s]; k >= 0) {
+      const auto& [p, b, a] = chain[static_cast<size_t>(k)];
+      FusedStep& f = found[static_cast<size_t>(k)];
+      for (const PlanInput& in : DataInputs(plan, p)) inputs.push_back(remap(in));
+      inputs.push_back(remap(DataInputs(plan, b)[f.bias_first ? 0 : 1]));
+      for (const size_t c : {p, b, a}) {
+        if (c == n) continue;
+        for (const PlanInput& in : plan.InputsOf(c)) {
+          if (in.control()) inputs.push_back(remap(in));
+        }
+      }
+      step.flags = PlanStep::kFused;
+      f.step = static_cast<int32_t>(steps.size());
+    } else {
+      for (const PlanInput& in : plan.InputsOf(s)) inputs.push_back(remap(in));
+    }
+    step.inputs_end = static_cast<uint32_t>(inputs.size());
+    renumbered[s] = static_cast<int32_t>(steps.size());
+    steps.push_back(step);
+  }
+  for (PlanInput& res : plan.results) res = remap(res);
+  plan.steps = std::move(steps);
+  plan.inputs = std::move(inputs);
+  plan.fused = std::move(found);
+}
+
+}  // namespace eager::internal
