@@ -48,8 +48,17 @@ struct SquareFn {
 struct ReluFn {
   static auto Apply(const auto& a) { return a.max(internal::ScalarOf<decltype(a)>(0)); }
 };
+// 1 / (1 + exp(-x)), vectorized (Eigen's exp and a division). Eigen 3.4's
+// float logistic() is a rational fit accurate only in absolute terms: for
+// x < -8 it was 6,100 ulp off (sigmoid(-8.972) = 1.2689761e-4 came out
+// 1.26983e-4), where TF 2.21 is within one ulp
+// (tests/ops/transcendental_ulp_test.cc). exp(-x) overflows to inf below
+// x = -88.7, giving 0, the flushed value of the subnormal there.
 struct SigmoidFn {
-  static auto Apply(const auto& a) { return a.logistic(); }
+  static auto Apply(const auto& a) {
+    const auto one = internal::ScalarOf<decltype(a)>(1);
+    return (one + (-a).exp()).inverse();
+  }
 };
 struct TanhFn {
   static auto Apply(const auto& a) { return a.tanh(); }
