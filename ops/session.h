@@ -36,6 +36,12 @@
 // Session's, one per node, kept across Run calls (NodeContext::state).
 // The graph must outlive the Session. Not thread-safe.
 //
+// Plans are fused as TF's grappler remapper fuses a graph: a Conv2D or
+// MatMul, its bias add and a Relu/Relu6/Elu/LeakyRelu run as one step of
+// eager's _FusedConv2D/_FusedMatMul when nothing else in the run reads the
+// tensors between them (ops/internal/graph_fusion.h says when, and why that
+// computes the same values; SessionOptions::fuse_ops turns it off).
+//
 // What a Session keeps: for each kind of call (its fetches and fed
 // tensors) a plan (ops/internal/run_plan.h) of the nodes it runs, in
 // order, with their inputs found and their OpDefs, made when a Run first
