@@ -21,6 +21,7 @@
 #include "runtime/errors.h"
 #include "saving/bundle/posix_file.h"
 #include "saving/keras/internal/keras_config.h"
+#include "saving/keras/internal/keras_functional_config.h"
 #include "saving/keras/internal/keras_layer_kinds.h"
 #include "saving/keras/internal/keras_layout.h"
 
@@ -95,19 +96,7 @@ Json ModelConfig(Sequential& model) {
                     {"registered_name", nullptr}});
   for (Layer* layer : model.layers()) {
     if (dynamic_cast<InputLayer*>(layer) != nullptr) continue;
-    const KerasLayerKind& kind = keras_internal::KindOf(*layer);
-    if (kind.to_config == nullptr) {
-      throw UnimplementedError(StrCat("Keras model: layer '", layer->name(), "' (", kind.class_name,
-                                      ") cannot be saved in a .keras Sequential config"));
-    }
-    Json config = {{"name", layer->name()},
-                   {"trainable", true},
-                   {"dtype", keras_internal::DTypePolicyJson(dtype)}};
-    kind.to_config(*layer, config);
-    layers.push_back({{"module", "keras.layers"},
-                      {"class_name", kind.class_name},
-                      {"config", config},
-                      {"registered_name", nullptr}});
+    layers.push_back(keras_internal::LayerEntryJson(*layer, dtype));
   }
   return {{"module", "keras"},
           {"class_name", "Sequential"},
@@ -205,8 +194,8 @@ std::unique_ptr<Layer> LayerFromConfig(const Json& layer, const std::string& fil
   const KerasLayerKind* kind = keras_internal::KindByClassName(cls);
   if (kind == nullptr || kind->from_config == nullptr) {
     Unsupported(file, where + ".class_name",
-                StrCat("layer class '", cls.substr(0, 60), "' (eager reads InputLayer, ",
-                       keras_internal::KindNames(), " but not a nested Sequential)"));
+                StrCat("layer class '", cls.substr(0, 60), "' (eager reads ",
+                       keras_internal::KindNames(), " but not a nested Functional)"));
   }
   ConfigReader reader(Field(layer, "config", file, where), file, where + ".config");
   std::string name;
@@ -253,14 +242,19 @@ void CheckMasks(Sequential& model, const std::string& where, const char* list) {
   }
 }
 
-std::optional<Shape> BuildModel(const Json& root, const std::string& file, Sequential& model) {
+// `prefix` is the config path of `root` ("" for config.json's root,
+// "config.layers[3]." for a nested Sequential).
+std::optional<Shape> BuildModel(const Json& root, const std::string& file, Sequential& model,
+                                const std::string& prefix = "") {
   std::optional<Shape> input;
-  const Json& layers = Field(Field(root, "config", file, "config.json"), "layers", file, "config");
+  const Json& layers =
+      Field(Field(root, "config", file, prefix + "config.json"), "layers", file, prefix + "config");
   double growth = 1;  // the product of the layers' kind.growth so far
   if (!layers.is_array())
-    throw InvalidArgumentError(StrCat(".keras file '", file, "': config.layers is not a list"));
+    throw InvalidArgumentError(
+        StrCat(".keras file '", file, "': ", prefix, "config.layers is not a list"));
   for (size_t i = 0; i < layers.size(); ++i) {
-    const std::string where = StrCat("config.layers[", i, "]");
+    const std::string where = StrCat(prefix, "config.layers[", i, "]");
     const Json& layer = layers[i];
     if (layer.is_object() && layer.value("class_name", Json()) == "InputLayer") {
       const Json& cfg = Field(layer, "config", file, where);
@@ -286,7 +280,7 @@ std::optional<Shape> BuildModel(const Json& root, const std::string& file, Seque
           cfg.contains("name") && cfg["name"].is_string() ? cfg["name"].get<std::string>() : "";
       model.Add(std::make_unique<InputLayer>(*input, name));
     } else {
-      std::unique_ptr<Layer> built = LayerFromConfig(layer, file, where);
+      std::unique_ptr<Layer> built = keras_internal::LayerFromEntry(layer, file, where);
       const KerasLayerKind& kind = keras_internal::KindOf(*built);
       if (kind.growth != nullptr) growth *= kind.growth(*built);
       if (growth > keras_internal::kMaxGrowth) {
@@ -298,13 +292,41 @@ std::optional<Shape> BuildModel(const Json& root, const std::string& file, Seque
       model.Add(std::move(built));
     }
   }
-  CheckMasks(model, StrCat(".keras file '", file, "'"), "config.layers");
+  CheckMasks(model, StrCat(".keras file '", file, "'"), (prefix + "config.layers").c_str());
   return input;
 }
 
 }  // namespace
 
 namespace keras_internal {
+
+Json LayerEntryJson(Layer& layer, DType dtype) {
+  if (auto* nested = dynamic_cast<Sequential*>(&layer)) return ModelConfig(*nested);
+  const KerasLayerKind& kind = KindOf(layer);
+  if (kind.to_config == nullptr) {
+    throw UnimplementedError(StrCat("Keras model: layer '", layer.name(), "' (", kind.class_name,
+                                    ") cannot be saved in a .keras config"));
+  }
+  Json config = {{"name", layer.name()}, {"trainable", true}, {"dtype", DTypePolicyJson(dtype)}};
+  kind.to_config(layer, config);
+  return {{"module", "keras.layers"},
+          {"class_name", kind.class_name},
+          {"config", config},
+          {"registered_name", nullptr}};
+}
+
+std::unique_ptr<Layer> LayerFromEntry(const Json& entry, const std::string& file,
+                                      const std::string& where) {
+  if (entry.is_object() && entry.value("class_name", Json()) == "Sequential") {
+    const Json& cfg = Field(entry, "config", file, where);
+    auto nested = std::make_unique<Sequential>(
+        cfg.is_object() && cfg.value("name", Json()).is_string() ? cfg["name"].get<std::string>()
+                                                                 : "");
+    BuildModel(entry, file, *nested, where + ".");
+    return nested;
+  }
+  return LayerFromConfig(entry, file, where);
+}
 
 std::map<std::string, std::string> ReadKerasArchive(const std::string& path) {
   int err = 0;
@@ -389,10 +411,12 @@ H5Contents ReadWeightsMember(const std::string& path, const std::string& bytes) 
 
 }  // namespace keras_internal
 
-void SaveKerasModel(const std::string& path, Sequential& model, const Adam* optimizer,
-                    const std::string& loss) {
-  CheckMasks(model, StrCat("Keras model '", model.name(), "'"), "layers");
-  Json config = ModelConfig(model);
+namespace {
+
+// Writes the archive of `config` (the model's config.json root) and
+// `model`'s weights, crash-safe.
+void WriteKerasArchive(const std::string& path, Json config, Layer& model, const Adam* optimizer,
+                       const std::string& loss) {
   if (optimizer != nullptr) {
     Adam& adam = const_cast<Adam&>(*optimizer);
     config["compile_config"] = {{"optimizer",
@@ -461,6 +485,24 @@ void SaveKerasModel(const std::string& path, Sequential& model, const Adam* opti
   keras_internal::CommitFile(tmp, path);
 }
 
+}  // namespace
+
+void SaveKerasModel(const std::string& path, Sequential& model, const Adam* optimizer,
+                    const std::string& loss) {
+  CheckMasks(model, StrCat("Keras model '", model.name(), "'"), "layers");
+  WriteKerasArchive(path, ModelConfig(model), model, optimizer, loss);
+}
+
+void SaveKerasModel(const std::string& path, Model& model, const Adam* optimizer,
+                    const std::string& loss) {
+  DType dtype = DType::kFloat32;
+  for (Variable* v : model.TrainableVariables()) {
+    dtype = v->dtype();
+    break;
+  }
+  WriteKerasArchive(path, keras_internal::FunctionalConfig(model, dtype), model, optimizer, loss);
+}
+
 KerasModel LoadKerasModel(const std::string& path) {
   std::map<std::string, std::string> members = keras_internal::ReadKerasArchive(path);
   KerasModel out;
@@ -476,16 +518,33 @@ KerasModel LoadKerasModel(const std::string& path) {
   } catch (const Json::exception& e) {
     throw InvalidArgumentError(StrCat(".keras file '", path, "': malformed JSON: ", e.what()));
   }
+  // The weights, through the same forked-child reader as a .weights.h5:
+  // read after a Sequential's config is checked, but before a functional
+  // model's graph is replayed (its layers are built from their shapes
+  // first: keras_functional_config.h).
+  std::optional<keras_internal::H5Contents> contents;
+  auto weights = [&]() -> const keras_internal::H5Contents& {
+    if (!contents) {
+      contents = keras_internal::ReadWeightsMember(path, members.at("model.weights.h5"));
+      members.clear();
+    }
+    return *contents;
+  };
   try {
     const std::string cls = Field(config, "class_name", path, "config.json").get<std::string>();
-    if (cls != "Sequential") {
+    if (cls == "Functional") {
+      out.functional =
+          keras_internal::FunctionalFromConfig(config, path, weights(), out.functional_layers);
+    } else if (cls == "Sequential") {
+      out.model = std::make_unique<Sequential>(
+          Field(config, "config", path, "config.json").value("name", ""));
+      // Built from the weights' shapes (ApplyWeights below), not by a call.
+      BuildModel(config, path, *out.model);
+    } else {
       Unsupported(path, "config.class_name",
-                  StrCat("model class '", cls, "' (eager reads Sequential)"));
+                  StrCat("model class '", cls.substr(0, 60), "' (eager reads Sequential and ",
+                         "Functional)"));
     }
-    out.model = std::make_unique<Sequential>(
-        Field(config, "config", path, "config.json").value("name", ""));
-    // Built from the weights' shapes (ApplyWeights below), not by a call.
-    BuildModel(config, path, *out.model);
     // Keras writes "compile_config": {} for a model never compiled.
     if (config.contains("compile_config") && config["compile_config"].is_object() &&
         !config["compile_config"].empty()) {
@@ -509,12 +568,8 @@ KerasModel LoadKerasModel(const std::string& path) {
   } catch (const Json::exception& e) {
     throw InvalidArgumentError(StrCat(".keras file '", path, "': config.json: ", e.what()));
   }
-  // The weights, through the same forked-child reader as a .weights.h5.
-  const keras_internal::H5Contents contents =
-      keras_internal::ReadWeightsMember(path, members.at("model.weights.h5"));
-  members.clear();
-  Adam* optimizer = contents.groups.count("optimizer/vars") ? out.optimizer.get() : nullptr;
-  keras_internal::ApplyWeights(contents, path + ":model.weights.h5", *out.model, optimizer);
+  Adam* optimizer = weights().groups.count("optimizer/vars") ? out.optimizer.get() : nullptr;
+  keras_internal::ApplyWeights(weights(), path + ":model.weights.h5", out.root(), optimizer);
   return out;
 }
 

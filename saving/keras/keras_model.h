@@ -8,7 +8,9 @@
 //   eager::KerasModel loaded = eager::LoadKerasModel("m.keras");
 //   eager::Tensor y = (*loaded.model)(x);
 //
-// Configs: a Sequential of InputLayer and the layers keras_weights.h lists
+// Configs: a Sequential or a Functional (multi-input/-output, shared
+// layers, merge layers, nested Sequentials: keras_functional_config.h) of
+// InputLayer and the layers keras_weights.h lists
 // (saving/keras/internal/keras_layer_kinds.h: each layer's Keras class name
 // and arguments, e.g. Conv2D filters, kernel_size, strides, padding,
 // dilation_rate, activation linear/relu/sigmoid/tanh/softmax, use_bias;
@@ -37,22 +39,36 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "autodiff/adam.h"
+#include "autodiff/functional.h"
 #include "autodiff/sequential.h"
 
 namespace eager {
 
 struct KerasModel {
-  std::unique_ptr<Sequential> model;
+  std::unique_ptr<Sequential> model;  // a Sequential config's model, else null
+  // A Functional config's model, else null; it owns none of its layers:
+  // `functional_layers` does (InputLayers are owned by their Input()s).
+  std::vector<std::unique_ptr<Layer>> functional_layers;
+  std::unique_ptr<Model> functional;
   std::unique_ptr<Adam> optimizer;  // null without a compile_config
   std::string loss;                 // compile_config's loss name, or ""
   std::string keras_version;        // metadata.json's
+
+  // Whichever model the file holds.
+  Layer& root() const { return model ? static_cast<Layer&>(*model) : *functional; }
 };
 
 // The input shape is the first InputLayer's, else the first Dense's input
 // size. REQUIRES: the model built.
 void SaveKerasModel(const std::string& path, Sequential& model, const Adam* optimizer = nullptr,
+                    const std::string& loss = "");
+// A functional model as Keras 3's "Functional" config (keras_functional_
+// config.h): every input an Input(), merge layers called on lists, other
+// layers on one tensor, a nested Sequential (not a nested Model).
+void SaveKerasModel(const std::string& path, Model& model, const Adam* optimizer = nullptr,
                     const std::string& loss = "");
 KerasModel LoadKerasModel(const std::string& path);
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "autodiff/functional.h"
 #include "autodiff/input_layer.h"
 #include "runtime/errors.h"
 #include "runtime/tensor_access.h"
@@ -24,19 +25,18 @@ struct LayerEntry {
   std::string path;
 };
 
-void CollectLayers(Sequential& model, const std::string& prefix, std::vector<LayerEntry>& out) {
+void CollectLayers(Layer& model, const std::string& prefix, std::vector<LayerEntry>& out) {
   std::map<std::string, int> used;
-  for (Layer* layer : model.layers()) {
-    if (dynamic_cast<InputLayer*>(layer) != nullptr) continue;  // not in Sequential.layers
+  for (Layer* layer : ContainerLayers(model)) {
     const std::string base = KindOf(*layer).key;
     const int n = used[base]++;
     const std::string path = StrCat(prefix, "layers/", n == 0 ? base : StrCat(base, "_", n));
     out.push_back({layer, path});
-    if (auto* nested = dynamic_cast<Sequential*>(layer)) CollectLayers(*nested, path + "/", out);
+    if (IsContainer(*layer)) CollectLayers(*layer, path + "/", out);
   }
 }
 
-std::vector<LayerEntry> Layers(Sequential& model) {
+std::vector<LayerEntry> Layers(Layer& model) {
   std::vector<LayerEntry> out;
   CollectLayers(model, "", out);
   return out;
@@ -157,7 +157,7 @@ std::optional<std::string> LegacyRoot(const H5Contents& contents) {
 // by order, as tf_keras's load_weights does: the layers with weights in the
 // file to the model's layers with variables.
 void ApplyLegacyWeights(const H5Contents& contents, std::string_view file, const std::string& root,
-                        Sequential& model) {
+                        Layer& model) {
   const std::string prefix = root.empty() ? "" : root + "/";
   std::vector<std::pair<std::string, const std::vector<std::string>*>> saved;
   for (const std::string& layer : *StringList(contents, root, "layer_names")) {
@@ -170,8 +170,8 @@ void ApplyLegacyWeights(const H5Contents& contents, std::string_view file, const
     if (!weights->empty()) saved.emplace_back(layer, weights);
   }
   std::vector<Layer*> layers;
-  for (Layer* layer : model.layers()) {
-    if (dynamic_cast<InputLayer*>(layer) == nullptr && HasWeights(*layer)) layers.push_back(layer);
+  for (Layer* layer : ContainerLayers(model)) {
+    if (HasWeights(*layer)) layers.push_back(layer);
   }
   if (layers.size() != saved.size()) {
     std::string names;
@@ -220,17 +220,45 @@ void ApplyLegacyWeights(const H5Contents& contents, std::string_view file, const
 }
 }  // namespace
 
+bool IsContainer(const Layer& layer) {
+  return dynamic_cast<const Sequential*>(&layer) != nullptr ||
+         dynamic_cast<const Model*>(&layer) != nullptr;
+}
+
+std::vector<Layer*> ContainerLayers(Layer& model) {
+  if (auto* functional = dynamic_cast<Model*>(&model)) return functional->operations();
+  std::vector<Layer*> out;
+  if (auto* sequential = dynamic_cast<Sequential*>(&model)) {
+    for (Layer* layer : sequential->layers()) {
+      // Sequential.layers leaves its InputLayer out; Functional.layers does not.
+      if (dynamic_cast<InputLayer*>(layer) == nullptr) out.push_back(layer);
+    }
+  }
+  return out;
+}
+
+void BuildFromWeights(const H5Contents& contents, std::string_view file, const std::string& group,
+                      Layer& layer) {
+  if (!IsContainer(layer)) {
+    BuildFromFile(contents, file, group + "/vars", layer);
+    return;
+  }
+  for (const LayerEntry& entry : Layers(layer)) {
+    if (!IsContainer(*entry.layer))
+      BuildFromFile(contents, file, StrCat(group, "/", entry.path, "/vars"), *entry.layer);
+  }
+}
+
 Tensor DatasetTensor(const H5Dataset& ds) { return ds.value; }
 
-void WriteWeightsFile(const std::string& path, Sequential& model, const Adam* optimizer) {
+void WriteWeightsFile(const std::string& path, Layer& model, const Adam* optimizer) {
   const std::vector<LayerEntry> layers = Layers(model);
   std::vector<Variable*> trainable;
   H5Writer writer(path);
   writer.CreateGroup("layers");
   for (const LayerEntry& entry : layers) {
     writer.CreateGroup(entry.path);
-    if (dynamic_cast<Sequential*>(entry.layer) != nullptr)
-      writer.CreateGroup(entry.path + "/layers");
+    if (IsContainer(*entry.layer)) writer.CreateGroup(entry.path + "/layers");
     writer.CreateGroup(entry.path + "/vars", entry.layer->name());
     const std::vector<Variable*> vars = OwnVariables(*entry.layer);
     for (size_t i = 0; i < vars.size(); ++i) {
@@ -257,7 +285,7 @@ void WriteWeightsFile(const std::string& path, Sequential& model, const Adam* op
   writer.Close();
 }
 
-void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential& model,
+void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& model,
                   Adam* optimizer) {
   if (const std::optional<std::string> root = LegacyRoot(contents)) {
     if (optimizer != nullptr) {
@@ -375,6 +403,21 @@ void SaveKerasWeights(const std::string& path, Sequential& model, const Adam* op
 }
 
 void LoadKerasWeights(const std::string& path, Sequential& model, Adam* optimizer) {
+  keras_internal::ApplyWeights(keras_internal::ReadH5File(path), path, model, optimizer);
+}
+
+void SaveKerasWeights(const std::string& path, Model& model, const Adam* optimizer) {
+  const std::string tmp = keras_internal::TempPathBeside(path);
+  try {
+    keras_internal::WriteWeightsFile(tmp, model, optimizer);
+  } catch (...) {
+    internal::RemoveFileNoThrow(tmp);
+    throw;
+  }
+  keras_internal::CommitFile(tmp, path);
+}
+
+void LoadKerasWeights(const std::string& path, Model& model, Adam* optimizer) {
   keras_internal::ApplyWeights(keras_internal::ReadH5File(path), path, model, optimizer);
 }
 

@@ -29,6 +29,13 @@
 // listed (Keras's Sequential.layers leaves it out). A nested Sequential has
 // its own "layers" group under its key.
 //
+// A functional Model (autodiff/functional.h) is saved as Keras 3 saves a
+// Functional: its operations() in order, InputLayers included
+// ("layers/input_layer", "layers/input_layer_1", each with an empty vars
+// group), a shared layer once; a nested Sequential or Model has its own
+// "layers" group ("functional" is a nested Model's key). The optimizer's
+// slots follow the trainable variables in that order.
+//
 // tf_keras's legacy HDF5 (save_weights("m.h5"), model.save("m.h5"): groups
 // per layer named by the root's or "model_weights"' `layer_names`, datasets
 // listed by each group's `weight_names`) is read by LoadKerasWeights too,
@@ -56,11 +63,14 @@
 #include <string>
 
 #include "autodiff/adam.h"
+#include "autodiff/functional.h"
 #include "autodiff/sequential.h"
 
 namespace eager {
 
 void SaveKerasWeights(const std::string& path, Sequential& model, const Adam* optimizer = nullptr);
 void LoadKerasWeights(const std::string& path, Sequential& model, Adam* optimizer = nullptr);
+void SaveKerasWeights(const std::string& path, Model& model, const Adam* optimizer = nullptr);
+void LoadKerasWeights(const std::string& path, Model& model, Adam* optimizer = nullptr);
 
 }  // namespace eager

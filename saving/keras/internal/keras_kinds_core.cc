@@ -13,6 +13,8 @@
 
 #include "autodiff/dense.h"
 #include "autodiff/flatten.h"
+#include "autodiff/functional.h"
+#include "autodiff/input_layer.h"
 #include "autodiff/layers/embedding.h"
 #include "autodiff/layers/normalization.h"
 #include "autodiff/layers/regularization.h"
@@ -313,6 +315,9 @@ std::vector<KerasLayerKind> CoreKinds() {
       {"Flatten", "flatten", Is<Flatten>, nullptr, nullptr, FlattenToConfig, FlattenFromConfig},
       // Nested: weights only (its layers are saved under its group).
       {"Sequential", "sequential", Is<Sequential>},
+      // In a functional Model's layers (weightless), and a nested Model.
+      {"InputLayer", "input_layer", Is<InputLayer>},
+      {"Functional", "functional", Is<Model>},
       {"Embedding", "embedding", Is<Embedding>, EmbeddingVariables, EmbeddingBuild,
        EmbeddingToConfig, EmbeddingFromConfig},
       {"BatchNormalization", "batch_normalization", Is<BatchNormalization>, BatchNormVariables,

@@ -8,7 +8,7 @@ namespace {
 const std::vector<KerasLayerKind>& Kinds() {
   static const std::vector<KerasLayerKind> kinds = [] {
     std::vector<KerasLayerKind> all;
-    for (auto family : {CoreKinds, ConvKinds, PoolingKinds}) {
+    for (auto family : {CoreKinds, ConvKinds, PoolingKinds, MergingKinds}) {
       for (KerasLayerKind& k : family()) all.push_back(k);
     }
     return all;

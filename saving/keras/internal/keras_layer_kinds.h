@@ -64,6 +64,7 @@ std::string KindNames();
 std::vector<KerasLayerKind> CoreKinds();     // keras_kinds_core.cc
 std::vector<KerasLayerKind> ConvKinds();     // keras_kinds_conv.cc
 std::vector<KerasLayerKind> PoolingKinds();  // keras_kinds_pooling.cc
+std::vector<KerasLayerKind> MergingKinds();  // keras_kinds_merging.cc
 
 // Helpers the registrations share.
 template <typename T>

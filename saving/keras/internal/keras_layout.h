@@ -5,23 +5,33 @@
 // to saving/keras/.
 
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "autodiff/adam.h"
 #include "autodiff/sequential.h"
 #include "saving/keras/internal/h5_file.h"
+#include "saving/keras/internal/keras_config.h"
 
 namespace eager::keras_internal {
 
 // Writes Keras 3's weights layout (keras_weights.h) into a new HDF5 file
 // `path` (not renamed, not synced).
-void WriteWeightsFile(const std::string& path, Sequential& model, const Adam* optimizer);
+void WriteWeightsFile(const std::string& path, Layer& model, const Adam* optimizer);
 
 // Checks every dataset `model` (and `optimizer`, when given) needs against
 // `contents`, then assigns them. `file` names the file in errors.
-void ApplyWeights(const H5Contents& contents, std::string_view file, Sequential& model,
-                  Adam* optimizer);
+void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& model, Adam* optimizer);
+
+// Whether `layer` holds layers of its own (a Sequential or functional
+// Model): its weights group has a "layers" group.
+bool IsContainer(const Layer& layer);
+// The layers Keras saves under a container's "layers" group, in Keras's
+// order: a Sequential's without its InputLayer (Sequential.layers), a
+// functional Model's operations() with its InputLayers (Functional.layers).
+std::vector<Layer*> ContainerLayers(Layer& model);
 
 // A fresh temporary path beside `path` ("<path>.tmp-<pid>-<hex>"), after
 // removing those that killed writers of `path` left (their pid is gone).
@@ -32,6 +42,19 @@ void CommitFile(const std::string& tmp, const std::string& path);
 
 // A dataset's value as a Tensor (its dtype, shape and bytes).
 Tensor DatasetTensor(const H5Dataset& dataset);
+
+// Builds the unbuilt `layer` (or a container's layers, recursively) from
+// the shapes of the datasets under `group` ("layers/dense_1": its
+// vars/0, vars/1, ...) as ApplyWeights does, before the layer is run.
+void BuildFromWeights(const H5Contents& contents, std::string_view file, const std::string& group,
+                      Layer& layer);
+
+// One layer's entry of config.json ({module, class_name, config,
+// registered_name}; a nested Sequential's with its own layers), and back.
+// Reading checks every argument and names `where` ("config.layers[3]").
+Json LayerEntryJson(Layer& layer, DType dtype);
+std::unique_ptr<Layer> LayerFromEntry(const Json& entry, const std::string& file,
+                                      const std::string& where);
 
 // A .keras archive's members by name, every one checked (keras_model.h says
 // how); config.json and model.weights.h5 are required.

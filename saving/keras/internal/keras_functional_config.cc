@@ -1,0 +1,419 @@
+#include "saving/keras/internal/keras_functional_config.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "autodiff/input_layer.h"
+#include "autodiff/layers/merging.h"
+#include "runtime/errors.h"
+#include "saving/keras/internal/keras_layer_kinds.h"
+#include "saving/keras/internal/keras_layout.h"
+
+namespace eager::keras_internal {
+namespace {
+
+using internal::FunctionalNode;
+
+const char* KerasDTypeName(DType dtype) { return dtype == DType::kFloat64 ? "float64" : "float32"; }
+
+Json ShapeJson(const Shape& shape) {
+  Json s = Json::array();
+  for (int64_t d : shape.dims()) s.push_back(d < 0 ? Json(nullptr) : Json(d));
+  return s;
+}
+
+// ---- writing ----
+
+class ConfigWriter {
+ public:
+  explicit ConfigWriter(Model& model) : model_(model) {
+    std::set<const FunctionalNode*> seen;
+    // Depth first from the outputs: every node after the nodes it reads.
+    std::function<void(const FunctionalNode*)> visit = [&](const FunctionalNode* node) {
+      if (!seen.insert(node).second) return;
+      for (const KerasTensor& t : node->inputs) visit(t.node().get());
+      nodes_of_[node->layer].push_back(node);
+    };
+    for (const KerasTensor& t : model.outputs()) visit(t.node().get());
+    for (const KerasTensor& t : model.inputs()) {
+      if (!t.node()->is_input()) {
+        throw UnimplementedError(StrCat("Keras model '", model.name(), "': input produced by '",
+                                        t.layer().name(), "' is not an Input(); Keras's ",
+                                        "Functional config needs the model's inputs to be Inputs"));
+      }
+    }
+  }
+
+  // [layer name, node index, output index].
+  Json History(const KerasTensor& t) const {
+    const std::vector<const FunctionalNode*>& nodes = nodes_of_.at(&t.layer());
+    size_t index = 0;
+    while (nodes[index] != t.node().get()) ++index;
+    return Json::array({t.layer().name(), index, t.index()});
+  }
+
+  Json TensorJson(const KerasTensor& t) const {
+    return {{"class_name", "__keras_tensor__"},
+            {"config",
+             {{"shape", ShapeJson(t.shape())},
+              {"dtype", KerasDTypeName(t.dtype())},
+              {"keras_history", History(t)}}}};
+  }
+
+  Json InboundNodes(Layer& layer) const {
+    Json nodes = Json::array();
+    const bool merge = dynamic_cast<layers::MultiInputLayer*>(&layer) != nullptr;
+    for (const FunctionalNode* node : nodes_of_.at(&layer)) {
+      Json arg;
+      if (merge) {
+        arg = Json::array();
+        for (const KerasTensor& t : node->inputs) arg.push_back(TensorJson(t));
+      } else if (node->inputs.size() == 1) {
+        arg = TensorJson(node->inputs[0]);
+      } else {
+        throw UnimplementedError(StrCat("Keras model '", model_.name(), "': layer '", layer.name(),
+                                        "' is called on ", node->inputs.size(),
+                                        " tensors; Keras configs hold such calls of merge layers "
+                                        "only"));
+      }
+      nodes.push_back({{"args", Json::array({arg})}, {"kwargs", Json::object()}});
+    }
+    return nodes;
+  }
+
+  Json Ends(const std::vector<KerasTensor>& tensors) const {
+    if (tensors.size() == 1) return History(tensors[0]);
+    Json out = Json::array();
+    for (const KerasTensor& t : tensors) out.push_back(History(t));
+    return out;
+  }
+
+ private:
+  Model& model_;
+  std::map<const Layer*, std::vector<const FunctionalNode*>> nodes_of_;
+};
+
+// ---- reading ----
+
+[[noreturn]] void Invalid(const std::string& file, const std::string& where,
+                          const std::string& what) {
+  throw InvalidArgumentError(StrCat(".keras file '", file, "': ", where, " ", what));
+}
+
+// A [name, node, output] history, or nullopt when `j` is not one.
+struct History {
+  std::string layer;
+  int64_t node;
+  int64_t output;
+};
+
+std::optional<History> AsHistory(const Json& j) {
+  if (!j.is_array() || j.size() != 3 || !j[0].is_string() || !j[1].is_number_integer() ||
+      !j[2].is_number_integer()) {
+    return std::nullopt;
+  }
+  return History{j[0].get<std::string>(), j[1].get<int64_t>(), j[2].get<int64_t>()};
+}
+
+class ConfigReplay {
+ public:
+  ConfigReplay(std::string file) : file_(std::move(file)) {}
+
+  void AddLayer(const std::string& name, Layer* layer, const std::string& where) {
+    if (!outputs_.emplace(name, std::vector<std::vector<KerasTensor>>{}).second) {
+      Invalid(file_, where + ".name", StrCat("'", name, "' names two layers"));
+    }
+    layers_[name] = layer;
+  }
+  void AddInput(const std::string& name, const KerasTensor& t) { outputs_[name].push_back({t}); }
+
+  // The tensor a history names; nullopt when its node is not made yet.
+  // Throws for a history that can never resolve.
+  std::optional<KerasTensor> Resolve(const Json& history, const std::string& where) const {
+    const std::optional<History> h = AsHistory(history);
+    if (!h) Invalid(file_, where, "is not a [layer name, node index, tensor index] list");
+    auto it = outputs_.find(h->layer);
+    if (it == outputs_.end()) Invalid(file_, where, StrCat("names no layer '", h->layer, "'"));
+    if (h->node < 0 || h->output < 0) Invalid(file_, where, "has a negative index");
+    if (h->node >= static_cast<int64_t>(it->second.size())) return std::nullopt;
+    const std::vector<KerasTensor>& outs = it->second[h->node];
+    if (h->output >= static_cast<int64_t>(outs.size())) {
+      Invalid(
+          file_, where,
+          StrCat("asks for output ", h->output, " of '", h->layer, "', which has ", outs.size()));
+    }
+    return outs[h->output];
+  }
+
+  std::optional<KerasTensor> ResolveTensor(const Json& t, const std::string& where) const {
+    if (!t.is_object() || t.value("class_name", Json()) != "__keras_tensor__" ||
+        !t.contains("config") || !t["config"].is_object() ||
+        !t["config"].contains("keras_history")) {
+      throw UnimplementedError(StrCat(".keras file '", file_, "': ", where,
+                                      " is not a __keras_tensor__ (eager's configs pass tensors "
+                                      "only)"));
+    }
+    return Resolve(t["config"]["keras_history"], where + ".config.keras_history");
+  }
+
+  // Makes the call `node` describes if its inputs exist; false otherwise.
+  bool TryNode(const std::string& name, const Json& node, const std::string& where) {
+    if (!node.is_object() || !node.contains("args") || !node["args"].is_array() ||
+        node["args"].size() != 1) {
+      throw UnimplementedError(StrCat(".keras file '", file_, "': ", where,
+                                      " is not {\"args\": [tensor or list of tensors]} (eager ",
+                                      "reads calls of one argument)"));
+    }
+    if (node.contains("kwargs")) {
+      const Json& kwargs = node["kwargs"];
+      if (!kwargs.is_object()) Invalid(file_, where + ".kwargs", "is not an object");
+      for (const auto& [key, value] : kwargs.items()) {
+        if (!value.is_null()) {
+          throw UnimplementedError(StrCat(".keras file '", file_, "': ", where, ".kwargs.", key,
+                                          " (eager's layers take no keyword arguments)"));
+        }
+      }
+    }
+    const Json& arg = node["args"][0];
+    const std::string arg_where = where + ".args[0]";
+    std::vector<KerasTensor> inputs;
+    if (arg.is_array()) {
+      if (arg.empty() || arg.size() > 64) Invalid(file_, arg_where, "is a list of 0 or over 64");
+      for (size_t i = 0; i < arg.size(); ++i) {
+        std::optional<KerasTensor> t = ResolveTensor(arg[i], StrCat(arg_where, "[", i, "]"));
+        if (!t) return false;
+        inputs.push_back(*t);
+      }
+    } else {
+      std::optional<KerasTensor> t = ResolveTensor(arg, arg_where);
+      if (!t) return false;
+      inputs.push_back(*t);
+    }
+    Layer& layer = *layers_.at(name);
+    std::vector<KerasTensor> outs;
+    try {
+      outs = layer.CallSymbolic(inputs);
+    } catch (const Error& e) {
+      ThrowError(e.code(), StrCat(".keras file '", file_, "': ", where, ": ", e.what()));
+    }
+    outputs_[name].push_back(std::move(outs));
+    return true;
+  }
+
+  // input_layers / output_layers: one history or a list of them.
+  std::vector<KerasTensor> Ends(const Json& j, const std::string& where) const {
+    std::vector<KerasTensor> out;
+    auto one = [&](const Json& h, const std::string& w) {
+      std::optional<KerasTensor> t = Resolve(h, w);
+      if (!t) Invalid(file_, w, "names a node no layer call made");
+      out.push_back(*t);
+    };
+    if (AsHistory(j)) {
+      one(j, where);
+    } else if (j.is_array() && !j.empty()) {
+      for (size_t i = 0; i < j.size(); ++i) one(j[i], StrCat(where, "[", i, "]"));
+    } else {
+      Invalid(file_, where, "is not a history or a non-empty list of them");
+    }
+    return out;
+  }
+
+ private:
+  std::string file_;
+  std::map<std::string, Layer*> layers_;
+  std::map<std::string, std::vector<std::vector<KerasTensor>>> outputs_;
+};
+
+constexpr int64_t kMaxInputElements = int64_t{1} << 24;
+
+KerasTensor InputFromConfig(const Json& entry, const std::string& file, const std::string& where,
+                            const std::string& name) {
+  const Json& cfg = entry.at("config");
+  const Json* shape = cfg.contains("batch_shape")         ? &cfg["batch_shape"]
+                      : cfg.contains("batch_input_shape") ? &cfg["batch_input_shape"]
+                                                          : nullptr;
+  if (shape == nullptr || !shape->is_array() || shape->size() < 2 || shape->size() > 9) {
+    Invalid(file, where + ".config.batch_shape", "is not a list of 2 to 9 entries");
+  }
+  std::vector<int64_t> dims;
+  int64_t elements = 1;
+  for (size_t k = 1; k < shape->size(); ++k) {
+    const Json& d = (*shape)[k];
+    if (!d.is_number_integer() || d.get<int64_t>() <= 0 || d.get<int64_t>() > kMaxConfigInt) {
+      Invalid(file, StrCat(where, ".config.batch_shape[", k, "]"),
+              StrCat("is ", d.dump().substr(0, 40), "; expected a positive integer"));
+    }
+    dims.push_back(d.get<int64_t>());
+    elements *= d.get<int64_t>();
+    if (elements > kMaxInputElements) {
+      Invalid(file, where + ".config.batch_shape",
+              StrCat("has over ", kMaxInputElements, " elements per example (eager runs each ",
+                     "layer on such an input to build the model)"));
+    }
+  }
+  DType dtype = DType::kFloat32;
+  if (cfg.contains("dtype") && !cfg["dtype"].is_null()) {
+    if (cfg["dtype"] == "float64") {
+      dtype = DType::kFloat64;
+    } else if (cfg["dtype"] != "float32") {
+      throw UnimplementedError(StrCat(".keras file '", file, "': ", where, ".config.dtype is ",
+                                      cfg["dtype"].dump().substr(0, 40),
+                                      " (eager reads float32 and float64 inputs)"));
+    }
+  }
+  if (cfg.value("sparse", false) || cfg.value("ragged", false) || cfg.value("optional", false)) {
+    throw UnimplementedError(
+        StrCat(".keras file '", file, "': ", where, ".config: sparse, ragged or optional inputs"));
+  }
+  return Input(dims, dtype, name);
+}
+
+}  // namespace
+
+Json FunctionalConfig(Model& model, DType dtype) {
+  const ConfigWriter writer(model);
+  std::map<std::string, const Layer*> names;
+  Json layers = Json::array();
+  for (Layer* op : model.operations()) {
+    if (!names.emplace(op->name(), op).second) {
+      throw InvalidArgumentError(StrCat("Keras model '", model.name(), "': two layers are named '",
+                                        op->name(), "'; Keras's config names layers uniquely"));
+    }
+    if (dynamic_cast<Model*>(op) != nullptr) {
+      throw UnimplementedError(StrCat("Keras model '", model.name(), "': layer '", op->name(),
+                                      "' is a nested functional Model; eager writes nested ",
+                                      "Sequentials only"));
+    }
+    Json entry;
+    if (auto* input = dynamic_cast<InputLayer*>(op)) {
+      // Its node's output: the Input()'s shape and dtype.
+      const KerasTensor* t = nullptr;
+      for (const KerasTensor& in : model.inputs()) {
+        if (&in.layer() == input) t = &in;
+      }
+      if (t == nullptr) {
+        throw InternalError(StrCat("Keras model '", model.name(), "': InputLayer '", op->name(),
+                                   "' is not one of the model's inputs"));
+      }
+      entry = {{"module", "keras.layers"},
+               {"class_name", "InputLayer"},
+               {"config",
+                {{"batch_shape", ShapeJson(t->shape())},
+                 {"dtype", KerasDTypeName(t->dtype())},
+                 {"sparse", false},
+                 {"ragged", false},
+                 {"name", op->name()},
+                 {"optional", false}}},
+               {"registered_name", nullptr},
+               {"name", op->name()},
+               {"inbound_nodes", Json::array()}};
+    } else {
+      entry = LayerEntryJson(*op, dtype);
+      entry["name"] = op->name();
+      entry["inbound_nodes"] = writer.InboundNodes(*op);
+    }
+    layers.push_back(std::move(entry));
+  }
+  return {{"module", "keras.src.models.functional"},
+          {"class_name", "Functional"},
+          {"config",
+           {{"name", model.name()},
+            {"trainable", true},
+            {"layers", layers},
+            {"input_layers", writer.Ends(model.inputs())},
+            {"output_layers", writer.Ends(model.outputs())}}},
+          {"registered_name", "Functional"},
+          {"build_config", {{"input_shape", nullptr}}}};
+}
+
+std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string& file,
+                                            const H5Contents& weights,
+                                            std::vector<std::unique_ptr<Layer>>& owned) {
+  if (!root.contains("config") || !root["config"].is_object())
+    Invalid(file, "config.json", "has no 'config' object");
+  const Json& config = root["config"];
+  if (!config.contains("layers") || !config["layers"].is_array())
+    Invalid(file, "config.layers", "is not a list");
+  const Json& layers = config["layers"];
+  ConfigReplay replay(file);
+  // Per layer: its inbound_nodes to replay (InputLayers have none).
+  struct Calls {
+    std::string layer;
+    const Json* nodes;
+    std::string where;
+  };
+  std::vector<Calls> calls;
+  std::map<std::string, int> used_keys;  // Keras's weights group per layer, as keras_weights.cc
+  double growth = 1;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const std::string where = StrCat("config.layers[", i, "]");
+    const Json& entry = layers[i];
+    if (!entry.is_object() || !entry.contains("config") || !entry["config"].is_object())
+      Invalid(file, where, "is not a layer object with a 'config'");
+    const Json& name_json =
+        entry.contains("name") ? entry["name"] : entry["config"].value("name", Json());
+    if (!name_json.is_string() || name_json.get<std::string>().empty() ||
+        name_json.get<std::string>().size() > 256) {
+      Invalid(file, where + ".name", "is not a string of 1 to 256 characters");
+    }
+    const std::string name = name_json.get<std::string>();
+    if (entry.value("class_name", Json()) == "InputLayer") {
+      const KerasTensor input = InputFromConfig(entry, file, where, name);
+      replay.AddLayer(name, &input.layer(), where);
+      replay.AddInput(name, input);
+      continue;
+    }
+    std::unique_ptr<Layer> layer = LayerFromEntry(entry, file, where);
+    const KerasLayerKind& kind = KindOf(*layer);
+    if (kind.growth != nullptr) growth *= kind.growth(*layer);
+    if (growth > kMaxGrowth) {
+      Invalid(file, where,
+              StrCat("(", kind.class_name, "): the layers up to here may multiply ",
+                     "an input's size by ", growth, ", over the limit of ", kMaxGrowth));
+    }
+    const int n = used_keys[kind.key]++;
+    BuildFromWeights(weights, file + ":model.weights.h5",
+                     StrCat("layers/", n == 0 ? std::string(kind.key) : StrCat(kind.key, "_", n)),
+                     *layer);
+    replay.AddLayer(name, layer.get(), where);
+    if (!entry.contains("inbound_nodes") || !entry["inbound_nodes"].is_array())
+      Invalid(file, where + ".inbound_nodes", "is not a list");
+    calls.push_back({name, &entry["inbound_nodes"], where + ".inbound_nodes"});
+    owned.push_back(std::move(layer));
+  }
+  // Keras's replay: per layer in order, its pending nodes in order; a node
+  // whose inputs are missing waits for the next pass.
+  std::vector<size_t> done(calls.size(), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t c = 0; c < calls.size(); ++c) {
+      const Json& nodes = *calls[c].nodes;
+      while (done[c] < nodes.size() && replay.TryNode(calls[c].layer, nodes[done[c]],
+                                                      StrCat(calls[c].where, "[", done[c], "]"))) {
+        ++done[c];
+        progress = true;
+      }
+    }
+  }
+  for (size_t c = 0; c < calls.size(); ++c) {
+    if (done[c] < calls[c].nodes->size()) {
+      Invalid(file, StrCat(calls[c].where, "[", done[c], "]"),
+              "reads a tensor no layer call makes (a cycle or a history naming a missing node)");
+    }
+  }
+  if (!config.contains("input_layers")) Invalid(file, "config", "has no 'input_layers'");
+  if (!config.contains("output_layers")) Invalid(file, "config", "has no 'output_layers'");
+  std::vector<KerasTensor> inputs = replay.Ends(config["input_layers"], "config.input_layers");
+  std::vector<KerasTensor> outputs = replay.Ends(config["output_layers"], "config.output_layers");
+  const std::string name =
+      config.value("name", Json()).is_string() ? config["name"].get<std::string>() : std::string();
+  try {
+    return std::make_unique<Model>(std::move(inputs), std::move(outputs), name);
+  } catch (const Error& e) {
+    ThrowError(e.code(), StrCat(".keras file '", file, "': config: ", e.what()));
+  }
+}
+
+}  // namespace eager::keras_internal

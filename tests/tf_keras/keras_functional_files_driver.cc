@@ -1,0 +1,132 @@
+// The C++ side of keras_functional_files_test.py: functional models in
+// Keras 3's .keras ("Functional" config) and .weights.h5. The model,
+// built the same in the test with Keras:
+//   inputs a [3], b [2]; ta = Dense(4) "pa"(a), tb = Dense(4) "pb"(b);
+//   Dense(4, relu) "shared" called three times: on ta, tb, and ta again;
+//   c = Concatenate "cat"(shared(ta), shared(tb)); s = Add "add"(shared(ta),
+//   tb); outputs Sequential "inner" [Dense(3) "i1"](c) and
+//   Multiply "multiply"(s, s).
+// The batch: 4 examples, xa[i] = ((7 i) mod 11) / 10 - 0.5, xb likewise
+// with 5 i; targets y1 [4, 3], y2 [4, 4] = ((k i) mod 3) / 2. The loss is
+// Keras's "mse" per output, summed. Each command prints every output on
+// the batch, one line of floats per output.
+//
+//   keras_functional_files_driver k2e DIR
+//     LoadKerasModel(DIR/keras.keras): prints its outputs; eager's own model
+//     with LoadKerasWeights(DIR/keras.weights.h5, Adam): prints its outputs;
+//     saves the loaded model as DIR/eager_resave.keras; takes one step of
+//     the loaded Adam on the loaded model and saves DIR/eager_step.keras,
+//     and one on its own model, saved as DIR/eager_step.weights.h5.
+//   keras_functional_files_driver e2k DIR
+//     eager's model (its own weights) takes one Adam(0.01) step, is saved
+//     as DIR/eager.keras and DIR/eager.weights.h5 (with the Adam), prints
+//     its outputs; then takes one more step and prints them again.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "eager.h"
+#include "saving/keras/keras_model.h"
+#include "saving/keras/keras_weights.h"
+
+using namespace eager;  // NOLINT(google-build-using-namespace)
+
+namespace {
+
+struct Towers {
+  KerasTensor a = Input({3}, DType::kFloat32, "a");
+  KerasTensor b = Input({2}, DType::kFloat32, "b");
+  Dense pa{4, nullptr, true, std::nullopt, "pa"};
+  Dense pb{4, nullptr, true, std::nullopt, "pb"};
+  Dense shared{4, Relu, true, std::nullopt, "shared"};
+  layers::Concatenate cat{-1, "cat"};
+  layers::Add add{"add"};
+  layers::Multiply multiply{"multiply"};
+  Sequential inner{"inner"};
+  Model model = Build();
+
+  Model Build() {
+    inner.Add(std::make_unique<Dense>(3, nullptr, true, std::nullopt, "i1"));
+    const KerasTensor ta = pa(a);
+    const KerasTensor tb = pb(b);
+    const KerasTensor c = cat({shared(ta), shared(tb)});
+    const KerasTensor s = add({shared(ta), tb});
+    return Model({a, b}, {inner(c), multiply({s, s})}, "towers");
+  }
+};
+
+Tensor Ramp(int64_t rows, int64_t cols, int step, int mod, float scale, float shift) {
+  std::vector<float> v(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * step) % mod) * scale + shift;
+  return Tensor::FromVector<float>(v, Shape{rows, cols});
+}
+
+const std::vector<Tensor>& X() {
+  static const std::vector<Tensor> x = {Ramp(4, 3, 7, 11, 0.1f, -0.5f),
+                                        Ramp(4, 2, 5, 11, 0.1f, -0.5f)};
+  return x;
+}
+const std::vector<Tensor>& Y() {
+  static const std::vector<Tensor> y = {Ramp(4, 3, 5, 3, 0.5f, 0.f), Ramp(4, 4, 5, 3, 0.5f, 0.f)};
+  return y;
+}
+
+void Print(Model& model) {
+  for (const Tensor& out : model(X())) {
+    for (float v : out.ToVector<float>()) std::printf("%.9g ", v);
+    std::printf("\n");
+  }
+}
+
+void Step(Model& model, Adam& adam) {
+  adam.Minimize(
+      [&] {
+        const std::vector<Tensor> out = model(X(), /*training=*/true);
+        Tensor loss = ReduceMean(Square(Sub(out[0], Y()[0])));
+        return Add(loss, ReduceMean(Square(Sub(out[1], Y()[1]))));
+      },
+      model.TrainableVariables());
+}
+
+int Run(const std::string& mode, const std::string& dir) {
+  Towers own;
+  if (mode == "k2e") {
+    KerasModel loaded = LoadKerasModel(dir + "/keras.keras");
+    Print(*loaded.functional);
+    Adam adam(0.001);
+    LoadKerasWeights(dir + "/keras.weights.h5", own.model, &adam);
+    Print(own.model);
+    SaveKerasModel(dir + "/eager_resave.keras", *loaded.functional, loaded.optimizer.get(),
+                   loaded.loss);
+    Step(*loaded.functional, *loaded.optimizer);
+    SaveKerasModel(dir + "/eager_step.keras", *loaded.functional, loaded.optimizer.get(),
+                   loaded.loss);
+    Step(own.model, adam);
+    SaveKerasWeights(dir + "/eager_step.weights.h5", own.model, &adam);
+    return 0;
+  }
+  if (mode == "e2k") {
+    Adam adam(0.01);
+    Step(own.model, adam);
+    SaveKerasModel(dir + "/eager.keras", own.model, &adam, "mse");
+    SaveKerasWeights(dir + "/eager.weights.h5", own.model, &adam);
+    Print(own.model);
+    Step(own.model, adam);
+    Print(own.model);
+    return 0;
+  }
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) return 2;
+  try {
+    return Run(argv[1], argv[2]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "keras_functional_files_driver: %s\n", e.what());
+    return 1;
+  }
+}
