@@ -24,6 +24,7 @@
 #include "saving/keras/internal/keras_functional_config.h"
 #include "saving/keras/internal/keras_layer_kinds.h"
 #include "saving/keras/internal/keras_layout.h"
+#include "saving/keras/internal/keras_optimizer_config.h"
 
 namespace eager {
 namespace {
@@ -108,8 +109,6 @@ Json ModelConfig(Sequential& model) {
           {"registered_name", nullptr},
           {"build_config", {{"input_shape", ShapeJson(-1, *input)}}}};
 }
-
-float ScalarOf(const Variable& v) { return v.value().scalar<float>(); }
 
 // ---- zip ----
 
@@ -415,21 +414,12 @@ namespace {
 
 // Writes the archive of `config` (the model's config.json root) and
 // `model`'s weights, crash-safe.
-void WriteKerasArchive(const std::string& path, Json config, Layer& model, const Adam* optimizer,
-                       const std::string& loss) {
+void WriteKerasArchive(const std::string& path, Json config, Layer& model,
+                       const Optimizer* optimizer, const std::string& loss) {
   if (optimizer != nullptr) {
-    Adam& adam = const_cast<Adam&>(*optimizer);
-    config["compile_config"] = {{"optimizer",
-                                 {{"module", "keras.optimizers"},
-                                  {"class_name", "Adam"},
-                                  {"config",
-                                   {{"name", "adam"},
-                                    {"learning_rate", ScalarOf(adam.learning_rate())},
-                                    {"beta_1", ScalarOf(adam.beta_1())},
-                                    {"beta_2", ScalarOf(adam.beta_2())},
-                                    {"epsilon", adam.epsilon()},
-                                    {"amsgrad", false}}},
-                                  {"registered_name", nullptr}}},
+    // Reading hyper-parameters only; Optimizer's accessors are not const.
+    Optimizer& opt = const_cast<Optimizer&>(*optimizer);
+    config["compile_config"] = {{"optimizer", keras_internal::OptimizerConfig(opt)},
                                 {"loss", loss.empty() ? Json(nullptr) : Json(loss)},
                                 {"loss_weights", nullptr},
                                 {"metrics", nullptr},
@@ -487,13 +477,13 @@ void WriteKerasArchive(const std::string& path, Json config, Layer& model, const
 
 }  // namespace
 
-void SaveKerasModel(const std::string& path, Sequential& model, const Adam* optimizer,
+void SaveKerasModel(const std::string& path, Sequential& model, const Optimizer* optimizer,
                     const std::string& loss) {
   CheckMasks(model, StrCat("Keras model '", model.name(), "'"), "layers");
   WriteKerasArchive(path, ModelConfig(model), model, optimizer, loss);
 }
 
-void SaveKerasModel(const std::string& path, Model& model, const Adam* optimizer,
+void SaveKerasModel(const std::string& path, Model& model, const Optimizer* optimizer,
                     const std::string& loss) {
   DType dtype = DType::kFloat32;
   for (Variable* v : model.TrainableVariables()) {
@@ -549,26 +539,15 @@ KerasModel LoadKerasModel(const std::string& path) {
     if (config.contains("compile_config") && config["compile_config"].is_object() &&
         !config["compile_config"].empty()) {
       const Json& cc = config["compile_config"];
-      const Json& opt = Field(cc, "optimizer", path, "config.compile_config");
-      const std::string ocls = opt.is_object() ? opt.value("class_name", "") : "";
-      if (ocls != "Adam")
-        Unsupported(path, "config.compile_config.optimizer",
-                    StrCat("optimizer '", ocls, "' (eager reads Adam)"));
-      const Json& oc = Field(opt, "config", path, "config.compile_config.optimizer");
-      if (oc.value("amsgrad", false))
-        Unsupported(path, "config.compile_config.optimizer.config.amsgrad", "true");
-      AdamOptions options;
-      options.learning_rate = oc.value("learning_rate", 0.001);
-      options.beta_1 = oc.value("beta_1", 0.9);
-      options.beta_2 = oc.value("beta_2", 0.999);
-      options.epsilon = oc.value("epsilon", 1e-7);
-      out.optimizer = std::make_unique<Adam>(options);
+      out.optimizer =
+          keras_internal::OptimizerFromConfig(Field(cc, "optimizer", path, "config.compile_config"),
+                                              path, "config.compile_config.optimizer");
       if (cc.contains("loss") && cc["loss"].is_string()) out.loss = cc["loss"].get<std::string>();
     }
   } catch (const Json::exception& e) {
     throw InvalidArgumentError(StrCat(".keras file '", path, "': config.json: ", e.what()));
   }
-  Adam* optimizer = weights().groups.count("optimizer/vars") ? out.optimizer.get() : nullptr;
+  Optimizer* optimizer = weights().groups.count("optimizer/vars") ? out.optimizer.get() : nullptr;
   keras_internal::ApplyWeights(weights(), path + ":model.weights.h5", out.root(), optimizer);
   return out;
 }

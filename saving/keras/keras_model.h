@@ -16,8 +16,9 @@
 // dilation_rate, activation linear/relu/sigmoid/tanh/softmax, use_bias;
 // initializers written as Keras's defaults and accepted whatever they are
 // on reading, since the weights come from the file), float32 or float64;
-// compile_config with an Adam (learning_rate, beta_1, beta_2, epsilon,
-// amsgrad false) and a loss name. On reading, every argument is checked: a
+// compile_config with the optimizer (SGD, RMSprop, Adagrad, Adam, AdamW or
+// Nadam and their arguments: saving/keras/internal/keras_optimizer_config.h)
+// and a loss name. On reading, every argument is checked: a
 // wrong type or a value out of range is InvalidArgumentError, an argument or
 // value eager does not implement (a regularizer, groups > 1, a layer class
 // it lacks) UnimplementedError, each naming the config path
@@ -41,8 +42,8 @@
 #include <string>
 #include <vector>
 
-#include "autodiff/adam.h"
 #include "autodiff/functional.h"
+#include "autodiff/optimizer.h"
 #include "autodiff/sequential.h"
 
 namespace eager {
@@ -53,9 +54,9 @@ struct KerasModel {
   // `functional_layers` does (InputLayers are owned by their Input()s).
   std::vector<std::unique_ptr<Layer>> functional_layers;
   std::unique_ptr<Model> functional;
-  std::unique_ptr<Adam> optimizer;  // null without a compile_config
-  std::string loss;                 // compile_config's loss name, or ""
-  std::string keras_version;        // metadata.json's
+  std::unique_ptr<Optimizer> optimizer;  // null without a compile_config
+  std::string loss;                      // compile_config's loss name, or ""
+  std::string keras_version;             // metadata.json's
 
   // Whichever model the file holds.
   Layer& root() const { return model ? static_cast<Layer&>(*model) : *functional; }
@@ -63,12 +64,12 @@ struct KerasModel {
 
 // The input shape is the first InputLayer's, else the first Dense's input
 // size. REQUIRES: the model built.
-void SaveKerasModel(const std::string& path, Sequential& model, const Adam* optimizer = nullptr,
-                    const std::string& loss = "");
+void SaveKerasModel(const std::string& path, Sequential& model,
+                    const Optimizer* optimizer = nullptr, const std::string& loss = "");
 // A functional model as Keras 3's "Functional" config (keras_functional_
 // config.h): every input an Input(), merge layers called on lists, other
 // layers on one tensor, a nested Sequential (not a nested Model).
-void SaveKerasModel(const std::string& path, Model& model, const Adam* optimizer = nullptr,
+void SaveKerasModel(const std::string& path, Model& model, const Optimizer* optimizer = nullptr,
                     const std::string& loss = "");
 KerasModel LoadKerasModel(const std::string& path);
 

@@ -1,5 +1,6 @@
 #include "saving/keras/keras_weights.h"
 
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -48,15 +49,43 @@ std::vector<Variable*> OwnVariables(Layer& layer) {
   return kind.variables != nullptr ? kind.variables(layer) : std::vector<Variable*>{};
 }
 
-Variable* IterationsVariable(Adam& optimizer) {
-  for (const Trackable::Child& child : optimizer.Children()) {
-    if (child.name == "iter" || child.name == "_iterations") {
-      if (auto* v = dynamic_cast<Variable*>(child.object)) return v;
+// Keras 3's optimizer.variables for `trainable`, in its order: eager's
+// optimizer in the kKeras3 layout lists exactly them as "_variables"
+// (autodiff/optimizer.h: iterations, learning_rate, then the slots grouped
+// as each Keras optimizer's build() creates them). Build() creates missing
+// slots first, in `trainable` order, as Keras's build(var_list) does; the
+// optimizer's own layout is restored after.
+std::vector<Variable*> KerasOptimizerVariables(Optimizer& optimizer,
+                                               const std::vector<Variable*>& trainable) {
+  const KerasLayout layout = optimizer.keras_layout();
+  optimizer.UseKerasLayout(KerasLayout::kKeras3);
+  std::vector<Variable*> out;
+  try {
+    optimizer.Build(trainable);
+    for (const Trackable::Child& child : optimizer.Children()) {
+      if (child.name != "_variables") continue;
+      for (const Trackable::Child& item : child.object->Children()) {
+        if (auto* v = dynamic_cast<Variable*>(item.object)) out.push_back(v);
+      }
     }
+  } catch (...) {
+    optimizer.UseKerasLayout(layout);
+    throw;
   }
-  throw FailedPreconditionError(StrCat("Keras weights: Adam '", optimizer.name(),
-                                       "' has no iterations variable (a TF1-compatible Adam "
-                                       "cannot be saved in Keras's layout)"));
+  optimizer.UseKerasLayout(layout);
+  if (out.empty()) {
+    throw FailedPreconditionError(StrCat("Keras weights: optimizer '", optimizer.name(),
+                                         "' has no Keras 3 variables (a TF1-compatible optimizer "
+                                         "cannot be saved in Keras's layout)"));
+  }
+  return out;
+}
+
+// Keras's optimizer name ("adam", "sgd", "rmsprop"): the group's attribute.
+std::string KerasOptimizerName(const Optimizer& optimizer) {
+  std::string name = optimizer.name();
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
 }
 
 std::string DescribeShape(const Shape& shape) { return StrCat(shape); }
@@ -251,7 +280,7 @@ void BuildFromWeights(const H5Contents& contents, std::string_view file, const s
 
 Tensor DatasetTensor(const H5Dataset& ds) { return ds.value; }
 
-void WriteWeightsFile(const std::string& path, Layer& model, const Adam* optimizer) {
+void WriteWeightsFile(const std::string& path, Layer& model, const Optimizer* optimizer) {
   const std::vector<LayerEntry> layers = Layers(model);
   std::vector<Variable*> trainable;
   H5Writer writer(path);
@@ -267,26 +296,20 @@ void WriteWeightsFile(const std::string& path, Layer& model, const Adam* optimiz
     }
   }
   if (optimizer != nullptr) {
-    Adam& adam = const_cast<Adam&>(*optimizer);  // Children() is not const; nothing changes
+    // Building slots and listing them does not change the optimizer's state.
+    Optimizer& opt = const_cast<Optimizer&>(*optimizer);
+    const std::vector<Variable*> vars = KerasOptimizerVariables(opt, trainable);
     writer.CreateGroup("optimizer");
-    writer.CreateGroup("optimizer/vars", "adam");
-    writer.WriteDataset("optimizer/vars/0", IterationsVariable(adam)->value());
-    writer.WriteDataset("optimizer/vars/1", adam.learning_rate().value());
-    int i = 2;
-    for (Variable* v : trainable) {
-      for (const char* slot : {"m", "v"}) {
-        const Variable* s = adam.GetSlot(*v, slot);
-        writer.WriteDataset(StrCat("optimizer/vars/", i++),
-                            s != nullptr ? s->value() : Tensor::Zeros(v->shape(), v->dtype()));
-      }
-    }
+    writer.CreateGroup("optimizer/vars", KerasOptimizerName(opt));
+    for (size_t i = 0; i < vars.size(); ++i)
+      writer.WriteDataset(StrCat("optimizer/vars/", i), vars[i]->value());
   }
   writer.CreateGroup("vars", model.name());
   writer.Close();
 }
 
 void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& model,
-                  Adam* optimizer) {
+                  Optimizer* optimizer) {
   if (const std::optional<std::string> root = LegacyRoot(contents)) {
     if (optimizer != nullptr) {
       throw UnimplementedError(StrCat("Keras weights file '", file,
@@ -326,47 +349,24 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& mode
                                  "' has no optimizer state (no group 'optimizer/vars'); it was "
                                  "saved without a compiled optimizer"));
     }
-    const size_t expected = 2 + 2 * trainable.size();
+    // Slots are created before any check: Build(trainable) makes the list
+    // to check against (zeros until the assignments below).
+    const std::vector<Variable*> vars = KerasOptimizerVariables(*optimizer, trainable);
     const size_t present = CountDatasets(contents, "optimizer/vars");
-    if (present != expected) {
-      throw InvalidArgumentError(StrCat(
-          "Keras weights file '", file, "': group 'optimizer/vars' holds ", present,
-          " datasets; Adam over this model's ", trainable.size(), " trainable variables has ",
-          expected, " (iterations, learning_rate, then momentum and velocity per variable)"));
+    if (present != vars.size()) {
+      throw InvalidArgumentError(
+          StrCat("Keras weights file '", file, "': group 'optimizer/vars' holds ", present,
+                 " datasets; ", optimizer->name(), " over this model's ", trainable.size(),
+                 " trainable variables has ", vars.size(),
+                 " (Keras 3's optimizer.variables: iterations, learning_rate, then its slots)"));
     }
-    Variable* iterations = IterationsVariable(*optimizer);
-    assignments.emplace_back(
-        iterations, DatasetTensor(Require(contents, file, "optimizer/vars/0", "Adam iterations",
-                                          DType::kInt64, Shape{})));
-    assignments.emplace_back(
-        &optimizer->learning_rate(),
-        DatasetTensor(Require(contents, file, "optimizer/vars/1", "Adam learning_rate",
-                              DType::kFloat32, Shape{})));
-    // Slots are created only once every check has passed (below); their
-    // values are checked here against the variables they belong to.
-    std::vector<std::pair<std::pair<Variable*, const char*>, Tensor>> slot_values;
-    int i = 2;
-    for (Variable* v : trainable) {
-      for (const char* slot : {"m", "v"}) {
-        const std::string key = StrCat("optimizer/vars/", i++);
-        const H5Dataset& ds = Require(contents, file, key,
-                                      StrCat("Adam ", slot[0] == 'm' ? "momentum" : "velocity",
-                                             " of '", v->shared_name(), "'"),
-                                      v->dtype(), v->shape());
-        slot_values.push_back({{v, slot}, DatasetTensor(ds)});
-      }
+    for (size_t i = 0; i < vars.size(); ++i) {
+      const std::string key = StrCat("optimizer/vars/", i);
+      const H5Dataset& ds =
+          Require(contents, file, key, StrCat(optimizer->name(), " '", vars[i]->shared_name(), "'"),
+                  vars[i]->dtype(), vars[i]->shape());
+      assignments.emplace_back(vars[i], DatasetTensor(ds));
     }
-    for (auto& [variable, value] : assignments) variable->Assign(value);
-    for (auto& [key, value] : slot_values) {
-      optimizer->CreateSlotsForRestore(*key.first, key.second);
-      Variable* slot = optimizer->GetSlot(*key.first, key.second);
-      if (slot == nullptr) {
-        throw InternalError(StrCat("Keras weights: Adam created no slot '", key.second, "' for '",
-                                   key.first->shared_name(), "'"));
-      }
-      slot->Assign(value);
-    }
-    return;
   }
   for (auto& [variable, value] : assignments) variable->Assign(value);
 }
@@ -391,7 +391,7 @@ void CommitFile(const std::string& tmp, const std::string& path) {
 
 }  // namespace keras_internal
 
-void SaveKerasWeights(const std::string& path, Sequential& model, const Adam* optimizer) {
+void SaveKerasWeights(const std::string& path, Sequential& model, const Optimizer* optimizer) {
   const std::string tmp = keras_internal::TempPathBeside(path);
   try {
     keras_internal::WriteWeightsFile(tmp, model, optimizer);
@@ -402,11 +402,11 @@ void SaveKerasWeights(const std::string& path, Sequential& model, const Adam* op
   keras_internal::CommitFile(tmp, path);
 }
 
-void LoadKerasWeights(const std::string& path, Sequential& model, Adam* optimizer) {
+void LoadKerasWeights(const std::string& path, Sequential& model, Optimizer* optimizer) {
   keras_internal::ApplyWeights(keras_internal::ReadH5File(path), path, model, optimizer);
 }
 
-void SaveKerasWeights(const std::string& path, Model& model, const Adam* optimizer) {
+void SaveKerasWeights(const std::string& path, Model& model, const Optimizer* optimizer) {
   const std::string tmp = keras_internal::TempPathBeside(path);
   try {
     keras_internal::WriteWeightsFile(tmp, model, optimizer);
@@ -417,7 +417,7 @@ void SaveKerasWeights(const std::string& path, Model& model, const Adam* optimiz
   keras_internal::CommitFile(tmp, path);
 }
 
-void LoadKerasWeights(const std::string& path, Model& model, Adam* optimizer) {
+void LoadKerasWeights(const std::string& path, Model& model, Optimizer* optimizer) {
   keras_internal::ApplyWeights(keras_internal::ReadH5File(path), path, model, optimizer);
 }
 

@@ -4,9 +4,9 @@
 // keras 3.x, tf.keras since TF 2.16), read and written for eager's
 // Sequential models of its layer library (Dense, Flatten, InputLayer, nested
 // Sequential, and every layer of autodiff/layers/: the convolutions,
-// poolings, normalizations, Embedding, Dropout and the shape layers), and an
-// Adam optimizer. Which layers and how: saving/keras/internal/
-// keras_layer_kinds.h, one entry per layer class.
+// poolings, normalizations, Embedding, Dropout and the shape layers), and
+// its optimizer (SGD, RMSprop, Adagrad, Adam, AdamW, Nadam). Which layers and how:
+// saving/keras/internal/ keras_layer_kinds.h, one entry per layer class.
 //
 //   eager::SaveKerasWeights("m.weights.h5", model, &adam);
 //   eager::LoadKerasWeights("m.weights.h5", model, &adam);
@@ -19,10 +19,14 @@
 //                             BatchNormalization: gamma, beta, moving_mean,
 //                             moving_variance; SeparableConv2D: depthwise,
 //                             pointwise, bias)
-//   optimizer/vars/<i>        0 iterations (int64 scalar), 1 learning_rate
-//                             (float32 scalar), then for each trainable
-//                             variable of the model in order its "m"
-//                             (momentum) and "v" (velocity)
+//   optimizer/vars/<i>        Keras 3's optimizer.variables: 0 iterations
+//                             (int64 scalar), 1 learning_rate (floatx
+//                             scalar), then the slots in the order the
+//                             Keras class's build() creates them (Adam:
+//                             per trainable variable its momentum and
+//                             velocity; RMSprop: every velocity, then every
+//                             momentum; autodiff/optimizer.h's kKeras3
+//                             "_variables", which is this list)
 // where <key> is the snake_case class name made unique in the container
 // ("dense", "dense_1", "conv2d", "batch_normalization", "sequential"), not
 // the layer's name, and the InputLayer is not
@@ -51,8 +55,10 @@
 // file, the dataset path, the layer and what was expected. An unbuilt Dense
 // is built from the kernel's shape in the file. The optimizer part is read
 // only when `optimizer` is given; if it is and the file has none, that is
-// NotFoundError. Adam's slots are created for restore (CreateSlotsForRestore),
-// so the next step continues from the file's state.
+// NotFoundError. The optimizer's slots are created first (Optimizer::Build
+// over the trainable variables, as Keras's build(var_list)), then checked
+// and assigned with the rest, so the next step continues from the file's
+// state.
 //
 // Writing is crash-safe as eager's bundles: a temporary file beside `path`,
 // fsync, rename, fsync of the directory: a kill leaves the old file or the
@@ -62,15 +68,16 @@
 
 #include <string>
 
-#include "autodiff/adam.h"
 #include "autodiff/functional.h"
+#include "autodiff/optimizer.h"
 #include "autodiff/sequential.h"
 
 namespace eager {
 
-void SaveKerasWeights(const std::string& path, Sequential& model, const Adam* optimizer = nullptr);
-void LoadKerasWeights(const std::string& path, Sequential& model, Adam* optimizer = nullptr);
-void SaveKerasWeights(const std::string& path, Model& model, const Adam* optimizer = nullptr);
-void LoadKerasWeights(const std::string& path, Model& model, Adam* optimizer = nullptr);
+void SaveKerasWeights(const std::string& path, Sequential& model,
+                      const Optimizer* optimizer = nullptr);
+void LoadKerasWeights(const std::string& path, Sequential& model, Optimizer* optimizer = nullptr);
+void SaveKerasWeights(const std::string& path, Model& model, const Optimizer* optimizer = nullptr);
+void LoadKerasWeights(const std::string& path, Model& model, Optimizer* optimizer = nullptr);
 
 }  // namespace eager

@@ -79,7 +79,7 @@ void Print(Model& model) {
   }
 }
 
-void Step(Model& model, Adam& adam) {
+void Step(Model& model, Optimizer& adam) {
   adam.Minimize(
       [&] {
         const std::vector<Tensor> out = model(X(), /*training=*/true);

@@ -149,7 +149,7 @@ void Print(Sequential& model, const Tensor& x) {
   std::printf("\n");
 }
 
-void Step(Sequential& model, Adam& adam, const Tensor& x, const Tensor& y) {
+void Step(Sequential& model, Optimizer& adam, const Tensor& x, const Tensor& y) {
   adam.Minimize([&] { return ReduceMean(Square(Sub(model(x, true), y))); },
                 model.TrainableVariables());
 }

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "autodiff/adam.h"
+#include "autodiff/optimizer.h"
 #include "autodiff/sequential.h"
 #include "saving/keras/internal/h5_file.h"
 #include "saving/keras/internal/keras_config.h"
@@ -19,11 +19,12 @@ namespace eager::keras_internal {
 
 // Writes Keras 3's weights layout (keras_weights.h) into a new HDF5 file
 // `path` (not renamed, not synced).
-void WriteWeightsFile(const std::string& path, Layer& model, const Adam* optimizer);
+void WriteWeightsFile(const std::string& path, Layer& model, const Optimizer* optimizer);
 
 // Checks every dataset `model` (and `optimizer`, when given) needs against
 // `contents`, then assigns them. `file` names the file in errors.
-void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& model, Adam* optimizer);
+void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& model,
+                  Optimizer* optimizer);
 
 // Whether `layer` holds layers of its own (a Sequential or functional
 // Model): its weights group has a "layers" group.

@@ -1,0 +1,33 @@
+#pragma once
+
+// A compiled model's optimizer in config.json's compile_config, both ways:
+// Keras 3's SGD, RMSprop, Adagrad, Adam, AdamW and Nadam
+// ({"module": "keras.optimizers", "class_name", "config"}), the eager
+// optimizers of autodiff/ with the same update. Private to saving/keras/.
+//
+// Read: each class's arguments (learning_rate a number; SGD momentum and
+// nesterov; RMSprop rho, momentum, epsilon, centered; Adagrad
+// initial_accumulator_value, epsilon; Adam/AdamW/Nadam beta_1, beta_2,
+// epsilon; Adam/AdamW amsgrad; AdamW weight_decay) and the clipping
+// options (clipnorm, clipvalue, global_clipnorm). A learning-rate schedule,
+// use_ema, loss_scale_factor, gradient_accumulation_steps, weight_decay
+// outside AdamW and any other argument are UnimplementedError naming the
+// config path; a value out of range InvalidArgumentError.
+
+#include <memory>
+#include <string>
+
+#include "autodiff/optimizer.h"
+#include "saving/keras/internal/keras_config.h"
+
+namespace eager::keras_internal {
+
+// Throws UnimplementedError naming the optimizer for a class Keras 3 does
+// not have in this form (a TF1-compatible optimizer) or a schedule.
+Json OptimizerConfig(Optimizer& optimizer);
+
+// `where` is the path of `optimizer` ("config.compile_config.optimizer").
+std::unique_ptr<Optimizer> OptimizerFromConfig(const Json& optimizer, const std::string& file,
+                                               const std::string& where);
+
+}  // namespace eager::keras_internal
