@@ -8,6 +8,7 @@
 #include "saving/tools/checkpoint_convert.h"
 #include "saving/tools/checkpoint_tools.h"
 #include "saving/tools/inspect_checkpoint.h"
+#include "saving/tools/keras_convert.h"
 #include "saving/tools/keras_file_bundle.h"
 #include "saving/tools/meta_graph_listing.h"
 
@@ -65,6 +66,10 @@ ExtraCommands::ExtraCommands(CLI::App& app) {
   convert_->add_flag("--allow-partial", allow_partial_,
                      "Keep the template's value for variables nothing matches");
   convert_->add_flag("--dry-run", dry_run_, "Print the mapping, write nothing");
+  convert_->add_option("--keras-model", keras_model_,
+                       "A .keras file of the model: SRC, a TF checkpoint of it (tf.train."
+                       "Checkpoint(model=, optimizer=)), is written as the .weights.h5 DST, or "
+                       "SRC .weights.h5 as the TF checkpoint DST");
 }
 
 bool ExtraCommands::parsed() const {
@@ -76,6 +81,24 @@ int ExtraCommands::RunConvert(std::ostream& out, std::ostream& err) const {
   if (!dry_run_ && path_b_.empty()) {
     err << "eager-ckpt: convert needs DST (or --dry-run)\n";
     return kExitUsage;
+  }
+  if (!keras_model_.empty()) {
+    if (dry_run_ || path_b_.empty()) {
+      err << "eager-ckpt: convert --keras-model needs DST and no --dry-run\n";
+      return kExitUsage;
+    }
+    const bool from_h5 = path_a_.ends_with(".weights.h5");
+    if (from_h5 == path_b_.ends_with(".weights.h5")) {
+      err << "eager-ckpt: convert --keras-model: exactly one of SRC and DST is a .weights.h5 "
+             "file\n";
+      return kExitUsage;
+    }
+    if (from_h5) {
+      KerasWeightsToCheckpoint(path_a_, keras_model_, path_b_, out);
+    } else {
+      CheckpointToKerasWeights(ResolveCheckpointPath(path_a_), keras_model_, path_b_, out);
+    }
+    return 0;
   }
   ConvertOptions options;
   if (!template_.empty()) options.template_prefix = ResolveCheckpointPath(template_);

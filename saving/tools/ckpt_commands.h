@@ -46,6 +46,7 @@ class ExtraCommands {
   std::string mapping_;
   bool allow_partial_ = false;
   bool dry_run_ = false;
+  std::string keras_model_;
 
   int RunConvert(std::ostream& out, std::ostream& err) const;
 };
