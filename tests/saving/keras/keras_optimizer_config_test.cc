@@ -72,7 +72,9 @@ TEST(KerasOptimizerConfig, EveryClassRoundTripsWithItsState) {
     SaveKerasModel(path, *model, opt.get(), "mse");
     KerasModel loaded = LoadKerasModel(path);
     ASSERT_NE(loaded.optimizer, nullptr);
-    EXPECT_EQ(typeid(*loaded.optimizer), typeid(*opt));
+    const Optimizer& got = *loaded.optimizer;
+    const Optimizer& want = *opt;
+    EXPECT_EQ(typeid(got), typeid(want));
     EXPECT_EQ(loaded.optimizer->iterations(), 1);
     Step(*model, *opt);
     Step(*loaded.model, *loaded.optimizer);
