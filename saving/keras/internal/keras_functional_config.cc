@@ -37,6 +37,8 @@ class ConfigWriter {
       nodes_of_[node->layer].push_back(node);
     };
     for (const KerasTensor& t : model.outputs()) visit(t.node().get());
+    // An input no output reads is still one of the model's (Keras lists it).
+    for (const KerasTensor& t : model.inputs()) visit(t.node().get());
     for (const KerasTensor& t : model.inputs()) {
       if (!t.node()->is_input()) {
         throw UnimplementedError(StrCat("Keras model '", model.name(), "': input produced by '",
@@ -48,10 +50,15 @@ class ConfigWriter {
 
   // [layer name, node index, output index].
   Json History(const KerasTensor& t) const {
-    const std::vector<const FunctionalNode*>& nodes = nodes_of_.at(&t.layer());
-    size_t index = 0;
-    while (nodes[index] != t.node().get()) ++index;
-    return Json::array({t.layer().name(), index, t.index()});
+    auto it = nodes_of_.find(&t.layer());
+    if (it != nodes_of_.end()) {
+      for (size_t index = 0; index < it->second.size(); ++index) {
+        if (it->second[index] == t.node().get())
+          return Json::array({t.layer().name(), index, t.index()});
+      }
+    }
+    throw InternalError(StrCat("Keras model '", model_.name(), "': a tensor of layer '",
+                               t.layer().name(), "' is not in the model's graph"));
   }
 
   Json TensorJson(const KerasTensor& t) const {
@@ -65,7 +72,9 @@ class ConfigWriter {
   Json InboundNodes(Layer& layer) const {
     Json nodes = Json::array();
     const bool merge = dynamic_cast<layers::MultiInputLayer*>(&layer) != nullptr;
-    for (const FunctionalNode* node : nodes_of_.at(&layer)) {
+    auto found = nodes_of_.find(&layer);
+    if (found == nodes_of_.end()) return nodes;
+    for (const FunctionalNode* node : found->second) {
       Json arg;
       if (merge) {
         arg = Json::array();

@@ -186,6 +186,21 @@ TEST(KerasFunctionalFiles, CraftedConfigsNameTheirPath) {
   EXPECT_NE(e.find("config.output_layers names a node no layer call made"), std::string::npos) << e;
 }
 
+// Keras keeps an input no output reads (with a warning); so does the
+// config eager writes, and the loaded model takes both inputs again.
+TEST(KerasFunctionalFiles, AnUnusedInputStaysAnInput) {
+  KerasTensor a = Input({3}, DType::kFloat32, "a");
+  KerasTensor b = Input({2}, DType::kFloat32, "b");
+  Dense d(2, nullptr, true, 1, "d");
+  Model model({a, b}, {d(a)}, "unused_b");
+  const std::string path = testing::TempDir() + "/unused.keras";
+  SaveKerasModel(path, model);
+  KerasModel loaded = LoadKerasModel(path);
+  ASSERT_NE(loaded.functional, nullptr);
+  ASSERT_EQ(loaded.functional->inputs().size(), 2u);
+  EXPECT_EQ((*loaded.functional)(X())[0].ToVector<float>(), model(X())[0].ToVector<float>());
+}
+
 TEST(KerasFunctionalFiles, WhatTheConfigCannotHoldIsNamed) {
   const std::string dir = testing::TempDir();
   KerasTensor a = Input({3}, DType::kFloat32, "a");
