@@ -140,6 +140,38 @@ NodeOutputs RunRandomUniform(const NodeContext& c) {
 
 const OpDef kRandomUniformOp = {.type = "RandomUniform", .num_inputs = 1, .run = RunRandomUniform};
 
+Tensor StatelessRandomUniform(const Shape& shape, int64_t seed0, int64_t seed1, DType dtype) {
+  CheckOutputDType(dtype, "StatelessRandomUniform");
+  EAGER_CHECK(shape.IsFullyDefined(), "StatelessRandomUniform: the shape must be known, got ",
+              shape);
+  internal::CheckTensorBytes("StatelessRandomUniform", shape, dtype);
+  // TF's GenerateKey: encrypt the seeds (as two 64-bit words) under a fixed
+  // key; the block's first half keys the generator, its second half starts
+  // the counter's high words.
+  const auto s0 = static_cast<uint64_t>(seed0), s1 = static_cast<uint64_t>(seed1);
+  internal::Philox4x32 scramble({static_cast<uint32_t>(s0), static_cast<uint32_t>(s0 >> 32),
+                                 static_cast<uint32_t>(s1), static_cast<uint32_t>(s1 >> 32)},
+                                {0x3ec8f720u, 0x02461e29u});
+  const internal::Philox4x32::Block mix = scramble.Next();
+  const internal::Philox4x32 start({0, 0, mix[2], mix[3]}, {mix[0], mix[1]});
+  const int64_t n = shape.num_elements();
+  Tensor out = internal::NewTensor(shape, dtype);
+  switch (dtype) {
+    case DType::kFloat32:
+      Fill(start, internal::MutableData<float>(out), n);
+      break;
+    case DType::kFloat64:
+      Fill(start, internal::MutableData<double>(out), n);
+      break;
+    case DType::kHalf:
+      Fill(start, internal::MutableData<Half>(out), n);
+      break;
+    default:
+      Fill(start, internal::MutableData<BFloat16>(out), n);
+  }
+  return out;
+}
+
 Tensor RandomUniformNode(const Tensor& shape, DType dtype, int64_t seed, int64_t seed2) {
   Graph* graph = Graph::Current();
   if (graph == nullptr) {

@@ -48,6 +48,18 @@ struct OpDef;
 Tensor RandomUniformNode(const Tensor& shape, DType dtype = DType::kFloat32, int64_t seed = 0,
                          int64_t seed2 = 0);
 
+// tf.random.stateless_uniform(shape, seed=[seed0, seed1]) in [0, 1), eagerly:
+// TF's StatelessRandomUniformV2 with the Philox algorithm (the CPU's choice),
+// its key and counter scrambled from the seed pair as TF's
+// StatelessRandomGetKeyCounter does (one Philox block of the seeds under a
+// fixed key), then filled as RandomUniform fills. A pure function of (shape,
+// seeds, dtype): the same arguments give the same tensor, bit for bit TF's
+// (tests/tf_keras/keras_masks_test.py compares them). Keras 3's TF backend
+// draws its dropout masks so, from seed pairs [seed, step]. dtype float32,
+// float64, half or bfloat16 (else InvalidArgumentError); not differentiable.
+Tensor StatelessRandomUniform(const Shape& shape, int64_t seed0, int64_t seed1,
+                              DType dtype = DType::kFloat32);
+
 // "RandomUniform": graph-only (OpDef::run), stateful per Session.
 extern const OpDef kRandomUniformOp;
 

@@ -4,6 +4,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/random_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
 
@@ -32,15 +33,17 @@ Tensor ScalarOf(double value, DType dtype) {
 }  // namespace
 
 Dropout::Dropout(double rate, std::optional<uint64_t> seed, std::string_view name)
-    : Layer(LayerName(name)),
-      rate_(rate),
-      seed_(seed ? *seed : SeedFromName(this->name())),
-      generator_(seed_) {
+    : Layer(LayerName(name)), rate_(rate), seed_(seed ? *seed : SeedFromName(this->name())) {
   EAGER_CHECK(rate >= 0.0 && rate <= 1.0, "Dropout '", this->name(),
               "': rate must be in [0, 1], got ", rate);
 }
 
 Dropout::~Dropout() = default;
+
+void Dropout::set_step(int64_t step) {
+  EAGER_CHECK(step >= 0, "Dropout '", name(), "': step must be >= 0, got ", step);
+  step_ = step;
+}
 
 Tensor Dropout::Call(const Tensor& x) { return x; }
 
@@ -56,7 +59,11 @@ Tensor Dropout::Call(const Tensor& x, bool training) {
   if (rate_ == 1.0) return ZerosLike(x);
   // tf.nn.dropout: keep where u >= rate; scale = 1 / (1 - rate), computed in
   // double and rounded to x's dtype as TF's Python does.
-  const Tensor u = generator_.Uniform(x.shape(), 0.0, 1.0, x.dtype());
+  // Keras 3's seed pair [seed, step], reduced as its TF backend's _cast_seed
+  // reduces it (floormod by int32 max - 1) before the stateless op.
+  constexpr uint64_t kSeedModulus = 2147483646;
+  const Tensor u = StatelessRandomUniform(x.shape(), static_cast<int64_t>(seed_ % kSeedModulus),
+                                          step_++ % static_cast<int64_t>(kSeedModulus), x.dtype());
   const Tensor keep = GreaterEqual(u, ScalarOf(rate_, x.dtype()));
   return SelectV2(keep, Mul(x, ScalarOf(1.0 / (1.0 - rate_), x.dtype())), ScalarOf(0.0, x.dtype()));
 }

@@ -13,15 +13,19 @@
 // (SelectV2's and Mul's). rate 0 returns x, rate 1 zeros. In inference
 // (layer(x), layer(x, false)) the layer is the identity.
 //
-// The noise comes from the layer's own generator (mt19937_64, see
-// ops/random_generator.h), seeded with `seed` if given, else from the layer's
-// name, so a program draws the same masks on every run; each training call
-// draws new ones (Keras 3's SeedGenerator advances the same way). The masks
-// are not TF's: TF's stateless_dropout uses Philox keyed from Keras's seed
-// state; tests compare with TF through the mask's statistics and the kept
-// values. Training calls draw eagerly only: in a graph they throw
-// UnimplementedError (inference traces as the identity). noise_shape is not
-// offered: every element draws its own keep.
+// The noise is counter-based (Philox, ops/random_ops.h's
+// StatelessRandomUniform): training call number n (0, 1, 2, ...) draws
+// tf.random.stateless_uniform(x.shape, seed=[s, n]) with s = seed mod
+// (2^31 - 2), so the mask is a pure function of (seed, n, shape): a program
+// draws the same masks on every run, each training call a new one, and with
+// an explicit seed the masks are, bit for bit, those of Keras 3's
+// Dropout(rate, seed=seed) on TF (its SeedGenerator hands out [seed, n] and
+// its TF backend calls tf.nn.experimental.stateless_dropout;
+// tests/tf_keras/keras_masks_test.py compares them). The default seed is
+// derived from the layer's name. step() / set_step() read and move n, e.g.
+// to resume a training run where it stopped. Training calls draw eagerly
+// only: in a graph they throw UnimplementedError (inference traces as the
+// identity). noise_shape is not offered: every element draws its own keep.
 //
 // Dropout has no variables and nothing to save: in a Sequential it takes its
 // "layer-<i>" edge like Flatten.
@@ -31,7 +35,6 @@
 #include <string_view>
 
 #include "autodiff/layer.h"
-#include "ops/random_generator.h"
 
 namespace eager::layers {
 
@@ -51,11 +54,16 @@ class Dropout : public Layer {
 
   double rate() const { return rate_; }
   uint64_t seed() const { return seed_; }
+  // The number of the next training call's mask (training calls with a rate
+  // strictly between 0 and 1 count).
+  int64_t step() const { return step_; }
+  // REQUIRES: step >= 0 (else InvalidArgumentError naming the layer).
+  void set_step(int64_t step);
 
  private:
   double rate_;
   uint64_t seed_;
-  RandomGenerator generator_;
+  int64_t step_ = 0;
 };
 
 }  // namespace eager::layers

@@ -192,5 +192,25 @@ TEST(RandomUniformTest, IsGraphOnly) {
   EXPECT_THROW(RandomUniformNode(Tensor::Vector<int32_t>({2})), FailedPreconditionError);
 }
 
+// TF 2.21 printed these (float.hex of tf.random.stateless_uniform([6],
+// seed=[1, 2]) and of ([3], seed=[7, 0], dtype=tf.float64)).
+TEST(StatelessRandomUniformTest, GivesTensorFlowsStatelessNumbers) {
+  EXPECT_EQ(StatelessRandomUniform(Shape{6}, 1, 2).ToVector<float>(),
+            (std::vector<float>{0x1.b028b0p-1f, 0x1.894f10p-3f, 0x1.fe10f8p-1f, 0x1.487930p-3f,
+                                0x1.168498p-2f, 0x1.4c7714p-1f}));
+  EXPECT_EQ(StatelessRandomUniform(Shape{3}, 7, 0, DType::kFloat64).ToVector<double>(),
+            (std::vector<double>{0x1.f408e1bac14p-1, 0x1.d954a1349d65p-2, 0x1.1ffbebeab0c32p-1}));
+}
+
+TEST(StatelessRandomUniformTest, IsAPureFunctionOfShapeAndSeeds) {
+  const std::vector<float> a = StatelessRandomUniform(Shape{2, 5}, 3, 4).ToVector<float>();
+  EXPECT_EQ(StatelessRandomUniform(Shape{2, 5}, 3, 4).ToVector<float>(), a);
+  EXPECT_NE(StatelessRandomUniform(Shape{2, 5}, 3, 5).ToVector<float>(), a);
+  EXPECT_NE(StatelessRandomUniform(Shape{2, 5}, 4, 4).ToVector<float>(), a);
+  // Outside a graph only as a value; bad dtypes and shapes are named.
+  EXPECT_THROW(StatelessRandomUniform(Shape{2}, 1, 2, DType::kInt32), InvalidArgumentError);
+  EXPECT_THROW(StatelessRandomUniform(Shape::Partial({-1, 2}), 1, 2), InvalidArgumentError);
+}
+
 }  // namespace
 }  // namespace eager

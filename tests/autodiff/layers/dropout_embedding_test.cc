@@ -15,6 +15,7 @@
 #include "autodiff/layers/normalization.h"
 #include "autodiff/layers/regularization.h"
 #include "autodiff/sequential.h"
+#include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/random_generator.h"
@@ -49,13 +50,33 @@ TEST(DropoutTest, TrainingZerosAboutRateAndScalesTheRest) {
       EXPECT_EQ(ys[i], xs[i] * scale) << i;  // TF's x * (1 / (1 - rate)), in float32
     }
   }
-  // 10000 Bernoulli(0.3): standard deviation 46; 5 sigma.
-  EXPECT_NEAR(zeros, 3000, 230);
+  // 10000 Bernoulli(0.3) drops: binomial mean n p, standard deviation
+  // sqrt(n p (1 - p)) = 46; 5 sigma (a false failure about once in 2e6 seeds).
+  const double n = static_cast<double>(xs.size()), p = 0.3;
+  EXPECT_NEAR(zeros, n * p, 5 * std::sqrt(n * p * (1 - p)));
   // A new mask per call, the same sequence for the same seed.
   const Tensor y2 = dropout(x, true);
   EXPECT_NE(y2.ToVector<float>(), ys);
   layers::Dropout again(0.3, /*seed=*/7);
   EXPECT_EQ(again(x, true).ToVector<float>(), ys);
+}
+
+// Keras 3's Dropout(0.5, seed=7) on TF, called twice in training on
+// ones([1, 8]), gave these (its masks are stateless_dropout's with the seeds
+// [7, 0] and [7, 1]).
+TEST(DropoutTest, MasksAreKeras3sCounterBasedOnes) {
+  layers::Dropout dropout(0.5, /*seed=*/7);
+  const Tensor x = Ones(Shape{1, 8});
+  EXPECT_EQ(dropout.step(), 0);
+  EXPECT_EQ(dropout(x, true).ToVector<float>(), (std::vector<float>{2, 2, 0, 2, 0, 2, 0, 2}));
+  EXPECT_EQ(dropout(x, true).ToVector<float>(), (std::vector<float>{0, 2, 0, 2, 2, 2, 2, 0}));
+  EXPECT_EQ(dropout.step(), 2);
+  dropout(x);  // inference draws nothing
+  EXPECT_EQ(dropout.step(), 2);
+  // The mask is a function of (seed, step): going back gives the same one.
+  dropout.set_step(1);
+  EXPECT_EQ(dropout(x, true).ToVector<float>(), (std::vector<float>{0, 2, 0, 2, 2, 2, 2, 0}));
+  EXPECT_THROW(dropout.set_step(-1), InvalidArgumentError);
 }
 
 TEST(DropoutTest, GradientFlowsThroughTheKeptElementsOnly) {
