@@ -18,7 +18,16 @@
 // (eager::Input's symbolic tensors) records the call in a graph instead of
 // computing; CallMany is the entry point that graph runs, for layers of any
 // number of inputs and outputs (merge layers, functional models).
+//
+// Masks, as Keras's: a layer may make a mask for its output (Embedding with
+// mask_zero: ids != 0, a bool [batch, time]) and a layer may use the mask of
+// its input (SimpleRNN, LSTM and GRU skip the masked steps). Sequential
+// carries the mask from layer to layer: each layer runs as CallMasked(x,
+// mask, training) and hands on ComputeMask(x, mask). The defaults are
+// Keras 3's Layer: CallMasked ignores the mask, ComputeMask passes the
+// input's mask on unchanged.
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +53,19 @@ class Layer : public Module {
   virtual Tensor Call(const Tensor& x, bool training) {
     (void)training;
     return Call(x);
+  }
+
+  // The call with the input's Keras mask (nullopt: none); the default is
+  // Call(x, training), the mask unused.
+  virtual Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) {
+    (void)mask;
+    return Call(x, training);
+  }
+  // The mask of the output for input x with mask `mask`; the default passes
+  // `mask` on.
+  virtual std::optional<Tensor> ComputeMask(const Tensor& x, const std::optional<Tensor>& mask) {
+    (void)x;
+    return mask;
   }
 
   // Every input in, every output out; what a functional Model calls. The

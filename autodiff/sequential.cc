@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -61,8 +62,16 @@ Tensor Sequential::Call(const Tensor& x, bool training) {
   if (layers_.empty()) {
     throw FailedPreconditionError(StrCat("Sequential '", name(), "' has no layers to call"));
   }
+  // Keras's mask travels with the tensor: made by a layer (Embedding with
+  // mask_zero), used and passed on, or dropped (a recurrent layer's last
+  // output).
   Tensor y = x;
-  for (Layer* layer : layers_) y = (*layer)(y, training);
+  std::optional<Tensor> mask;
+  for (Layer* layer : layers_) {
+    Tensor next = mask ? layer->CallMasked(y, mask, training) : (*layer)(y, training);
+    mask = layer->ComputeMask(y, mask);
+    y = std::move(next);
+  }
   return y;
 }
 

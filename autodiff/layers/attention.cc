@@ -119,13 +119,59 @@ Tensor MultiHeadAttention::Project(const Projection& p, const Tensor& x) const {
 
 Tensor MultiHeadAttention::Call(const Tensor& x) { return Attend(x, x); }
 
+Tensor MultiHeadAttention::CallMasked(const Tensor& x, const std::optional<Tensor>& mask,
+                                      bool training) {
+  (void)training;  // no attention dropout: the same in both modes
+  return Attend(x, x, std::nullopt, {.query_mask = mask, .value_mask = mask});
+}
+
 Tensor MultiHeadAttention::Attend(const Tensor& query, const Tensor& value,
-                                  const std::optional<Tensor>& key) {
-  return AttendWithScores(query, value, key).output;
+                                  const std::optional<Tensor>& key, const AttentionMasks& masks) {
+  return AttendWithScores(query, value, key, masks).output;
+}
+
+std::optional<Tensor> MultiHeadAttention::CombinedMask(const AttentionMasks& masks,
+                                                       const Shape& query,
+                                                       const Shape& value) const {
+  const int64_t batch = query.dim(0), t = query.dim(1), s = value.dim(1);
+  // A mask's shape must be `want` (an unknown batch on either side fits).
+  auto checked = [&](const Tensor& m, const char* what, const Shape& want) {
+    bool fits = m.shape().rank() == want.rank();
+    for (int i = 0; fits && i < want.rank(); ++i) {
+      const int64_t got = m.shape().dim(i), expected = want.dim(i);
+      fits = got == expected || (i == 0 && (got < 0 || expected < 0));
+    }
+    EAGER_CHECK(fits, who_, ": expected ", what, " of shape ", want, " for query ", query,
+                " and value ", value, ", got ", m.shape());
+    return m.dtype() == DType::kBool ? m : NotEqual(m, ZerosLike(m));
+  };
+  std::optional<Tensor> mask;
+  auto add = [&](const Tensor& m) { mask = mask ? LogicalAnd(*mask, m) : m; };
+  if (masks.query_mask) {
+    add(ExpandDims(checked(*masks.query_mask, "query_mask", Shape{batch, t}), 2));  // [B, T, 1]
+  }
+  if (masks.value_mask) {
+    add(ExpandDims(checked(*masks.value_mask, "value_mask", Shape{batch, s}), 1));  // [B, 1, S]
+  }
+  if (masks.use_causal_mask) {
+    // Keras's: row index >= column index, [1, T, S].
+    std::vector<int32_t> rows(t), cols(s);
+    for (int64_t i = 0; i < t; ++i) rows[i] = static_cast<int32_t>(i);
+    for (int64_t j = 0; j < s; ++j) cols[j] = static_cast<int32_t>(j);
+    add(GreaterEqual(Tensor::FromVector<int32_t>(std::move(rows), Shape{1, t, 1}),
+                     Tensor::FromVector<int32_t>(std::move(cols), Shape{1, 1, s})));
+  }
+  if (masks.attention_mask) {
+    add(checked(*masks.attention_mask, "attention_mask", Shape{batch, t, s}));
+  }
+  // The broadcasts of [B, T, 1] and [1, 1, S] alone may not reach [B, T, S]:
+  // SelectV2 broadcasts the rest against the scores.
+  return mask;
 }
 
 AttentionOutput MultiHeadAttention::AttendWithScores(const Tensor& query, const Tensor& value,
-                                                     const std::optional<Tensor>& key_input) {
+                                                     const std::optional<Tensor>& key_input,
+                                                     const AttentionMasks& masks) {
   const Tensor& key = key_input ? *key_input : value;
   for (const auto& [what, t] :
        {std::pair<const char*, const Tensor*>{"query", &query}, {"value", &value}, {"key", &key}}) {
@@ -159,7 +205,14 @@ AttentionOutput MultiHeadAttention::AttendWithScores(const Tensor& query, const 
   const Tensor q = Transpose(Mul(Project(query_, query), scale), {0, 2, 1, 3});  // [B, N, T, H]
   const Tensor k = Transpose(Project(key_, key), {0, 2, 1, 3});                  // [B, N, S, H]
   const Tensor v = Transpose(Project(value_, value), {0, 2, 1, 3});              // [B, N, S, Hv]
-  Tensor scores = Softmax(BatchMatMulV2(q, k, false, /*adj_y=*/true));           // [B, N, T, S]
+  Tensor logits = BatchMatMulV2(q, k, false, /*adj_y=*/true);                    // [B, N, T, S]
+  if (const std::optional<Tensor> mask = CombinedMask(masks, query.shape(), value.shape())) {
+    // Keras's masked softmax: where(mask, logits, -1e9), the mask [B, 1, T, S]
+    // broadcast over the heads.
+    logits =
+        SelectV2(ExpandDims(*mask, 1), logits, Cast(Tensor::Scalar<double>(-1e9), logits.dtype()));
+  }
+  Tensor scores = Softmax(logits);
   // [B, N, T, Hv] -> [B, T, N * Hv] -> through the output kernel [N * Hv, E].
   const Tensor attended =
       Reshape(Transpose(BatchMatMulV2(scores, v), {0, 2, 1, 3}), {-1, num_heads_ * value_dim_});

@@ -1,7 +1,7 @@
 #pragma once
 
 // MultiHeadAttention: keras.layers.MultiHeadAttention (Keras 3 and tf_keras)
-// without masks or attention dropout.
+// with its masks, without attention dropout.
 //
 //   eager::layers::MultiHeadAttention mha(/*num_heads=*/4, /*key_dim=*/16);
 //   eager::Tensor y = mha(x);                    // self-attention, x [B, T, D]
@@ -16,6 +16,15 @@
 //   scores = softmax over S of q . k     [B, N, T, S]
 //   y = attention_output(scores @ v)     [B, T, E]      (einsum "abcd,cde->abe")
 // E is output_dim, or the query's last dimension when 0 (Keras's default).
+//
+// Masks (AttentionMasks; Keras's call arguments and input masks): query i
+// may attend to key j where every given mask allows it: attention_mask
+// [B, T, S] (bool; else nonzero allows), query_mask [B, T] at i, value_mask
+// [B, S] at j, and with use_causal_mask j <= i. Disallowed scores are
+// replaced by -1e9 before the softmax, as Keras's masked softmax, so a fully
+// masked row attends evenly to every key. In a Sequential the layer runs
+// self-attention with the input's mask as query and value mask, and passes
+// it on (Keras: the output keeps the query's mask).
 // Built from MatMul, BatchMatMulV2, Transpose, Reshape and Softmax, so the
 // tape differentiates it.
 //
@@ -58,6 +67,14 @@ struct MultiHeadAttentionConfig {
   std::string name = "";                        // default: "multi_head_attention", ...
 };
 
+// The masks a call may give (see above); none by default.
+struct AttentionMasks {
+  std::optional<Tensor> attention_mask = std::nullopt;  // [B, T, S]
+  bool use_causal_mask = false;
+  std::optional<Tensor> query_mask = std::nullopt;  // [B, T]
+  std::optional<Tensor> value_mask = std::nullopt;  // [B, S]
+};
+
 // The output and the attention scores [B, N, T, S] (Keras's
 // return_attention_scores=True).
 struct AttentionOutput {
@@ -76,9 +93,12 @@ class MultiHeadAttention : public Layer {
   Tensor Call(const Tensor& x) override;
   // query [B, T, D], value [B, S, Dv], key [B, S, Dk] (nullopt: value).
   Tensor Attend(const Tensor& query, const Tensor& value,
-                const std::optional<Tensor>& key = std::nullopt);
+                const std::optional<Tensor>& key = std::nullopt, const AttentionMasks& masks = {});
   AttentionOutput AttendWithScores(const Tensor& query, const Tensor& value,
-                                   const std::optional<Tensor>& key = std::nullopt);
+                                   const std::optional<Tensor>& key = std::nullopt,
+                                   const AttentionMasks& masks = {});
+  // Self-attention with the input's Keras mask as query and value mask.
+  Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) override;
 
   // Creates the variables for the given last dimensions now. Throws
   // FailedPreconditionError when already built, InvalidArgumentError for a
@@ -118,6 +138,10 @@ class MultiHeadAttention : public Layer {
   Projection& output_dense() { return output_; }
 
  private:
+  // The masks combined into one bool [B or 1, T, S], nullopt when none is
+  // given; throws InvalidArgumentError naming the mask of a wrong shape.
+  std::optional<Tensor> CombinedMask(const AttentionMasks& masks, const Shape& query,
+                                     const Shape& value) const;
   // x [B, T, D] through a [D, N, H] projection: [B, T, N, H].
   Tensor Project(const Projection& p, const Tensor& x) const;
 

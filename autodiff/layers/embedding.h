@@ -17,9 +17,10 @@
 // naming the id). The gradient with respect to the table flows through
 // Gather's (UnsortedSegmentSum of the output gradient by id).
 //
-// mask_zero: stored, and ComputeMask(ids) gives Keras's mask (ids != 0, a
-// bool tensor of the ids' shape) for layers that take one; the layer's own
-// output is the same either way, as in Keras.
+// mask_zero: ComputeMask(ids) gives Keras's mask (ids != 0, a bool tensor of
+// the ids' shape), which a Sequential hands to the next layers (a recurrent
+// layer skips the masked steps); the layer's own output is the same either
+// way, as in Keras.
 //
 // Checkpoint edges by Keras layout (SetKerasLayout, runtime/trackable.h):
 // "embeddings", or "_embeddings" in kKeras3 (Keras 3 keeps the table as
@@ -53,6 +54,12 @@ class Embedding : public Layer {
 
   // Keras's compute_mask: ids != 0 when mask_zero, else nullopt.
   std::optional<Tensor> ComputeMask(const Tensor& ids) const;
+  // Layer's form: the same, whatever the ids' own mask (Keras's Embedding
+  // makes a new one).
+  std::optional<Tensor> ComputeMask(const Tensor& ids, const std::optional<Tensor>& mask) override {
+    (void)mask;
+    return ComputeMask(ids);
+  }
 
   bool built() const { return embeddings_ != nullptr; }
   int64_t input_dim() const { return input_dim_; }

@@ -142,8 +142,18 @@ Tensor Recurrent::ProjectInputs(const Tensor& rows) const {
 
 Tensor Recurrent::Call(const Tensor& x) { return CallWithState(x).output; }
 
-RecurrentOutput Recurrent::CallWithState(const Tensor& x,
-                                         const std::vector<Tensor>& initial_state) {
+Tensor Recurrent::CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) {
+  (void)training;  // no dropout: the same in both modes
+  return CallWithState(x, {}, mask).output;
+}
+
+std::optional<Tensor> Recurrent::ComputeMask(const Tensor& x, const std::optional<Tensor>& mask) {
+  (void)x;
+  return config_.return_sequences ? mask : std::nullopt;
+}
+
+RecurrentOutput Recurrent::CallWithState(const Tensor& x, const std::vector<Tensor>& initial_state,
+                                         const std::optional<Tensor>& mask) {
   EAGER_CHECK(x.shape().rank() == 3 && x.shape().dim(1) >= 1, who_,
               ": expected an input [batch, time, features] with time >= 1, got shape ", x.shape());
   EAGER_CHECK(IsFloating(x.dtype()), who_, ": expected a float32 or float64 input, got ",
@@ -183,14 +193,34 @@ RecurrentOutput Recurrent::CallWithState(const Tensor& x,
                                               {-1, units_});
     states.assign(state_count_, zeros);
   }
+  std::optional<Tensor> valid;  // the mask as bool [batch, time]
+  if (mask) {
+    const Shape& m = mask->shape();
+    EAGER_CHECK(
+        m.rank() == 2 && m.dim(1) == steps && (batch < 0 || m.dim(0) < 0 || m.dim(0) == batch),
+        who_, ": expected a mask [", batch, ", ", steps, "] for an input of shape ", x.shape(),
+        ", got shape ", m);
+    valid = mask->dtype() == DType::kBool ? *mask : NotEqual(*mask, ZerosLike(*mask));
+  }
   std::vector<Tensor> outputs;
+  std::optional<Tensor> output;  // the last output; masked steps repeat it
   for (int64_t i = 0; i < steps; ++i) {
     const int64_t t = config_.go_backwards ? steps - 1 - i : i;
-    states = Step(step_input(t), states);
-    if (config_.return_sequences) outputs.push_back(states[0]);
+    std::vector<Tensor> next = Step(step_input(t), states);
+    if (valid) {
+      // Keras's backend rnn: where(mask_t, new, old) for the output and for
+      // each state, the mask [batch, 1] broadcast over the units.
+      const Tensor keep = StridedSlice(*valid, {0, t}, {0, t + 1}, {1, 1}, {.begin = 1, .end = 1});
+      output = SelectV2(keep, next[0], output ? *output : ZerosLike(next[0]));
+      for (size_t s = 0; s < next.size(); ++s) states[s] = SelectV2(keep, next[s], states[s]);
+    } else {
+      states = std::move(next);
+      output = states[0];
+    }
+    if (config_.return_sequences) outputs.push_back(*output);
   }
-  Tensor output = config_.return_sequences ? Pack(outputs, 1) : states[0];
-  return {std::move(output), std::move(states)};
+  Tensor result = config_.return_sequences ? Pack(outputs, 1) : *output;
+  return {std::move(result), std::move(states)};
 }
 
 SimpleRNN::SimpleRNN(int64_t units, RecurrentConfig config)

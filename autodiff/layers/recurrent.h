@@ -39,8 +39,16 @@
 // default). go_backwards reads the steps last to first, and the returned
 // sequence is in that reading order, as Keras's.
 //
-// Not offered: masking, dropout/recurrent_dropout, stateful, unroll (the
-// loop is always unrolled over the known time steps), cuDNN's layout.
+// Masks, as Keras's (autodiff/layer.h; Embedding(mask_zero) makes one, a
+// Sequential passes it): mask [batch, time], bool (else nonzero is valid). A
+// masked step leaves every state as it was, and its output repeats the last
+// valid step's (zeros before the first), as Keras's backend rnn with
+// zero_output_for_mask=False (Keras 3's default): the last output is the
+// last valid step's h. go_backwards reads the mask backwards with the steps.
+// The output's mask is the input's with return_sequences, else none.
+//
+// Not offered: dropout/recurrent_dropout, stateful, unroll (the loop is
+// always unrolled over the known time steps), cuDNN's layout.
 //
 // In a graph (Graph::AsDefault) the layers add TF's nodes (MatMul, BiasAdd,
 // StridedSlice, Pack, Sigmoid, Tanh, ...) per step, the time steps known; the
@@ -92,8 +100,14 @@ class Recurrent : public Layer {
   // [batch, time, units] with return_sequences, else [batch, units].
   Tensor Call(const Tensor& x) override;
   // As Call, with the final states, starting from `initial_state` (empty:
-  // zeros; else one [batch, units] tensor per state, in the layer's dtype).
-  RecurrentOutput CallWithState(const Tensor& x, const std::vector<Tensor>& initial_state = {});
+  // zeros; else one [batch, units] tensor per state, in the layer's dtype),
+  // skipping the steps `mask` ([batch, time]) marks invalid.
+  RecurrentOutput CallWithState(const Tensor& x, const std::vector<Tensor>& initial_state = {},
+                                const std::optional<Tensor>& mask = std::nullopt);
+  // Layer's masked call: CallWithState(x, {}, mask).output.
+  Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) override;
+  // The mask with return_sequences, else nullopt (one output per sequence).
+  std::optional<Tensor> ComputeMask(const Tensor& x, const std::optional<Tensor>& mask) override;
 
   // Creates the variables now. Throws FailedPreconditionError when already
   // built, InvalidArgumentError for input_dim <= 0 or a non-float dtype.
