@@ -68,6 +68,12 @@ class Layer : public Module {
     return mask;
   }
 
+  // How many untracked operations Keras 3 records in a model right after
+  // this layer's call: Embedding(mask_zero=True) computes its mask as a
+  // NotEqual op, which takes the next index in Keras 3's
+  // model/_functional/_operations (and leaves no node in a checkpoint).
+  virtual int KerasMaskOperations() const { return 0; }
+
   // Every input in, every output out; what a functional Model calls. The
   // default takes exactly one input and returns {Call(x, training)}; it
   // throws InvalidArgumentError naming the layer for another count.

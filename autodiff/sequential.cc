@@ -79,7 +79,13 @@ std::vector<Trackable::Child> Sequential::Operations() {
   std::vector<Child> children;
   if (layers_.empty()) return children;
   if (!StartsWithInput()) children.push_back({"0", input_.get()});
-  for (Layer* layer : layers_) children.push_back({std::to_string(children.size()), layer});
+  // Keras 3 numbers the operations of the model's graph; an Embedding's
+  // mask op takes an index of its own, with no node in the checkpoint.
+  size_t index = children.size();
+  for (Layer* layer : layers_) {
+    children.push_back({std::to_string(index++), layer});
+    index += static_cast<size_t>(layer->KerasMaskOperations());
+  }
   return children;
 }
 

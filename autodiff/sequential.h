@@ -17,7 +17,10 @@
 //     builds inside a Sequential) to an object with one edge "_operations",
 //     a list whose "0" is an InputLayer and "<i>" the i-th other layer. When
 //     the first layer added is an InputLayer it is that "0"; otherwise an
-//     empty object stands for the InputLayer Keras 3 adds.
+//     empty object stands for the InputLayer Keras 3 adds. An
+//     Embedding(mask_zero=True) is followed by its mask's NotEqual op, which
+//     Keras 3 counts but does not save: the next layer's index skips one
+//     (Layer::KerasMaskOperations).
 // A restore recognizes the other line's structure: restoring a Keras 3
 // Sequential's checkpoint ("_functional") into a Sequential not in kKeras3,
 // or a tf_keras one ("layer-<i>") into one in kKeras3, or a Keras 3

@@ -119,6 +119,16 @@ Tensor MultiHeadAttention::Project(const Projection& p, const Tensor& x) const {
 
 Tensor MultiHeadAttention::Call(const Tensor& x) { return Attend(x, x); }
 
+std::vector<Tensor> MultiHeadAttention::CallMany(const std::vector<Tensor>& inputs, bool training) {
+  (void)training;  // no attention dropout: the same in both modes
+  if (inputs.size() == 1) return {Call(inputs[0])};
+  EAGER_CHECK(inputs.size() == 2 || inputs.size() == 3, who_,
+              ": expected the inputs (query, value) or (query, value, key), got ", inputs.size(),
+              " tensors");
+  return {Attend(inputs[0], inputs[1],
+                 inputs.size() == 3 ? std::optional<Tensor>(inputs[2]) : std::nullopt)};
+}
+
 Tensor MultiHeadAttention::CallMasked(const Tensor& x, const std::optional<Tensor>& mask,
                                       bool training) {
   (void)training;  // no attention dropout: the same in both modes

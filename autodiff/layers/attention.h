@@ -97,6 +97,10 @@ class MultiHeadAttention : public Layer {
   AttentionOutput AttendWithScores(const Tensor& query, const Tensor& value,
                                    const std::optional<Tensor>& key = std::nullopt,
                                    const AttentionMasks& masks = {});
+  // A functional model's call, Keras's mha(query, value[, key]): inputs
+  // {query, value} or {query, value, key} (else InvalidArgumentError naming
+  // the layer); returns {the output}.
+  std::vector<Tensor> CallMany(const std::vector<Tensor>& inputs, bool training) override;
   // Self-attention with the input's Keras mask as query and value mask.
   Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) override;
 

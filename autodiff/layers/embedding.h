@@ -61,6 +61,9 @@ class Embedding : public Layer {
     return ComputeMask(ids);
   }
 
+  // Keras 3 records the mask's NotEqual as an operation after the layer.
+  int KerasMaskOperations() const override { return mask_zero_ ? 1 : 0; }
+
   bool built() const { return embeddings_ != nullptr; }
   int64_t input_dim() const { return input_dim_; }
   int64_t output_dim() const { return output_dim_; }

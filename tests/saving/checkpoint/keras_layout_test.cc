@@ -15,6 +15,7 @@
 
 #include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
+#include "autodiff/layers/embedding.h"
 #include "autodiff/sequential.h"
 #include "ops/nn_ops.h"
 #include "runtime/errors.h"
@@ -180,6 +181,28 @@ TEST(KerasLayoutTest, Keras3SequentialWritesFunctionalOperations) {
     EXPECT_EQ(Keys(path), (std::set<std::string>{Value("model/_functional/_operations/2/_kernel"),
                                                  Value("model/_functional/_operations/2/bias")}))
         << (with_input ? "with" : "without") << " an InputLayer";
+  }
+}
+
+// Keras 3 records Embedding(mask_zero=True)'s mask as a NotEqual operation
+// right after it, which takes an index but saves nothing (TF 2.21 wrote
+// _operations/1 embedding, 3 lstm, 4 dense; tests/tf_keras/keras_zoo_test.py
+// restores such a file): the layers after it are numbered one further.
+TEST(KerasLayoutTest, Keras3SequentialSkipsTheIndexOfEmbeddingsMaskOp) {
+  for (bool mask_zero : {false, true}) {
+    Sequential model;
+    model.Add(std::make_unique<layers::Embedding>(10, 4, mask_zero));
+    model.Add(std::make_unique<Dense>(2));
+    Checkpoint checkpoint({{"model", &model}});
+    SetKerasLayout(checkpoint, KerasLayout::kKeras3);
+    model(Tensor::FromVector<int32_t>({1, 2, 0}, Shape{1, 3}));
+    const std::string dense = mask_zero ? "3" : "2";
+    const std::string path = checkpoint.Write(TempDir() + "/embedding3");
+    EXPECT_EQ(Keys(path),
+              (std::set<std::string>{Value("model/_functional/_operations/1/_embeddings"),
+                                     Value("model/_functional/_operations/" + dense + "/_kernel"),
+                                     Value("model/_functional/_operations/" + dense + "/bias")}))
+        << (mask_zero ? "with" : "without") << " mask_zero";
   }
 }
 
