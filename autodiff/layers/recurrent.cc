@@ -11,6 +11,7 @@
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/random_generator.h"
+#include "ops/random_ops.h"
 #include "ops/shape_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
@@ -87,6 +88,10 @@ Recurrent::Recurrent(std::string_view class_name, std::string_view default_name,
   EAGER_CHECK(units > 0, who_, ": units must be positive, got ", units);
   EAGER_CHECK(config_.activation && config_.recurrent_activation, who_,
               ": activation and recurrent_activation must be set");
+  EAGER_CHECK(config_.dropout >= 0 && config_.dropout < 1 && config_.recurrent_dropout >= 0 &&
+                  config_.recurrent_dropout < 1,
+              who_, ": dropout and recurrent_dropout must be in [0, 1), got ", config_.dropout,
+              " and ", config_.recurrent_dropout);
   Track("cell", cell_);
 }
 
@@ -131,6 +136,21 @@ Variable* Recurrent::bias() const {
   return bias_;
 }
 
+Tensor Recurrent::RecurrentProduct(const Tensor& h, const Tensor& kernel) const {
+  if (state_keep_.size() <= 1) return MatMul(h, kernel);
+  // Keras's implementation 1: gate g's columns from h under state mask g.
+  const int64_t gates = kernel.shape().dim(1) / units_;
+  std::vector<Tensor> blocks;
+  for (int64_t g = 0; g < gates; ++g) {
+    blocks.push_back(MatMul(Mul(h, state_keep_[g]), Columns(kernel, g * units_, (g + 1) * units_)));
+  }
+  return Concat(blocks, 1);
+}
+
+Tensor Recurrent::StateForGate(const Tensor& h, int gate) const {
+  return state_keep_.size() <= 1 ? h : Mul(h, state_keep_[gate]);
+}
+
 Tensor Recurrent::Gate(const Tensor& m, int gate) const {
   return Columns(m, gate * units_, (gate + 1) * units_);
 }
@@ -142,9 +162,32 @@ Tensor Recurrent::ProjectInputs(const Tensor& rows) const {
 
 Tensor Recurrent::Call(const Tensor& x) { return CallWithState(x).output; }
 
+Tensor Recurrent::Call(const Tensor& x, bool training) {
+  return CallWithState(x, {}, std::nullopt, training).output;
+}
+
 Tensor Recurrent::CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) {
-  (void)training;  // no dropout: the same in both modes
-  return CallWithState(x, {}, mask).output;
+  return CallWithState(x, {}, mask, training).output;
+}
+
+void Recurrent::set_dropout_step(int64_t step) {
+  EAGER_CHECK(step >= 0, who_, ": the dropout step must be >= 0, got ", step);
+  dropout_step_ = step;
+}
+
+Tensor Recurrent::DropoutMask(const Shape& shape, double rate, int64_t step, DType dtype) const {
+  EAGER_CHECK(Graph::Current() == nullptr, who_,
+              ": dropout in a training call is drawn eagerly; in a graph call it with "
+              "training=false");
+  EAGER_CHECK(shape.IsFullyDefined(), who_, ": dropout needs a known batch, got the mask shape ",
+              shape);
+  // Keras 3's seed pair [seed, step], reduced as its TF backend's _cast_seed.
+  constexpr uint64_t kSeedModulus = 2147483646;
+  const Tensor u = StatelessRandomUniform(shape, static_cast<int64_t>(seed_ % kSeedModulus),
+                                          step % static_cast<int64_t>(kSeedModulus), dtype);
+  const Tensor scale = Cast(Tensor::Scalar<double>(1.0 / (1.0 - rate)), dtype);
+  return SelectV2(GreaterEqual(u, Cast(Tensor::Scalar<double>(rate), dtype)), scale,
+                  Tensor::Zeros(Shape{}, dtype));
 }
 
 std::optional<Tensor> Recurrent::ComputeMask(const Tensor& x, const std::optional<Tensor>& mask) {
@@ -153,7 +196,7 @@ std::optional<Tensor> Recurrent::ComputeMask(const Tensor& x, const std::optiona
 }
 
 RecurrentOutput Recurrent::CallWithState(const Tensor& x, const std::vector<Tensor>& initial_state,
-                                         const std::optional<Tensor>& mask) {
+                                         const std::optional<Tensor>& mask, bool training) {
   EAGER_CHECK(x.shape().rank() == 3 && x.shape().dim(1) >= 1, who_,
               ": expected an input [batch, time, features] with time >= 1, got shape ", x.shape());
   EAGER_CHECK(IsFloating(x.dtype()), who_, ": expected a float32 or float64 input, got ",
@@ -177,8 +220,50 @@ RecurrentOutput Recurrent::CallWithState(const Tensor& x, const std::vector<Tens
   if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
   // The input projections of all steps in one matmul, then one step at a time.
   // -1 for the batch: a graph's placeholder may leave it unknown.
+  // Keras's dropout masks, drawn (or only counted) in its order: inputs,
+  // then state. LSTM and GRU with recurrent_dropout switch to Keras's
+  // implementation 1: one mask per gate, for the inputs and for the state.
+  const bool per_gate = config_.recurrent_dropout > 0 && !AppliesRecurrentDropout();
+  const int masks = per_gate ? gates_ : 1;
+  std::vector<Tensor> input_keep;
+  state_keep_.clear();
+  if (config_.dropout > 0) {
+    for (int g = 0; g < masks; ++g) {
+      const int64_t draw = dropout_step_++;
+      if (training) {
+        input_keep.push_back(DropoutMask(Shape{batch, features}, config_.dropout, draw, x.dtype()));
+      }
+    }
+  }
+  if (config_.recurrent_dropout > 0) {
+    for (int g = 0; g < masks; ++g) {
+      const int64_t draw = dropout_step_++;
+      if (training) {
+        state_keep_.push_back(
+            DropoutMask(Shape{batch, units_}, config_.recurrent_dropout, draw, x.dtype()));
+      }
+    }
+  }
   const int64_t width = gates_ * units_;
-  const Tensor projected = Reshape(ProjectInputs(Reshape(x, {-1, features})), {-1, steps, width});
+  auto project = [&](const Tensor& in) {
+    return Reshape(ProjectInputs(Reshape(in, {-1, features})), {-1, steps, width});
+  };
+  // The same input mask at every step: [batch, 1, features]. Per gate, gate
+  // g's columns come from the inputs under mask g.
+  Tensor projected;
+  if (input_keep.empty()) {
+    projected = project(x);
+  } else if (input_keep.size() == 1) {
+    projected = project(Mul(x, ExpandDims(input_keep[0], 1)));
+  } else {
+    std::vector<Tensor> blocks;
+    for (int g = 0; g < gates_; ++g) {
+      const Tensor p = project(Mul(x, ExpandDims(input_keep[g], 1)));
+      blocks.push_back(StridedSlice(p, {0, 0, g * units_}, {0, 0, (g + 1) * units_}, {1, 1, 1},
+                                    {.begin = 3, .end = 3}));
+    }
+    projected = Concat(blocks, 2);
+  }
   auto step_input = [&](int64_t t) {
     return StridedSlice(projected, {0, t, 0}, {0, t + 1, 0}, {1, 1, 1},
                         {.begin = 5, .end = 5, .shrink_axis = 2});
@@ -206,7 +291,14 @@ RecurrentOutput Recurrent::CallWithState(const Tensor& x, const std::vector<Tens
   std::optional<Tensor> output;  // the last output; masked steps repeat it
   for (int64_t i = 0; i < steps; ++i) {
     const int64_t t = config_.go_backwards ? steps - 1 - i : i;
-    std::vector<Tensor> next = Step(step_input(t), states);
+    std::vector<Tensor> next;
+    if (state_keep_.size() == 1) {  // SimpleRNN: the previous output, dropped
+      std::vector<Tensor> dropped = states;
+      dropped[0] = Mul(dropped[0], state_keep_[0]);
+      next = Step(step_input(t), dropped);
+    } else {  // per gate: RecurrentProduct applies them
+      next = Step(step_input(t), states);
+    }
     if (valid) {
       // Keras's backend rnn: where(mask_t, new, old) for the output and for
       // each state, the mask [batch, 1] broadcast over the units.
@@ -219,6 +311,7 @@ RecurrentOutput Recurrent::CallWithState(const Tensor& x, const std::vector<Tens
     }
     if (config_.return_sequences) outputs.push_back(*output);
   }
+  state_keep_.clear();
   Tensor result = config_.return_sequences ? Pack(outputs, 1) : *output;
   return {std::move(result), std::move(states)};
 }
@@ -247,7 +340,7 @@ Tensor LSTM::ProjectInputs(const Tensor& rows) const {
 }
 
 std::vector<Tensor> LSTM::Step(const Tensor& xp, const std::vector<Tensor>& states) const {
-  Tensor z = Add(xp, MatMul(states[0], recurrent_kernel().value()));
+  Tensor z = Add(xp, RecurrentProduct(states[0], recurrent_kernel().value()));
   if (bias() != nullptr) z = BiasAdd(z, bias()->value());
   const Activation& ra = config_.recurrent_activation;
   const Tensor i = ra(Gate(z, 0));
@@ -278,16 +371,16 @@ std::vector<Tensor> GRU::Step(const Tensor& xp, const std::vector<Tensor>& state
   Tensor hh;
   Tensor z;
   if (config_.reset_after) {
-    Tensor inner = MatMul(h, r_kernel);
+    Tensor inner = RecurrentProduct(h, r_kernel);
     if (bias() != nullptr) inner = BiasAdd(inner, Row(bias()->value(), 1));
     z = ra(Add(Gate(xp, 0), Gate(inner, 0)));
     const Tensor r = ra(Add(Gate(xp, 1), Gate(inner, 1)));
     hh = config_.activation(Add(Gate(xp, 2), Mul(r, Gate(inner, 2))));
   } else {
-    const Tensor inner = MatMul(h, Columns(r_kernel, 0, 2 * units_));
+    const Tensor inner = RecurrentProduct(h, Columns(r_kernel, 0, 2 * units_));
     z = ra(Add(Gate(xp, 0), Gate(inner, 0)));
     const Tensor r = ra(Add(Gate(xp, 1), Gate(inner, 1)));
-    const Tensor rh = MatMul(Mul(r, h), Columns(r_kernel, 2 * units_, 3 * units_));
+    const Tensor rh = MatMul(Mul(r, StateForGate(h, 2)), Columns(r_kernel, 2 * units_, 3 * units_));
     hh = config_.activation(Add(Gate(xp, 2), rh));
   }
   // h = z * h + (1 - z) * hh, as Keras.

@@ -47,8 +47,26 @@
 // last valid step's h. go_backwards reads the mask backwards with the steps.
 // The output's mask is the input's with return_sequences, else none.
 //
-// Not offered: dropout/recurrent_dropout, stateful, unroll (the loop is
-// always unrolled over the known time steps), cuDNN's layout.
+// dropout and recurrent_dropout, as Keras 3's cells (default
+// implementation 2) on TF: every call draws a keep mask for the inputs
+// [batch, features] when dropout > 0, then one for the state [batch, units]
+// when recurrent_dropout > 0, each as Dropout draws (the stateless Philox
+// uniform of seed pair [seed mod (2^31 - 2), n], n counting the draws:
+// Keras's SeedGenerator, which the layer's `seed` seeds), and the same masks
+// serve every step. In training the inputs are multiplied by theirs (kept
+// values scaled by 1 / (1 - rate)) and the previous output by the state's
+// before the recurrent matmul. LSTM and GRU with recurrent_dropout > 0 do
+// as Keras's implementation 1, which Keras then switches to: k masks of
+// each kind (4 for LSTM, 3 for GRU), gate g's input and recurrent columns
+// computed from the inputs and state under mask g (GRU's h = z * h + ...
+// keeps the undropped h). Inference calls draw nothing but still count
+// their draws, as Keras's (its masks are made before it looks at
+// `training`). dropout_step() / set_dropout_step() read and move
+// n. Training calls with dropout need a known batch and run eagerly only
+// (in a graph: UnimplementedError).
+//
+// Not offered: stateful, unroll (the loop is always unrolled over the known
+// time steps), cuDNN's layout.
 //
 // In a graph (Graph::AsDefault) the layers add TF's nodes (MatMul, BiasAdd,
 // StridedSlice, Pack, Sigmoid, Tanh, ...) per step, the time steps known; the
@@ -77,6 +95,8 @@ struct RecurrentConfig {
   bool use_bias = true;
   bool return_sequences = false;  // the whole sequence, else the last output
   bool go_backwards = false;
+  double dropout = 0;                           // the inputs' drop rate in training, in [0, 1)
+  double recurrent_dropout = 0;                 // the state's drop rate in training, in [0, 1)
   bool unit_forget_bias = true;                 // LSTM only: forget-gate bias starts at 1
   bool reset_after = true;                      // GRU only: reset gate after the matmul
   std::optional<uint64_t> seed = std::nullopt;  // default: derived from the name
@@ -102,8 +122,12 @@ class Recurrent : public Layer {
   // As Call, with the final states, starting from `initial_state` (empty:
   // zeros; else one [batch, units] tensor per state, in the layer's dtype),
   // skipping the steps `mask` ([batch, time]) marks invalid.
+  // `training` applies dropout (see above).
   RecurrentOutput CallWithState(const Tensor& x, const std::vector<Tensor>& initial_state = {},
-                                const std::optional<Tensor>& mask = std::nullopt);
+                                const std::optional<Tensor>& mask = std::nullopt,
+                                bool training = false);
+  // The training call: CallWithState(x, {}, nullopt, training).output.
+  Tensor Call(const Tensor& x, bool training) override;
   // Layer's masked call: CallWithState(x, {}, mask).output.
   Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) override;
   // The mask with return_sequences, else nullopt (one output per sequence).
@@ -117,6 +141,10 @@ class Recurrent : public Layer {
   int64_t units() const { return units_; }
   const RecurrentConfig& config() const { return config_; }
   uint64_t seed() const { return seed_; }
+  // The number of the next dropout mask draw (see above).
+  int64_t dropout_step() const { return dropout_step_; }
+  // REQUIRES: step >= 0 (else InvalidArgumentError naming the layer).
+  void set_dropout_step(int64_t step);
   // The number of states: 2 for LSTM, else 1.
   int state_count() const { return state_count_; }
   // The child tracked as "cell", holding the variables.
@@ -142,6 +170,16 @@ class Recurrent : public Layer {
   // the new states (the first is the step's output).
   virtual std::vector<Tensor> Step(const Tensor& xp, const std::vector<Tensor>& states) const = 0;
 
+  // Whether one state mask multiplies the previous output (SimpleRNN); else
+  // recurrent_dropout means per-gate masks (Keras's implementation 1).
+  virtual bool AppliesRecurrentDropout() const { return false; }
+
+  // h @ kernel, or with per-gate state masks (LSTM and GRU with
+  // recurrent_dropout in training) gate g's columns from (h * mask g).
+  Tensor RecurrentProduct(const Tensor& h, const Tensor& kernel) const;
+  // h under gate `gate`'s state mask (h itself without per-gate masks).
+  Tensor StateForGate(const Tensor& h, int gate) const;
+
   // The gate-th block of `units` columns of a [rows, k*u] matrix.
   Tensor Gate(const Tensor& m, int gate) const;
 
@@ -151,8 +189,15 @@ class Recurrent : public Layer {
   int state_count_;
   RecurrentConfig config_;
   uint64_t seed_;
+  int64_t dropout_step_ = 0;
+  // The state's dropout masks during a training call (one, or one per gate).
+  std::vector<Tensor> state_keep_;
 
  private:
+  // Keras's dropout(ones(shape), rate) for draw `step`: 1 / (1 - rate) where
+  // kept, else 0, in `dtype`.
+  Tensor DropoutMask(const Shape& shape, double rate, int64_t step, DType dtype) const;
+
   // The cell as a plain Module whose AddVariable the layer can call.
   class Cell : public Module {
    public:
@@ -174,6 +219,7 @@ class SimpleRNN final : public Recurrent {
   explicit SimpleRNN(int64_t units, RecurrentConfig config = {});
 
  protected:
+  bool AppliesRecurrentDropout() const override { return true; }
   std::vector<Tensor> Step(const Tensor& xp, const std::vector<Tensor>& states) const override;
 };
 

@@ -11,8 +11,10 @@
 //
 // KIND:
 //   simple|lstm|gru, then any of "-seq" (return_sequences), "-back"
-//     (go_backwards): Sequential(Embedding(10, 4, mask_zero=True), the layer
-//     with 3 units, Dense(2)); the Embedding's mask reaches the layer.
+//     (go_backwards), "-drop" (dropout 0.3, recurrent_dropout 0.2, seed 7,
+//     and the training call): Sequential(Embedding(10, 4, mask_zero=True),
+//     the layer with 3 units, Dense(2)); the Embedding's mask reaches the
+//     layer.
 //   mha-causal:   MultiHeadAttention(2, 3) on x, use_causal_mask.
 //   mha-mask:     the same with attention_mask "mask".
 //   mha-embedded: Embedding(10, 4, mask_zero=True) then self-attention with
@@ -43,9 +45,13 @@ std::unique_ptr<eager::Layer> MakeRecurrent(const std::string& kind) {
       config.return_sequences = true;
     } else if (flag == "back") {
       config.go_backwards = true;
+    } else if (flag == "drop") {
+      config.dropout = 0.3;
+      config.recurrent_dropout = 0.2;
+      config.seed = 7;
     } else {
-      throw eager::InvalidArgumentError(
-          eager::StrCat("unknown flag '", flag, "' in kind '", kind, "'; expected seq or back"));
+      throw eager::InvalidArgumentError(eager::StrCat("unknown flag '", flag, "' in kind '", kind,
+                                                      "'; expected seq, back or drop"));
     }
   }
   if (type == "simple") return std::make_unique<eager::layers::SimpleRNN>(3, config);
@@ -98,7 +104,15 @@ Model MakeModel(const std::string& kind, const eager::BundleReader& feeds) {
   seq->Add(std::make_unique<eager::Dense>(2));
   eager::Sequential* s = seq.get();
   model.parts.push_back(std::move(seq));
-  model.forward = [s, x] { return (*s)(x); };
+  // "-drop": the training call with Keras's first dropout masks (seeds
+  // [7, 0], [7, 1], ...); the building call before counted its draws.
+  const bool training = kind.find("-drop") != std::string::npos;
+  model.forward = [s, x, training] {
+    if (!training) return (*s)(x);
+    auto& rnn = static_cast<eager::layers::Recurrent&>(*s->layers()[1]);
+    rnn.set_dropout_step(0);
+    return (*s)(x, true);
+  };
   return model;
 }
 

@@ -8,7 +8,11 @@ Cases (TF 2.21, Keras 3), each with random weights set on both sides:
     Dense(2)) for SimpleRNN, LSTM, GRU, with return_sequences and
     go_backwards, on ids padded with zeros (at the end, in the middle, at the
     start): the Embedding's mask reaches the layer, masked steps carry the
-    states and repeat the last output.
+    states and repeat the last output. The "-drop" cases add dropout=0.3,
+    recurrent_dropout=0.2, seed=7 and make the training call with Keras's
+    first masks (seeds [7, 0], [7, 1], ...: SimpleRNN one for the inputs
+    and one for the state, LSTM and GRU, which Keras then runs as its
+    implementation 1, one per gate of each kind).
   MultiHeadAttention(2, 3) self-attention with use_causal_mask, with a random
     attention_mask, and after an Embedding(mask_zero=True) in a functional
     model (the input's mask as query and value mask).
@@ -34,7 +38,8 @@ import keras  # noqa: E402
 
 TOL = 1e-5
 KINDS = ["simple", "simple-seq", "lstm", "lstm-seq", "lstm-back", "gru", "gru-seq",
-         "gru-seq-back", "mha-causal", "mha-mask", "mha-embedded"]
+         "gru-seq-back", "simple-drop", "lstm-drop", "gru-seq-drop", "mha-causal", "mha-mask",
+         "mha-embedded"]
 # Zeros at the end, in the middle and at the start (id 0 is masked).
 IDS = np.array([[3, 5, 2, 0, 0, 0], [4, 0, 7, 1, 9, 0], [0, 0, 6, 8, 2, 5]], np.int32)
 WORST = [0.0]
@@ -88,12 +93,20 @@ def make(kind, rng):
     parts = kind.split("-")
     rnn = {"simple": keras.layers.SimpleRNN, "lstm": keras.layers.LSTM,
            "gru": keras.layers.GRU}[parts[0]]
+    drop = {"dropout": 0.3, "recurrent_dropout": 0.2, "seed": 7} if "drop" in parts else {}
     model = keras.Sequential([keras.Input((IDS.shape[1],), dtype="int32"),
                               keras.layers.Embedding(10, 4, mask_zero=True),
                               rnn(3, return_sequences="seq" in parts,
-                                  go_backwards="back" in parts),
+                                  go_backwards="back" in parts, **drop),
                               keras.layers.Dense(2)])
-    return model, IDS, {}
+    if not drop:
+        return model, IDS, {}
+
+    def training_call(ids):
+        # Keras draws the masks on every call; start again at [7, 0].
+        model.layers[1].cell.seed_generator.state.assign([7, 0])
+        return model(ids, training=True)
+    return training_call, IDS, {"layer": model}
 
 
 def case(tally, driver, folder, kind, rng):
