@@ -38,7 +38,7 @@ using layers::Recurrent;
 using layers::RecurrentConfig;
 using layers::SimpleRNN;
 
-std::unique_ptr<Recurrent> Make(const std::string& kind, RecurrentConfig cfg) {
+std::unique_ptr<Recurrent> Make(const std::string& kind, const RecurrentConfig& cfg) {
   if (kind == "simple") return std::make_unique<SimpleRNN>(3, cfg);
   if (kind == "lstm") return std::make_unique<LSTM>(3, cfg);
   return std::make_unique<GRU>(3, cfg);
