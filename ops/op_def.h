@@ -177,6 +177,10 @@ struct OpDef {
   NodeKernelFn run = nullptr;
   int num_outputs = 1;      // kVariadic: as many as the node's specs say (RestoreV2)
   uint32_t ref_inputs = 0;  // bit i: data input i is a variable reference
+  // A function call (ops/functional_ops.h): a data input whose producer
+  // gives a variable handle (a Variable) is passed as that handle, any other
+  // as its value; which ones are handles depends on the function called.
+  bool handle_inputs = false;
   // Switch / Merge, which a Session runs itself.
   enum class Flow : uint8_t { kNone, kSwitch, kMerge };
   Flow flow = Flow::kNone;

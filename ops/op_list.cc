@@ -8,6 +8,7 @@
 #include "ops/conv_ops.h"
 #include "ops/cumulative_ops.h"
 #include "ops/depthwise_conv.h"
+#include "ops/functional_ops.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
 #include "ops/graph_ops.h"
@@ -189,6 +190,14 @@ const OpDef* const kAllOps[] = {
     &kResourceApplyAdamOp,
     &kResourceApplyRMSPropOp,
     &kResourceApplyAdagradV2Op,
+    // functional_ops.cc
+    &kArgOp,
+    &kPartitionedCallOp,
+    &kStatefulPartitionedCallOp,
+    &kIfOp,
+    &kStatelessIfOp,
+    &kWhileOp,
+    &kStatelessWhileOp,
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "ops/execute.h"
 #include "ops/fused_conv.h"
+#include "ops/functional_ops.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/internal/graph_fusion.h"
 #include "ops/internal/memory_limit.h"
@@ -385,10 +386,14 @@ class RunState {
     std::vector<Tensor> inputs;
     inputs.reserve(resolved.size());
     std::vector<Variable*> refs;
+    const auto is_ref = [&](size_t i) {
+      return def.IsRefInput(i) ||
+             (def.handle_inputs && !resolved[i].fed() && refs_[resolved[i].step()] != nullptr);
+    };
     for (size_t i = 0; i < resolved.size(); ++i) {
       const PlanInput& in = resolved[i];
       if (in.control()) continue;
-      if (def.IsRefInput(i)) {
+      if (is_ref(i)) {
         refs.push_back(&RefVariable(node, in, i));
       } else {
         inputs.push_back(Value(in, node));
@@ -401,8 +406,7 @@ class RunState {
       size_t next_ref = 0, next_value = 0;
       for (size_t i = 0; i < resolved.size(); ++i) {
         if (resolved[i].control()) continue;
-        dtypes.push_back(def.IsRefInput(i) ? refs[next_ref++]->dtype()
-                                           : inputs[next_value++].dtype());
+        dtypes.push_back(is_ref(i) ? refs[next_ref++]->dtype() : inputs[next_value++].dtype());
       }
       internal::CheckInputTypes(node, node_attrs, dtypes);
       plan_.steps[s].flags |= PlanStep::kTypesChecked;
@@ -482,6 +486,7 @@ std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetche
   // nearest), set once here rather than per node.
   const internal::ScopedFlushDenormal flush;
   const internal::ScopedMemoryLimit limit(options_.memory_limit_bytes);
+  const internal::ScopedLoopLimit loops(options_.max_loop_iterations);
   // Feeds in the order given, each checked; a tensor fed twice gets the last value.
   std::vector<std::pair<Endpoint, Tensor>> fed;
   fed.reserve(feeds.size());

@@ -106,6 +106,10 @@ struct SessionOptions {
   // values are the unfused nodes' (a convolution's to float32 rounding:
   // oneDNN adds its bias inside the kernel). false: every node runs alone.
   bool fuse_ops = true;
+  // The most iterations one While node (ops/functional_ops.h) may run per
+  // call; one that goes on throws ResourceExhaustedError naming the node.
+  // 0: no bound (TF's semantics). Functions the graph calls keep it.
+  int64_t max_loop_iterations = 0;
 };
 
 class Session {

@@ -66,6 +66,7 @@ namespace eager {
 
 class Graph;
 class Variable;
+class FunctionLibrary;
 
 // One node of a graph: a NodeDef plus its outputs' static specs.
 struct Node {
@@ -342,6 +343,16 @@ class Graph {
   // must hold only ops with a TensorFlow graph form (no eager-only op).
   bool capturing() const { return capturing_ > 0; }
 
+  // ---- Functions (runtime/function_library.h) ------------------------------
+
+  // The functions this graph's call nodes (StatefulPartitionedCall, If,
+  // While) run: a GraphDef's library, shared with the graphs of its bodies.
+  void SetFunctionLibrary(std::shared_ptr<const FunctionLibrary> library) {
+    functions_ = std::move(library);
+  }
+  // nullptr when the graph has none.
+  const std::shared_ptr<const FunctionLibrary>& functions() const { return functions_; }
+
  private:
   friend class Variable;
   // Called by Variable's graph-mode constructor and destructor.
@@ -399,6 +410,7 @@ class Graph {
   int capturing_ = 0;                        // open CaptureVariables scopes
   std::map<const Variable*, const Variable*> read_instead_;  // of the innermost scope
   std::map<const Variable*, Variable*> captured_;            // source -> mirror (owned)
+  std::shared_ptr<const FunctionLibrary> functions_;
 };
 
 // The default graph's GlobalVariables() / TrainableVariables(); empty in

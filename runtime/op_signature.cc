@@ -486,6 +486,41 @@ const std::vector<OpSpec>& Specs() {
        {},
        {"T: " NUMBER_TYPES, "use_locking: bool = false", "update_slots: bool = true"},
        kStateful},
+      // Function calls (issue 39), TF 2.21's signatures.
+      {"_Arg", {}, {"output: T"}, {"T: type", "index: int >= 0"}, kStateful},
+      {"PartitionedCall",
+       {"args: Tin"},
+       {"output: Tout"},
+       {"Tin: list(type) >= 0", "Tout: list(type) >= 0", "f: func", "config: string = ''",
+        "config_proto: string = ''", "executor_type: string = ''"}},
+      {"StatefulPartitionedCall",
+       {"args: Tin"},
+       {"output: Tout"},
+       {"Tin: list(type) >= 0", "Tout: list(type) >= 0", "f: func", "config: string = ''",
+        "config_proto: string = ''", "executor_type: string = ''"},
+       kStateful},
+      {"If",
+       {"cond: Tcond", "input: Tin"},
+       {"output: Tout"},
+       {"Tcond: type", "Tin: list(type) >= 0", "Tout: list(type) >= 0", "then_branch: func",
+        "else_branch: func", "output_shapes: list(shape) = []"},
+       kStateful},
+      {"StatelessIf",
+       {"cond: Tcond", "input: Tin"},
+       {"output: Tout"},
+       {"Tcond: type", "Tin: list(type) >= 0", "Tout: list(type) >= 0", "then_branch: func",
+        "else_branch: func", "output_shapes: list(shape) = []"}},
+      {"While",
+       {"input: T"},
+       {"output: T"},
+       {"T: list(type) >= 0", "cond: func", "body: func", "output_shapes: list(shape) = []",
+        "parallel_iterations: int = 10"},
+       kStateful},
+      {"StatelessWhile",
+       {"input: T"},
+       {"output: T"},
+       {"T: list(type) >= 0", "cond: func", "body: func", "output_shapes: list(shape) = []",
+        "parallel_iterations: int = 10"}},
   };
   return specs;
 }
@@ -611,6 +646,8 @@ OpAttrSignature ParseAttr(std::string_view spec) {
         list.push_back(std::stoll(std::string(item)));
       }
       attr.default_value = list;
+    } else if (attr.type == "list(shape)") {  // "[]" (If's and While's output_shapes)
+      attr.default_value = std::vector<Shape>{};
     } else if (attr.type == "list(string)") {  // "[]" (VarHandleOp's allowed_devices)
       std::vector<std::string> list;
       for (std::string_view item : SplitList(default_text)) list.emplace_back(Unquote(item));

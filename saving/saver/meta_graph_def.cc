@@ -15,6 +15,7 @@
 #include "saving/bundle/directory_lock.h"
 #include "saving/bundle/posix_file.h"
 #include "saving/proto/meta_graph.pb.h"
+#include "saving/saver/internal/function_library_reader.h"
 
 namespace eager {
 namespace {
@@ -660,6 +661,13 @@ std::optional<std::string> NodeOp(const std::string& bytes) {
 }
 
 }  // namespace
+
+namespace internal {
+// For the function library reader (internal/function_library_reader.h).
+MetaGraphNode MetaGraphNodeFromProto(const tfproto::NodeDef& node, const std::string& path) {
+  return FromProto(node, path);
+}
+}  // namespace internal
 
 // A file's graphs are framed in one pass that counts the nodes and parses
 // everything else; the nodes' bytes are read again, one NodeDef at a time,

@@ -10,6 +10,7 @@
 #include "runtime/errors.h"
 #include "runtime/op_signature.h"
 #include "runtime/variable.h"
+#include "saving/saver/internal/function_library_reader.h"
 #include "saving/saver/internal/meta_graph_scope.h"
 #include "saving/saver/internal/saver_for_imported_graph.h"
 #include "saving/saver/internal/tf_op_defs.h"
@@ -126,6 +127,8 @@ std::optional<AttrValue> FromMeta(const MetaAttrValue& value) {
           return std::nullopt;
         } else if constexpr (std::is_same_v<V, MetaListBox>) {
           return FromMetaList(*v);
+        } else if constexpr (std::is_same_v<V, MetaFunc>) {
+          return AttrValue(v.name);  // a call's "f": the function's name
         } else {
           return std::nullopt;  // placeholders, functions, unset
         }
@@ -179,6 +182,14 @@ Node ToNode(M&& m, FileOps& file_ops) {
 }
 
 }  // namespace
+
+namespace internal {
+// For the function library reader (internal/function_library_reader.h).
+Node GraphNodeFromMeta(MetaGraphNode&& node) {
+  FileOps eager_ops{MetaGraph{}};  // no file op list: eager's table
+  return ToNode(std::move(node), eager_ops);
+}
+}  // namespace internal
 
 MetaGraph GraphToMetaGraph(const Graph& graph) {
   MetaGraph meta;

@@ -7,6 +7,8 @@
 #include "runtime/errors.h"
 #include "runtime/variable.h"
 #include "saving/bundle/posix_file.h"
+#include "saving/saver/internal/function_library_reader.h"
+#include "saving/saver/internal/object_graph_variables.h"
 #include "saving/saver/internal/saver_for_imported_graph.h"
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/saver/saver.h"
@@ -261,14 +263,19 @@ SavedModelBundle LoadSavedModel(const std::string& export_dir,
   // The nodes go into the bundle's graph as they are read; on any error
   // the half-built bundle is dropped with the exception.
   SavedModelBundle bundle;
+  bool calls = false;  // a node runs a library function
   ImportIntoGraph(file, index, *bundle.graph_, [&](const MetaGraphNode& node) {
-    if (node.op == "StatefulPartitionedCall" || node.op == "PartitionedCall") {
-      throw UnimplementedError(
-          StrCat("SavedModel ", export_dir, ": node '", node.name, "' is a ", node.op,
-                 ", a call of a graph function (a TF2 SavedModel from tf.saved_model.save); "
-                 "eager loads TF1 SavedModels only, function libraries are not supported yet"));
-    }
+    calls = calls || node.attrs.contains("f") || node.attrs.contains("body") ||
+            node.attrs.contains("then_branch");
   });
+  // A TF 2 SavedModel: its computation is in the function library, its
+  // variables are resource variables, restored as TF's restore function
+  // says. The library is read (the file once more) only when a node calls
+  // one: a TF1 graph of millions of nodes is not held twice.
+  const bool tf2 = file.graph(index).has_object_graph;
+  if (calls || tf2) {
+    bundle.graph_->SetFunctionLibrary(internal::ReadSavedModelFunctions(path, index));
+  }
   bundle.meta_ = std::move(file.graph(index));
   for (const char* key : {kMainOpKey, kLegacyInitOpKey}) {
     auto c = bundle.meta_.collections.find(key);
@@ -277,7 +284,12 @@ SavedModelBundle LoadSavedModel(const std::string& export_dir,
       break;
     }
   }
-  {
+  if (tf2) {
+    const std::string restore_op =
+        bundle.meta_.saver_def ? bundle.meta_.saver_def->restore_op_name : "";
+    bundle.saver_ = internal::SaverForObjectGraphVariables(*bundle.graph_,
+                                                           VariablesPrefix(export_dir), restore_op);
+  } else {
     Graph::AsDefault in(*bundle.graph_);
     bundle.saver_ = internal::SaverForImportedGraph(bundle.meta_, *bundle.graph_);
   }

@@ -38,10 +38,19 @@
 //   auto out = model.Run(sess, "serving_default", {{"x", batch}});  // out["y"]
 //
 // The variables are restored when LoadSavedModel returns: they live in the
-// graph's Variable objects, which every Session of the graph reads. TF2
-// SavedModels (tf.saved_model.save) hold their computation in a function
-// library that graph nodes call (StatefulPartitionedCall); eager does not run
-// functions, so loading one throws UnimplementedError naming such a node.
+// graph's Variable objects, which every Session of the graph reads.
+//
+// TF 2 SavedModels (tf.saved_model.save, Keras 3's model.export()) load the
+// same way and run by the same calls: their computation is in the graph's
+// function library (runtime/function_library.h), which graph nodes call
+// (StatefulPartitionedCall: ops/functional_ops.h), and their variables are
+// resource variables (VarHandleOp nodes), restored under the keys TF's own
+// restore function gives them. A signature runs by its key and its input
+// names as saved_model_cli shows them:
+//
+//   eager::SavedModelBundle model = eager::LoadSavedModel("mlp", {"serve"});
+//   eager::Session sess(model.graph());
+//   auto out = model.Run(sess, "serving_default", {{"x", batch}});  // out["output_0"]
 
 #include <map>
 #include <memory>
@@ -178,11 +187,12 @@ class SavedModelBundle {
 // tf.compat.v1.saved_model.loader.load: reads EXPORT_DIR/saved_model.pb,
 // imports the meta graph whose tag set equals `tags` (in any order) into a
 // new graph, and restores its variables from EXPORT_DIR/variables/variables.
+// A TF 2 SavedModel's function library goes into the graph
+// (Graph::SetFunctionLibrary) and its VarHandleOps get Variables, restored.
 // Throws NotFoundError when there is no saved_model.pb or no meta graph with
-// those tags (listing the tag sets there are), UnimplementedError naming the
-// first node that calls a graph function (StatefulPartitionedCall,
-// PartitionedCall: a TF2 SavedModel), and the errors of ImportIntoGraph and
-// Saver::Restore.
+// those tags (listing the tag sets there are), the function library
+// reader's errors (a polymorphic function, two of one name), and the errors
+// of ImportIntoGraph and Saver::Restore.
 SavedModelBundle LoadSavedModel(const std::string& export_dir,
                                 const std::vector<std::string>& tags);
 

@@ -19,7 +19,7 @@ MetaArgDef ToMeta(const OpArgSignature& arg) {
 }
 
 // The signature table's defaults: bool, int, float (LeakyRelu's alpha),
-// type, string, shape (unknown), list(int), list(string).
+// type, string, shape (unknown), list(int), list(string), list(shape).
 MetaAttrValue ToMeta(const AttrValue& value) {
   return VisitAttr(
       [](const auto& v) -> MetaAttrValue {
@@ -40,6 +40,13 @@ MetaAttrValue ToMeta(const AttrValue& value) {
         } else if constexpr (std::is_same_v<V, std::vector<std::string>>) {
           MetaAttrList list;  // VarHandleOp's allowed_devices = []
           list.s = v;
+          return list;
+        } else if constexpr (std::is_same_v<V, std::vector<Shape>>) {
+          MetaAttrList list;  // If's and While's output_shapes = []
+          for (const Shape& shape : v) {
+            list.shape.push_back(shape.unknown_rank() ? MetaShape{{}, true}
+                                                      : MetaShape{shape.ToVector(), false});
+          }
           return list;
         } else {
           throw InternalError("an op signature default of a kind TF's OpDefs do not use");

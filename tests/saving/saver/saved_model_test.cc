@@ -88,15 +88,38 @@ TEST(SavedModelTest, HalfPlusTwoConvFromTf112RunsItsResourceVariables) {
   EXPECT_TRUE(found);
 }
 
-TEST(SavedModelTest, Tf2SavedModelIsRefusedNamingTheCall) {
+// TF Serving's TF 2 half_plus_two (tf.saved_model.save by TF 2.14): its
+// signatures are library functions that StatefulPartitionedCall nodes call
+// with the variables' handles; the variables restore by TF's restore
+// function's keys ("a/.ATTRIBUTES/VARIABLE_VALUE") and the signature serves
+// y = a * x + b = x / 2 + 2.
+TEST(SavedModelTest, Tf2HalfPlusTwoRunsItsServingSignature) {
   EAGER_SKIP_WITHOUT_REALDATA();
-  try {
-    LoadSavedModel(Realdata("savedmodel_tf2_half_plus_two"), {"serve"});
-    FAIL() << "a TF2 SavedModel loaded";
-  } catch (const UnimplementedError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("StatefulPartitionedCall"));
-    EXPECT_THAT(e.what(), HasSubstr("not supported yet"));
+  SavedModelBundle model = LoadSavedModel(Realdata("savedmodel_tf2_half_plus_two"), {"serve"});
+  ASSERT_NE(model.graph().functions(), nullptr);
+  Session sess(model.graph());
+  for (const float x : {1.0f, 2.0f, 5.0f}) {
+    auto y = model.Run(sess, "serving_default", {{"x", Tensor::FromVector<float>({x}, Shape{1})}});
+    EXPECT_THAT(y.at("y").data<float>(), ElementsAre(x / 2 + 2));
   }
+}
+
+// A Keras 3 model.export() written by TF 2.20 (a 9-feature regression MLP):
+// loaded and served as TF 2.21's tf.saved_model.load serves it for this
+// input (x[i][j] = (9 i + j) / 10 gives 50.84625244 and 40.36751938).
+TEST(SavedModelTest, Keras3ExportFromTf220ServesTfsOutputs) {
+  EAGER_SKIP_WITHOUT_REALDATA();
+  SavedModelBundle model =
+      LoadSavedModel(RealdataDir() + "/tf220_keras3_export_savedmodel", {"serve"});
+  Session sess(model.graph());
+  std::vector<float> x(18);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) / 10;
+  auto out = model.Run(sess, "serving_default",
+                       {{"keras_tensor_25", Tensor::FromVector<float>(x, Shape({2, 9}))}});
+  const Tensor& y = out.at("output_0");
+  EXPECT_EQ(y.shape(), Shape({2, 1}));
+  EXPECT_NEAR(y.data<float>()[0], 50.84625244140625f, 1e-4);
+  EXPECT_NEAR(y.data<float>()[1], 40.36751937866211f, 1e-4);
 }
 
 TEST(SavedModelTest, UnknownTagsSignatureAndInputAreNamed) {

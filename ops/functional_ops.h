@@ -1,0 +1,76 @@
+#pragma once
+
+// TF 2's function calls in graph mode: the nodes through which a graph runs
+// a function of its library (runtime/function_library.h).
+//
+//   PartitionedCall / StatefulPartitionedCall   args... -> the function's outputs (attr f)
+//   If / StatelessIf                            cond, args... -> then_branch(args) or
+//                                               else_branch(args)
+//   While / StatelessWhile                      vars... -> vars = body(vars) while cond(vars)
+//   _Arg                                        a function body's input argument
+//
+// A call runs its function's body graph (InstantiateFunction) in a Session
+// of its own, made on the node's first run and kept in the node's state
+// (NodeContext::state): a function is planned once per calling node and
+// Session, not per call. The call's inputs reach the body's `_Arg` nodes
+// through a call frame (TF's CallFrameInterface), pushed on this thread for
+// the body's run; a resource input (a variable handle: the Variable itself,
+// ops/resource_variable_ops.h) stays a handle inside the body, so the body's
+// ReadVariableOp and AssignVariableOp reach the caller's variables
+// (captured variables of a tf.function). The call's outputs are the body's
+// `ret` tensors, in the signature's order; its control outputs (control_ret:
+// every stateful op of a TF 2 function) run too.
+//
+// Errors name the calling node and the function: a graph without a library
+// or a function it lacks (NotFoundError), inputs that do not match the
+// function's signature in number or kind (InvalidArgumentError), and calls
+// nested deeper than kMaxFunctionCallDepth (InvalidArgumentError: a
+// function library that recurses, which TF refuses too, must not overflow
+// the stack). An error inside the body keeps its kind and gets the call's
+// node context after the body node's.
+//
+// If's predicate and While's cond result are true as TF's are: a scalar
+// that is nonzero (a non-empty string), any other tensor that has
+// elements. A loop runs until its cond is false, as TF's; a Session with
+// SessionOptions::max_loop_iterations stops one that goes on longer with
+// ResourceExhaustedError naming the node and its functions (a crafted file
+// must not hang a server). A loop's resource variables stay handles from
+// one iteration to the next; a function that returns a handle it did not
+// get as an argument is UnimplementedError.
+
+#include <cstdint>
+
+namespace eager {
+
+struct OpDef;
+
+// Calls nested deeper than this are refused (each level is a Session run on
+// the C++ stack).
+inline constexpr int kMaxFunctionCallDepth = 64;
+
+extern const OpDef kArgOp;
+extern const OpDef kPartitionedCallOp;
+extern const OpDef kStatefulPartitionedCallOp;
+extern const OpDef kIfOp;
+extern const OpDef kStatelessIfOp;
+extern const OpDef kWhileOp;
+extern const OpDef kStatelessWhileOp;
+
+namespace internal {
+// Lowers this thread's bound on a While's iterations to `iterations` (if
+// positive and lower; none without a scope) until destroyed: what
+// Session::Run sets from SessionOptions::max_loop_iterations, so that the
+// bodies' own Sessions keep the caller's bound.
+class ScopedLoopLimit {
+ public:
+  explicit ScopedLoopLimit(int64_t iterations);
+  ~ScopedLoopLimit();
+  ScopedLoopLimit(const ScopedLoopLimit&) = delete;
+  ScopedLoopLimit& operator=(const ScopedLoopLimit&) = delete;
+
+ private:
+  int64_t previous_;
+};
+}  // namespace internal
+
+}  // namespace eager

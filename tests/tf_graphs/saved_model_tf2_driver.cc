@@ -1,0 +1,40 @@
+// Loads a TF 2 SavedModel (tf.saved_model.save, Keras 3's model.export())
+// with eager::LoadSavedModel and runs one of its signatures.
+//
+//   saved_model_tf2_driver EXPORT_DIR SIGNATURE FEEDS OUT
+//
+// FEEDS is a bundle of the signature's inputs keyed by their names (as
+// saved_model_cli shows them); OUT gets every output under its key, or one
+// string tensor ".error" with eager's error message.
+
+#include <exception>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "eager.h"
+
+int main(int argc, char** argv) {
+  if (argc != 5) {
+    std::cerr << "usage: saved_model_tf2_driver EXPORT_DIR SIGNATURE FEEDS OUT\n";
+    return 2;
+  }
+  try {
+    eager::BundleWriter out(argv[4]);
+    try {
+      eager::SavedModelBundle model = eager::LoadSavedModel(argv[1], {eager::kServingTag});
+      eager::Session sess(model.graph());
+      const eager::BundleReader feeds(argv[3]);
+      std::map<std::string, eager::Tensor> inputs;
+      for (const std::string& key : feeds.Keys()) inputs.emplace(key, feeds.Read(key));
+      for (const auto& [key, value] : model.Run(sess, argv[2], inputs)) out.Add(key, value);
+    } catch (const eager::Error& e) {
+      out.Add(".error", eager::Tensor(std::string(e.what())));
+    }
+    out.Finish();
+  } catch (const std::exception& e) {
+    std::cerr << "saved_model_tf2_driver: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

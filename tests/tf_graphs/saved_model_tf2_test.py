@@ -1,0 +1,132 @@
+"""TF 2 SavedModels, written by TF 2.21 and run by eager (issue 39).
+
+  saved_model_tf2_test.py driver=build/tests/tf_graphs/saved_model_tf2_driver work=DIR
+
+TF saves (1) a tf.Module with four tf.Variables and a
+@tf.function(input_signature=...) computing a 2-layer MLP (MatMul, BiasAdd,
+Relu) with tf.saved_model.save, and (2) a Keras 3 Sequential of two Dense
+layers with model.export(). Their computation lives in the function
+library (StatefulPartitionedCall of __inference_... functions, variables
+captured as resource handles). eager's driver loads each with
+LoadSavedModel, runs the "serving_default" signature by its input names,
+and its outputs must equal those of TF's own
+tf.saved_model.load(dir).signatures["serving_default"] within 1e-5 *
+max(1, max|TF|). (3) A tf.function with tf.cond and tf.while_loop (If and
+While nodes whose branches, cond and body are library functions, a
+variable captured into the loop body) runs as TF's for both branches and 0
+or more iterations.
+"""
+
+import os
+import shutil
+import subprocess
+
+import numpy as np
+
+from tfgraph import Tally, driver_arg, mismatch, read_bundle, tf, tf1, write_bundle
+
+# tfgraph sets TF1's reference variables and control flow v1 for its graph
+# tests; these SavedModels are TF 2's defaults.
+tf1.enable_resource_variables()
+tf1.enable_control_flow_v2()
+
+TOL = 1e-5
+
+
+class Mlp(tf.Module):
+    def __init__(self):
+        super().__init__()
+        rng = np.random.RandomState(39)
+        self.w1 = tf.Variable(rng.randn(3, 5).astype(np.float32), name="w1")
+        self.b1 = tf.Variable(rng.randn(5).astype(np.float32), name="b1")
+        self.w2 = tf.Variable(rng.randn(5, 2).astype(np.float32), name="w2")
+        self.b2 = tf.Variable(rng.randn(2).astype(np.float32), name="b2")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def __call__(self, x):
+        h = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, self.w1), self.b1))
+        return {"y": tf.nn.bias_add(tf.matmul(h, self.w2), self.b2)}
+
+
+class Loop(tf.Module):
+    """tf.cond and tf.while_loop: StatelessIf/If and While in the library,
+    a variable captured into the loop body as a handle."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = tf.Variable(np.float32(0.75), name="scale")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x"),
+                                  tf.TensorSpec([], tf.int32, name="n")])
+    def __call__(self, x, n):
+        y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: -x)
+        i = tf.constant(0)
+        _, acc = tf.while_loop(lambda i, acc: i < n,
+                               lambda i, acc: (i + 1, acc * self.scale + 1.0), [i, y])
+        return {"y": y, "acc": acc}
+
+
+def keras_sequential(export_dir):
+    import keras  # Keras 3, imported only here
+    keras.utils.set_random_seed(39)
+    model = keras.Sequential([keras.Input((3,), name="features"),
+                              keras.layers.Dense(4, activation="relu"),
+                              keras.layers.Dense(2)])
+    model.export(export_dir, verbose=False)
+
+
+def run_eager(driver, export_dir, signature, inputs, work, name):
+    feeds = os.path.join(work, name + ".feeds")
+    out = os.path.join(work, name + ".out")
+    write_bundle(feeds, inputs)
+    proc = subprocess.run([driver, export_dir, signature, feeds, out], capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"driver failed ({proc.returncode}): {proc.stderr.strip()}")
+    return read_bundle(out)
+
+
+def check_model(tally, driver, export_dir, work, name, inputs):
+    loaded = tf.saved_model.load(export_dir)
+    fn = loaded.signatures["serving_default"]
+    _, kwargs = fn.structured_input_signature
+    if isinstance(inputs, np.ndarray):
+        inputs = {key: inputs for key in kwargs}
+    want = {k: v.numpy() for k, v in fn(**{k: tf.constant(v) for k, v in inputs.items()}).items()}
+    got = run_eager(driver, export_dir, "serving_default", inputs, work, name)
+    if ".error" in got:
+        tally.check(name, "eager: " + got[".error"])
+        return
+    tally.check(f"{name} output keys", None if sorted(got) == sorted(want)
+                else f"eager {sorted(got)}, TF {sorted(want)}")
+    for key in sorted(want):
+        if key in got:
+            tally.check(f"{name} {key}", mismatch(key, got[key], want[key], TOL))
+
+
+def main():
+    driver = driver_arg("driver")
+    work = driver_arg("work")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    tally = Tally()
+    batch = np.random.RandomState(7).randn(6, 3).astype(np.float32)
+
+    mlp_dir = os.path.join(work, "mlp")
+    tf.saved_model.save(Mlp(), mlp_dir)
+    check_model(tally, driver, mlp_dir, work, "tf.Module MLP", batch)
+
+    keras_dir = os.path.join(work, "keras")
+    keras_sequential(keras_dir)
+    check_model(tally, driver, keras_dir, work, "Keras 3 Sequential export", batch)
+
+    loop_dir = os.path.join(work, "loop")
+    tf.saved_model.save(Loop(), loop_dir)
+    for sign, n in ((1, 4), (-1, 0), (-1, 3)):
+        check_model(tally, driver, loop_dir, work, f"tf.cond + tf.while_loop (sign {sign}, n {n})",
+                    {"x": sign * np.abs(batch), "n": np.int32(n)})
+    return tally.finish()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
