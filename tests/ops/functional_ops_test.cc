@@ -177,6 +177,22 @@ TEST(FunctionalOpsTest, BodyInputNamingNoOutputNamesFunctionAndNode) {
               AllOf(HasSubstr("function 'scale', node 'mul'"), HasSubstr("'read:nope:0'")));
 }
 
+// A crafted body whose nodes feed each other is refused when planned, naming
+// a node of the cycle and the function (a file must not hang or overflow).
+TEST(FunctionalOpsTest, ACycleInTheBodyIsAnErrorNamingItsNodeAndFunction) {
+  FunctionDefinition f{.name = "cyclic"};
+  f.inputs = {{.name = "x", .tf_type = kFloat}};
+  f.outputs = {{.name = "y", .tf_type = kFloat}};
+  f.nodes.push_back(MakeNode("a", "AddV2", {"x", "b:y:0"}, Attrs{{"T", DType::kFloat32}}));
+  f.nodes.push_back(MakeNode("b", "Neg", {"a:z:0"}, Attrs{{"T", DType::kFloat32}}));
+  f.ret = {{"y", "b:y:0"}};
+  CallGraph g({f});
+  g.graph.AddNode(CallNode("call", "cyclic", {"x"}, 1));
+  Session sess(g.graph);
+  EXPECT_THAT(RunError(sess, "call:0"),
+              AllOf(HasSubstr("cycle"), HasSubstr("in function 'cyclic' called by node 'call'")));
+}
+
 TEST(FunctionalOpsTest, ErrorInsideTheBodyKeepsItsKindAndNamesTheCall) {
   CallGraph g({Scale()});
   g.graph.AddNode(CallNode("call", "scale", {"x", "v"}, 1));
