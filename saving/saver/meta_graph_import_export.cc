@@ -202,8 +202,17 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
   for (int i = 0; i < graph.num_nodes(); ++i) {
     const Node& n = graph.node(i);
     MetaGraphNode node{n.name, n.op, n.inputs, n.device, {}};
+    const OpSignature* sig = FindOpSignature(n.op);
     for (const auto& [name, value] : n.attrs) {
-      if (name != "_output_shapes") node.attrs.emplace(name, ToMeta(value));  // written below
+      if (name == "_output_shapes") continue;  // written below
+      // A function attribute ("f", "body") is held as the function's name.
+      const OpAttrSignature* attr = sig == nullptr ? nullptr : sig->FindAttr(name);
+      const std::string* function = std::get_if<std::string>(&value);
+      if (attr != nullptr && attr->type == "func" && function != nullptr) {
+        node.attrs.emplace(name, MetaFunc{*function});
+        continue;
+      }
+      node.attrs.emplace(name, ToMeta(value));
     }
     if (!n.output_specs.empty()) {
       MetaAttrList shapes;

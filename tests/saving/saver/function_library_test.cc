@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "ops/session.h"
 #include "runtime/errors.h"
+#include "saving/saver/meta_graph_import_export.h"
 #include "saving/saver/saved_model.h"
 #include "tests/saving/saving_test_util.h"
 #include "tests/testing/protobuf_wire.h"
@@ -112,6 +114,22 @@ TEST(FunctionLibraryTest, TwoFunctionsOfOneNameAreRefused) {
   } catch (const InvalidArgumentError& e) {
     EXPECT_THAT(std::string(e.what()), HasSubstr("defines function 'ident' twice"));
   }
+}
+
+// Exported again, a call's "f" is a function attribute (AttrValue.func), as
+// TF's importer requires, not the string eager holds it as.
+TEST(FunctionLibraryTest, ACallsFunctionAttributeExportsAsAFunction) {
+  const std::string dir = WriteModel({IdentityFunction("ident", TypeAttr("T", kFloat))});
+  SavedModelBundle model = LoadSavedModel(dir, {"serve"});
+  const MetaGraph meta = GraphToMetaGraph(model.graph());
+  for (const MetaGraphNode& node : meta.nodes) {
+    if (node.name != "call") continue;
+    const MetaFunc* f = std::get_if<MetaFunc>(&node.attrs.at("f"));
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->name, "ident");
+    return;
+  }
+  FAIL() << "no node 'call'";
 }
 
 }  // namespace
