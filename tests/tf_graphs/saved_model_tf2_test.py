@@ -14,7 +14,8 @@ tf.saved_model.load(dir).signatures["serving_default"] within 1e-5 *
 max(1, max|TF|). (3) A tf.function with tf.cond and tf.while_loop (If and
 While nodes whose branches, cond and body are library functions, a
 variable captured into the loop body) runs as TF's for both branches and 0
-or more iterations.
+or more iterations. (4) A variable assigned inside the function
+(AssignAddVariableOp on the captured handle, then read) gives TF's result.
 """
 
 import os
@@ -64,6 +65,21 @@ class Loop(tf.Module):
         _, acc = tf.while_loop(lambda i, acc: i < n,
                                lambda i, acc: (i + 1, acc * self.scale + 1.0), [i, y])
         return {"y": y, "acc": acc}
+
+
+class Counter(tf.Module):
+    """A variable assigned inside the function: AssignAddVariableOp on the
+    captured handle, then a read ordered after it (automatic control
+    dependencies)."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = tf.Variable(np.float32(1.5), name="count")
+
+    @tf.function(input_signature=[tf.TensorSpec([], tf.float32, name="delta")])
+    def __call__(self, delta):
+        self.count.assign_add(delta)
+        return {"doubled": self.count.read_value() * 2.0}
 
 
 def keras_sequential(export_dir):
@@ -125,6 +141,11 @@ def main():
     for sign, n in ((1, 4), (-1, 0), (-1, 3)):
         check_model(tally, driver, loop_dir, work, f"tf.cond + tf.while_loop (sign {sign}, n {n})",
                     {"x": sign * np.abs(batch), "n": np.int32(n)})
+
+    counter_dir = os.path.join(work, "counter")
+    tf.saved_model.save(Counter(), counter_dir)
+    check_model(tally, driver, counter_dir, work, "variable assigned in the function",
+                {"delta": np.float32(0.25)})
     return tally.finish()
 
 
