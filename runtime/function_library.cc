@@ -11,12 +11,13 @@
 namespace eager {
 
 void FunctionLibrary::Add(FunctionDefinition function) {
-  const std::string name = function.name;
-  if (name.empty()) throw InvalidArgumentError("FunctionLibrary: a function has no name");
-  if (!functions_.try_emplace(name, std::move(function)).second) {
+  if (function.name.empty()) throw InvalidArgumentError("FunctionLibrary: a function has no name");
+  if (functions_.contains(function.name)) {
     throw InvalidArgumentError(
-        StrCat("FunctionLibrary: the library defines function '", name, "' twice"));
+        StrCat("FunctionLibrary: the library defines function '", function.name, "' twice"));
   }
+  std::string name = function.name;
+  functions_.emplace(std::move(name), std::move(function));
 }
 
 const FunctionDefinition* FunctionLibrary::Find(std::string_view name) const {

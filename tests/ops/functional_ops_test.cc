@@ -227,7 +227,7 @@ FunctionDefinition Unary(std::string name, std::string op, bool twice) {
   f.outputs = {{.name = "y", .tf_type = kFloat}};
   std::vector<std::string> inputs = {"x"};
   if (twice) inputs.push_back("x");
-  f.nodes.push_back(MakeNode("n", op, inputs, Attrs{{"T", DType::kFloat32}}));
+  f.nodes.push_back(MakeNode("n", std::move(op), inputs, Attrs{{"T", DType::kFloat32}}));
   f.ret = {{"y", twice ? "n:z:0" : "n:y:0"}};
   return f;
 }

@@ -79,7 +79,7 @@ std::string WriteModel(const std::vector<std::string>& functions) {
       MessageField(2, library);
   const std::string meta_graph =
       MessageField(1, MessageField(4, "serve")) + MessageField(2, graph_def);
-  const std::string dir = TempDir() + "/model";
+  std::string dir = TempDir() + "/model";
   WriteBytes(dir + "/saved_model.pb", VarintField(1, 1) + MessageField(2, meta_graph));
   return dir;
 }
