@@ -4,8 +4,8 @@
 #include <unordered_map>
 
 #include "ops/execute.h"
-#include "ops/fused_conv.h"
 #include "ops/functional_ops.h"
+#include "ops/fused_conv.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/internal/graph_fusion.h"
 #include "ops/internal/memory_limit.h"
