@@ -54,6 +54,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 import tf_keras  # noqa: E402
+from kerastest import Tally, run  # noqa: E402
 
 TOL = 1e-6
 FLAVORS = [  # (eager layout, Keras module, legacy optimizer)
@@ -121,25 +122,6 @@ def compare(tally, what, got, want):
 def keys(prefix):
     return sorted((k, tuple(s), tf.train.load_checkpoint(prefix).get_variable_to_dtype_map()[k].name)
                   for k, s in tf.train.list_variables(prefix) if k != "_CHECKPOINTABLE_OBJECT_GRAPH")
-
-
-class Tally:
-    def __init__(self):
-        self.passed, self.failed = 0, 0
-
-    def check(self, what, problem):
-        if problem is None:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what}: {problem}", flush=True)
-
-
-def run(args):
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {proc.stderr.strip()}")
-    print(proc.stdout.strip(), flush=True)
 
 
 def flavor(tally, driver, work, layout, kmod, legacy, feeds, x, y, kernel0):

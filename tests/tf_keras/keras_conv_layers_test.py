@@ -36,6 +36,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 import tf_keras  # noqa: E402
+from kerastest import Tally  # noqa: E402
 
 TOL = 1e-5
 IMAGES, SEQUENCES = (2, 9, 8, 3), (2, 10, 3)
@@ -92,18 +93,6 @@ FLAVORS = [("keras3", keras), ("keras2", tf_keras)]
 SEQUENTIAL = {"sequential_cnn": (IMAGES, lambda L: tf_keras.Sequential([
     L.Conv2D(4, 3, padding="same", activation="relu"), L.MaxPooling2D(),
     L.DepthwiseConv2D(2), L.GlobalAveragePooling2D(), L.Dense(3)]), "sequential")}
-
-
-class Tally:
-    def __init__(self):
-        self.passed, self.failed = 0, 0
-
-    def check(self, what, problem):
-        if problem is None:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what}: {problem}", flush=True)
 
 
 def close(got, want):

@@ -35,7 +35,6 @@ takes TF's fused kernel, which updates moving_variance with the unbiased
 
 import os
 import shutil
-import subprocess
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -45,29 +44,11 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 import tf_keras  # noqa: E402
+from kerastest import Tally, run  # noqa: E402
 
 TOL = 1e-5
 FLAVORS = [("keras3", keras), ("keras2", tf_keras)]
 RATE = 0.3
-
-
-class Tally:
-    def __init__(self):
-        self.passed, self.failed = 0, 0
-
-    def check(self, what, problem):
-        if problem is None:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what}: {problem}", flush=True)
-
-
-def run(args):
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {proc.stderr.strip()}")
-    print(proc.stdout.strip(), flush=True)
 
 
 def close(got, want):

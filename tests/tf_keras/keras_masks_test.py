@@ -26,7 +26,6 @@ Keras 3's bit for bit (both draw tf.random.stateless_uniform with the seeds
 
 import os
 import shutil
-import subprocess
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -35,6 +34,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
+from kerastest import Tally, run  # noqa: E402
 
 TOL = 1e-5
 KINDS = ["simple", "simple-seq", "lstm", "lstm-seq", "lstm-back", "gru", "gru-seq",
@@ -43,25 +43,6 @@ KINDS = ["simple", "simple-seq", "lstm", "lstm-seq", "lstm-back", "gru", "gru-se
 # Zeros at the end, in the middle and at the start (id 0 is masked).
 IDS = np.array([[3, 5, 2, 0, 0, 0], [4, 0, 7, 1, 9, 0], [0, 0, 6, 8, 2, 5]], np.int32)
 WORST = [0.0]
-
-
-class Tally:
-    def __init__(self):
-        self.passed, self.failed = 0, 0
-
-    def check(self, what, problem):
-        if problem is None:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what}: {problem}", flush=True)
-
-
-def run(args):
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {proc.stderr.strip()}")
-    print(proc.stdout.strip(), flush=True)
 
 
 def close(got, want):

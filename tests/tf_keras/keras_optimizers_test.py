@@ -37,6 +37,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 import tf_keras  # noqa: E402
+from kerastest import Tally  # noqa: E402
 
 TOL = 1e-6
 LINES = [("keras3", keras), ("keras2", tf_keras)]
@@ -67,18 +68,6 @@ OPTIMIZERS = {
     "adam_f64": ("Adam", {}, [("_momentums", "m"), ("_velocities", "v")]),
     "rmsprop_f64": ("RMSprop", dict(learning_rate=0.01), [("_velocities", "velocity")]),
 }
-
-
-class Tally:
-    def __init__(self):
-        self.passed, self.failed = 0, 0
-
-    def check(self, what, problem):
-        if problem is None:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what}: {problem}", flush=True)
 
 
 def compare(tally, what, got, want):

@@ -32,7 +32,6 @@ but MultiHeadAttention's key bias to 5e-3 (see KEY_BIAS_TOL).
 
 import os
 import shutil
-import subprocess
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -42,6 +41,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 import tf_keras  # noqa: E402
+from kerastest import Tally, run  # noqa: E402
 
 PRED_TOL = 1e-5
 WEIGHT_TOL = 1e-6
@@ -58,25 +58,6 @@ KINDS = ["simple", "simple-seq", "lstm", "lstm-seq", "lstm-seq-back", "gru", "gr
 SHAPE = (3, 4, 5)  # batch, time, features
 # The largest scaled difference seen, by tolerance.
 WORST = {PRED_TOL: 0.0, WEIGHT_TOL: 0.0, KEY_BIAS_TOL: 0.0}
-
-
-class Tally:
-    def __init__(self):
-        self.passed, self.failed = 0, 0
-
-    def check(self, what, problem):
-        if problem is None:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what}: {problem}", flush=True)
-
-
-def run(args):
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {proc.stderr.strip()}")
-    print(proc.stdout.strip(), flush=True)
 
 
 def close(got, want, tol):

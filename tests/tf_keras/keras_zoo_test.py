@@ -27,7 +27,6 @@ same keys and shapes.
 
 import os
 import shutil
-import subprocess
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -36,6 +35,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
+from kerastest import Tally, run  # noqa: E402
 
 TOL = 1e-5
 # A bias whose gradient is 0 in exact arithmetic (a Conv2D bias under
@@ -55,25 +55,6 @@ KINDS = ["cnn", "lstm", "two-input", "transformer"]
 IDS = np.array([[3, 5, 2, 0, 0, 0], [4, 7, 1, 9, 6, 0], [8, 0, 0, 0, 0, 0]], np.int32)
 WORST = [0.0]
 L = keras.layers
-
-
-class Tally:
-    def __init__(self):
-        self.passed, self.failed = 0, 0
-
-    def check(self, what, problem):
-        if problem is None:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what}: {problem}", flush=True)
-
-
-def run(args):
-    proc = subprocess.run(args, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(args)}: {proc.stderr.strip()}")
-    print(proc.stdout.strip(), flush=True)
 
 
 def close(got, want, tol=TOL):
