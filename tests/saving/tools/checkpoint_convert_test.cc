@@ -10,6 +10,7 @@
 #include "autodiff/dense.h"
 #include "autodiff/module.h"
 #include "runtime/errors.h"
+#include "runtime/names.h"
 #include "saving/bundle/bundle_reader.h"
 #include "saving/checkpoint/checkpoint.h"
 #include "saving/saver/saver.h"
@@ -37,6 +38,11 @@ std::string WriteFile(const std::string& path, const std::string& text) {
 // model restores into the same model built again (its variables now named
 // dense_1/..., Adam_1/...) once converted against a template of the new one.
 TEST(CheckpointConvertTest, NameBasedToObjectBasedByTemplateRestoresModelAndAdamSlots) {
+  // The names a fresh process gives (dense, Adam, then dense_1, Adam_1), as
+  // the two programs this stands for would: run after other tests, every
+  // name would carry a suffix and the template's rules would have nothing
+  // plain to match.
+  ResetDefaultNames();
   const std::string dir = TempDir();
   MyModel trained;
   Adam trained_adam;
