@@ -23,10 +23,6 @@ using Grads = std::vector<std::optional<Tensor>>;
 constexpr double kSeluScale = 1.0507009873554804934193349852946;
 constexpr double kSeluScaleAlpha = 1.7580993408473768599402175208123;
 
-Tensor Scalar(double value, const Tensor& like) {
-  return internal::ScalarLike(value, like.dtype());
-}
-
 OutputSpec InferFeatures(std::span<const Tensor> in, const Attrs&) {
   return internal::SameShapeSpec(in, DTypeSet::kFloat, "features");
 }
@@ -75,8 +71,8 @@ Grads SeluGradient(const OpCall& call, const Tensor& grad) { return {SeluGrad(gr
 // TF's _SeluGradGrad: (SeluGrad(grad, y), where(y < 0, grad * gradients, 0)).
 Grads SeluGradGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& y = call.inputs[1];
-  return {SeluGrad(grad, y),
-          SelectV2(Less(y, Scalar(0, y)), Mul(grad, call.inputs[0]), Scalar(0, y))};
+  return {SeluGrad(grad, y), SelectV2(Less(y, internal::ScalarLike(0, y)),
+                                      Mul(grad, call.inputs[0]), internal::ScalarLike(0, y))};
 }
 
 // ---- Softplus ----
@@ -123,7 +119,7 @@ Grads SoftplusGradient(const OpCall& call, const Tensor& grad) {
 Grads SoftplusGradGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& dy = call.inputs[0];
   const Tensor& x = call.inputs[1];
-  const Tensor denominator = Add(Add(Exp(Neg(x)), Scalar(2, x)), Exp(x));
+  const Tensor denominator = Add(Add(Exp(Neg(x)), internal::ScalarLike(2, x)), Exp(x));
   return {SoftplusGrad(grad, x), Div(Mul(grad, dy), denominator)};
 }
 
@@ -151,9 +147,10 @@ Grads SoftsignGradient(const OpCall& call, const Tensor& grad) {
 Grads SoftsignGradGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& g = call.inputs[0];
   const Tensor& x = call.inputs[1];
-  const Tensor one_plus = Add(Abs(x), Scalar(1, x));
+  const Tensor one_plus = Add(Abs(x), internal::ScalarLike(1, x));
   const Tensor cube = Mul(Square(one_plus), one_plus);
-  return {SoftsignGrad(grad, x), Div(Mul(Mul(grad, g), Mul(Scalar(-2, x), Sign(x))), cube)};
+  return {SoftsignGrad(grad, x),
+          Div(Mul(Mul(grad, g), Mul(internal::ScalarLike(-2, x), Sign(x))), cube)};
 }
 
 // ---- Erf ----
@@ -165,7 +162,7 @@ Tensor ErfKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spe
 // TF's _ErfGrad: grad * 2 / sqrt(pi) * exp(-x^2).
 Grads ErfGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
-  return {Mul(grad, Mul(Scalar(2.0 / std::sqrt(M_PI), x), Exp(Neg(Square(x)))))};
+  return {Mul(grad, Mul(internal::ScalarLike(2.0 / std::sqrt(M_PI), x), Exp(Neg(Square(x)))))};
 }
 
 }  // namespace

@@ -500,14 +500,11 @@ Tensor SquaredDifferenceKernel(std::span<const Tensor> in, const Attrs&, const O
   const Tensor difference = RunKernel(kSubOp, in);
   return RunKernel(kSquareOp, {&difference, 1});
 }
-Tensor Scalar(double value, const Tensor& like) {
-  return internal::ScalarLike(value, like.dtype());
-}
 // TF's _SquaredDifferenceGrad: 2 grad (x - y), summed back to each input.
 Grads SquaredDifferenceGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& x = call.inputs[0];
   const Tensor& y = call.inputs[1];
-  const Tensor x_grad = Mul(Mul(Scalar(2.0, grad), grad), Sub(x, y));
+  const Tensor x_grad = Mul(Mul(internal::ScalarLike(2.0, grad), grad), Sub(x, y));
   std::optional<Tensor> dx, dy;
   if (call.NeedsGradient(0)) dx = internal::SumToInput(x_grad, x, y, 0);
   if (call.NeedsGradient(1)) dy = internal::SumToInput(Neg(x_grad), x, y, 1);

@@ -134,30 +134,26 @@ Tensor ReluGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec
       });
 }
 
-Tensor Scalar(double value, const Tensor& like) {
-  return internal::ScalarLike(value, like.dtype());
-}
-
 Grads NegGradient(const OpCall&, const Tensor& grad) { return {Neg(grad)}; }
 Grads ExpGradient(const OpCall& call, const Tensor& grad) { return {Mul(grad, call.output)}; }
 Grads LogGradient(const OpCall& call, const Tensor& grad) { return {Div(grad, call.inputs[0])}; }
 // d sqrt(x) = dx / (2 sqrt(x)).
 Grads SqrtGradient(const OpCall& call, const Tensor& grad) {
-  return {Div(grad, Mul(Scalar(2.0, grad), call.output))};
+  return {Div(grad, Mul(internal::ScalarLike(2.0, grad), call.output))};
 }
 Grads SquareGradient(const OpCall& call, const Tensor& grad) {
-  return {Mul(grad, Mul(Scalar(2.0, grad), call.inputs[0]))};
+  return {Mul(grad, Mul(internal::ScalarLike(2.0, grad), call.inputs[0]))};
 }
 // Uses the output as TF does: relu(x) > 0 exactly where x > 0, so 0 at 0.
 Grads ReluGradient(const OpCall& call, const Tensor& grad) { return {ReluGrad(grad, call.output)}; }
 // d sigmoid = y (1 - y); d tanh = 1 - y^2 (TF's SigmoidGrad / TanhGrad).
 Grads SigmoidGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& y = call.output;
-  return {Mul(grad, Mul(y, Sub(Scalar(1.0, y), y)))};
+  return {Mul(grad, Mul(y, Sub(internal::ScalarLike(1.0, y), y)))};
 }
 Grads TanhGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& y = call.output;
-  return {Mul(grad, Sub(Scalar(1.0, y), Square(y)))};
+  return {Mul(grad, Sub(internal::ScalarLike(1.0, y), Square(y)))};
 }
 // tf.stop_gradient: the gradient is cut, not zero-filled (nullopt).
 Grads StopGradientGradient(const OpCall&, const Tensor&) { return {std::nullopt}; }
@@ -263,7 +259,8 @@ Grads RsqrtGradGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& y = call.inputs[0];
   const Tensor& dy = call.inputs[1];
   std::optional<Tensor> d_y, d_dy;
-  if (call.NeedsGradient(0)) d_y = Mul(Mul(Mul(Scalar(-1.5, grad), grad), dy), Square(y));
+  if (call.NeedsGradient(0))
+    d_y = Mul(Mul(Mul(internal::ScalarLike(-1.5, grad), grad), dy), Square(y));
   if (call.NeedsGradient(1)) d_dy = RsqrtGrad(y, grad);
   return {d_y, d_dy};
 }
@@ -452,12 +449,12 @@ Tensor TanhGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec
 Grads SigmoidGradGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& y = call.inputs[0];
   const Tensor gb = Mul(grad, call.inputs[1]);
-  return {Sub(gb, Mul(Mul(Scalar(2.0, y), gb), y)), SigmoidGrad(y, grad)};
+  return {Sub(gb, Mul(Mul(internal::ScalarLike(2.0, y), gb), y)), SigmoidGrad(y, grad)};
 }
 // TF's _TanhGradGrad: (grad * -2 * dy * y, TanhGrad(y, grad)).
 Grads TanhGradGradient(const OpCall& call, const Tensor& grad) {
   const Tensor& y = call.inputs[0];
-  return {Mul(Mul(Mul(grad, Scalar(-2.0, y)), call.inputs[1]), y), TanhGrad(y, grad)};
+  return {Mul(Mul(Mul(grad, internal::ScalarLike(-2.0, y)), call.inputs[1]), y), TanhGrad(y, grad)};
 }
 OutputSpec InferLogicalNot(std::span<const Tensor> in, const Attrs&) {
   return internal::SameShapeSpec(in, DTypeSet::kBool, "x");

@@ -11,4 +11,9 @@ namespace eager::internal {
 // int64). Throws InvalidArgumentError for bool and string.
 Tensor ScalarLike(double value, DType dtype);
 
+// `value` as a scalar of `like`'s dtype (a gradient's constant: 2 * x).
+inline Tensor ScalarLike(double value, const Tensor& like) {
+  return ScalarLike(value, like.dtype());
+}
+
 }  // namespace eager::internal
