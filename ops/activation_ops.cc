@@ -23,19 +23,6 @@ using Grads = std::vector<std::optional<Tensor>>;
 constexpr double kSeluScale = 1.0507009873554804934193349852946;
 constexpr double kSeluScaleAlpha = 1.7580993408473768599402175208123;
 
-OutputSpec InferFeatures(std::span<const Tensor> in, const Attrs&) {
-  return internal::SameShapeSpec(in, DTypeSet::kFloat, "features");
-}
-OutputSpec InferGradientsFeatures(std::span<const Tensor> in, const Attrs&) {
-  return internal::SameShapeSpec(in, DTypeSet::kFloat, "gradients", "features");
-}
-OutputSpec InferGradientsOutputs(std::span<const Tensor> in, const Attrs&) {
-  return internal::SameShapeSpec(in, DTypeSet::kFloat, "gradients", "outputs");
-}
-OutputSpec InferX(std::span<const Tensor> in, const Attrs&) {
-  return internal::SameShapeSpec(in, DTypeSet::kFloat, "x");
-}
-
 // ---- Selu ----
 
 // TF: (x < 0).select(scale_alpha * (exp(x) - 1), scale * x). exp(min(x, 0))
@@ -169,36 +156,39 @@ Grads ErfGradient(const OpCall& call, const Tensor& grad) {
 
 const OpDef kSeluOp = {.type = "Selu",
                        .num_inputs = 1,
-                       .infer = InferFeatures,
+                       .infer = internal::InferFloatFeatures,
                        .compute = SeluKernel,
                        .gradient = SeluGradient};
 const OpDef kSeluGradOp = {.type = "SeluGrad",
                            .num_inputs = 2,
-                           .infer = InferGradientsOutputs,
+                           .infer = internal::InferFloatGradientsOutputs,
                            .compute = SeluGradKernel,
                            .gradient = SeluGradGradient};
 const OpDef kSoftplusOp = {.type = "Softplus",
                            .num_inputs = 1,
-                           .infer = InferFeatures,
+                           .infer = internal::InferFloatFeatures,
                            .compute = SoftplusKernel,
                            .gradient = SoftplusGradient};
 const OpDef kSoftplusGradOp = {.type = "SoftplusGrad",
                                .num_inputs = 2,
-                               .infer = InferGradientsFeatures,
+                               .infer = internal::InferFloatGradientsFeatures,
                                .compute = SoftplusGradKernel,
                                .gradient = SoftplusGradGradient};
 const OpDef kSoftsignOp = {.type = "Softsign",
                            .num_inputs = 1,
-                           .infer = InferFeatures,
+                           .infer = internal::InferFloatFeatures,
                            .compute = SoftsignKernel,
                            .gradient = SoftsignGradient};
 const OpDef kSoftsignGradOp = {.type = "SoftsignGrad",
                                .num_inputs = 2,
-                               .infer = InferGradientsFeatures,
+                               .infer = internal::InferFloatGradientsFeatures,
                                .compute = SoftsignGradKernel,
                                .gradient = SoftsignGradGradient};
-const OpDef kErfOp = {
-    .type = "Erf", .num_inputs = 1, .infer = InferX, .compute = ErfKernel, .gradient = ErfGradient};
+const OpDef kErfOp = {.type = "Erf",
+                      .num_inputs = 1,
+                      .infer = internal::InferFloatX,
+                      .compute = ErfKernel,
+                      .gradient = ErfGradient};
 
 Tensor Selu(const Tensor& features) { return Execute(kSeluOp, {features}); }
 Tensor SeluGrad(const Tensor& gradients, const Tensor& outputs) {

@@ -165,10 +165,6 @@ Grads ReluGradGradient(const OpCall& call, const Tensor& grad) {
 
 // ---- Elu, EluGrad ----------------------------------------------------------------------
 
-OutputSpec InferElu(std::span<const Tensor> in, const Attrs&) {
-  return internal::SameShapeSpec(in, DTypeSet::kFloat, "features");
-}
-
 // TF's functor: (x < 0).select(exp(x) - 1, x). Eigen's Array select runs
 // coefficient by coefficient, so that expression called the scalar expf per
 // element (9x Exp's time: benchmarks/ops_benchmark BM_Elu); instead
@@ -184,10 +180,6 @@ Tensor EluKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spe
         const T* xs = x.data();
         for (Eigen::Index i = 0; i < x.size(); ++i) o[i] = xs[i] < T(0) ? o[i] : xs[i];
       });
-}
-
-OutputSpec InferEluGrad(std::span<const Tensor> in, const Attrs&) {
-  return internal::SameShapeSpec(in, DTypeSet::kFloat, "gradients", "outputs");
 }
 
 // TF's functor: (y < 0).select(g * (y + 1), g).
@@ -333,12 +325,12 @@ Tensor ReluGrad(const Tensor& gradients, const Tensor& features) {
 
 const OpDef kEluOp = {.type = "Elu",
                       .num_inputs = 1,
-                      .infer = InferElu,
+                      .infer = internal::InferFloatFeatures,
                       .compute = EluKernel,
                       .gradient = EluGradient};
 const OpDef kEluGradOp = {.type = "EluGrad",
                           .num_inputs = 2,
-                          .infer = InferEluGrad,
+                          .infer = internal::InferFloatGradientsOutputs,
                           .compute = EluGradKernel,
                           .gradient = EluGradGradient};
 
@@ -376,13 +368,6 @@ namespace {
 OutputSpec InferNumericUnary(std::span<const Tensor> in, const Attrs&) {
   return internal::SameShapeSpec(in, DTypeSet::kNumeric, "x");
 }
-OutputSpec InferFloatFeatures(std::span<const Tensor> in, const Attrs&) {
-  return internal::SameShapeSpec(in, DTypeSet::kFloat, "features");
-}
-OutputSpec InferFloatGradients(std::span<const Tensor> in, const Attrs&) {
-  return internal::SameShapeSpec(in, DTypeSet::kFloat, "gradients", "features");
-}
-
 Tensor AbsKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
   return internal::ElementwiseKernel<1, DTypeSet::kNumeric>(in, spec,
                                                             [](const auto& x) { return x.abs(); });
@@ -499,22 +484,22 @@ const OpDef kSignOp = {.type = "Sign",
                        .gradient = SignGradient};
 const OpDef kRelu6Op = {.type = "Relu6",
                         .num_inputs = 1,
-                        .infer = InferFloatFeatures,
+                        .infer = internal::InferFloatFeatures,
                         .compute = Relu6Kernel,
                         .gradient = Relu6Gradient};
 const OpDef kRelu6GradOp = {.type = "Relu6Grad",
                             .num_inputs = 2,
-                            .infer = InferFloatGradients,
+                            .infer = internal::InferFloatGradientsFeatures,
                             .compute = Relu6GradKernel,
                             .gradient = Relu6GradGradient};
 const OpDef kLeakyReluOp = {.type = "LeakyRelu",
                             .num_inputs = 1,
-                            .infer = InferFloatFeatures,
+                            .infer = internal::InferFloatFeatures,
                             .compute = LeakyReluKernel,
                             .gradient = LeakyReluGradient};
 const OpDef kLeakyReluGradOp = {.type = "LeakyReluGrad",
                                 .num_inputs = 2,
-                                .infer = InferFloatGradients,
+                                .infer = internal::InferFloatGradientsFeatures,
                                 .compute = LeakyReluGradKernel,
                                 .gradient = LeakyReluGradGradient};
 const OpDef kSigmoidGradOp = {.type = "SigmoidGrad",

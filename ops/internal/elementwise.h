@@ -60,6 +60,23 @@ inline OutputSpec SameShapeSpec(std::span<const Tensor> in, DTypeSet set, std::s
   return {in[0].shape(), in[0].dtype()};
 }
 
+// The shape rules of TF's float activations and their gradients, by TF's
+// input names (which the errors name): Elu, Selu, Softplus, ... take
+// "features"; ReluGrad-like gradients ("gradients", "features"); EluGrad,
+// SeluGrad ("gradients", "outputs"); Erf "x".
+inline OutputSpec InferFloatFeatures(std::span<const Tensor> in, const Attrs&) {
+  return SameShapeSpec(in, DTypeSet::kFloat, "features");
+}
+inline OutputSpec InferFloatGradientsFeatures(std::span<const Tensor> in, const Attrs&) {
+  return SameShapeSpec(in, DTypeSet::kFloat, "gradients", "features");
+}
+inline OutputSpec InferFloatGradientsOutputs(std::span<const Tensor> in, const Attrs&) {
+  return SameShapeSpec(in, DTypeSet::kFloat, "gradients", "outputs");
+}
+inline OutputSpec InferFloatX(std::span<const Tensor> in, const Attrs&) {
+  return SameShapeSpec(in, DTypeSet::kFloat, "x");
+}
+
 // A new tensor of `spec` whose element i is f(in[0][i], ..., in[N-1][i]),
 // f taking N Eigen array maps (one block of each input) and returning an
 // array expression of their length. f is instantiated for each dtype in kSet.
