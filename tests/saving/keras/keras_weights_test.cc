@@ -433,6 +433,24 @@ TEST(KerasWeightsCrafted, EndlessLoopInLibhdf5IsStoppedByTheCpuBudget) {
   }
 }
 
+// A 27 KB file the fuzzer made (kind 'H'): a string attribute whose global
+// heap entry makes libhdf5 memcpy far past its buffer (ASan in the child:
+// memcpy-param-overlap in H5HG_read, under H5Aread's variable-length
+// conversion). libhdf5's own bug, inside the reading child: the caller gets
+// DataLossError naming the file, whether the child died of SIGSEGV (release)
+// or of a sanitizer's report (exit status).
+TEST(KerasWeightsCrafted, LibHdf5MemoryErrorInTheChildIsADataLossError) {
+  const std::string path =
+      std::string(EAGER_SOURCE_DIR) + "/tests/saving/keras/data/heap_overread.weights.h5";
+  try {
+    ReadH5File(path);
+    FAIL() << "read a file on which libhdf5 overruns its buffer";
+  } catch (const DataLossError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("reading child process"), std::string::npos) << e.what();
+  }
+}
+
 // A budget set by the caller is the one applied and named.
 TEST(KerasWeightsCrafted, CpuBudgetIsTheCallersWhenSet) {
   keras_internal::H5ReadLimits limits;
