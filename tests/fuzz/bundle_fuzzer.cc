@@ -11,7 +11,14 @@
 //                                      listed as `eager-ckpt meta` does
 //   'R' + bytes                     -> the bytes as a .meta file: imported
 //                                      into a graph and every node run by a
-//                                      Session (1 MiB per tensor at most)
+//                                      Session (1 MiB per tensor at most,
+//                                      64 loop iterations)
+//   'F' + bytes                     -> the bytes as a TF 2 saved_model.pb:
+//                                      loaded as LoadSavedModel does (no
+//                                      variables/ beside it), then imported
+//                                      with its function library and every
+//                                      node run as for 'R' (calls, If,
+//                                      While, Case and the bodies they run)
 //   'H' + bytes                     -> the bytes as a Keras .weights.h5:
 //                                      loaded into a small Sequential of
 //                                      Dense layers with its Adam
@@ -61,8 +68,10 @@
 #include "saving/checkpoint/object_graph.h"
 #include "saving/keras/keras_model.h"
 #include "saving/keras/keras_weights.h"
+#include "saving/saver/internal/function_library_reader.h"
 #include "saving/saver/meta_graph_def.h"
 #include "saving/saver/meta_graph_import_export.h"
+#include "saving/saver/saved_model.h"
 #include "saving/tools/checkpoint_tools.h"
 #include "saving/tools/inspect_checkpoint.h"
 #include "saving/tools/meta_graph_listing.h"
@@ -195,18 +204,11 @@ void FuzzMetaGraph(char mode, const char* data, size_t size) {
   }
 }
 
-// Imports a meta graph and runs each of its nodes (up to 256) on its own:
-// every kernel on whatever attributes and inputs the file gives it.
-void FuzzGraphRun(const char* data, size_t size) {
-  const std::string path = eager::internal::DirName(Prefix()) + "/run.meta";
-  WriteWhole(path, data, size);
-  eager::Graph graph;
-  try {
-    eager::ImportIntoGraph(eager::ReadMetaGraph(path), graph);
-  } catch (const eager::Error&) {
-    return;
-  }
-  eager::Session session(graph, {.memory_limit_bytes = 1 << 20});
+// Runs each node of `graph` (up to 256) on its own: every kernel on
+// whatever attributes and inputs the file gives it. A While loop stops after
+// 64 iterations (an endless one is a file's right, not a hang of ours).
+void RunEveryNode(eager::Graph& graph) {
+  eager::Session session(graph, {.memory_limit_bytes = 1 << 20, .max_loop_iterations = 64});
   for (int n = 0; n < graph.num_nodes() && n < 256; ++n) {
     try {
       session.Run(graph.OperationByName(graph.node(n).name));
@@ -216,6 +218,42 @@ void FuzzGraphRun(const char* data, size_t size) {
     } catch (const eager::Error&) {
     }
   }
+}
+
+void FuzzGraphRun(const char* data, size_t size) {
+  const std::string path = eager::internal::DirName(Prefix()) + "/run.meta";
+  WriteWhole(path, data, size);
+  eager::Graph graph;
+  try {
+    eager::ImportIntoGraph(eager::ReadMetaGraph(path), graph);
+  } catch (const eager::Error&) {
+    return;
+  }
+  RunEveryNode(graph);
+}
+
+// A TF 2 SavedModel: LoadSavedModel (object graph, function library, the
+// restore it plans; there is no variables/ to read), then the graph with its
+// library run node by node.
+void FuzzSavedModelFunctions(const char* data, size_t size) {
+  const std::string dir = eager::internal::DirName(Prefix()) + "/sm";
+  ::mkdir(dir.c_str(), 0755);
+  const std::string path = dir + "/saved_model.pb";
+  WriteWhole(path, data, size);
+  try {
+    (void)eager::LoadSavedModel(dir, {"serve"});
+  } catch (const eager::Error&) {
+  }
+  eager::Graph graph;
+  try {
+    const eager::MetaGraphFile file(path, eager::MetaGraphFile::Kind::kSavedModel);
+    if (file.num_graphs() == 0) return;
+    eager::ImportIntoGraph(file, 0, graph);
+    graph.SetFunctionLibrary(eager::internal::ReadSavedModelFunctions(path, 0));
+  } catch (const eager::Error&) {
+    return;
+  }
+  RunEveryNode(graph);
 }
 
 // A small compiled model: Dense(4) on [1, 3] then Dense(2), with its Adam.
@@ -347,6 +385,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;
     case 'R':
       FuzzGraphRun(bytes + 1, size - 1);
+      return 0;
+    case 'F':
+      FuzzSavedModelFunctions(bytes + 1, size - 1);
       return 0;
     case 'H':
       FuzzKerasWeights(bytes + 1, size - 1);

@@ -3,7 +3,8 @@
 PREFIX.index found under the given folders with the head of its first data
 file, every `checkpoint` state file, every .meta, saved_model.pb and bare
 GraphDef .pb file up to 1 MiB (each .meta also as
-'R', imported and run), every Keras .weights.h5/.h5 ('H') and .keras ('K',
+'R', imported and run; each saved_model.pb also as 'F', loaded with its
+function library and run), every Keras .weights.h5/.h5 ('H') and .keras ('K',
 and its config.json as 'J') up to 1 MiB, and a few object graphs encoded
 here."""
 import os
@@ -96,6 +97,8 @@ for root_dir in sys.argv[2:]:
                     seeds = [mode + open(path, "rb").read()]
                     if mode == b"M":  # also imported and run ('R')
                         seeds.append(b"R" + seeds[0][1:])
+                    if mode == b"P":  # also loaded with its functions and run ('F')
+                        seeds.append(b"F" + seeds[0][1:])
                 except OSError:
                     continue
             elif name.endswith(".h5") or name.endswith(".keras"):
