@@ -68,6 +68,9 @@ class RandomAccessFile {
 
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // The open descriptor (owned here), for a child process that reads the
+  // same file through /proc/self/fd/N.
+  int fd() const { return fd_; }
   // Reads up to n bytes at `offset`; returns how many were read (fewer only
   // at the end of the file).
   size_t ReadAt(uint64_t offset, size_t n, void* dst) const;

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string_view>
@@ -22,10 +23,13 @@
 #include "runtime/errors.h"
 #include "runtime/sanitizers.h"
 #include "runtime/tensor_access.h"
+#include "saving/bundle/posix_file.h"
 #include "saving/keras/internal/reader_sandbox.h"
 
 namespace eager::keras_internal {
 namespace {
+
+using internal::RandomAccessFile;
 
 constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
 constexpr int kMaxRank = 8;
@@ -538,27 +542,20 @@ void ReapChild(pid_t child, const std::string& path, int cpu_seconds) {
   }
 }
 
-// Reads `n` bytes at `offset` of the open file `fd` (a dataset the child
-// located); a file that shrank meanwhile is DataLossError naming it.
-void ReadAt(int fd, std::byte* out, uint64_t n, uint64_t offset, const std::string& path,
+// Reads `n` bytes at `offset` of `file` (a dataset the child located); a
+// file that shrank meanwhile is DataLossError naming it.
+void ReadAt(const RandomAccessFile& file, std::byte* out, uint64_t n, uint64_t offset,
             const std::string& name) {
-  while (n > 0) {
-    const ssize_t r = ::pread(fd, out, std::min<uint64_t>(n, 1 << 30), static_cast<off_t>(offset));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) {
-      throw DataLossError(StrCat("Keras weights file '", path, "': dataset '", name,
-                                 "' cannot be read at offset ", offset, ": ",
-                                 r < 0 ? std::strerror(errno) : "the file is shorter"));
-    }
-    out += r;
-    n -= static_cast<uint64_t>(r);
-    offset += static_cast<uint64_t>(r);
+  if (file.ReadAt(offset, n, out) != n) {
+    throw DataLossError(StrCat("Keras weights file '", file.path(), "': dataset '", name,
+                               "' cannot be read at offset ", offset, ": the file is shorter"));
   }
 }
 
 // `file`: the file open for reading in the parent, for the datasets the
 // child located ('O' records) instead of sending.
-H5Contents ParseStream(PipeIn& in, const std::string& path, int file, uint64_t file_size) {
+H5Contents ParseStream(PipeIn& in, const std::string& path, const RandomAccessFile& file,
+                       uint64_t file_size) {
   auto truncated = [&]() -> DataLossError {
     return DataLossError(
         StrCat("Keras weights file '", path,
@@ -656,7 +653,7 @@ H5Contents ParseStream(PipeIn& in, const std::string& path, int file, uint64_t f
           throw bad(StrCat("dataset '", name, "' at offset ", offset, " with ", nbytes,
                            " bytes lies outside the file"));
         }
-        ReadAt(file, bytes, nbytes, offset, path, name);
+        ReadAt(file, bytes, nbytes, offset, name);
       }
       contents.datasets[name] = std::move(ds);
     } else {
@@ -680,41 +677,23 @@ hid_t CheckId(hid_t id, const std::string& path, std::string_view what) {
 }  // namespace
 
 H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) {
-      throw NotFoundError(StrCat("Keras weights file '", path, "' does not exist"));
-    }
-    throw FailedPreconditionError(
-        StrCat("Keras weights file '", path, "': ", std::strerror(errno)));
+  // Opened once (never blocking on a FIFO, refusing what is not a regular
+  // file): the parent reads the datasets the child locates from it.
+  std::unique_ptr<RandomAccessFile> file;
+  try {
+    file = RandomAccessFile::Open(path);
+  } catch (const NotFoundError&) {
+    throw NotFoundError(StrCat("Keras weights file '", path, "' does not exist"));
   }
-  if (!S_ISREG(st.st_mode)) {
-    throw InvalidArgumentError(StrCat("Keras weights file '", path, "' is not a regular file"));
-  }
-  // Opened once, after the check above (a FIFO would block open): the
-  // parent reads the datasets the child locates from this descriptor.
-  struct Fd {
-    int fd;
-    ~Fd() {
-      if (fd >= 0) ::close(fd);
-    }
-  } file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-  if (file.fd < 0 || ::fstat(file.fd, &st) != 0) {
-    throw FailedPreconditionError(
-        StrCat("Keras weights file '", path, "': ", std::strerror(errno)));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    throw InvalidArgumentError(StrCat("Keras weights file '", path, "' is not a regular file"));
-  }
-  const auto file_size = static_cast<uint64_t>(st.st_size);
+  const uint64_t file_size = file->size();
   if (file_size > limits.max_file_bytes) {
     throw ResourceExhaustedError(StrCat("Keras weights file '", path, "' has ", file_size,
                                         " bytes, over the limit of ", limits.max_file_bytes));
   }
   {
     char head[8] = {};
-    const ssize_t n = ::pread(file.fd, head, sizeof head, 0);
-    if (n != static_cast<ssize_t>(sizeof head) || std::memcmp(head, kSignature, sizeof head) != 0) {
+    if (file->ReadAt(0, sizeof head, head) != sizeof head ||
+        std::memcmp(head, kSignature, sizeof head) != 0) {
       throw DataLossError(StrCat("Keras weights file '", path, "' is not an HDF5 file (", file_size,
                                  " bytes, no HDF5 signature at offset 0)"));
     }
@@ -741,7 +720,7 @@ H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
     // The child opens the parent's descriptor, not the path again: the
     // offsets it reports are then offsets of the file the parent reads,
     // even if the path was replaced meanwhile.
-    const std::string same_file = StrCat("/proc/self/fd/", file.fd);
+    const std::string same_file = StrCat("/proc/self/fd/", file->fd());
     RunChild(::access(same_file.c_str(), R_OK) == 0 ? same_file : path, file_size, budget,
              cpu_seconds, fds[1]);
   }
@@ -749,7 +728,7 @@ H5Contents ReadH5File(const std::string& path, const H5ReadLimits& limits) {
   PipeIn in(fds[0], child, path, limits.timeout_seconds);
   H5Contents contents;
   try {
-    contents = ParseStream(in, path, file.fd, file_size);
+    contents = ParseStream(in, path, *file, file_size);
   } catch (...) {
     ::close(fds[0]);
     // A child whose stream ended early has exited or died: its status (a
