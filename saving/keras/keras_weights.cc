@@ -391,7 +391,11 @@ void CommitFile(const std::string& tmp, const std::string& path) {
 
 }  // namespace keras_internal
 
-void SaveKerasWeights(const std::string& path, Sequential& model, const Optimizer* optimizer) {
+namespace {
+
+// Sequential and functional models alike (the public overloads say which
+// layers a file is of: a model's, as Keras's save_weights).
+void SaveWeights(const std::string& path, Layer& model, const Optimizer* optimizer) {
   const std::string tmp = keras_internal::TempPathBeside(path);
   try {
     keras_internal::WriteWeightsFile(tmp, model, optimizer);
@@ -400,25 +404,28 @@ void SaveKerasWeights(const std::string& path, Sequential& model, const Optimize
     throw;
   }
   keras_internal::CommitFile(tmp, path);
+}
+
+void LoadWeights(const std::string& path, Layer& model, Optimizer* optimizer) {
+  keras_internal::ApplyWeights(keras_internal::ReadH5File(path), path, model, optimizer);
+}
+
+}  // namespace
+
+void SaveKerasWeights(const std::string& path, Sequential& model, const Optimizer* optimizer) {
+  SaveWeights(path, model, optimizer);
 }
 
 void LoadKerasWeights(const std::string& path, Sequential& model, Optimizer* optimizer) {
-  keras_internal::ApplyWeights(keras_internal::ReadH5File(path), path, model, optimizer);
+  LoadWeights(path, model, optimizer);
 }
 
 void SaveKerasWeights(const std::string& path, Model& model, const Optimizer* optimizer) {
-  const std::string tmp = keras_internal::TempPathBeside(path);
-  try {
-    keras_internal::WriteWeightsFile(tmp, model, optimizer);
-  } catch (...) {
-    internal::RemoveFileNoThrow(tmp);
-    throw;
-  }
-  keras_internal::CommitFile(tmp, path);
+  SaveWeights(path, model, optimizer);
 }
 
 void LoadKerasWeights(const std::string& path, Model& model, Optimizer* optimizer) {
-  keras_internal::ApplyWeights(keras_internal::ReadH5File(path), path, model, optimizer);
+  LoadWeights(path, model, optimizer);
 }
 
 }  // namespace eager
