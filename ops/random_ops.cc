@@ -96,6 +96,26 @@ void Fill(internal::Philox4x32 philox, T* out, int64_t n) {
                         });
 }
 
+// A new tensor of `shape` and float `dtype`, filled from `philox`.
+Tensor UniformTensor(const internal::Philox4x32& philox, const Shape& shape, DType dtype) {
+  const int64_t n = shape.num_elements();
+  Tensor out = internal::NewTensor(shape, dtype);
+  switch (dtype) {
+    case DType::kFloat32:
+      Fill(philox, internal::MutableData<float>(out), n);
+      break;
+    case DType::kFloat64:
+      Fill(philox, internal::MutableData<double>(out), n);
+      break;
+    case DType::kHalf:
+      Fill(philox, internal::MutableData<Half>(out), n);
+      break;
+    default:
+      Fill(philox, internal::MutableData<BFloat16>(out), n);
+  }
+  return out;
+}
+
 NodeOutputs RunRandomUniform(const NodeContext& c) {
   EAGER_CHECK(c.inputs.size() == 1, "node '", c.node.name, "' (", c.node.op,
               ") needs 1 input (shape), has ", c.inputs.size());
@@ -117,23 +137,8 @@ NodeOutputs RunRandomUniform(const NodeContext& c) {
   }
   internal::Philox4x32& generator = static_cast<GeneratorState&>(*slot).philox;
   const internal::Philox4x32 start = generator;
-  const int64_t n = shape.num_elements();
-  generator.Skip(static_cast<uint64_t>(n) * kBlocksPerElement);
-  Tensor out = internal::NewTensor(shape, dtype);
-  switch (dtype) {
-    case DType::kFloat32:
-      Fill(start, internal::MutableData<float>(out), n);
-      break;
-    case DType::kFloat64:
-      Fill(start, internal::MutableData<double>(out), n);
-      break;
-    case DType::kHalf:
-      Fill(start, internal::MutableData<Half>(out), n);
-      break;
-    default:
-      Fill(start, internal::MutableData<BFloat16>(out), n);
-  }
-  return {{out}};
+  generator.Skip(static_cast<uint64_t>(shape.num_elements()) * kBlocksPerElement);
+  return {{UniformTensor(start, shape, dtype)}};
 }
 
 }  // namespace
@@ -154,22 +159,7 @@ Tensor StatelessRandomUniform(const Shape& shape, int64_t seed0, int64_t seed1, 
                                 {0x3ec8f720u, 0x02461e29u});
   const internal::Philox4x32::Block mix = scramble.Next();
   const internal::Philox4x32 start({0, 0, mix[2], mix[3]}, {mix[0], mix[1]});
-  const int64_t n = shape.num_elements();
-  Tensor out = internal::NewTensor(shape, dtype);
-  switch (dtype) {
-    case DType::kFloat32:
-      Fill(start, internal::MutableData<float>(out), n);
-      break;
-    case DType::kFloat64:
-      Fill(start, internal::MutableData<double>(out), n);
-      break;
-    case DType::kHalf:
-      Fill(start, internal::MutableData<Half>(out), n);
-      break;
-    default:
-      Fill(start, internal::MutableData<BFloat16>(out), n);
-  }
-  return out;
+  return UniformTensor(start, shape, dtype);
 }
 
 Tensor RandomUniformNode(const Tensor& shape, DType dtype, int64_t seed, int64_t seed2) {
