@@ -8,6 +8,12 @@ so that they line up with eager's lines in one table:
   BM_PipTorchMLPStep/batch:B/threads:T   784-256-128-10 step, Adam
   BM_PipTorchMatmul/n:N/threads:T        float32 n x n matmul
   BM_PipTorchAdd/n:N                     a + b, the per-op floor
+  BM_PipTorchLSTMStep/batch:64/seq:32/threads:T  LSTM(256) on [64, 32, 128], Linear(10)
+                                         on the last output, Adam (layers_benchmark.cc)
+  BM_PipTorchGRUStep/batch:64/seq:32/threads:T   the same with GRU(256)
+  BM_PipTorchConvBNReLUStep/batch:64/threads:T   Conv2d(64, 3x3, same, no bias) + BatchNorm
+                                         (training) + ReLU on 64 channels of 32x32,
+                                         global average pooling, Linear(10), Adam
 
 Not part of eager's build or tests; run it from a venv with `pip install torch`:
 
@@ -57,6 +63,29 @@ class Mlp(nn.Module):
 
     def forward(self, x):
         return self.out(F.relu(self.h2(F.relu(self.h1(x)))))
+
+
+class Recurrent(nn.Module):
+    """LSTM or GRU(256) over [batch, time, 128], Linear(10) on the last step."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.rnn = (nn.LSTM if kind == "LSTM" else nn.GRU)(128, 256, batch_first=True)
+        self.out = nn.Linear(256, 10)
+
+    def forward(self, x):
+        return self.out(self.rnn(x)[0][:, -1])
+
+
+class ConvBnRelu(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(64, 64, 3, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(64, eps=1e-3, momentum=0.01)  # Keras's defaults
+        self.out = nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.out(F.relu(self.bn(self.conv(x))).mean((2, 3)))
 
 
 # Process CPU time per iteration of the last timed() call, per round: on a
@@ -145,6 +174,20 @@ def main():
                 times = timed(lambda: torch.mm(x, y), a.reps, a.min_time)
                 gflops = 2.0 * n ** 3 / statistics.median(times) / 1e9
                 report(f"BM_PipTorchMatmul/n:{n}/threads:{threads}", times, f"  {gflops:.0f} GFLOP/s")
+        for kind in ("LSTM", "GRU"):
+            if kind in a.filter or not a.filter:
+                x = torch.rand(64, 32, 128)
+                labels = torch.randint(0, 10, (64,))
+                report(f"BM_PipTorch{kind}Step/batch:64/seq:32/threads:{threads}",
+                       timed(step_fn(Recurrent(kind), x, labels), a.reps, a.min_time))
+        if "ConvBNReLU" in a.filter or not a.filter:
+            labels = torch.randint(0, 10, (64,))
+            for fmt in (torch.contiguous_format, torch.channels_last):
+                x = torch.rand(64, 64, 32, 32).contiguous(memory_format=fmt)
+                tag = "nchw" if fmt == torch.contiguous_format else "channels_last"
+                report(f"BM_PipTorchConvBNReLUStep/batch:64/threads:{threads} [{tag}]",
+                       timed(step_fn(ConvBnRelu().to(memory_format=fmt), x, labels), a.reps,
+                             a.min_time))
     if "Add" in a.filter or not a.filter:
         torch.set_num_threads(1)
         for n in (1, 100):
