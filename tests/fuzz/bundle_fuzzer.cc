@@ -362,7 +362,8 @@ void FuzzKerasModel(char mode, const char* data, size_t size) {
   }
   try {
     eager::KerasModel loaded = eager::LoadKerasModel(path);
-    (void)(*loaded.model)(eager::Tensor::FromVector<float>({1, 2, 3}, eager::Shape({1, 3})));
+    // A Functional config's model is `functional` (`model` is null then).
+    (void)loaded.root()(eager::Tensor::FromVector<float>({1, 2, 3}, eager::Shape({1, 3})));
   } catch (const eager::Error&) {
   }
 }
