@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -24,6 +25,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "runtime/tensor_access.h"
 
 namespace eager {
 namespace {
@@ -386,6 +388,40 @@ struct GradientTape::Impl::BackpropPass {
     return input_grads;
   }
 
+  // OpDef::add_input0_gradient's path: the op adds its gradient for input 0
+  // straight into that input's sum so far (zeros if none yet; a fresh copy
+  // if someone else holds its buffer). Only when nothing records this pass
+  // (the in-place sum is no op an outer tape could differentiate) and only
+  // input 0 needs a gradient. False: the gradient function must run.
+  bool AddInput0GradientInPlace(const Record& rec, const Tensor& grad, Gradients& grads) const {
+    const OpCall& call = rec.call;
+    if (call.op->add_input0_gradient == nullptr || tape.recording_backward || IsRecording()) {
+      return false;
+    }
+    if (!Derived(rec, 0)) return false;
+    for (size_t i = 1; i < call.inputs.size(); ++i) {
+      if (Derived(rec, i)) return false;
+    }
+    const Tensor& input = call.inputs[0];
+    if (!input.shape().IsFullyDefined() || input.dtype() != call.output.dtype() ||
+        grad.dtype() != input.dtype()) {
+      return false;
+    }
+    const int64_t p = tape.input_producers[rec.first_input];
+    std::optional<Tensor>& sum = p >= 0 ? grads.by_record[p] : grads.loose[input.id()];
+    if (!sum.has_value()) {
+      sum = Tensor::Zeros(input.shape(), input.dtype());
+    } else if (internal::BufferOf(*sum).use_count() != 1) {
+      // Shared, or a borrowed view (use_count 0): sum into a copy.
+      Tensor copy = internal::NewTensor(sum->shape(), sum->dtype());
+      std::memcpy(internal::MutableRawData(copy), internal::RawData(*sum),
+                  static_cast<size_t>(sum->bytes().size()));
+      sum = std::move(copy);
+    }
+    // A declined call leaves `sum` holding the same values (zeros, a copy).
+    return call.op->add_input0_gradient(call, grad, *sum);
+  }
+
   // 3. Backwards with a ready stack from the targets' producers `roots`,
   //    accumulating gradients. A record's output gradient is dropped once
   //    used unless it is a source's.
@@ -415,7 +451,7 @@ struct GradientTape::Impl::BackpropPass {
       if (std::optional<Tensor>& out = grads.by_record[r]; out.has_value()) {
         const Tensor grad = *out;
         if (!is_source[r]) out.reset();
-        input_grads = CallGradient(rec, grad);
+        if (!AddInput0GradientInPlace(rec, grad, grads)) input_grads = CallGradient(rec, grad);
       }
       const OpCall& call = rec.call;
       for (size_t i = 0; i < call.inputs.size(); ++i) {

@@ -149,6 +149,15 @@ struct OpDef {
   ShapeFn infer = nullptr;
   KernelFn compute = nullptr;
   GradientFn gradient = nullptr;  // nullptr: not differentiable
+  // Optional, for ops whose gradient for input 0 is zero but where they read
+  // it (StridedSlice): adds that gradient, for the output's gradient `grad`,
+  // into `sum` in place. `sum` has input 0's shape and dtype, and nobody else
+  // holds its buffer. GradientTape calls it instead of `gradient` when no
+  // recorder sees its backward pass and only input 0 needs a gradient, so a
+  // loop reading T slices of one tensor costs O(T) slices backwards, not T
+  // tensors of zeros the whole input's size summed (O(T^2)). Returns false to
+  // decline (a dtype it does not add): `gradient` then runs.
+  bool (*add_input0_gradient)(const OpCall& call, const Tensor& grad, Tensor& sum) = nullptr;
 
   // Graph facts (see above). Empty node_name: the type; empty type_attrs:
   // {"T" from input 0}; one TypeAttr of empty name: none (LogicalAnd's

@@ -736,16 +736,53 @@ Shape UnknownDims(int64_t rank) {
 template <bool kScatter>
 void StridedBytes(const std::byte* src, std::byte* dst, int64_t base, const Dims& strides,
                   const Dims& dims, int rank, size_t size) {
+  // A last dimension of stride 1 moves as one run (a row of a column slice).
+  int64_t run = 1;
+  if (rank > 0 && strides[rank - 1] == 1) run = dims[--rank];
   int64_t total = 1;
   for (int d = 0; d < rank; ++d) total *= dims[d];
   Dims index{};
   int64_t offset = base;
   const auto n = static_cast<int64_t>(size);
+  const auto run_bytes = static_cast<size_t>(run * n);
   for (int64_t i = 0; i < total; ++i) {
     if constexpr (kScatter) {
-      std::memcpy(dst + offset * n, src + i * n, size);
+      std::memcpy(dst + offset * n, src + i * run * n, run_bytes);
     } else {
-      std::memcpy(dst + i * n, src + offset * n, size);
+      std::memcpy(dst + i * run * n, src + offset * n, run_bytes);
+    }
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++index[d] < dims[d]) break;
+      offset -= strides[d] * dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+// dst[base + index . strides] += src[index] over the index space `dims`
+// (src dense): StridedSliceGrad's scatter, added into a gradient sum.
+template <typename T>
+void StridedAdd(const T* src, T* dst, int64_t base, const Dims& strides, const Dims& dims,
+                int rank) {
+  int64_t run = 1;
+  int64_t step = 1;  // the last dimension's stride in dst
+  if (rank > 0) {
+    --rank;
+    run = dims[rank];
+    step = strides[rank];
+  }
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d) total *= dims[d];
+  Dims index{};
+  int64_t offset = base;
+  for (int64_t i = 0; i < total; ++i) {
+    const T* from = src + i * run;
+    T* to = dst + offset;
+    if (step == 1) {
+      for (int64_t k = 0; k < run; ++k) to[k] += from[k];
+    } else {
+      for (int64_t k = 0; k < run; ++k) to[k * step] += from[k];
     }
     for (int d = rank - 1; d >= 0; --d) {
       offset += strides[d];
@@ -1223,6 +1260,33 @@ Tensor StridedSliceGradKernel(std::span<const Tensor> in, const Attrs& attrs,
   return out;
 }
 
+// OpDef::add_input0_gradient: StridedSliceGrad's scatter added into `sum`
+// (float32 and float64; other dtypes decline).
+bool AddStridedSliceGradient(const OpCall& call, const Tensor& grad, Tensor& sum) {
+  if (grad.dtype() != DType::kFloat32 && grad.dtype() != DType::kFloat64) return false;
+  const auto b = internal::KnownInts(call.inputs[1]);
+  const auto e = internal::KnownInts(call.inputs[2]);
+  const auto st = internal::KnownInts(call.inputs[3]);
+  if (!b || !e || !st) return false;
+  const StridedSpec ss = ResolveStridedSlice(sum.shape(), *b, *e, *st, call.attrs);
+  if (grad.num_elements() == 0) return true;
+  const Dims sum_strides = StridesOf(sum.shape());
+  int64_t base = 0;
+  Dims strides{};
+  for (int d = 0; d < sum.rank(); ++d) {
+    base += ss.begin[d] * sum_strides[d];
+    strides[d] = ss.stride[d] * sum_strides[d];
+  }
+  if (grad.dtype() == DType::kFloat32) {
+    StridedAdd(grad.data<float>().data(), internal::MutableData<float>(sum), base, strides, ss.size,
+               sum.rank());
+  } else {
+    StridedAdd(grad.data<double>().data(), internal::MutableData<double>(sum), base, strides,
+               ss.size, sum.rank());
+  }
+  return true;
+}
+
 // TF's _StridedSliceGradGrad: the slice of grad; none for the index inputs.
 Grads StridedSliceGradGradient(const OpCall& call, const Tensor& grad) {
   return {std::nullopt, std::nullopt, std::nullopt, std::nullopt,
@@ -1272,6 +1336,7 @@ const OpDef kStridedSliceOp = {.type = "StridedSlice",
                                .infer = InferStridedSlice,
                                .compute = StridedSliceKernel,
                                .gradient = StridedSliceGradient,
+                               .add_input0_gradient = AddStridedSliceGradient,
                                .type_attrs = kStridedSliceTypes};
 const OpDef kStridedSliceGradOp = {.type = "StridedSliceGrad",
                                    .num_inputs = 5,
