@@ -32,6 +32,11 @@ class ExponentialDecay final : public LearningRateSchedule {
                    bool staircase = false);
   float operator()(int64_t step) const override;
 
+  double initial_learning_rate() const { return initial_learning_rate_; }
+  int64_t decay_steps() const { return decay_steps_; }
+  double decay_rate() const { return decay_rate_; }
+  bool staircase() const { return staircase_; }
+
  private:
   double initial_learning_rate_;
   int64_t decay_steps_;
@@ -47,6 +52,9 @@ class PiecewiseConstantDecay final : public LearningRateSchedule {
   PiecewiseConstantDecay(std::vector<int64_t> boundaries, std::vector<double> values);
   float operator()(int64_t step) const override;
 
+  const std::vector<int64_t>& boundaries() const { return boundaries_; }
+  const std::vector<double>& values() const { return values_; }
+
  private:
   std::vector<int64_t> boundaries_;
   std::vector<double> values_;
@@ -59,6 +67,10 @@ class CosineDecay final : public LearningRateSchedule {
  public:
   CosineDecay(double initial_learning_rate, int64_t decay_steps, double alpha = 0.0);
   float operator()(int64_t step) const override;
+
+  double initial_learning_rate() const { return initial_learning_rate_; }
+  int64_t decay_steps() const { return decay_steps_; }
+  double alpha() const { return alpha_; }
 
  private:
   double initial_learning_rate_;

@@ -52,7 +52,8 @@ std::vector<Variable*> OwnVariables(Layer& layer) {
 // Keras 3's optimizer.variables for `trainable`, in its order: eager's
 // optimizer in the kKeras3 layout lists exactly them as "_variables"
 // (autodiff/optimizer.h: iterations, learning_rate, then the slots grouped
-// as each Keras optimizer's build() creates them). Build() creates missing
+// as each Keras optimizer's build() creates them; with a learning-rate
+// schedule no learning_rate, as Keras 3 keeps none then). Build() creates missing
 // slots first, in `trainable` order, as Keras's build(var_list) does; the
 // optimizer's own layout is restored after.
 std::vector<Variable*> KerasOptimizerVariables(Optimizer& optimizer,
@@ -354,11 +355,12 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& mode
     const std::vector<Variable*> vars = KerasOptimizerVariables(*optimizer, trainable);
     const size_t present = CountDatasets(contents, "optimizer/vars");
     if (present != vars.size()) {
-      throw InvalidArgumentError(
-          StrCat("Keras weights file '", file, "': group 'optimizer/vars' holds ", present,
-                 " datasets; ", optimizer->name(), " over this model's ", trainable.size(),
-                 " trainable variables has ", vars.size(),
-                 " (Keras 3's optimizer.variables: iterations, learning_rate, then its slots)"));
+      throw InvalidArgumentError(StrCat(
+          "Keras weights file '", file, "': group 'optimizer/vars' holds ", present, " datasets; ",
+          optimizer->name(), " over this model's ", trainable.size(), " trainable variables has ",
+          vars.size(),
+          " (Keras 3's optimizer.variables: iterations, learning_rate unless a schedule gives ",
+          "it, then its slots)"));
     }
     for (size_t i = 0; i < vars.size(); ++i) {
       const std::string key = StrCat("optimizer/vars/", i);

@@ -21,7 +21,10 @@
 //                             pointwise, bias)
 //   optimizer/vars/<i>        Keras 3's optimizer.variables: 0 iterations
 //                             (int64 scalar), 1 learning_rate (floatx
-//                             scalar), then the slots in the order the
+//                             scalar; absent with a learning-rate
+//                             schedule, which Keras 3 evaluates at the
+//                             restored iterations instead, so the slots
+//                             start at 1), then the slots in the order the
 //                             Keras class's build() creates them (Adam:
 //                             per trainable variable its momentum and
 //                             velocity; RMSprop: every velocity, then every

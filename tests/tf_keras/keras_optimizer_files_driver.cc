@@ -8,6 +8,13 @@
 //   rmsprop   RMSprop(0.01, momentum 0.5, centered)
 //   adagrad   Adagrad(0.05)                  nadam    Nadam(0.01)
 //   adamw     AdamW(0.01, weight_decay 0.05) adam_ams Adam(0.01, amsgrad)
+// and with learning-rate schedules (trained 3 steps where the others take
+// one, so that the restored iteration count matters):
+//   adam_exp  Adam(ExponentialDecay(0.05, 2, 0.5))
+//   sgd_pw    SGD(PiecewiseConstantDecay([1, 3], [0.1, 0.05, 0.01]),
+//             momentum 0.9)
+//   adam_cos  Adam(CosineDecay(0.05, 4, alpha 0.1))
+//   rms_exps  RMSprop(ExponentialDecay(0.02, 2, 0.5, staircase))
 // Each command prints predictions on x, one line each.
 //
 //   keras_optimizer_files_driver k2e OPT DIR
@@ -16,7 +23,7 @@
 //     OPT and LoadKerasWeights(DIR/keras.weights.h5) takes one step, saved
 //     as DIR/eager_step.weights.h5. Prints both models' predictions.
 //   keras_optimizer_files_driver e2k OPT DIR
-//     eager's model with OPT takes one step, is saved as DIR/eager.keras and
+//     eager's model with OPT takes one step (a schedule's: 3), is saved as DIR/eager.keras and
 //     DIR/eager.weights.h5, prints; takes one more step, prints.
 #include <cstdio>
 #include <exception>
@@ -32,7 +39,29 @@ using namespace eager;  // NOLINT(google-build-using-namespace)
 
 namespace {
 
+std::unique_ptr<Optimizer> WithSchedule(std::unique_ptr<Optimizer> optimizer,
+                                        std::shared_ptr<const LearningRateSchedule> schedule) {
+  optimizer->UseKerasLayout(KerasLayout::kKeras3);  // schedules need a newer layout
+  optimizer->SetLearningRateSchedule(std::move(schedule));
+  return optimizer;
+}
+
 std::unique_ptr<Optimizer> MakeOptimizer(const std::string& name) {
+  if (name == "adam_exp") {
+    return WithSchedule(std::make_unique<Adam>(), std::make_shared<ExponentialDecay>(0.05, 2, 0.5));
+  }
+  if (name == "sgd_pw") {
+    return WithSchedule(std::make_unique<SGD>(SGDOptions{.momentum = 0.9}),
+                        std::make_shared<PiecewiseConstantDecay>(
+                            std::vector<int64_t>{1, 3}, std::vector<double>{0.1, 0.05, 0.01}));
+  }
+  if (name == "adam_cos") {
+    return WithSchedule(std::make_unique<Adam>(), std::make_shared<CosineDecay>(0.05, 4, 0.1));
+  }
+  if (name == "rms_exps") {
+    return WithSchedule(std::make_unique<RMSprop>(),
+                        std::make_shared<ExponentialDecay>(0.02, 2, 0.5, true));
+  }
   if (name == "sgd") return std::make_unique<SGD>(SGDOptions{.learning_rate = 0.05});
   if (name == "sgd_m") {
     return std::make_unique<SGD>(
@@ -102,7 +131,8 @@ int Run(const std::string& mode, const std::string& opt, const std::string& dir)
     return 0;
   }
   if (mode == "e2k") {
-    Step(own, *optimizer);
+    for (int i = 0; i < (optimizer->learning_rate_schedule() != nullptr ? 3 : 1); ++i)
+      Step(own, *optimizer);
     SaveKerasModel(dir + "/eager.keras", own, optimizer.get(), "mse");
     SaveKerasWeights(dir + "/eager.weights.h5", own, optimizer.get());
     Print(own);

@@ -5,7 +5,11 @@
 
 The model and optimizers are keras_optimizer_files_driver.cc's: SGD with
 and without (Nesterov) momentum, RMSprop (momentum, centered), Adagrad,
-Nadam, AdamW and Adam with amsgrad.
+Nadam, AdamW and Adam with amsgrad; and with learning-rate schedules
+(ExponentialDecay, also staircase; PiecewiseConstantDecay; CosineDecay),
+trained 3 steps before saving so that the next step's learning rate is the
+schedule's at the restored iteration count (Keras 3 saves no learning_rate
+variable then: optimizer/vars is iterations and the slots).
 
 Keras -> eager: Keras compiles, takes a step and saves .keras and
   .weights.h5; eager's LoadKerasModel (optimizer from compile_config) and
@@ -43,7 +47,13 @@ OPTIMIZERS = {
     "nadam": lambda: O.Nadam(0.01),
     "adamw": lambda: O.AdamW(0.01, weight_decay=0.05),
     "adam_ams": lambda: O.Adam(0.01, amsgrad=True),
+    "adam_exp": lambda: O.Adam(O.schedules.ExponentialDecay(0.05, 2, 0.5)),
+    "sgd_pw": lambda: O.SGD(O.schedules.PiecewiseConstantDecay([1, 3], [0.1, 0.05, 0.01]),
+                            momentum=0.9),
+    "adam_cos": lambda: O.Adam(O.schedules.CosineDecay(0.05, 4, alpha=0.1)),
+    "rms_exps": lambda: O.RMSprop(O.schedules.ExponentialDecay(0.02, 2, 0.5, staircase=True)),
 }
+SCHEDULED = {"adam_exp", "sgd_pw", "adam_cos", "rms_exps"}
 
 
 def check(name, ok, detail=""):
@@ -96,7 +106,12 @@ for opt in OPTIMIZERS:
     # Keras -> eager
     d = fresh(opt + "_k2e")
     k = make(opt)
-    k.train_on_batch(X, Y)
+    for _ in range(3 if opt in SCHEDULED else 1):
+        k.train_on_batch(X, Y)
+    if opt in SCHEDULED:
+        check(f"{opt}: Keras 3 keeps no learning_rate variable with a schedule",
+              all("learning_rate" not in v.path for v in k.optimizer.variables),
+              str([v.path for v in k.optimizer.variables]))
     k.save(os.path.join(d, "keras.keras"))
     k.save_weights(os.path.join(d, "keras.weights.h5"))
     got = run("k2e", opt, d)

@@ -1,14 +1,19 @@
 #include "saving/keras/internal/keras_optimizer_config.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "autodiff/adagrad.h"
 #include "autodiff/adam.h"
+#include "autodiff/learning_rate_schedule.h"
 #include "autodiff/nadam.h"
 #include "autodiff/rmsprop.h"
 #include "autodiff/sgd.h"
@@ -36,6 +41,142 @@ double HyperOf(const Variable& v) {
 
 Json Optional(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
+// keras.optimizers.schedules.serialize: {"module", "class_name", "config",
+// "registered_name"}, each class's get_config keys in its order and its
+// default name (eager's schedules have none).
+Json ScheduleJson(const LearningRateSchedule& schedule, const Optimizer& optimizer) {
+  Json config;
+  const char* cls = nullptr;
+  if (const auto* e = dynamic_cast<const ExponentialDecay*>(&schedule)) {
+    cls = "ExponentialDecay";
+    config = {{"initial_learning_rate", e->initial_learning_rate()},
+              {"decay_steps", e->decay_steps()},
+              {"decay_rate", e->decay_rate()},
+              {"staircase", e->staircase()},
+              {"name", "ExponentialDecay"}};
+  } else if (const auto* p = dynamic_cast<const PiecewiseConstantDecay*>(&schedule)) {
+    cls = "PiecewiseConstantDecay";
+    config = {
+        {"boundaries", p->boundaries()}, {"values", p->values()}, {"name", "PiecewiseConstant"}};
+  } else if (const auto* c = dynamic_cast<const CosineDecay*>(&schedule)) {
+    cls = "CosineDecay";
+    config = {{"initial_learning_rate", c->initial_learning_rate()},
+              {"decay_steps", c->decay_steps()},
+              {"alpha", c->alpha()},
+              {"name", "CosineDecay"},
+              {"warmup_target", nullptr},
+              {"warmup_steps", 0}};
+  } else {
+    throw UnimplementedError(StrCat("Keras model: optimizer '", optimizer.name(),
+                                    "' has a learning-rate schedule of a class eager cannot "
+                                    "write (it writes ExponentialDecay, PiecewiseConstantDecay, "
+                                    "CosineDecay)"));
+  }
+  return {{"module", "keras.optimizers.schedules"},
+          {"class_name", cls},
+          {"config", std::move(config)},
+          {"registered_name", nullptr}};
+}
+
+// A Python float of the config (initial_learning_rate, a value): Keras
+// computes a schedule in the dtype of its numbers, so an integer one would
+// make it integer arithmetic, which eager's float32 schedules do not do.
+double ScheduleFloat(ConfigReader& r, const Json& config, const char* key, double min, double max) {
+  if (config.contains(key) && config[key].is_number_integer()) {
+    r.Unsupported(key, StrCat("the integer ", config[key].dump().substr(0, 40),
+                              " (Keras computes the schedule in int32; eager in float32)"));
+  }
+  return r.Float(key, min, max, std::nullopt);
+}
+
+// keras.optimizers.schedules.deserialize of the classes eager has.
+// `where` is the path of `schedule` ("...config.learning_rate").
+std::shared_ptr<const LearningRateSchedule> ScheduleFromConfig(const Json& schedule,
+                                                               const std::string& file,
+                                                               const std::string& where) {
+  if (!schedule.contains("class_name") || !schedule["class_name"].is_string() ||
+      !schedule.contains("config") || !schedule["config"].is_object()) {
+    throw InvalidArgumentError(StrCat(".keras file '", file, "': ", where,
+                                      " is an object but not a serialized learning-rate "
+                                      "schedule ({\"class_name\", \"config\"})"));
+  }
+  const std::string cls = schedule["class_name"].get<std::string>();
+  const Json& config = schedule["config"];
+  ConfigReader r(config, file, where + ".config");
+  r.Ignore("name");  // a name scope in Keras; nothing in the arithmetic
+  std::shared_ptr<const LearningRateSchedule> out;
+  try {
+    if (cls == "ExponentialDecay") {
+      const double initial = ScheduleFloat(r, config, "initial_learning_rate", 0, kInf);
+      const int64_t steps = r.Int("decay_steps", 1, kMaxConfigInt, std::nullopt);
+      const double rate = r.Float("decay_rate", 0, kInf, std::nullopt);
+      const bool staircase = r.Bool("staircase", false);
+      r.Finish();
+      out = std::make_shared<ExponentialDecay>(initial, steps, rate, staircase);
+    } else if (cls == "PiecewiseConstantDecay") {
+      const Json* b = config.contains("boundaries") ? &config["boundaries"] : nullptr;
+      const Json* v = config.contains("values") ? &config["values"] : nullptr;
+      r.Ignore("boundaries");
+      r.Ignore("values");
+      constexpr size_t kMaxPieces = 4096;
+      if (b == nullptr || !b->is_array() || b->empty() || b->size() >= kMaxPieces) {
+        r.Invalid("boundaries", StrCat("is not a list of 1 to ", kMaxPieces - 1, " integers"));
+      }
+      if (v == nullptr || !v->is_array() || v->size() != b->size() + 1) {
+        r.Invalid("values", StrCat("is not a list of ", b->size() + 1,
+                                   " numbers (one more than boundaries)"));
+      }
+      std::vector<int64_t> boundaries;
+      for (size_t i = 0; i < b->size(); ++i) {
+        const Json& x = (*b)[i];
+        if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<uint64_t>() > INT64_MAX)) {
+          r.Unsupported("boundaries", StrCat("[", i, "] is ", x.dump().substr(0, 40),
+                                             " (eager compares the step with integers)"));
+        }
+        if (!boundaries.empty() && x.get<int64_t>() < boundaries.back()) {
+          r.Invalid("boundaries", StrCat("[", i, "] is ", x.get<int64_t>(), ", less than [", i - 1,
+                                         "]: Keras's boundaries increase"));
+        }
+        boundaries.push_back(x.get<int64_t>());
+      }
+      std::vector<double> values;
+      const bool integers = (*v)[0].is_number_integer();
+      for (size_t i = 0; i < v->size(); ++i) {
+        const Json& x = (*v)[i];
+        if (!x.is_number() || !std::isfinite(x.get<double>()) || x.get<double>() < 0) {
+          r.Invalid("values",
+                    StrCat("[", i, "] is ", x.dump().substr(0, 40), "; expected a number >= 0"));
+        }
+        if (x.is_number_integer() != integers) {
+          r.Unsupported("values", StrCat("[", i, "] is ", x.dump(), ": integers and floats mixed ",
+                                         "(Keras computes in the type of values[0])"));
+        }
+        values.push_back(x.get<double>());
+      }
+      r.Finish();
+      out = std::make_shared<PiecewiseConstantDecay>(std::move(boundaries), std::move(values));
+    } else if (cls == "CosineDecay") {
+      const double initial = ScheduleFloat(r, config, "initial_learning_rate", 0, kInf);
+      const int64_t steps = r.Int("decay_steps", 1, kMaxConfigInt, std::nullopt);
+      const double alpha = r.Float("alpha", 0, 1, 0.0);
+      if (r.Has("warmup_target")) {
+        r.Unsupported("warmup_target", "a linear warmup (eager's CosineDecay has none)");
+      }
+      r.Ignore("warmup_steps");  // Keras reads it only with a warmup_target
+      r.Finish();
+      out = std::make_shared<CosineDecay>(initial, steps, alpha);
+    } else {
+      throw UnimplementedError(
+          StrCat(".keras file '", file, "': ", where, ".class_name: learning-rate schedule '",
+                 cls.substr(0, 60),
+                 "' (eager reads ExponentialDecay, PiecewiseConstantDecay, CosineDecay)"));
+    }
+  } catch (const Json::exception& e) {
+    throw InvalidArgumentError(StrCat(".keras file '", file, "': ", where, ": ", e.what()));
+  }
+  return out;
+}
+
 // The arguments every Keras 3 optimizer has, in get_config's order.
 Json BaseConfig(const char* name, Optimizer& optimizer, double learning_rate,
                 std::optional<double> weight_decay) {
@@ -60,14 +201,7 @@ Json Wrap(const char* class_name, Json config) {
           {"registered_name", nullptr}};
 }
 
-}  // namespace
-
-Json OptimizerConfig(Optimizer& optimizer) {
-  if (optimizer.learning_rate_schedule() != nullptr) {
-    throw UnimplementedError(StrCat("Keras model: optimizer '", optimizer.name(),
-                                    "' has a learning-rate schedule; eager writes constant "
-                                    "learning rates in compile_config"));
-  }
+Json OptimizerConfigWithConstantRate(Optimizer& optimizer) {
   if (auto* adam = dynamic_cast<Adam*>(&optimizer)) {
     if (adam->tf1_compatible()) {
       throw UnimplementedError(StrCat("Keras model: Adam '", adam->name(),
@@ -121,6 +255,16 @@ Json OptimizerConfig(Optimizer& optimizer) {
                                   "writes SGD, RMSprop, Adagrad, Adam, AdamW, Nadam)"));
 }
 
+}  // namespace
+
+Json OptimizerConfig(Optimizer& optimizer) {
+  Json config = OptimizerConfigWithConstantRate(optimizer);
+  if (const LearningRateSchedule* schedule = optimizer.learning_rate_schedule()) {
+    config["config"]["learning_rate"] = ScheduleJson(*schedule, optimizer);
+  }
+  return config;
+}
+
 std::unique_ptr<Optimizer> OptimizerFromConfig(const Json& optimizer, const std::string& file,
                                                const std::string& where) {
   const std::string cls = optimizer.is_object() && optimizer.value("class_name", Json()).is_string()
@@ -137,11 +281,16 @@ std::unique_ptr<Optimizer> OptimizerFromConfig(const Json& optimizer, const std:
   }
   ConfigReader r(optimizer["config"], file, where + ".config");
   r.Ignore("name");
+  std::shared_ptr<const LearningRateSchedule> schedule;
+  double lr = 0.001;
   if (optimizer["config"].contains("learning_rate") &&
       optimizer["config"]["learning_rate"].is_object()) {
-    r.Unsupported("learning_rate", "a learning-rate schedule (eager reads a number)");
+    r.Ignore("learning_rate");
+    schedule = ScheduleFromConfig(optimizer["config"]["learning_rate"], file,
+                                  where + ".config.learning_rate");
+  } else {
+    lr = r.Float("learning_rate", 0, kInf, 0.001);
   }
-  const double lr = r.Float("learning_rate", 0, kInf, 0.001);
   GradientClipping clipping;
   if (r.Has("clipnorm")) clipping.clipnorm = r.Float("clipnorm", 0, kInf, std::nullopt);
   if (r.Has("clipvalue")) clipping.clipvalue = r.Float("clipvalue", 0, kInf, std::nullopt);
@@ -197,6 +346,11 @@ std::unique_ptr<Optimizer> OptimizerFromConfig(const Json& optimizer, const std:
   r.Finish();
   try {
     out->SetGradientClipping(clipping);
+    if (schedule != nullptr) {
+      // Keras 3's variables with a schedule: no learning_rate variable.
+      out->UseKerasLayout(KerasLayout::kKeras3);
+      out->SetLearningRateSchedule(std::move(schedule));
+    }
   } catch (const Error& e) {
     ThrowError(e.code(), StrCat(".keras file '", file, "': ", where, ".config: ", e.what()));
   }
