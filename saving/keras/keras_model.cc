@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string_view>
@@ -194,7 +195,7 @@ std::unique_ptr<Layer> LayerFromConfig(const Json& layer, const std::string& fil
   if (kind == nullptr || kind->from_config == nullptr) {
     Unsupported(file, where + ".class_name",
                 StrCat("layer class '", cls.substr(0, 60), "' (eager reads ",
-                       keras_internal::KindNames(), " but not a nested Functional)"));
+                       keras_internal::KindNames(), ")"));
   }
   ConfigReader reader(Field(layer, "config", file, where), file, where + ".config");
   std::string name;
@@ -242,16 +243,18 @@ void CheckMasks(Sequential& model, const std::string& where, const char* list) {
 }
 
 // `prefix` is the config path of `root` ("" for config.json's root,
-// "config.layers[3]." for a nested Sequential).
-std::optional<Shape> BuildModel(const Json& root, const std::string& file, Sequential& model,
-                                const std::string& prefix = "") {
+// "config.layers[3]." for a nested Sequential), `group` its weights group
+// ("" or "layers/sequential/").
+std::optional<Shape> BuildModel(const Json& root, Sequential& model, const std::string& prefix,
+                                const std::string& group, keras_internal::ConfigContext& context) {
+  const std::string& file = context.file;
   std::optional<Shape> input;
   const Json& layers =
       Field(Field(root, "config", file, prefix + "config.json"), "layers", file, prefix + "config");
-  double growth = 1;  // the product of the layers' kind.growth so far
   if (!layers.is_array())
     throw InvalidArgumentError(
         StrCat(".keras file '", file, "': ", prefix, "config.layers is not a list"));
+  std::map<std::string, int> used;  // weights group keys
   for (size_t i = 0; i < layers.size(); ++i) {
     const std::string where = StrCat(prefix, "config.layers[", i, "]");
     const Json& layer = layers[i];
@@ -279,16 +282,8 @@ std::optional<Shape> BuildModel(const Json& root, const std::string& file, Seque
           cfg.contains("name") && cfg["name"].is_string() ? cfg["name"].get<std::string>() : "";
       model.Add(std::make_unique<InputLayer>(*input, name));
     } else {
-      std::unique_ptr<Layer> built = keras_internal::LayerFromEntry(layer, file, where);
-      const KerasLayerKind& kind = keras_internal::KindOf(*built);
-      if (kind.growth != nullptr) growth *= kind.growth(*built);
-      if (growth > keras_internal::kMaxGrowth) {
-        throw InvalidArgumentError(StrCat(
-            ".keras file '", file, "': ", where, " (", kind.class_name,
-            "): the layers up to here multiply an input's size by ", growth, ", over the limit of ",
-            keras_internal::kMaxGrowth, " (running the model would allocate what no file holds)"));
-      }
-      model.Add(std::move(built));
+      model.Add(keras_internal::LayerFromEntry(
+          layer, where, keras_internal::NextLayerGroup(layer, group, used), context));
     }
   }
   CheckMasks(model, StrCat(".keras file '", file, "'"), (prefix + "config.layers").c_str());
@@ -301,6 +296,7 @@ namespace keras_internal {
 
 Json LayerEntryJson(Layer& layer, DType dtype) {
   if (auto* nested = dynamic_cast<Sequential*>(&layer)) return ModelConfig(*nested);
+  if (auto* nested = dynamic_cast<Model*>(&layer)) return FunctionalConfig(*nested, dtype);
   const KerasLayerKind& kind = KindOf(layer);
   if (kind.to_config == nullptr) {
     throw UnimplementedError(StrCat("Keras model: layer '", layer.name(), "' (", kind.class_name,
@@ -314,17 +310,50 @@ Json LayerEntryJson(Layer& layer, DType dtype) {
           {"registered_name", nullptr}};
 }
 
-std::unique_ptr<Layer> LayerFromEntry(const Json& entry, const std::string& file,
-                                      const std::string& where) {
-  if (entry.is_object() && entry.value("class_name", Json()) == "Sequential") {
-    const Json& cfg = Field(entry, "config", file, where);
-    auto nested = std::make_unique<Sequential>(
-        cfg.is_object() && cfg.value("name", Json()).is_string() ? cfg["name"].get<std::string>()
-                                                                 : "");
-    BuildModel(entry, file, *nested, where + ".");
+std::string NextLayerGroup(const Json& entry, const std::string& prefix,
+                           std::map<std::string, int>& used) {
+  const Json cls = entry.is_object() ? entry.value("class_name", Json()) : Json();
+  const KerasLayerKind* kind =
+      cls.is_string() ? keras_internal::KindByClassName(cls.get<std::string>()) : nullptr;
+  if (kind == nullptr) return prefix + "layers/?";  // LayerFromEntry refuses the class
+  const int n = used[kind->key]++;
+  return StrCat(prefix, "layers/", n == 0 ? std::string(kind->key) : StrCat(kind->key, "_", n));
+}
+
+std::unique_ptr<Layer> LayerFromEntry(const Json& entry, const std::string& where,
+                                      const std::string& group, ConfigContext& context) {
+  const std::string& file = context.file;
+  const Json cls = entry.is_object() ? entry.value("class_name", Json()) : Json();
+  if (cls == "Sequential" || cls == "Functional") {
+    if (context.depth >= kMaxModelDepth) {
+      throw InvalidArgumentError(StrCat(".keras file '", file, "': ", where, " nests models over ",
+                                        kMaxModelDepth, " deep"));
+    }
+    ++context.depth;
+    std::unique_ptr<Layer> nested;
+    if (cls == "Sequential") {
+      const Json& cfg = Field(entry, "config", file, where);
+      auto sequential = std::make_unique<Sequential>(
+          cfg.is_object() && cfg.value("name", Json()).is_string() ? cfg["name"].get<std::string>()
+                                                                   : "");
+      BuildModel(entry, *sequential, where + ".", group + "/", context);
+      nested = std::move(sequential);
+    } else {
+      nested = FunctionalFromConfig(entry, where + ".", group + "/", context);
+    }
+    --context.depth;
     return nested;
   }
-  return LayerFromConfig(entry, file, where);
+  std::unique_ptr<Layer> layer = LayerFromConfig(entry, file, where);
+  const KerasLayerKind& kind = KindOf(*layer);
+  if (kind.growth != nullptr) context.growth *= kind.growth(*layer);
+  if (context.growth > kMaxGrowth) {
+    throw InvalidArgumentError(StrCat(".keras file '", file, "': ", where, " (", kind.class_name,
+                                      "): the layers up to here multiply an input's size by ",
+                                      context.growth, ", over the limit of ", kMaxGrowth,
+                                      " (running the model would allocate what no file holds)"));
+  }
+  return layer;
 }
 
 std::map<std::string, std::string> ReadKerasArchive(const std::string& path) {
@@ -520,16 +549,18 @@ KerasModel LoadKerasModel(const std::string& path) {
     }
     return *contents;
   };
+  keras_internal::ConfigContext context{path, weights, &out.functional_layers};
   try {
     const std::string cls = Field(config, "class_name", path, "config.json").get<std::string>();
     if (cls == "Functional") {
-      out.functional =
-          keras_internal::FunctionalFromConfig(config, path, weights(), out.functional_layers);
+      weights();
+      out.functional = keras_internal::FunctionalFromConfig(config, "", "", context);
     } else if (cls == "Sequential") {
       out.model = std::make_unique<Sequential>(
           Field(config, "config", path, "config.json").value("name", ""));
-      // Built from the weights' shapes (ApplyWeights below), not by a call.
-      BuildModel(config, path, *out.model);
+      // Built from the weights' shapes (ApplyWeights below), not by a call;
+      // a nested functional Model's layers as it is read.
+      BuildModel(config, *out.model, "", "", context);
     } else {
       Unsupported(path, "config.class_name",
                   StrCat("model class '", cls.substr(0, 60), "' (eager reads Sequential and ",

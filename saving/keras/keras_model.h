@@ -9,7 +9,10 @@
 //   eager::Tensor y = (*loaded.model)(x);
 //
 // Configs: a Sequential or a Functional (multi-input/-output, shared
-// layers, merge layers, nested Sequentials: keras_functional_config.h) of
+// layers, merge layers: keras_functional_config.h), either holding the other
+// or itself as a layer (a nested Sequential or functional Model, its
+// weights under its group's "layers" as keras_weights.h says, at most 16
+// deep), of
 // InputLayer and the layers keras_weights.h lists
 // (saving/keras/internal/keras_layer_kinds.h: each layer's Keras class name
 // and arguments, e.g. Conv2D filters, kernel_size, strides, padding,
@@ -49,11 +52,12 @@
 namespace eager {
 
 struct KerasModel {
-  std::unique_ptr<Sequential> model;  // a Sequential config's model, else null
-  // A Functional config's model, else null; it owns none of its layers:
-  // `functional_layers` does (InputLayers are owned by their Input()s).
+  // The layers of the functional Models the file holds (the root's and
+  // nested ones), which own none of theirs (InputLayers are owned by their
+  // Input()s); declared first, so that they outlive the models.
   std::vector<std::unique_ptr<Layer>> functional_layers;
-  std::unique_ptr<Model> functional;
+  std::unique_ptr<Sequential> model;     // a Sequential config's model, else null
+  std::unique_ptr<Model> functional;     // a Functional config's model, else null
   std::unique_ptr<Optimizer> optimizer;  // null without a compile_config
   std::string loss;                      // compile_config's loss name, or ""
   std::string keras_version;             // metadata.json's
@@ -67,8 +71,8 @@ struct KerasModel {
 void SaveKerasModel(const std::string& path, Sequential& model,
                     const Optimizer* optimizer = nullptr, const std::string& loss = "");
 // A functional model as Keras 3's "Functional" config (keras_functional_
-// config.h): every input an Input(), merge layers called on lists, other
-// layers on one tensor, a nested Sequential (not a nested Model).
+// config.h): every input an Input(), merge layers and multi-input nested
+// Models called on lists, other layers on one tensor.
 void SaveKerasModel(const std::string& path, Model& model, const Optimizer* optimizer = nullptr,
                     const std::string& loss = "");
 KerasModel LoadKerasModel(const std::string& path);

@@ -21,6 +21,18 @@
 //     eager's model (its own weights) takes one Adam(0.01) step, is saved
 //     as DIR/eager.keras and DIR/eager.weights.h5 (with the Adam), prints
 //     its outputs; then takes one more step and prints them again.
+//   keras_functional_files_driver k2e_nested DIR
+//   keras_functional_files_driver e2k_nested DIR
+//     The same with nested models, on xa alone against y1: a functional
+//     "enc" (Input [3] "ea", Dense(4, tanh) "e1", Sequential "es" [Dense(3)
+//     "s1"]) called twice in "outer" (x = Input [3]; Dense(2) "od"(Add
+//     "sum"(enc(x), enc(Dense(3) "pre"(x))))), and a Sequential "holder"
+//     [Input [3], a second such functional "enc2", Dense(2) "hd"]. k2e
+//     loads DIR/outer.keras and DIR/holder.keras, prints both models'
+//     outputs, takes one Adam step on each and saves DIR/eager_outer.keras
+//     and DIR/eager_holder.keras. e2k builds them itself, takes one
+//     Adam(0.01) step each, saves DIR/outer.keras and DIR/holder.keras,
+//     prints; then one more step each and prints again.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -53,6 +65,37 @@ struct Towers {
     const KerasTensor c = cat({shared(ta), shared(tb)});
     const KerasTensor s = add({shared(ta), tb});
     return Model({a, b}, {inner(c), multiply({s, s})}, "towers");
+  }
+};
+
+// A functional Model holding a Sequential, for the nested-model modes.
+struct Encoder {
+  explicit Encoder(const std::string& name) : model(Build(name)) {}
+  KerasTensor ea = Input({3}, DType::kFloat32, "ea");
+  Dense e1{4, Tanh, true, std::nullopt, "e1"};
+  Sequential es{"es"};
+  Model model;
+
+  Model Build(const std::string& name) {
+    es.Add(std::make_unique<Dense>(3, nullptr, true, std::nullopt, "s1"));
+    return Model({ea}, {es(e1(ea))}, name);
+  }
+};
+
+struct Nested {
+  Encoder enc{"enc"};
+  KerasTensor x = Input({3}, DType::kFloat32, "x");
+  Dense pre{3, nullptr, true, std::nullopt, "pre"};
+  layers::Add sum{"sum"};
+  Dense od{2, nullptr, true, std::nullopt, "od"};
+  Model outer = Model({x}, {od(sum({enc.model(x), enc.model(pre(x))}))}, "outer");
+  Encoder enc2{"enc2"};
+  Sequential holder{"holder"};
+
+  Nested() {
+    holder.Add(std::make_unique<InputLayer>(Shape{3}));
+    holder.Add(enc2.model);
+    holder.Add(std::make_unique<Dense>(2, nullptr, true, std::nullopt, "hd"));
   }
 };
 
@@ -89,7 +132,53 @@ void Step(Model& model, Optimizer& adam) {
       model.TrainableVariables());
 }
 
+// Keras's "mse" of the first output against the first target, [4, 2].
+Tensor NestedLoss(Layer& model) {
+  const Tensor out = model.CallMany({X()[0]}, /*training=*/true)[0];
+  return ReduceMean(Square(Sub(out, Slice(Y()[0], {0, 0}, {4, 2}))));
+}
+
+void PrintOne(Layer& model) {
+  for (float v : model.CallMany({X()[0]}, false)[0].ToVector<float>()) std::printf("%.9g ", v);
+  std::printf("\n");
+}
+
+int RunNested(const std::string& mode, const std::string& dir) {
+  if (mode == "k2e_nested") {
+    KerasModel outer = LoadKerasModel(dir + "/outer.keras");
+    KerasModel holder = LoadKerasModel(dir + "/holder.keras");
+    if (outer.functional == nullptr || holder.model == nullptr) return 3;
+    PrintOne(*outer.functional);
+    PrintOne(*holder.model);
+    outer.optimizer->Minimize([&] { return NestedLoss(*outer.functional); },
+                              outer.functional->TrainableVariables());
+    holder.optimizer->Minimize([&] { return NestedLoss(*holder.model); },
+                               holder.model->TrainableVariables());
+    SaveKerasModel(dir + "/eager_outer.keras", *outer.functional, outer.optimizer.get(),
+                   outer.loss);
+    SaveKerasModel(dir + "/eager_holder.keras", *holder.model, holder.optimizer.get(), holder.loss);
+    return 0;
+  }
+  Nested own;
+  Adam adam_outer(0.01);
+  Adam adam_holder(0.01);
+  auto step = [&] {
+    adam_outer.Minimize([&] { return NestedLoss(own.outer); }, own.outer.TrainableVariables());
+    adam_holder.Minimize([&] { return NestedLoss(own.holder); }, own.holder.TrainableVariables());
+  };
+  step();
+  SaveKerasModel(dir + "/outer.keras", own.outer, &adam_outer, "mse");
+  SaveKerasModel(dir + "/holder.keras", own.holder, &adam_holder, "mse");
+  PrintOne(own.outer);
+  PrintOne(own.holder);
+  step();
+  PrintOne(own.outer);
+  PrintOne(own.holder);
+  return 0;
+}
+
 int Run(const std::string& mode, const std::string& dir) {
+  if (mode == "k2e_nested" || mode == "e2k_nested") return RunNested(mode, dir);
   Towers own;
   if (mode == "k2e") {
     KerasModel loaded = LoadKerasModel(dir + "/keras.keras");

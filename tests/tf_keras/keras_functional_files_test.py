@@ -15,6 +15,11 @@ Keras -> eager: Keras takes a step and writes .keras ("Functional" config
 eager -> Keras: eager steps its model and saves; Keras's load_model (a
   functional model of Keras's layer classes) and load_weights predict as
   eager, and Keras's next step from both equals eager's.
+Nested models (the driver's *_nested modes): a functional "enc" holding
+  a Sequential, called twice inside the functional "outer", and a second
+  one inside the Sequential "holder"; both ways as above (Keras's configs
+  and weights groups nest: layers/functional/layers/sequential/...), and a
+  nested layer class eager lacks names its nested config path.
 Bad configs: a layer class eager lacks and a dangling keras_history are
   errors naming the config path.
 Predictions agree to 1e-5 * max(1, max|Keras|).
@@ -150,6 +155,97 @@ check("Keras's next step from eager's functional .keras equals eager's",
 check("Keras's next step from eager's functional .weights.h5 equals eager's",
       all_close(got[2:4], predict(kw)))
 
+
+# Nested models both ways.
+YN = Y[0][:, :2]
+
+
+def make_enc(name):
+    ea = keras.Input((3,), name="ea")
+    es = keras.Sequential([L.Dense(3, name="s1")], name="es")
+    return keras.Model(ea, es(L.Dense(4, activation="tanh", name="e1")(ea)), name=name)
+
+
+def make_nested(lr):
+    enc = make_enc("enc")
+    x = keras.Input((3,), name="x")
+    s = L.Add(name="sum")([enc(x), enc(L.Dense(3, name="pre")(x))])
+    outer = keras.Model(x, L.Dense(2, name="od")(s), name="outer")
+    holder = keras.Sequential([keras.Input((3,)), make_enc("enc2"), L.Dense(2, name="hd")],
+                              name="holder")
+    for m in (outer, holder):
+        m.compile(optimizer=keras.optimizers.Adam(lr), loss="mse")
+    return outer, holder
+
+
+def predict1(m):
+    return np.asarray(m.predict(X[0], verbose=0))
+
+
+d = fresh("k2e_nested")
+ko, kh = make_nested(0.001)
+for m in (ko, kh):
+    m.train_on_batch(X[0], YN)
+want = [predict1(ko), predict1(kh)]
+ko.save(os.path.join(d, "outer.keras"))
+kh.save(os.path.join(d, "holder.keras"))
+got = run("k2e_nested", d)
+check("eager's LoadKerasModel of a Functional nesting a Functional (nesting a Sequential) "
+      "predicts as Keras", all_close(got[:1], want[:1]))
+check("eager's LoadKerasModel of a Sequential nesting a Functional predicts as Keras",
+      all_close(got[1:2], want[1:]))
+for m in (ko, kh):
+    m.train_on_batch(X[0], YN)
+for name, m in (("outer", ko), ("holder", kh)):
+    back = keras.models.load_model(os.path.join(d, f"eager_{name}.keras"))
+    check(f"eager's step on the loaded nested '{name}' equals Keras's second step",
+          int(back.optimizer.iterations.numpy()) == 2 and close(predict1(back), predict1(m)))
+
+d = fresh("e2k_nested")
+got = run("e2k_nested", d)
+ko = keras.models.load_model(os.path.join(d, "outer.keras"))
+kh = keras.models.load_model(os.path.join(d, "holder.keras"))
+check("Keras's load_model of eager's nested functional .keras predicts as eager",
+      all_close(got[:1], [predict1(ko)]))
+check("Keras's load_model of eager's Sequential nesting a functional Model predicts as eager",
+      all_close(got[1:2], [predict1(kh)]))
+enc = ko.get_layer("enc")
+check("eager's nested config: 'enc' is a Functional called twice, holding Sequential 'es'",
+      type(enc).__name__ == "Functional" and len(enc._inbound_nodes) == 2 and
+      type(enc.get_layer("es")).__name__ == "Sequential",
+      f"{type(enc).__name__} {len(enc._inbound_nodes)}")
+check("eager's Sequential holds the Functional 'enc2'",
+      [type(x).__name__ for x in kh.layers] == ["Functional", "Dense"],
+      str([type(x).__name__ for x in kh.layers]))
+for m in (ko, kh):
+    m.train_on_batch(X[0], YN)
+check("Keras's next step from eager's nested .keras files equals eager's",
+      all_close(got[2:4], [predict1(ko), predict1(kh)]))
+
+
+def nested_lstm(config):
+    layers = config["config"]["layers"]
+    i = next(i for i, x in enumerate(layers) if x["config"]["name"] == "enc")
+    inner = layers[i]["config"]["layers"]
+    j = next(j for j, x in enumerate(inner) if x["config"]["name"] == "e1")
+    inner[j]["class_name"] = "LSTM"
+    return f"config.layers[{i}].config.layers[{j}].class_name"
+
+
+src = os.path.join(work, "e2k_nested", "outer.keras")
+dd = fresh("nested_lstm")
+with zipfile.ZipFile(src) as z:
+    members = {n: z.read(n) for n in z.namelist()}
+config = json.loads(members["config.json"])
+where = nested_lstm(config)
+members["config.json"] = json.dumps(config).encode()
+with zipfile.ZipFile(os.path.join(dd, "outer.keras"), "w") as z:
+    for n, data in members.items():
+        z.writestr(n, data)
+shutil.copy(os.path.join(work, "e2k_nested", "holder.keras"), dd)
+r = subprocess.run([driver, "k2e_nested", dd], capture_output=True, text=True)
+check("a layer class eager lacks in a nested model names its nested config path",
+      r.returncode == 1 and where in r.stderr and "'LSTM'" in r.stderr, r.stderr)
 
 # Bad configs name their config path.
 def corrupt(name, edit):

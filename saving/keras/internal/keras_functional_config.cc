@@ -71,7 +71,11 @@ class ConfigWriter {
 
   Json InboundNodes(Layer& layer) const {
     Json nodes = Json::array();
-    const bool merge = dynamic_cast<layers::MultiInputLayer*>(&layer) != nullptr;
+    // Merge layers and multi-input Models take a list; Keras writes a
+    // one-input Model's call with the tensor alone.
+    auto* nested = dynamic_cast<Model*>(&layer);
+    const bool merge = dynamic_cast<layers::MultiInputLayer*>(&layer) != nullptr ||
+                       (nested != nullptr && nested->inputs().size() > 1);
     auto found = nodes_of_.find(&layer);
     if (found == nodes_of_.end()) return nodes;
     for (const FunctionalNode* node : found->second) {
@@ -85,7 +89,7 @@ class ConfigWriter {
         throw UnimplementedError(StrCat("Keras model '", model_.name(), "': layer '", layer.name(),
                                         "' is called on ", node->inputs.size(),
                                         " tensors; Keras configs hold such calls of merge layers "
-                                        "only"));
+                                        "and models only"));
       }
       nodes.push_back({{"args", Json::array({arg})}, {"kwargs", Json::object()}});
     }
@@ -290,11 +294,6 @@ Json FunctionalConfig(Model& model, DType dtype) {
       throw InvalidArgumentError(StrCat("Keras model '", model.name(), "': two layers are named '",
                                         op->name(), "'; Keras's config names layers uniquely"));
     }
-    if (dynamic_cast<Model*>(op) != nullptr) {
-      throw UnimplementedError(StrCat("Keras model '", model.name(), "': layer '", op->name(),
-                                      "' is a nested functional Model; eager writes nested ",
-                                      "Sequentials only"));
-    }
     Json entry;
     if (auto* input = dynamic_cast<InputLayer*>(op)) {
       // Its node's output: the Input()'s shape and dtype.
@@ -337,14 +336,16 @@ Json FunctionalConfig(Model& model, DType dtype) {
           {"build_config", {{"input_shape", nullptr}}}};
 }
 
-std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string& file,
-                                            const H5Contents& weights,
-                                            std::vector<std::unique_ptr<Layer>>& owned) {
+std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string& where,
+                                            const std::string& group, ConfigContext& context) {
+  const std::string& file = context.file;
+  const std::string at = where + "config";  // this model's config path
   if (!root.contains("config") || !root["config"].is_object())
-    Invalid(file, "config.json", "has no 'config' object");
+    Invalid(file, where.empty() ? "config.json" : where.substr(0, where.size() - 1),
+            "has no 'config' object");
   const Json& config = root["config"];
   if (!config.contains("layers") || !config["layers"].is_array())
-    Invalid(file, "config.layers", "is not a list");
+    Invalid(file, at + ".layers", "is not a list");
   const Json& layers = config["layers"];
   ConfigReplay replay(file);
   // Per layer: its inbound_nodes to replay (InputLayers have none).
@@ -355,42 +356,34 @@ std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string&
   };
   std::vector<Calls> calls;
   std::map<std::string, int> used_keys;  // Keras's weights group per layer, as keras_weights.cc
-  double growth = 1;
   for (size_t i = 0; i < layers.size(); ++i) {
-    const std::string where = StrCat("config.layers[", i, "]");
+    const std::string layer_where = StrCat(at, ".layers[", i, "]");
     const Json& entry = layers[i];
     if (!entry.is_object() || !entry.contains("config") || !entry["config"].is_object())
-      Invalid(file, where, "is not a layer object with a 'config'");
+      Invalid(file, layer_where, "is not a layer object with a 'config'");
     const Json& name_json =
         entry.contains("name") ? entry["name"] : entry["config"].value("name", Json());
     if (!name_json.is_string() || name_json.get<std::string>().empty() ||
         name_json.get<std::string>().size() > 256) {
-      Invalid(file, where + ".name", "is not a string of 1 to 256 characters");
+      Invalid(file, layer_where + ".name", "is not a string of 1 to 256 characters");
     }
     const std::string name = name_json.get<std::string>();
     if (entry.value("class_name", Json()) == "InputLayer") {
-      const KerasTensor input = InputFromConfig(entry, file, where, name);
-      replay.AddLayer(name, &input.layer(), where);
+      const KerasTensor input = InputFromConfig(entry, file, layer_where, name);
+      replay.AddLayer(name, &input.layer(), layer_where);
       replay.AddInput(name, input);
       continue;
     }
-    std::unique_ptr<Layer> layer = LayerFromEntry(entry, file, where);
-    const KerasLayerKind& kind = KindOf(*layer);
-    if (kind.growth != nullptr) growth *= kind.growth(*layer);
-    if (growth > kMaxGrowth) {
-      Invalid(file, where,
-              StrCat("(", kind.class_name, "): the layers up to here may multiply ",
-                     "an input's size by ", growth, ", over the limit of ", kMaxGrowth));
-    }
-    const int n = used_keys[kind.key]++;
-    BuildFromWeights(weights, file + ":model.weights.h5",
-                     StrCat("layers/", n == 0 ? std::string(kind.key) : StrCat(kind.key, "_", n)),
-                     *layer);
-    replay.AddLayer(name, layer.get(), where);
+    const std::string layer_group = NextLayerGroup(entry, group, used_keys);
+    std::unique_ptr<Layer> layer = LayerFromEntry(entry, layer_where, layer_group, context);
+    // A nested Model's layers are built as it is read (its graph needs them).
+    if (dynamic_cast<Model*>(layer.get()) == nullptr)
+      BuildFromWeights(context.weights(), file + ":model.weights.h5", layer_group, *layer);
+    replay.AddLayer(name, layer.get(), layer_where);
     if (!entry.contains("inbound_nodes") || !entry["inbound_nodes"].is_array())
-      Invalid(file, where + ".inbound_nodes", "is not a list");
-    calls.push_back({name, &entry["inbound_nodes"], where + ".inbound_nodes"});
-    owned.push_back(std::move(layer));
+      Invalid(file, layer_where + ".inbound_nodes", "is not a list");
+    calls.push_back({name, &entry["inbound_nodes"], layer_where + ".inbound_nodes"});
+    context.owned->push_back(std::move(layer));
   }
   // Keras's replay: per layer in order, its pending nodes in order; a node
   // whose inputs are missing waits for the next pass.
@@ -412,16 +405,16 @@ std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string&
               "reads a tensor no layer call makes (a cycle or a history naming a missing node)");
     }
   }
-  if (!config.contains("input_layers")) Invalid(file, "config", "has no 'input_layers'");
-  if (!config.contains("output_layers")) Invalid(file, "config", "has no 'output_layers'");
-  std::vector<KerasTensor> inputs = replay.Ends(config["input_layers"], "config.input_layers");
-  std::vector<KerasTensor> outputs = replay.Ends(config["output_layers"], "config.output_layers");
+  if (!config.contains("input_layers")) Invalid(file, at, "has no 'input_layers'");
+  if (!config.contains("output_layers")) Invalid(file, at, "has no 'output_layers'");
+  std::vector<KerasTensor> inputs = replay.Ends(config["input_layers"], at + ".input_layers");
+  std::vector<KerasTensor> outputs = replay.Ends(config["output_layers"], at + ".output_layers");
   const std::string name =
       config.value("name", Json()).is_string() ? config["name"].get<std::string>() : std::string();
   try {
     return std::make_unique<Model>(std::move(inputs), std::move(outputs), name);
   } catch (const Error& e) {
-    ThrowError(e.code(), StrCat(".keras file '", file, "': config: ", e.what()));
+    ThrowError(e.code(), StrCat(".keras file '", file, "': ", at, ": ", e.what()));
   }
 }
 

@@ -27,23 +27,27 @@
 #include "autodiff/functional.h"
 #include "saving/keras/internal/h5_file.h"
 #include "saving/keras/internal/keras_config.h"
+#include "saving/keras/internal/keras_layout.h"
 
 namespace eager::keras_internal {
 
-// The root object of config.json for `model` (class_name "Functional").
-// Throws UnimplementedError naming the layer for what Keras's Functional
-// config cannot express here: a nested functional Model, a layer called on
-// several tensors that is not a merge layer, an input that is not an
-// Input(); InvalidArgumentError for two layers of one name.
+// The root object of config.json for `model` (class_name "Functional"); a
+// nested Model is such an object in its parent's layers, with the "name" and
+// "inbound_nodes" of its calls added there (a multi-input one called on a
+// list, as a merge layer). Throws UnimplementedError naming the layer for
+// what Keras's Functional config cannot express here: a layer called on
+// several tensors that is not a merge layer or a Model, an input that is not
+// an Input(); InvalidArgumentError for two layers of one name in one model.
 Json FunctionalConfig(Model& model, DType dtype);
 
-// The model `root` (config.json's root object) describes, its layers owned
-// by `owned` (a Model owns none). Layers with variables are built from the
-// weights in `weights` (Keras's layout, by the config's layer order) before
-// any call, so the config alone allocates nothing but probe inputs: each
-// Input may have at most 2^24 elements per example.
-std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string& file,
-                                            const H5Contents& weights,
-                                            std::vector<std::unique_ptr<Layer>>& owned);
+// The model `root` (config.json's root object, or a nested Functional's
+// entry at config path `where` such as "config.layers[1].", "" for the
+// root) describes, its layers owned by context.owned (a Model owns none).
+// Layers with variables are built from the weights (Keras's layout under
+// `group`, "" for the root or "layers/functional/", by the config's layer
+// order) before any call, so the config alone allocates nothing but probe
+// inputs: each Input may have at most 2^24 elements per example.
+std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string& where,
+                                            const std::string& group, ConfigContext& context);
 
 }  // namespace eager::keras_internal

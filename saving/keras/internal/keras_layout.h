@@ -4,6 +4,7 @@
 // applied to a model and optimizer, and crash-safe file replacement. Private
 // to saving/keras/.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,11 +52,37 @@ void BuildFromWeights(const H5Contents& contents, std::string_view file, const s
                       Layer& layer);
 
 // One layer's entry of config.json ({module, class_name, config,
-// registered_name}; a nested Sequential's with its own layers), and back.
-// Reading checks every argument and names `where` ("config.layers[3]").
+// registered_name}; a nested Sequential's or functional Model's with its
+// own layers), and back.
 Json LayerEntryJson(Layer& layer, DType dtype);
-std::unique_ptr<Layer> LayerFromEntry(const Json& entry, const std::string& file,
-                                      const std::string& where);
+
+// What reading a config's layers shares across nested models: the file, its
+// weights (read on first use), the owner of the layers of nested functional
+// Models (a Model owns none), how much the layers read so far may multiply
+// an input's size (kMaxGrowth bounds it over the whole file, nested models
+// included), and how deep the models nest.
+struct ConfigContext {
+  std::string file;
+  std::function<const H5Contents&()> weights;
+  std::vector<std::unique_ptr<Layer>>* owned;
+  double growth = 1;
+  int depth = 0;
+};
+// Models nested deeper than this are InvalidArgumentError.
+inline constexpr int kMaxModelDepth = 16;
+
+// The weights group of the next layer of `entry`'s class in a container
+// whose group is `prefix` ("" or "layers/functional/"): "<prefix>layers/
+// <key>", the key made unique by `used`, as keras_weights.h describes.
+std::string NextLayerGroup(const Json& entry, const std::string& prefix,
+                           std::map<std::string, int>& used);
+
+// Reads one layer entry, checking every argument and naming `where`
+// ("config.layers[3]"); `group` is its weights group ("layers/dense_1"). A
+// nested Sequential's or Model's layers are read in turn, a Model's built
+// from the weights before its graph is replayed.
+std::unique_ptr<Layer> LayerFromEntry(const Json& entry, const std::string& where,
+                                      const std::string& group, ConfigContext& context);
 
 // A .keras archive's members by name, every one checked (keras_model.h says
 // how); config.json and model.weights.h5 are required.

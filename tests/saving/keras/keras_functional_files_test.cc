@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <zip.h>
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -209,12 +210,114 @@ TEST(KerasFunctionalFiles, WhatTheConfigCannotHoldIsNamed) {
   Model twins({a}, {d2(d1(a))});
   std::string e = ErrorOf([&] { SaveKerasModel(dir + "/twins.keras", twins); });
   EXPECT_NE(e.find("two layers are named 'same'"), std::string::npos) << e;
+}
 
-  Model inner({a}, {d1(a)}, "inner_model");
-  KerasTensor b = Input({3}, DType::kFloat32, "b");
-  Model outer({b}, {inner(b)}, "outer");
-  e = ErrorOf([&] { SaveKerasModel(dir + "/nested.keras", outer); });
-  EXPECT_NE(e.find("'inner_model' is a nested functional Model"), std::string::npos) << e;
+// Nested models: a functional Model inside a Functional (called twice, so
+// shared) and inside a Sequential, and a Sequential inside the inner Model:
+// the configs and weights groups nest as Keras 3's, and what comes back
+// computes the same.
+struct Nested {
+  KerasTensor ia = Input({3}, DType::kFloat32, "ia");
+  Dense id{4, Tanh, true, 11, "id"};
+  Sequential seq{"seq"};
+  Model inner = BuildInner();
+  KerasTensor x = Input({3}, DType::kFloat32, "x");
+  Dense od{2, nullptr, true, 12, "od"};
+  layers::Add add{"add"};
+  Model outer = BuildOuter();
+
+  Model BuildInner() {
+    seq.Add(std::make_unique<Dense>(3, nullptr, true, 13, "sd"));
+    return Model({ia}, {seq(id(ia))}, "inner");
+  }
+  Model BuildOuter() { return Model({x}, {od(add({inner(x), inner(x)}))}, "outer"); }
+};
+
+Tensor NestedX() {
+  return Tensor::FromVector<float>({0.1f, -0.2f, 0.3f, 0.4f, 0.5f, -0.6f}, Shape{2, 3});
+}
+
+TEST(KerasFunctionalFiles, NestedModelsRoundTrip) {
+  const std::string dir = testing::TempDir();
+  Nested n;
+  Adam adam(0.01);
+  auto loss = [&](Layer& m) { return ReduceMean(Square(m.CallMany({NestedX()}, true)[0])); };
+  adam.Minimize([&] { return loss(n.outer); }, n.outer.TrainableVariables());
+  SaveKerasModel(dir + "/nested.keras", n.outer, &adam, "mse");
+  const std::map<std::string, std::string> members =
+      keras_internal::ReadKerasArchive(dir + "/nested.keras");
+  const Json config = Json::parse(members.at("config.json"));
+  const Json& inner = config["config"]["layers"][1];
+  EXPECT_EQ(inner["class_name"], "Functional");
+  EXPECT_EQ(inner["name"], "inner");
+  EXPECT_EQ(inner["inbound_nodes"].size(), 2u);
+  EXPECT_EQ(inner["config"]["layers"][2]["class_name"], "Sequential");
+
+  KerasModel loaded = LoadKerasModel(dir + "/nested.keras");
+  ASSERT_NE(loaded.functional, nullptr);
+  EXPECT_EQ(loaded.functional->CallMany({NestedX()}, false)[0].ToVector<float>(),
+            n.outer(NestedX()).ToVector<float>());
+  // The next step continues alike (Adam's slots of the nested layers).
+  adam.Minimize([&] { return loss(n.outer); }, n.outer.TrainableVariables());
+  loaded.optimizer->Minimize([&] { return loss(*loaded.functional); },
+                             loaded.functional->TrainableVariables());
+  EXPECT_EQ(loaded.functional->CallMany({NestedX()}, false)[0].ToVector<float>(),
+            n.outer(NestedX()).ToVector<float>());
+
+  SaveKerasWeights(dir + "/nested.weights.h5", n.outer);
+  const keras_internal::H5Contents contents =
+      keras_internal::ReadH5File(dir + "/nested.weights.h5");
+  for (const char* group :
+       {"layers/functional/layers/dense/vars",
+        "layers/functional/layers/sequential/layers/dense/vars", "layers/dense/vars"}) {
+    EXPECT_EQ(contents.groups.count(group), 1u) << group;
+  }
+
+  // A functional Model inside a Sequential.
+  Nested m;
+  Sequential holder("holder");
+  holder.Add(std::make_unique<InputLayer>(Shape{3}));
+  holder.Add(m.inner);
+  holder.Add(std::make_unique<Dense>(2, nullptr, true, 14, "after"));
+  holder(NestedX());
+  SaveKerasModel(dir + "/holder.keras", holder);
+  KerasModel back = LoadKerasModel(dir + "/holder.keras");
+  ASSERT_NE(back.model, nullptr);
+  EXPECT_EQ((*back.model)(NestedX()).ToVector<float>(), holder(NestedX()).ToVector<float>());
+}
+
+TEST(KerasFunctionalFiles, ANestedModelsLayerEagerLacksIsNamed) {
+  const std::string dir = testing::TempDir();
+  Nested n;
+  n.outer(NestedX());
+  SaveKerasModel(dir + "/nested.keras", n.outer);
+  const std::string bad = dir + "/nested_bad.keras";
+  Rewrite(dir + "/nested.keras", bad, [](Json& c) {
+    c["config"]["layers"][1]["config"]["layers"][1]["class_name"] = "EinsumDense";
+  });
+  std::string e = ErrorOf([&] { LoadKerasModel(bad); });
+  EXPECT_NE(e.find("config.layers[1].config.layers[1].class_name: layer class 'EinsumDense'"),
+            std::string::npos)
+      << e;
+  Rewrite(dir + "/nested.keras", bad, [](Json& c) {
+    // [0] is the nested Sequential's InputLayer.
+    c["config"]["layers"][1]["config"]["layers"][2]["config"]["layers"][1]["config"]["units"] = 5;
+  });
+  e = ErrorOf([&] { LoadKerasModel(bad); });  // the weights say 3 units
+  EXPECT_NE(e.find("layers/functional/layers/sequential/layers/dense"), std::string::npos) << e;
+  Rewrite(dir + "/nested.keras", bad, [](Json& c) {
+    Json deep = c;
+    for (int i = 0; i < 20; ++i) {
+      Json wrapper = c;
+      wrapper["config"]["layers"][1] = deep;
+      wrapper["config"]["layers"][1]["name"] = "inner";
+      wrapper["config"]["layers"][1]["inbound_nodes"] = c["config"]["layers"][1]["inbound_nodes"];
+      deep = wrapper;
+    }
+    c = deep;
+  });
+  e = ErrorOf([&] { LoadKerasModel(bad); });
+  EXPECT_NE(e.find("nests models over 16 deep"), std::string::npos) << e;
 }
 
 }  // namespace
