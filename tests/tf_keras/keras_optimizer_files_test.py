@@ -9,7 +9,9 @@ Nadam, AdamW and Adam with amsgrad; and with learning-rate schedules
 (ExponentialDecay, also staircase; PiecewiseConstantDecay; CosineDecay),
 trained 3 steps before saving so that the next step's learning rate is the
 schedule's at the restored iteration count (Keras 3 saves no learning_rate
-variable then: optimizer/vars is iterations and the slots).
+variable then: optimizer/vars is iterations and the slots). Keras's files
+with a schedule eager lacks (PolynomialDecay, CosineDecay with a warmup)
+are errors naming it and its config path.
 
 Keras -> eager: Keras compiles, takes a step and saves .keras and
   .weights.h5; eager's LoadKerasModel (optimizer from compile_config) and
@@ -157,6 +159,23 @@ for opt in OPTIMIZERS:
     check(f"{opt}: Keras's next step from eager's .keras equals eager's", close(got[1], predict(km)))
     check(f"{opt}: Keras's next step from eager's .weights.h5 equals eager's",
           close(got[1], predict(kw)))
+
+# Keras's own files with a schedule eager lacks: errors naming it and its
+# config path.
+WHERE = "config.compile_config.optimizer.config.learning_rate"
+for name, schedule, want in [
+        ("polynomial", O.schedules.PolynomialDecay(0.05, 4),
+         [WHERE + ".class_name", "'PolynomialDecay'"]),
+        ("warmup", O.schedules.CosineDecay(0.05, 4, warmup_target=0.1, warmup_steps=2),
+         [WHERE + ".config.warmup_target"])]:
+    d = fresh(name + "_k2e")
+    m = make("sgd")
+    m.compile(optimizer=O.Adam(schedule), loss="mse")
+    m.train_on_batch(X, Y)
+    m.save(os.path.join(d, "keras.keras"))
+    r = subprocess.run([driver, "k2e", "adam_exp", d], capture_output=True, text=True)
+    check(f"Keras's .keras with a {name} schedule: an error naming it and its config path",
+          r.returncode == 1 and all(w in r.stderr for w in want), r.stderr)
 
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)
