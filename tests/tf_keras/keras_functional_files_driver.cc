@@ -26,13 +26,15 @@
 //     The same with nested models, on xa alone against y1: a functional
 //     "enc" (Input [3] "ea", Dense(4, tanh) "e1", Sequential "es" [Dense(3)
 //     "s1"]) called twice in "outer" (x = Input [3]; Dense(2) "od"(Add
-//     "sum"(enc(x), enc(Dense(3) "pre"(x))))), and a Sequential "holder"
-//     [Input [3], a second such functional "enc2", Dense(2) "hd"]. k2e
-//     loads DIR/outer.keras and DIR/holder.keras, prints both models'
-//     outputs, takes one Adam step on each and saves DIR/eager_outer.keras
-//     and DIR/eager_holder.keras. e2k builds them itself, takes one
-//     Adam(0.01) step each, saves DIR/outer.keras and DIR/holder.keras,
-//     prints; then one more step each and prints again.
+//     "sum"(enc(x), enc(Dense(3) "pre"(x))))); a Sequential "holder"
+//     [Input [3], a second such functional "enc2", Dense(2) "hd"]; and
+//     "duo" (x = Input [3]; a two-input functional "pair" (Inputs "pa",
+//     "pb" [3]; Dense(2) "pd"(Add "pp"(pa, pb))) called on [x, Dense(3)
+//     "dpre"(x)]). k2e loads DIR/<name>.keras of each, prints the models'
+//     outputs, takes one step of the loaded Adam on each and saves
+//     DIR/eager_<name>.keras. e2k builds them itself, takes one
+//     Adam(0.01) step each, saves DIR/<name>.keras, prints; then one more
+//     step each and prints again.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -91,6 +93,14 @@ struct Nested {
   Model outer = Model({x}, {od(sum({enc.model(x), enc.model(pre(x))}))}, "outer");
   Encoder enc2{"enc2"};
   Sequential holder{"holder"};
+  KerasTensor pa = Input({3}, DType::kFloat32, "pa");
+  KerasTensor pb = Input({3}, DType::kFloat32, "pb");
+  layers::Add pp{"pp"};
+  Dense pd{2, nullptr, true, std::nullopt, "pd"};
+  Model pair = Model({pa, pb}, {pd(pp({pa, pb}))}, "pair");
+  KerasTensor dx = Input({3}, DType::kFloat32, "x");
+  Dense dpre{3, nullptr, true, std::nullopt, "dpre"};
+  Model duo = Model({dx}, {pair({dx, dpre(dx)})}, "duo");
 
   Nested() {
     holder.Add(std::make_unique<InputLayer>(Shape{3}));
@@ -143,37 +153,48 @@ void PrintOne(Layer& model) {
   std::printf("\n");
 }
 
+const char* const kNestedNames[] = {"outer", "holder", "duo"};
+
 int RunNested(const std::string& mode, const std::string& dir) {
   if (mode == "k2e_nested") {
-    KerasModel outer = LoadKerasModel(dir + "/outer.keras");
-    KerasModel holder = LoadKerasModel(dir + "/holder.keras");
-    if (outer.functional == nullptr || holder.model == nullptr) return 3;
-    PrintOne(*outer.functional);
-    PrintOne(*holder.model);
-    outer.optimizer->Minimize([&] { return NestedLoss(*outer.functional); },
-                              outer.functional->TrainableVariables());
-    holder.optimizer->Minimize([&] { return NestedLoss(*holder.model); },
-                               holder.model->TrainableVariables());
-    SaveKerasModel(dir + "/eager_outer.keras", *outer.functional, outer.optimizer.get(),
-                   outer.loss);
-    SaveKerasModel(dir + "/eager_holder.keras", *holder.model, holder.optimizer.get(), holder.loss);
+    std::vector<KerasModel> loaded;
+    for (const char* name : kNestedNames) {
+      loaded.push_back(LoadKerasModel(dir + "/" + name + ".keras"));
+      if (loaded.back().optimizer == nullptr) return 3;
+    }
+    std::vector<Layer*> models;
+    for (KerasModel& m : loaded) {
+      models.push_back(m.functional != nullptr ? static_cast<Layer*>(m.functional.get())
+                                               : m.model.get());
+      PrintOne(*models.back());
+    }
+    for (size_t i = 0; i < loaded.size(); ++i) {
+      loaded[i].optimizer->Minimize([&] { return NestedLoss(*models[i]); },
+                                    models[i]->TrainableVariables());
+      const std::string path = StrCat(dir, "/eager_", kNestedNames[i], ".keras");
+      if (loaded[i].functional != nullptr) {
+        SaveKerasModel(path, *loaded[i].functional, loaded[i].optimizer.get(), loaded[i].loss);
+      } else {
+        SaveKerasModel(path, *loaded[i].model, loaded[i].optimizer.get(), loaded[i].loss);
+      }
+    }
     return 0;
   }
   Nested own;
-  Adam adam_outer(0.01);
-  Adam adam_holder(0.01);
+  std::vector<Layer*> models = {&own.outer, &own.holder, &own.duo};
+  Adam adams[] = {Adam(0.01), Adam(0.01), Adam(0.01)};
   auto step = [&] {
-    adam_outer.Minimize([&] { return NestedLoss(own.outer); }, own.outer.TrainableVariables());
-    adam_holder.Minimize([&] { return NestedLoss(own.holder); }, own.holder.TrainableVariables());
+    for (size_t i = 0; i < models.size(); ++i) {
+      adams[i].Minimize([&] { return NestedLoss(*models[i]); }, models[i]->TrainableVariables());
+    }
   };
   step();
-  SaveKerasModel(dir + "/outer.keras", own.outer, &adam_outer, "mse");
-  SaveKerasModel(dir + "/holder.keras", own.holder, &adam_holder, "mse");
-  PrintOne(own.outer);
-  PrintOne(own.holder);
+  SaveKerasModel(dir + "/outer.keras", own.outer, &adams[0], "mse");
+  SaveKerasModel(dir + "/holder.keras", own.holder, &adams[1], "mse");
+  SaveKerasModel(dir + "/duo.keras", own.duo, &adams[2], "mse");
+  for (Layer* m : models) PrintOne(*m);
   step();
-  PrintOne(own.outer);
-  PrintOne(own.holder);
+  for (Layer* m : models) PrintOne(*m);
   return 0;
 }
 

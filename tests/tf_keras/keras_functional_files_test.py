@@ -17,7 +17,8 @@ eager -> Keras: eager steps its model and saves; Keras's load_model (a
   eager, and Keras's next step from both equals eager's.
 Nested models (the driver's *_nested modes): a functional "enc" holding
   a Sequential, called twice inside the functional "outer", and a second
-  one inside the Sequential "holder"; both ways as above (Keras's configs
+  one inside the Sequential "holder", and a two-input functional "pair"
+  called on a list inside "duo"; both ways as above (Keras's configs
   and weights groups nest: layers/functional/layers/sequential/...), and a
   nested layer class eager lacks names its nested config path.
 Bad configs: a layer class eager lacks and a dangling keras_history are
@@ -173,9 +174,16 @@ def make_nested(lr):
     outer = keras.Model(x, L.Dense(2, name="od")(s), name="outer")
     holder = keras.Sequential([keras.Input((3,)), make_enc("enc2"), L.Dense(2, name="hd")],
                               name="holder")
-    for m in (outer, holder):
+    pa, pb = keras.Input((3,), name="pa"), keras.Input((3,), name="pb")
+    pair = keras.Model([pa, pb], L.Dense(2, name="pd")(L.Add(name="pp")([pa, pb])), name="pair")
+    x = keras.Input((3,), name="x")
+    duo = keras.Model(x, pair([x, L.Dense(3, name="dpre")(x)]), name="duo")
+    for m in (outer, holder, duo):
         m.compile(optimizer=keras.optimizers.Adam(lr), loss="mse")
-    return outer, holder
+    return outer, holder, duo
+
+
+NESTED = ("outer", "holder", "duo")
 
 
 def predict1(m):
@@ -183,32 +191,44 @@ def predict1(m):
 
 
 d = fresh("k2e_nested")
-ko, kh = make_nested(0.001)
-for m in (ko, kh):
+ks = make_nested(0.001)
+for name, m in zip(NESTED, ks):
     m.train_on_batch(X[0], YN)
-want = [predict1(ko), predict1(kh)]
-ko.save(os.path.join(d, "outer.keras"))
-kh.save(os.path.join(d, "holder.keras"))
+    m.save(os.path.join(d, name + ".keras"))
+want = [predict1(m) for m in ks]
 got = run("k2e_nested", d)
 check("eager's LoadKerasModel of a Functional nesting a Functional (nesting a Sequential) "
       "predicts as Keras", all_close(got[:1], want[:1]))
 check("eager's LoadKerasModel of a Sequential nesting a Functional predicts as Keras",
-      all_close(got[1:2], want[1:]))
-for m in (ko, kh):
+      all_close(got[1:2], want[1:2]))
+check("eager's LoadKerasModel of a Functional calling a two-input Functional on a list predicts "
+      "as Keras", all_close(got[2:3], want[2:]))
+for m in ks:
     m.train_on_batch(X[0], YN)
-for name, m in (("outer", ko), ("holder", kh)):
+for name, m in zip(NESTED, ks):
     back = keras.models.load_model(os.path.join(d, f"eager_{name}.keras"))
     check(f"eager's step on the loaded nested '{name}' equals Keras's second step",
           int(back.optimizer.iterations.numpy()) == 2 and close(predict1(back), predict1(m)))
 
 d = fresh("e2k_nested")
 got = run("e2k_nested", d)
-ko = keras.models.load_model(os.path.join(d, "outer.keras"))
-kh = keras.models.load_model(os.path.join(d, "holder.keras"))
+ko, kh, kd = (keras.models.load_model(os.path.join(d, n + ".keras")) for n in NESTED)
 check("Keras's load_model of eager's nested functional .keras predicts as eager",
       all_close(got[:1], [predict1(ko)]))
 check("Keras's load_model of eager's Sequential nesting a functional Model predicts as eager",
       all_close(got[1:2], [predict1(kh)]))
+check("Keras's load_model of eager's Functional calling a two-input Functional predicts as eager",
+      all_close(got[2:3], [predict1(kd)]))
+pair = kd.get_layer("pair")
+check("eager's nested config: 'pair' is a two-input Functional called on a list",
+      type(pair).__name__ == "Functional" and len(pair.inputs) == 2 and
+      len(pair._inbound_nodes) == 1 and len(pair._inbound_nodes[0].input_tensors) == 2,
+      type(pair).__name__)
+with zipfile.ZipFile(os.path.join(d, "duo.keras")) as z:
+    eager_ends = json.loads(z.read("config.json"))["config"]["output_layers"]
+keras_ends = make_nested(0.01)[2].get_config()["output_layers"]
+check("eager's output_layers count a nested Model's nodes from 1, as Keras's",
+      eager_ends == keras_ends, f"{eager_ends} vs Keras's {keras_ends}")
 enc = ko.get_layer("enc")
 check("eager's nested config: 'enc' is a Functional called twice, holding Sequential 'es'",
       type(enc).__name__ == "Functional" and len(enc._inbound_nodes) == 2 and
@@ -217,10 +237,10 @@ check("eager's nested config: 'enc' is a Functional called twice, holding Sequen
 check("eager's Sequential holds the Functional 'enc2'",
       [type(x).__name__ for x in kh.layers] == ["Functional", "Dense"],
       str([type(x).__name__ for x in kh.layers]))
-for m in (ko, kh):
+for m in (ko, kh, kd):
     m.train_on_batch(X[0], YN)
 check("Keras's next step from eager's nested .keras files equals eager's",
-      all_close(got[2:4], [predict1(ko), predict1(kh)]))
+      all_close(got[3:6], [predict1(ko), predict1(kh), predict1(kd)]))
 
 
 def nested_lstm(config):
@@ -242,7 +262,8 @@ members["config.json"] = json.dumps(config).encode()
 with zipfile.ZipFile(os.path.join(dd, "outer.keras"), "w") as z:
     for n, data in members.items():
         z.writestr(n, data)
-shutil.copy(os.path.join(work, "e2k_nested", "holder.keras"), dd)
+for n in NESTED[1:]:
+    shutil.copy(os.path.join(work, "e2k_nested", n + ".keras"), dd)
 r = subprocess.run([driver, "k2e_nested", dd], capture_output=True, text=True)
 check("a layer class eager lacks in a nested model names its nested config path",
       r.returncode == 1 and where in r.stderr and "'LSTM'" in r.stderr, r.stderr)

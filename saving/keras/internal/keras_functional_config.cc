@@ -1,5 +1,6 @@
 #include "saving/keras/internal/keras_functional_config.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -96,10 +97,19 @@ class ConfigWriter {
     return nodes;
   }
 
+  // input_layers / output_layers. Keras counts a nested Model's nodes
+  // there from 1: its node 0 is the one linking its own inputs to outputs
+  // (Functional.get_config's node_reindexing_map), which inbound_nodes'
+  // histories skip.
   Json Ends(const std::vector<KerasTensor>& tensors) const {
-    if (tensors.size() == 1) return History(tensors[0]);
+    auto end = [&](const KerasTensor& t) {
+      Json h = History(t);
+      if (dynamic_cast<const Model*>(&t.layer()) != nullptr) h[1] = h[1].get<int64_t>() + 1;
+      return h;
+    };
+    if (tensors.size() == 1) return end(tensors[0]);
     Json out = Json::array();
-    for (const KerasTensor& t : tensors) out.push_back(History(t));
+    for (const KerasTensor& t : tensors) out.push_back(end(t));
     return out;
   }
 
@@ -144,12 +154,23 @@ class ConfigReplay {
 
   // The tensor a history names; nullopt when its node is not made yet.
   // Throws for a history that can never resolve.
-  std::optional<KerasTensor> Resolve(const Json& history, const std::string& where) const {
-    const std::optional<History> h = AsHistory(history);
+  // `end`: a history of input_layers / output_layers, whose nodes of a
+  // nested Model count from 1 (ConfigWriter::Ends).
+  std::optional<KerasTensor> Resolve(const Json& history, const std::string& where,
+                                     bool end = false) const {
+    std::optional<History> h = AsHistory(history);
     if (!h) Invalid(file_, where, "is not a [layer name, node index, tensor index] list");
     auto it = outputs_.find(h->layer);
     if (it == outputs_.end()) Invalid(file_, where, StrCat("names no layer '", h->layer, "'"));
     if (h->node < 0 || h->output < 0) Invalid(file_, where, "has a negative index");
+    if (end && dynamic_cast<const Model*>(layers_.at(h->layer)) != nullptr) {
+      if (h->node == 0) {
+        Invalid(file_, where,
+                StrCat("names node 0 of the nested Model '", h->layer,
+                       "', its own inputs-to-outputs node (Keras counts its calls from 1 here)"));
+      }
+      --h->node;
+    }
     if (h->node >= static_cast<int64_t>(it->second.size())) return std::nullopt;
     const std::vector<KerasTensor>& outs = it->second[h->node];
     if (h->output >= static_cast<int64_t>(outs.size())) {
@@ -183,7 +204,12 @@ class ConfigReplay {
       const Json& kwargs = node["kwargs"];
       if (!kwargs.is_object()) Invalid(file_, where + ".kwargs", "is not an object");
       for (const auto& [key, value] : kwargs.items()) {
-        if (!value.is_null()) {
+        // Keras writes a nested Model's call with "mask": null, or a list of
+        // nulls (one per input) for a multi-input one: no masks.
+        const bool nulls =
+            value.is_array() &&
+            std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_null(); });
+        if (!value.is_null() && !(key == "mask" && nulls)) {
           throw UnimplementedError(StrCat(".keras file '", file_, "': ", where, ".kwargs.", key,
                                           " (eager's layers take no keyword arguments)"));
         }
@@ -219,7 +245,7 @@ class ConfigReplay {
   std::vector<KerasTensor> Ends(const Json& j, const std::string& where) const {
     std::vector<KerasTensor> out;
     auto one = [&](const Json& h, const std::string& w) {
-      std::optional<KerasTensor> t = Resolve(h, w);
+      std::optional<KerasTensor> t = Resolve(h, w, /*end=*/true);
       if (!t) Invalid(file_, w, "names a node no layer call made");
       out.push_back(*t);
     };

@@ -305,6 +305,20 @@ TEST(KerasFunctionalFiles, ANestedModelsLayerEagerLacksIsNamed) {
   });
   e = ErrorOf([&] { LoadKerasModel(bad); });  // the weights say 3 units
   EXPECT_NE(e.find("layers/functional/layers/sequential/layers/dense"), std::string::npos) << e;
+  // output_layers count a nested Model's calls from 1, as Keras's do.
+  Rewrite(dir + "/nested.keras", bad, [](Json& c) {
+    c["config"]["output_layers"] = Json::array({"inner", 0, 0});
+  });
+  e = ErrorOf([&] { LoadKerasModel(bad); });
+  EXPECT_NE(e.find("config.output_layers names node 0 of the nested Model 'inner'"),
+            std::string::npos)
+      << e;
+  Rewrite(dir + "/nested.keras", bad, [](Json& c) {
+    c["config"]["output_layers"] = Json::array({"inner", 1, 0});
+  });
+  KerasModel first_call = LoadKerasModel(bad);
+  EXPECT_EQ(first_call.functional->CallMany({NestedX()}, false)[0].ToVector<float>(),
+            n.inner(NestedX()).ToVector<float>());
   Rewrite(dir + "/nested.keras", bad, [](Json& c) {
     Json deep = c;
     for (int i = 0; i < 20; ++i) {
