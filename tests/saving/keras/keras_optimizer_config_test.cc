@@ -144,8 +144,9 @@ TEST(KerasOptimizerConfig, WhatEagerLacksNamesTheConfigPath) {
 }
 
 std::unique_ptr<Optimizer> Scheduled(std::unique_ptr<Optimizer> optimizer,
-                                     std::shared_ptr<const LearningRateSchedule> schedule) {
-  optimizer->UseKerasLayout(KerasLayout::kKeras3);
+                                     std::shared_ptr<const LearningRateSchedule> schedule,
+                                     KerasLayout layout = KerasLayout::kKeras3) {
+  optimizer->UseKerasLayout(layout);
   optimizer->SetLearningRateSchedule(std::move(schedule));
   return optimizer;
 }
@@ -175,6 +176,13 @@ TEST(KerasOptimizerConfig, SchedulesRoundTripWithTheIterationCount) {
       {"CosineDecay", 3,  // RMSprop: a velocity per variable
        [] {
          return Scheduled(std::make_unique<RMSprop>(), std::make_shared<CosineDecay>(0.05, 4, 0.1));
+       }},
+      // An optimizer in tf_keras's layout (a _current_learning_rate
+      // variable) is written in Keras 3's all the same.
+      {"ExponentialDecay", 5,
+       [] {
+         return Scheduled(std::make_unique<Adam>(),
+                          std::make_shared<ExponentialDecay>(0.05, 2, 0.5), KerasLayout::kKeras2);
        }},
   };
   const std::string dir = testing::TempDir();  // TempDir() empties it
