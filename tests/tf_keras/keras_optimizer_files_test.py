@@ -16,8 +16,8 @@ are errors naming it and its config path.
 Keras -> eager: Keras compiles, takes a step and saves .keras and
   .weights.h5; eager's LoadKerasModel (optimizer from compile_config) and
   eager's own model with LoadKerasWeights take the next step and save;
-  Keras's load_model / load_weights of those predict as Keras's own second
-  step, and Keras's third step from eager's .keras equals its own.
+  Keras's load_model / load_weights of those predict as Keras's own next
+  step, and Keras's step after that from eager's .keras equals its own.
 eager -> Keras: eager steps and saves; Keras's load_model (same optimizer
   class and arguments) and load_weights take the next step, equal to
   eager's next step.
@@ -108,7 +108,8 @@ for opt in OPTIMIZERS:
     # Keras -> eager
     d = fresh(opt + "_k2e")
     k = make(opt)
-    for _ in range(3 if opt in SCHEDULED else 1):
+    trained = 3 if opt in SCHEDULED else 1  # Keras's steps before saving
+    for _ in range(trained):
         k.train_on_batch(X, Y)
     if opt in SCHEDULED:
         check(f"{opt}: Keras 3 keeps no learning_rate variable with a schedule",
@@ -119,9 +120,9 @@ for opt in OPTIMIZERS:
     got = run("k2e", opt, d)
     k.train_on_batch(X, Y)
     want2 = predict(k)
-    check(f"{opt}: eager's step from Keras's .keras equals Keras's second step",
+    check(f"{opt}: eager's step from Keras's .keras equals Keras's step {trained + 1}",
           close(got[0], want2))
-    check(f"{opt}: eager's step after LoadKerasWeights equals Keras's second step",
+    check(f"{opt}: eager's step after LoadKerasWeights equals Keras's step {trained + 1}",
           close(got[1], want2))
     ks = keras.models.load_model(os.path.join(d, "eager_step.keras"))
     # The names differ (Keras numbers its own: "sgd_3"); every argument agrees.
@@ -141,8 +142,9 @@ for opt in OPTIMIZERS:
     kw.train_on_batch(X, Y)
     k.train_on_batch(X, Y)
     want3 = predict(k)
-    check(f"{opt}: Keras's third step from eager's .keras equals its own", close(predict(ks), want3))
-    check(f"{opt}: Keras's third step from eager's .weights.h5 equals its own",
+    check(f"{opt}: Keras's step {trained + 2} from eager's .keras equals its own",
+          close(predict(ks), want3))
+    check(f"{opt}: Keras's step {trained + 2} from eager's .weights.h5 equals its own",
           close(predict(kw), want3))
 
     # eager -> Keras
