@@ -355,12 +355,12 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& mode
     const std::vector<Variable*> vars = KerasOptimizerVariables(*optimizer, trainable);
     const size_t present = CountDatasets(contents, "optimizer/vars");
     if (present != vars.size()) {
-      throw InvalidArgumentError(StrCat(
-          "Keras weights file '", file, "': group 'optimizer/vars' holds ", present, " datasets; ",
-          optimizer->name(), " over this model's ", trainable.size(), " trainable variables has ",
-          vars.size(),
-          " (Keras 3's optimizer.variables: iterations, learning_rate unless a schedule gives ",
-          "it, then its slots)"));
+      throw InvalidArgumentError(
+          StrCat("Keras weights file '", file, "': group 'optimizer/vars' holds ", present,
+                 " datasets; ", optimizer->name(), " over this model's ", trainable.size(),
+                 " trainable variables has ", vars.size(),
+                 " (Keras 3's optimizer.variables: iterations, learning_rate, then its slots;",
+                 " no learning_rate with a schedule)"));
     }
     for (size_t i = 0; i < vars.size(); ++i) {
       const std::string key = StrCat("optimizer/vars/", i);
