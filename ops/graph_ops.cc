@@ -23,6 +23,16 @@ Grads IdentityGradient(const OpCall&, const Tensor& grad) { return {grad}; }
 
 NodeOutputs RunConst(const NodeContext& c) { return {{c.node.Attr<Tensor>("value")}}; }
 
+// IdentityN: its inputs, as they are (a variable reference input's value).
+NodeOutputs RunIdentityN(const NodeContext& c) {
+  if (!c.refs.empty() || c.inputs.empty()) {
+    throw InvalidArgumentError(StrCat("node '", c.node.name, "' (IdentityN) takes 1 or more ",
+                                      "value inputs, has ", c.inputs.size(), " values and ",
+                                      c.refs.size(), " references"));
+  }
+  return {std::vector<Tensor>(c.inputs.begin(), c.inputs.end())};
+}
+
 NodeOutputs RunPlaceholder(const NodeContext& c) {
   throw InvalidArgumentError(StrCat("You must feed a value for placeholder tensor '", c.node.name,
                                     ":0' with dtype ", c.node.output_specs.at(0).dtype,
@@ -114,6 +124,10 @@ const OpDef kIdentityOp = {.type = "Identity",
                            .compute = IdentityKernel,
                            .gradient = IdentityGradient};
 
+const OpDef kIdentityNOp = {.type = "IdentityN",
+                            .num_inputs = OpDef::kVariadic,
+                            .run = RunIdentityN,
+                            .num_outputs = OpDef::kVariadic};
 const OpDef kConstOp = {.type = "Const", .run = RunConst};
 const OpDef kPlaceholderOp = {.type = "Placeholder", .run = RunPlaceholder};
 const OpDef kPlaceholderWithDefaultOp = {
@@ -151,6 +165,32 @@ Tensor Constant(const Tensor& value, std::string_view name) {
 }
 
 Tensor Identity(const Tensor& x) { return Execute(kIdentityOp, {x}); }
+
+std::vector<Tensor> IdentityN(const std::vector<Tensor>& values) {
+  if (values.empty()) throw InvalidArgumentError("IdentityN: needs at least one input, got none");
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) {
+    std::vector<Tensor> out;
+    out.reserve(values.size());
+    for (const Tensor& v : values) out.push_back(Identity(v));
+    return out;
+  }
+  Node node{.name = graph->UniqueName("IdentityN"), .op = "IdentityN"};
+  std::vector<DType> types;
+  for (const Tensor& v : values) {
+    node.inputs.push_back(internal::GraphInput(*graph, v));
+    node.output_specs.push_back({v.shape(), v.dtype()});
+    types.push_back(v.dtype());
+  }
+  node.attrs = {{"T", types}};
+  const int index = graph->AddNode(std::move(node));
+  std::vector<Tensor> out;
+  out.reserve(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    out.push_back(graph->Output(index, static_cast<int>(i)));
+  }
+  return out;
+}
 
 Tensor Assign(Variable& variable, const Tensor& value) {
   if (Graph* graph = Graph::Current()) return AddAssignNode(*graph, variable, value, "Assign");

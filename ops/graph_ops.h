@@ -36,6 +36,10 @@ Tensor Constant(const Tensor& value, std::string_view name = "Const");
 // The same values ("Identity"); an op of kAllOps, so it also runs eagerly
 // (a new tensor id sharing the buffer) and passes gradients through.
 Tensor Identity(const Tensor& x);
+// The same tensors ("IdentityN", tf.identity_n), each passing its gradient
+// through. Eagerly one Identity per tensor; in a graph one IdentityN node
+// with an output per input. No values is InvalidArgumentError.
+std::vector<Tensor> IdentityN(const std::vector<Tensor>& values);
 
 // variable = value ("Assign", with TF's attributes use_locking and
 // validate_shape true), variable += delta ("AssignAdd"), -= ("AssignSub").
@@ -65,6 +69,7 @@ Operation VariablesInitializer(const std::vector<Variable*>& variables,
 
 extern const OpDef kIdentityOp;
 // Graph-only node types (OpDef::run; ops/op_def.h).
+extern const OpDef kIdentityNOp;               // "IdentityN": its inputs (attr T: their dtypes)
 extern const OpDef kConstOp;                   // "Const": its "value"
 extern const OpDef kPlaceholderOp;             // "Placeholder": must be fed
 extern const OpDef kPlaceholderWithDefaultOp;  // its input unless fed

@@ -110,6 +110,7 @@ const OpDef* const kAllOps[] = {
     // Graph-only node types (OpDef::run or OpDef::flow).
     // graph_ops.cc
     &kIdentityOp,
+    &kIdentityNOp,
     &kConstOp,
     &kPlaceholderOp,
     &kPlaceholderWithDefaultOp,
@@ -162,6 +163,8 @@ const OpDef* const kAllOps[] = {
     &kExpandDimsOp,
     &kTileOp,
     &kPackOp,
+    &kUnpackOp,
+    &kUnpackOutputOp,
     &kPadOp,
     &kPadV2Op,
     &kStridedSliceOp,

@@ -964,6 +964,104 @@ Grads PackGradient(const OpCall& call, const Tensor& grad) {
   return grads;
 }
 
+// ---- Unpack ----
+// TF's Unpack has `num` outputs, the slices of `value` along `axis`. Eager's
+// ops have one output each, so eagerly every slice is one "_UnpackOutput"
+// call (eager-only), whose gradient is TF's _UnpackGrad for that output:
+// Pack of zeros with grad at its index; the tape sums those of all outputs,
+// which is Pack of the grads with zeros for the missing ones. A graph holds
+// TF's one Unpack node (RunUnpack).
+
+// `axis` in [-rank, rank) of a value of shape `shape`, made non-negative.
+// An unknown rank leaves `axis` as it is.
+int64_t UnpackAxis(const Shape& shape, int64_t axis) {
+  if (shape.unknown_rank()) return axis;
+  const int rank = shape.rank();
+  if (rank == 0) {
+    throw InvalidArgumentError(
+        StrCat("cannot unpack a scalar (shape ", shape, "); expected a value of rank >= 1"));
+  }
+  if (axis < -rank || axis >= rank) {
+    throw InvalidArgumentError(StrCat("axis = ", axis, " not in [", -rank, ", ", rank,
+                                      ") for unpacking a value of shape ", shape));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+// The shape of one output: `shape` without dimension `axis`.
+Shape UnpackedShape(const Shape& shape, int64_t axis) {
+  std::vector<int64_t> dims = shape.ToVector();
+  dims.erase(dims.begin() + axis);
+  return Shape::Partial(dims);
+}
+
+OutputSpec InferUnpackOutput(std::span<const Tensor> in, const Attrs& attrs) {
+  const Shape& shape = in[0].shape();
+  if (shape.unknown_rank()) return {Shape::UnknownRank(), in[0].dtype()};
+  const int64_t axis = UnpackAxis(shape, attrs.GetInt("axis"));
+  const int64_t index = attrs.GetInt("index");
+  const int64_t n = shape.dim(static_cast<int>(axis));
+  if (index < 0 || (n != Shape::kUnknownDim && index >= n)) {
+    throw InvalidArgumentError(StrCat("index ", index, " is out of range for unpacking shape ",
+                                      shape, " along axis ", axis, " (", n, " outputs)"));
+  }
+  return {UnpackedShape(shape, axis), in[0].dtype()};
+}
+
+Tensor UnpackOutputKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const Shape& shape = in[0].shape();
+  const int64_t axis = UnpackAxis(shape, attrs.GetInt("axis"));
+  const int64_t index = attrs.GetInt("index");
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape.dim(d);
+  const int64_t n = shape.dim(static_cast<int>(axis));
+  const int64_t inner = spec.shape.num_elements() / std::max<int64_t>(outer, 1);
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  if (spec.shape.num_elements() == 0) return out;
+  VisitDType(spec.dtype, [&](auto tag) {  // every dtype, string too
+    using T = typename decltype(tag)::type;
+    const T* src = in[0].data<T>().data();
+    T* dst = internal::MutableData<T>(out);
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* from = src + (o * n + index) * inner;
+      std::copy(from, from + inner, dst + o * inner);
+    }
+  });
+  return out;
+}
+
+// TF's _UnpackGrad for output `index` alone.
+Grads UnpackOutputGradient(const OpCall& call, const Tensor& grad) {
+  const Shape& shape = call.inputs[0].shape();
+  const int64_t axis = UnpackAxis(shape, call.attrs.GetInt("axis"));
+  const int64_t index = call.attrs.GetInt("index");
+  const Tensor zeros = ZerosLike(grad);
+  std::vector<Tensor> grads(static_cast<size_t>(shape.dim(static_cast<int>(axis))), zeros);
+  grads[static_cast<size_t>(index)] = grad;
+  return {Pack(grads, axis)};
+}
+
+NodeOutputs RunUnpack(const NodeContext& c) {
+  if (!c.refs.empty() || c.inputs.size() != 1) {
+    throw InvalidArgumentError(StrCat("node '", c.node.name, "' (Unpack) takes 1 input, has ",
+                                      c.refs.size() + c.inputs.size()));
+  }
+  const Tensor& value = c.inputs[0];
+  const int64_t num = c.attrs.GetInt("num");
+  const int64_t axis = UnpackAxis(value.shape(), c.attrs.GetInt("axis"));
+  if (value.shape().dim(static_cast<int>(axis)) != num) {
+    throw InvalidArgumentError(StrCat("node '", c.node.name, "' (Unpack): input shape axis ", axis,
+                                      " must equal ", num, " (attr num), got shape ",
+                                      value.shape()));
+  }
+  NodeOutputs out;
+  out.values.reserve(static_cast<size_t>(num));
+  for (int64_t i = 0; i < num; ++i) {
+    out.values.push_back(RunKernel(kUnpackOutputOp, c.inputs, Attrs{{"axis", axis}, {"index", i}}));
+  }
+  return out;
+}
+
 // ---- Pad, PadV2 ----
 
 // paddings [rank, 2] as (before, after) pairs; nullopt when unknown.
@@ -1319,6 +1417,51 @@ const OpDef kPackOp = {.type = "Pack",
                        .infer = InferPack,
                        .compute = PackKernel,
                        .gradient = PackGradient};
+const OpDef kUnpackOp = {
+    .type = "Unpack", .num_inputs = 1, .run = RunUnpack, .num_outputs = OpDef::kVariadic};
+const OpDef kUnpackOutputOp = {.type = "_UnpackOutput",
+                               .num_inputs = 1,
+                               .infer = InferUnpackOutput,
+                               .compute = UnpackOutputKernel,
+                               .gradient = UnpackOutputGradient,
+                               .eager_only = true};
+
+std::vector<Tensor> Unpack(const Tensor& value, int64_t axis) {
+  int64_t a = 0;
+  try {
+    a = UnpackAxis(value.shape(), axis);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(StrCat("Unpack: ", e.what()));
+  }
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) {
+    const int64_t num = value.shape().dim(static_cast<int>(a));
+    std::vector<Tensor> out;
+    out.reserve(static_cast<size_t>(num));
+    for (int64_t i = 0; i < num; ++i) {
+      out.push_back(Execute(kUnpackOutputOp, value, Attrs{{"axis", a}, {"index", i}}));
+    }
+    return out;
+  }
+  if (value.shape().unknown_rank() ||
+      value.shape().dim(static_cast<int>(a)) == Shape::kUnknownDim) {
+    throw InvalidArgumentError(StrCat("Unpack: cannot infer the number of outputs from shape ",
+                                      value.shape(), " along axis ", axis,
+                                      "; its size must be known when the graph is built"));
+  }
+  const int64_t num = value.shape().dim(static_cast<int>(a));
+  Node node{.name = graph->UniqueName("unstack"), .op = "Unpack"};
+  node.inputs = {internal::GraphInput(*graph, value)};
+  node.attrs = {{"T", value.dtype()}, {"num", num}, {"axis", axis}};
+  node.output_specs.assign(static_cast<size_t>(num),
+                           OutputSpec{UnpackedShape(value.shape(), a), value.dtype()});
+  const int index = graph->AddNode(std::move(node));
+  std::vector<Tensor> out;
+  out.reserve(static_cast<size_t>(num));
+  for (int64_t i = 0; i < num; ++i) out.push_back(graph->Output(index, static_cast<int>(i)));
+  return out;
+}
+
 const OpDef kPadOp = {.type = "Pad",
                       .num_inputs = 2,
                       .infer = InferPad,

@@ -90,6 +90,13 @@ Tensor ExpandDims(const Tensor& x, int64_t axis);
 Tensor Tile(const Tensor& x, const std::vector<int64_t>& multiples);
 // Tensors of one shape and dtype stacked along a new dimension `axis` ("Pack", tf.stack).
 Tensor Pack(const std::vector<Tensor>& values, int64_t axis = 0);
+// The slices of `value` along `axis` (in [-rank, rank)), each without that
+// dimension: value.shape()[axis] tensors ("Unpack", tf.unstack). The
+// gradient is Pack of the slices' gradients, zeros for those not used. In
+// graph mode one Unpack node with one output per slice; the size along
+// `axis` must then be known. A scalar or an axis out of range is
+// InvalidArgumentError.
+std::vector<Tensor> Unpack(const Tensor& value, int64_t axis = 0);
 // x with paddings[d] = (before, after) zeros around each dimension d ("Pad"),
 // or copies of the scalar `constant_value` of x's dtype ("PadV2").
 Tensor Pad(const Tensor& x, const std::vector<std::pair<int64_t, int64_t>>& paddings);
@@ -121,6 +128,12 @@ extern const OpDef kBroadcastGradientArgsOp;
 extern const OpDef kExpandDimsOp;
 extern const OpDef kTileOp;
 extern const OpDef kPackOp;  // attr axis
+// "Unpack": graph-only (OpDef::run), attrs num, axis, T; `num` outputs. A
+// node whose input's size along axis is not num is InvalidArgumentError.
+extern const OpDef kUnpackOp;
+// "_UnpackOutput": eager-only, output `index` of an Unpack along `axis`
+// (attrs), what Unpack() runs eagerly, with TF's gradient of that output.
+extern const OpDef kUnpackOutputOp;
 extern const OpDef kPadOp;
 extern const OpDef kPadV2Op;
 // Attrs begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask (ints).

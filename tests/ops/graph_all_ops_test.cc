@@ -264,6 +264,10 @@ std::vector<OpCase> Cases() {
   c.push_back({"ExpandDims", &kExpandDimsOp, {Floats(m, 68), Tensor::Scalar<int32_t>(1)}, {}});
   c.push_back({"Tile", &kTileOp, {Floats(m, 69), ints({2, 1})}, {}});
   c.push_back({"Pack", &kPackOp, {Floats(m, 70), Floats(m, 71)}, Attrs{{"axis", int64_t{-1}}}});
+  c.push_back({"_UnpackOutput",
+               &kUnpackOutputOp,
+               {Floats(Shape{2, 3, 2}, 74)},
+               Attrs{{"axis", int64_t{1}}, {"index", int64_t{1}}}});
   const Tensor paddings = Tensor::FromVector<int32_t>({1, 0, 2, 1}, Shape{2, 2});
   c.push_back({"Pad", &kPadOp, {Floats(m, 72), paddings}, {}});
   c.push_back({"PadV2", &kPadV2Op, {Floats(m, 73), paddings, Tensor(-1.5f)}, {}});

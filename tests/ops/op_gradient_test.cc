@@ -385,6 +385,15 @@ std::vector<GradientCase> Cases() {
                &kPackOp,
                {Uniform(m, 313), Uniform(m, 314), Uniform(m, 315)},
                Attrs{{"axis", int64_t{1}}}});
+  // One output of Unpack: TF's _UnpackGrad with the others' gradients zero.
+  c.push_back({"UnpackOutputAxis1",
+               &kUnpackOutputOp,
+               {Uniform(Shape{2, 3, 2}, 321)},
+               Attrs{{"axis", int64_t{1}}, {"index", int64_t{2}}}});
+  c.push_back({"UnpackOutputAxis0",
+               &kUnpackOutputOp,
+               {Uniform(m, 322)},
+               Attrs{{"axis", int64_t{0}}, {"index", int64_t{1}}}});
   const Tensor paddings = Tensor::FromVector<int32_t>({1, 0, 2, 1}, Shape{2, 2});
   c.push_back({"Pad", &kPadOp, {Uniform(m, 316), paddings}, {}});
   c.push_back({"PadV2", &kPadV2Op, {Uniform(m, 317), paddings, Tensor(0.5)}, {}, {2}});

@@ -168,6 +168,26 @@ def build_cases():
         gx, gy = tf.gradients(bout, [bx, by], bup)
         add("grad_bmm_x", gx, FLOAT_TOL)
         add("grad_bmm_y", gy, FLOAT_TOL)
+        # Unpack and IdentityN, and TF's gradient graphs of them (Pack of
+        # the outputs' gradients, zeros for an output nothing uses).
+        u = tf.constant(rng.randn(2, 3, 4).astype(np.float32))
+        for axis in (0, 1, -1):
+            for k, out in enumerate(raw.Unpack(value=u, num=u.shape[axis], axis=axis)):
+                add(f"unpack_axis{axis}_{k}", out)
+        add("unpack_int", raw.Unpack(value=i32, num=4, axis=1)[3])
+        add("unpack_vector", raw.Unpack(value=d64, num=4)[2])
+        parts = raw.Unpack(value=u, num=3, axis=1)
+        up_part = tf.constant(rng.randn(2, 4).astype(np.float32))
+        add("grad_unpack", tf.gradients([parts[0] * 2.0, parts[2] * up_part], u)[0])
+        up_slice = tf.constant(rng.randn(2, 3).astype(np.float32))
+        add("grad_unpack_one",
+            tf.gradients(raw.Unpack(value=u, num=4, axis=-1)[1], u, up_slice)[0])
+        idn = raw.IdentityN(input=[f, i32, u])
+        for k in range(3):
+            add(f"identity_n_{k}", idn[k])
+        add("grad_identity_n", tf.gradients(raw.IdentityN(input=[u, f])[1], f, up)[0])
+        add("bad_unpack_num", raw.Unpack(value=tf1.placeholder_with_default(u, [None, 3, 4]),
+                                         num=3)[0])
         add("bad_ss_shrink_oob", raw.StridedSlice(
             input=xs, begin=tf1.placeholder_with_default([7], [None]), end=[8], strides=[1],
             shrink_axis_mask=1))
