@@ -1,11 +1,12 @@
 #include "ops/array_ops.h"
 
-// Index ops: GatherV2, UnsortedSegmentSum, OneHot.
+// Index ops: GatherV2, UnsortedSegmentSum, OneHot, ScatterNd.
 
 #include <algorithm>
 
 #include "ops/execute.h"
 #include "ops/internal/dispatch.h"
+#include "ops/internal/dynamic_shape.h"
 #include "ops/internal/eigen_view.h"
 #include "runtime/tensor_access.h"
 
@@ -248,6 +249,97 @@ Tensor OneHotKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
   return out;
 }
 
+// ---- ScatterNd ----
+// TF's ScatterNd: zeros of `shape`, with updates[i...] added at the slice
+// indices[i..., :] names (indices [..., D], updates indices.shape[:-1] +
+// shape[D:]); a repeated index sums. TF 2.21's gradient graph of TopKV2
+// scatters with it.
+
+OutputSpec InferScatterNd(std::span<const Tensor> in, const Attrs&) {
+  const Tensor& indices = in[0];
+  const Tensor& updates = in[1];
+  internal::CheckDTypeIn(indices, "indices", DTypeSet::kIndex);
+  internal::CheckDTypeIn(updates, "updates", DTypeSet::kNumeric);
+  internal::CheckDTypeIn(in[2], "shape", DTypeSet::kIndex);
+  if (!in[2].shape().unknown_rank() && in[2].rank() != 1) {
+    throw InvalidArgumentError(StrCat("shape must be a vector, got shape ", in[2].shape()));
+  }
+  const std::optional<std::vector<int64_t>> known = internal::KnownInts(in[2]);
+  if (!known) return {Shape::UnknownRank(), updates.dtype()};
+  const std::vector<int64_t>& out = *known;
+  for (int64_t d : out) {
+    if (d < 0) {
+      throw InvalidArgumentError(StrCat("shape ", DimsToString(out), " has a negative entry"));
+    }
+  }
+  const Shape& is = indices.shape();
+  const Shape& us = updates.shape();
+  if (is.unknown_rank() || us.unknown_rank()) return {Shape(out), updates.dtype()};
+  if (is.rank() < 1) {
+    throw InvalidArgumentError(StrCat("indices must be at least a vector, got shape ", is));
+  }
+  const int64_t depth = is.dim(is.rank() - 1);
+  // updates.shape must be indices.shape[:-1] + shape[depth:].
+  std::vector<int64_t> want(is.ToVector());
+  want.pop_back();
+  bool ok = depth != Shape::kUnknownDim && depth <= static_cast<int64_t>(out.size());
+  if (ok) want.insert(want.end(), out.begin() + depth, out.end());
+  ok = ok && static_cast<size_t>(us.rank()) == want.size();
+  for (size_t d = 0; ok && d < want.size(); ++d) {
+    const int64_t u = us.dim(static_cast<int>(d));
+    ok = u == want[d] || u == Shape::kUnknownDim || want[d] == Shape::kUnknownDim;
+  }
+  if (!ok) {
+    throw InvalidArgumentError(StrCat("updates of shape ", us, " do not match indices of shape ",
+                                      is, " into shape ", DimsToString(out),
+                                      "; expected updates.shape = indices.shape[:-1] + "
+                                      "shape[indices.shape[-1]:]"));
+  }
+  return {Shape(out), updates.dtype()};
+}
+
+Tensor ScatterNdKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Tensor& indices = in[0];
+  const Tensor& updates = in[1];
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  internal::Dispatch<DTypeSet::kNumeric>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = internal::MutableData<T>(out);
+    std::fill(o, o + out.num_elements(), T(0));
+  });
+  const int depth = static_cast<int>(indices.shape().dim(indices.rank() - 1));
+  int64_t rows = 1;  // index tuples: the product of indices.shape[:-1]
+  for (int d = 0; d + 1 < indices.rank(); ++d) rows *= indices.shape().dim(d);
+  int64_t slice = 1;
+  for (int d = depth; d < spec.shape.rank(); ++d) slice *= spec.shape.dim(d);
+  if (rows == 0 || slice == 0) return out;
+  std::vector<int64_t> idx =
+      indices.dtype() == DType::kInt64
+          ? indices.ToVector<int64_t>()
+          : std::vector<int64_t>(indices.data<int32_t>().begin(), indices.data<int32_t>().end());
+  internal::Dispatch<DTypeSet::kNumeric>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = internal::MutableData<T>(out);
+    const T* u = updates.data<T>().data();
+    for (int64_t i = 0; i < rows; ++i) {
+      int64_t offset = 0;
+      for (int d = 0; d < depth; ++d) {
+        const int64_t v = idx[static_cast<size_t>(i * depth + d)];
+        if (v < 0 || v >= spec.shape.dim(d)) {
+          std::vector<int64_t> bad(idx.begin() + i * depth, idx.begin() + (i + 1) * depth);
+          throw InvalidArgumentError(StrCat("ScatterNd: indices[", i, "] = ", DimsToString(bad),
+                                            " does not index into shape ", spec.shape));
+        }
+        offset = offset * spec.shape.dim(d) + v;
+      }
+      T* dst = o + offset * slice;
+      const T* src = u + i * slice;
+      for (int64_t j = 0; j < slice; ++j) dst[j] += src[j];
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 // Graph facts: TF passes these attrs as input tensors.
@@ -284,6 +376,21 @@ const OpDef kOneHotOp = {.type = "OneHot",
                          .gradient = nullptr,
                          .input_attrs = kOneHotInputs,
                          .type_attrs = kOneHotTypes};  // piecewise constant in its indices
+
+constexpr TypeAttr kScatterNdTypes[] = {{"T", 1}, {"Tindices", 0}};
+// Its gradient (GatherNd of grad, for updates) is not written: TF's layers'
+// graphs use ScatterNd only inside gradients (TopKV2's).
+const OpDef kScatterNdOp = {.type = "ScatterNd",
+                            .num_inputs = 3,
+                            .infer = InferScatterNd,
+                            .compute = ScatterNdKernel,
+                            .gradient = nullptr,
+                            .type_attrs = kScatterNdTypes,
+                            .infer_partial = InferScatterNd};
+
+Tensor ScatterNd(const Tensor& indices, const Tensor& updates, const Tensor& shape) {
+  return Execute(kScatterNdOp, {indices, updates, shape});
+}
 
 Tensor Gather(const Tensor& params, const Tensor& indices) {
   return Execute(kGatherOp, params, indices,

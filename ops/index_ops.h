@@ -30,8 +30,16 @@ Tensor OneHot(const Tensor& indices, int64_t depth, double on_value = 1.0, doubl
 Tensor UnsortedSegmentSum(const Tensor& data, const Tensor& segment_ids,
                           int64_t num_segments);  // "UnsortedSegmentSum"
 
+// Zeros of `shape` (an int32/int64 vector) with updates[i...] added at the
+// slices indices[i..., :] (int32/int64, last dimension D) name: updates must
+// be indices.shape[:-1] + shape[D:] ("ScatterNd", tf.scatter_nd). An index
+// out of range is InvalidArgumentError naming it; repeated indices sum. Not
+// differentiable in eager.
+Tensor ScatterNd(const Tensor& indices, const Tensor& updates, const Tensor& shape);
+
 extern const OpDef kGatherOp;
 extern const OpDef kOneHotOp;
 extern const OpDef kUnsortedSegmentSumOp;
+extern const OpDef kScatterNdOp;
 
 }  // namespace eager

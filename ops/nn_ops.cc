@@ -1,13 +1,20 @@
 #include "ops/nn_ops.h"
 
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <vector>
+
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/execute.h"
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/internal/graph_builder.h"
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
+#include "runtime/graph.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -162,6 +169,157 @@ Grads BiasAddGradient(const OpCall& call, const Tensor& grad) {
   return out;
 }
 
+// ---- TopKV2 ----
+// TF's TopKV2 has two outputs, eager's ops one: eagerly the indices are one
+// call ("_TopKIndices", not differentiable) and the values another
+// ("_TopKValues": input gathered at the indices along the last axis), whose
+// gradient is TF's _TopKGrad: grad scattered into zeros at the indices. A
+// graph holds TF's one TopKV2 node (RunTopKV2).
+
+// Rows x columns of `input` for top k; throws TF's errors for a scalar, a
+// negative k or one past the last dimension.
+void CheckTopK(const Shape& shape, int64_t k) {
+  if (shape.rank() < 1) {
+    throw InvalidArgumentError(StrCat("input must be at least 1-dimensional, got shape ", shape));
+  }
+  if (k < 0) throw InvalidArgumentError(StrCat("Need k >= 0, got ", k));
+  const int64_t cols = shape.dim(shape.rank() - 1);
+  if (cols != Shape::kUnknownDim && cols < k) {
+    throw InvalidArgumentError(StrCat("input must have at least k columns. Had ", cols, ", needed ",
+                                      k, " (input shape ", shape, ")"));
+  }
+}
+
+Shape TopKShape(const Shape& shape, int64_t k) {
+  std::vector<int64_t> dims = shape.ToVector();
+  dims.back() = k;
+  return Shape::Partial(dims);
+}
+
+OutputSpec InferTopKIndices(std::span<const Tensor> in, const Attrs& attrs) {
+  internal::CheckDTypeIn(in[0], "input", DTypeSet::kNumeric);
+  if (in[0].shape().unknown_rank()) return {Shape::UnknownRank(), DType::kInt32};
+  const int64_t k = attrs.GetInt("k");
+  CheckTopK(in[0].shape(), k);
+  return {TopKShape(in[0].shape(), k), DType::kInt32};
+}
+
+// Per row, the k largest by value, ties by the lower index first (TF's
+// order); sorted or not, eager returns them in that order.
+Tensor TopKIndicesKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  const int64_t k = spec.shape.dim(spec.shape.rank() - 1);
+  const int64_t cols = x.shape().dim(x.rank() - 1);
+  if (spec.shape.num_elements() == 0) return out;
+  const int64_t rows = x.num_elements() / cols;
+  int32_t* o = internal::MutableData<int32_t>(out);
+  internal::Dispatch<DTypeSet::kNumeric>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::vector<int32_t> order(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = x.data<T>().data() + r * cols;
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), [row](int32_t a, int32_t b) {
+        return row[a] > row[b] || (row[a] == row[b] && a < b);
+      });
+      std::copy(order.begin(), order.begin() + k, o + r * k);
+    }
+  });
+  return out;
+}
+
+OutputSpec InferTopKValues(std::span<const Tensor> in, const Attrs&) {
+  internal::CheckDTypeIn(in[0], "input", DTypeSet::kNumeric);
+  if (in[1].dtype() != DType::kInt32) {
+    throw InvalidArgumentError(StrCat("indices must be int32, got ", in[1].dtype()));
+  }
+  const Shape& x = in[0].shape();
+  const Shape& i = in[1].shape();
+  if (x.unknown_rank() || i.unknown_rank()) return {i, in[0].dtype()};
+  bool same_rows = x.rank() == i.rank() && x.rank() >= 1;
+  for (int d = 0; same_rows && d + 1 < x.rank(); ++d) {
+    same_rows =
+        x.dim(d) == i.dim(d) || x.dim(d) == Shape::kUnknownDim || i.dim(d) == Shape::kUnknownDim;
+  }
+  if (!same_rows) {
+    throw InvalidArgumentError(StrCat("indices ", i, " must have the rows of input ", x));
+  }
+  return {i, in[0].dtype()};
+}
+
+Tensor TopKValuesKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Tensor& x = in[0];
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  const int64_t k = spec.shape.dim(spec.shape.rank() - 1);
+  const int64_t cols = x.shape().dim(x.rank() - 1);
+  if (spec.shape.num_elements() == 0) return out;
+  const int64_t rows = spec.shape.num_elements() / k;
+  const int32_t* idx = in[1].data<int32_t>().data();
+  internal::Dispatch<DTypeSet::kNumeric>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = x.data<T>().data();
+    T* o = internal::MutableData<T>(out);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < k; ++j) {
+        const int32_t c = idx[r * k + j];
+        if (c < 0 || c >= cols) {
+          throw InvalidArgumentError(
+              StrCat("index ", c, " at row ", r, " is outside [0, ", cols, ")"));
+        }
+        o[r * k + j] = src[r * cols + c];
+      }
+    }
+  });
+  return out;
+}
+
+// TF's _TopKGrad: grad[r, j] goes to input[r, indices[r, j]], zeros elsewhere
+// (the indices of a row are distinct, so the segment sum only places them).
+Grads TopKValuesGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  const Tensor& indices = call.inputs[1];
+  const int64_t cols = x.shape().dim(x.rank() - 1);
+  const int64_t k = indices.shape().dim(indices.rank() - 1);
+  std::vector<int64_t> flat(static_cast<size_t>(indices.num_elements()));
+  const auto idx = indices.data<int32_t>();
+  for (size_t i = 0; i < flat.size(); ++i) {
+    flat[i] = static_cast<int64_t>(i) / k * cols + idx[i];
+  }
+  const Tensor positions = Tensor::FromVector<int64_t>(std::move(flat), indices.shape());
+  return {Reshape(UnsortedSegmentSum(grad, positions, x.num_elements()), x.shape().ToVector()),
+          std::nullopt};
+}
+
+NodeOutputs RunTopKV2(const NodeContext& c) {
+  if (!c.refs.empty() || c.inputs.size() != 2) {
+    throw InvalidArgumentError(StrCat("node '", c.node.name, "' (TopKV2) takes 2 inputs (input, ",
+                                      "k), has ", c.refs.size() + c.inputs.size()));
+  }
+  const Tensor& k = c.inputs[1];
+  if (k.rank() != 0 || (k.dtype() != DType::kInt32 && k.dtype() != DType::kInt64)) {
+    throw InvalidArgumentError(StrCat("k must be an int32 or int64 scalar, got a ", k.dtype(),
+                                      " tensor of shape ", k.shape()));
+  }
+  if (const DType* index_type = AttrAs<DType>(c.node.FindAttr("index_type"));
+      index_type != nullptr && *index_type != DType::kInt32) {
+    throw UnimplementedError(StrCat("node '", c.node.name, "' (TopKV2) has index_type ",
+                                    *index_type, "; eager computes int32 indices only"));
+  }
+  const int64_t kv = k.dtype() == DType::kInt32 ? k.data<int32_t>()[0] : k.data<int64_t>()[0];
+  try {
+    CheckTopK(c.inputs[0].shape(), kv);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(StrCat("node '", c.node.name, "' (TopKV2): ", e.what()));
+  }
+  const bool sorted = c.attrs.GetBool("sorted");
+  Tensor indices =
+      RunKernel(kTopKIndicesOp, c.inputs.first(1), Attrs{{"k", kv}, {"sorted", sorted}});
+  const Tensor both[] = {c.inputs[0], indices};
+  Tensor values = RunKernel(kTopKValuesOp, both);
+  return {{std::move(values), std::move(indices)}};
+}
+
 }  // namespace
 
 const OpDef kSoftmaxOp = {.type = "Softmax",
@@ -196,5 +354,49 @@ const OpDef kBiasAddOp = {.type = "BiasAdd",
                           .gradient = BiasAddGradient};
 
 Tensor BiasAdd(const Tensor& value, const Tensor& bias) { return Execute(kBiasAddOp, value, bias); }
+
+const OpDef kTopKV2Op = {.type = "TopKV2", .num_inputs = 2, .run = RunTopKV2, .num_outputs = 2};
+const OpDef kTopKIndicesOp = {.type = "_TopKIndices",
+                              .num_inputs = 1,
+                              .infer = InferTopKIndices,
+                              .compute = TopKIndicesKernel,
+                              .gradient = nullptr,  // integer indices
+                              .eager_only = true};
+const OpDef kTopKValuesOp = {.type = "_TopKValues",
+                             .num_inputs = 2,
+                             .infer = InferTopKValues,
+                             .compute = TopKValuesKernel,
+                             .gradient = TopKValuesGradient,
+                             .eager_only = true};
+
+TopKOutputs TopK(const Tensor& input, int64_t k, bool sorted) {
+  try {
+    internal::CheckDTypeIn(input, "input", DTypeSet::kNumeric);
+    if (!input.shape().unknown_rank()) CheckTopK(input.shape(), k);
+  } catch (const InvalidArgumentError& e) {
+    throw InvalidArgumentError(StrCat("TopKV2: ", e.what()));
+  }
+  Graph* graph = Graph::Current();
+  if (graph == nullptr) {
+    Tensor indices = Execute(kTopKIndicesOp, input, Attrs{{"k", k}, {"sorted", sorted}});
+    Tensor values = Execute(kTopKValuesOp, input, indices);
+    return {std::move(values), std::move(indices)};
+  }
+  if (k > std::numeric_limits<int32_t>::max()) {
+    throw InvalidArgumentError(StrCat("TopKV2: k = ", k, " does not fit its int32 input"));
+  }
+  Node node{.name = graph->UniqueName("TopKV2"), .op = "TopKV2"};
+  node.inputs = {internal::GraphInput(*graph, input),
+                 internal::GraphInput(*graph, Tensor(static_cast<int32_t>(k)), "TopKV2/k")};
+  node.attrs = {{"T", input.dtype()},
+                {"sorted", sorted},
+                {"Tk", DType::kInt32},
+                {"index_type", DType::kInt32}};
+  const Shape shape =
+      input.shape().unknown_rank() ? Shape::UnknownRank() : TopKShape(input.shape(), k);
+  node.output_specs = {{shape, input.dtype()}, {shape, DType::kInt32}};
+  const int index = graph->AddNode(std::move(node));
+  return {graph->Output(index, 0), graph->Output(index, 1)};
+}
 
 }  // namespace eager

@@ -2,6 +2,8 @@
 
 // Neural-network ops over the last axis, as tf.nn.
 
+#include <cstdint>
+
 #include "ops/op_def.h"
 
 namespace eager {
@@ -22,9 +24,30 @@ Tensor SparseSoftmaxCrossEntropyWithLogits(const Tensor& labels, const Tensor& l
 // data_format "NHWC" (channels last).
 Tensor BiasAdd(const Tensor& value, const Tensor& bias);  // "BiasAdd"
 
+// The k largest entries of each row (the last axis) of `input` and their
+// int32 indices, ties by the lower index first, in decreasing order
+// ("TopKV2", tf.math.top_k); `sorted` false is TF's "any order", which
+// eager gives sorted too. The values' gradient is grad scattered into zeros
+// shaped like `input` at the indices. A scalar input, k < 0 or k past the
+// last dimension is InvalidArgumentError. In graph mode one TopKV2 node with
+// k as an int32 Const input.
+struct TopKOutputs {
+  Tensor values;
+  Tensor indices;
+};
+TopKOutputs TopK(const Tensor& input, int64_t k, bool sorted = true);
+
 extern const OpDef kSoftmaxOp;
 extern const OpDef kLogSoftmaxOp;
 extern const OpDef kSparseSoftmaxCrossEntropyOp;
 extern const OpDef kBiasAddOp;
+// "TopKV2": graph-only (OpDef::run), inputs input and k, outputs values and
+// indices; attrs sorted, T, Tk, index_type (int32 only).
+extern const OpDef kTopKV2Op;
+// Eager-only halves of TopKV2 (what TopK runs eagerly): "_TopKIndices"
+// (input; attrs k, sorted) and "_TopKValues" (input, indices: input gathered
+// along the last axis, with TF's TopKV2 gradient).
+extern const OpDef kTopKIndicesOp;
+extern const OpDef kTopKValuesOp;
 
 }  // namespace eager

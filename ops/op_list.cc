@@ -80,9 +80,11 @@ const OpDef* const kAllOps[] = {
     &kSqueezeOp,
     &kBroadcastToOp,
     &kShapeOp,
+    &kSizeOp,
     &kBroadcastGradientArgsOp,
     // index_ops.cc
     &kGatherOp,
+    &kScatterNdOp,
     &kUnsortedSegmentSumOp,
     &kOneHotOp,
     // array_ops.cc
@@ -92,6 +94,9 @@ const OpDef* const kAllOps[] = {
     &kLogSoftmaxOp,
     &kSparseSoftmaxCrossEntropyOp,
     &kBiasAddOp,
+    &kTopKV2Op,
+    &kTopKIndicesOp,
+    &kTopKValuesOp,
     // conv_ops.cc
     &kConv2DOp,
     &kConv2DBackpropInputOp,

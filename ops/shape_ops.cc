@@ -469,6 +469,21 @@ Tensor ShapeKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& s
   return out;
 }
 
+// Size: the number of elements, a scalar of out_type.
+OutputSpec InferSize(std::span<const Tensor>, const Attrs& attrs) {
+  return {Shape{}, OutType(attrs)};
+}
+
+Tensor SizeKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const int64_t n = in[0].num_elements();
+  if (spec.dtype == DType::kInt64) return Tensor(n);
+  if (n > std::numeric_limits<int32_t>::max()) {
+    throw InvalidArgumentError(StrCat("Number of elements of shape ", in[0].shape(),
+                                      " does not fit out_type int32; use int64"));
+  }
+  return Tensor(static_cast<int32_t>(n));
+}
+
 std::vector<int64_t> ToInt64(const Tensor& t) {
   const auto d = t.data<int32_t>();
   return {d.begin(), d.end()};
@@ -639,6 +654,19 @@ const OpDef kShapeOp = {.type = "Shape",
                         .compute = ShapeKernel,
                         .gradient = nullptr,
                         .infer_partial = InferShape};
+
+// The output is a scalar whatever the dimensions are, so the rule holds for
+// partially known inputs as it is.
+const OpDef kSizeOp = {.type = "Size",
+                       .num_inputs = 1,
+                       .infer = InferSize,
+                       .compute = SizeKernel,
+                       .gradient = nullptr,
+                       .infer_partial = InferSize};
+
+Tensor Size(const Tensor& x, DType out_type) {
+  return Execute(kSizeOp, x, Attrs{{"out_type", out_type}});
+}
 
 Tensor BroadcastTo(const Tensor& x, const Tensor& shape) {
   if ((shape.dtype() != DType::kInt32 && shape.dtype() != DType::kInt64) ||

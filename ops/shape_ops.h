@@ -53,6 +53,8 @@ Tensor BroadcastTo(const Tensor& x, const Tensor& shape);
 // InvalidArgumentError for another out_type, and for an int32 result with a
 // dimension above 2^31 - 1, naming it.
 Tensor ShapeOf(const Tensor& x, DType out_type = DType::kInt32);  // "Shape"
+// The number of elements of x, an int32 (or int64) scalar ("Size", tf.size).
+Tensor Size(const Tensor& x, DType out_type = DType::kInt32);
 
 // BroadcastGradientArgs (TF's op of that name): given the shapes s0, s1 of
 // the two inputs of a broadcasting op (AddV2, Mul, ...), the axes of the
@@ -123,6 +125,8 @@ extern const OpDef kSqueezeOp;
 extern const OpDef kBroadcastToOp;
 // "Shape": attrs out_type (a DType; TF's default int32).
 extern const OpDef kShapeOp;
+// "Size": attrs out_type (a DType; TF's default int32).
+extern const OpDef kSizeOp;
 // "BroadcastGradientArgs": graph-only (OpDef::run), two outputs.
 extern const OpDef kBroadcastGradientArgsOp;
 extern const OpDef kExpandDimsOp;

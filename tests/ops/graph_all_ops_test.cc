@@ -264,6 +264,20 @@ std::vector<OpCase> Cases() {
   c.push_back({"ExpandDims", &kExpandDimsOp, {Floats(m, 68), Tensor::Scalar<int32_t>(1)}, {}});
   c.push_back({"Tile", &kTileOp, {Floats(m, 69), ints({2, 1})}, {}});
   c.push_back({"Pack", &kPackOp, {Floats(m, 70), Floats(m, 71)}, Attrs{{"axis", int64_t{-1}}}});
+  c.push_back({"Size", &kSizeOp, {Floats(Shape{2, 3, 2}, 77)}, Attrs{{"out_type", DType::kInt64}}});
+  c.push_back({"ScatterNd",
+               &kScatterNdOp,
+               {Tensor::FromVector<int32_t>({2, 0, 2}, Shape{3, 1}), Floats(Shape{3, 2}, 78),
+                Tensor::Vector<int32_t>({4, 2})},
+               {}});
+  c.push_back({"_TopKIndices",
+               &kTopKIndicesOp,
+               {Floats(Shape{2, 5}, 75)},
+               Attrs{{"k", int64_t{3}}, {"sorted", true}}});
+  c.push_back({"_TopKValues",
+               &kTopKValuesOp,
+               {Floats(Shape{2, 4}, 76), Tensor::FromVector<int32_t>({3, 0, 1, 2, 1, 3}, m)},
+               {}});
   c.push_back({"_UnpackOutput",
                &kUnpackOutputOp,
                {Floats(Shape{2, 3, 2}, 74)},

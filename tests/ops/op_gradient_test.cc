@@ -394,6 +394,11 @@ std::vector<GradientCase> Cases() {
                &kUnpackOutputOp,
                {Uniform(m, 322)},
                Attrs{{"axis", int64_t{0}}, {"index", int64_t{1}}}});
+  // TopKV2's values: grad scattered to the rows' indices.
+  c.push_back({"TopKValues",
+               &kTopKValuesOp,
+               {Uniform(Shape{2, 4}, 323), Tensor::FromVector<int32_t>({3, 0, 1, 2, 1, 3}, m)},
+               {}});
   const Tensor paddings = Tensor::FromVector<int32_t>({1, 0, 2, 1}, Shape{2, 2});
   c.push_back({"Pad", &kPadOp, {Uniform(m, 316), paddings}, {}});
   c.push_back({"PadV2", &kPadV2Op, {Uniform(m, 317), paddings, Tensor(0.5)}, {}, {2}});

@@ -186,6 +186,33 @@ def build_cases():
         for k in range(3):
             add(f"identity_n_{k}", idn[k])
         add("grad_identity_n", tf.gradients(raw.IdentityN(input=[u, f])[1], f, up)[0])
+        # TopKV2: ties by the lower index first; k as an int32 or int64 input.
+        tk = tf.constant(np.array([[1, 5, 3, 5, -2], [0, 0, 7, 0, 0], [2, 2, 2, 2, 2]],
+                                  np.float32))
+        top = raw.TopKV2(input=tk, k=3)
+        add("top_k_values", top.values)
+        add("top_k_indices", top.indices)
+        top3 = raw.TopKV2(input=x, k=2)
+        add("top_k_rank3_values", top3.values)
+        add("top_k_rank3_indices", top3.indices)
+        add("top_k_int64_k", raw.TopKV2(input=i32, k=tf.constant(4, tf.int64)).indices)
+        add("top_k_f64", raw.TopKV2(input=f64, k=5).values)
+        add("top_k_0", raw.TopKV2(input=f, k=0).values)
+        # TF's gradient graph of TopKV2 (Size, ScatterNd), and those ops alone.
+        up_top = tf.constant(rng.randn(4, 5, 2).astype(np.float32))
+        add("grad_top_k", tf.gradients(raw.TopKV2(input=x, k=2).values, x, up_top)[0])
+        add("size", raw.Size(input=x))
+        add("size_int64", raw.Size(input=i32, out_type=tf.int64))
+        add("scatter_nd", raw.ScatterNd(indices=tf.constant([[2], [0], [2]]),
+                                        updates=tf.constant(rng.randn(3, 4).astype(np.float32)),
+                                        shape=[5, 4]))
+        add("scatter_nd_elements", raw.ScatterNd(
+            indices=tf.constant([[1, 2], [0, 0]], tf.int64), updates=tf.constant([7, -3]),
+            shape=tf.constant([2, 3], tf.int64)))
+        add("bad_scatter_nd_index", raw.ScatterNd(
+            indices=tf1.placeholder_with_default([[5]], [None, 1]),
+            updates=tf.constant([1.0]), shape=[5]))
+        add("bad_top_k_past_row", raw.TopKV2(input=f, k=tf1.placeholder_with_default(5, [])).values)
         add("bad_unpack_num", raw.Unpack(value=tf1.placeholder_with_default(u, [None, 3, 4]),
                                          num=3)[0])
         add("bad_ss_shrink_oob", raw.StridedSlice(
