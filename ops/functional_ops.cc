@@ -283,6 +283,37 @@ NodeOutputs RunIf(const NodeContext& c) {
   return Outputs(Invoke(c, r, NodeArgs(c, *r.f, 1)));
 }
 
+// TF's CaseOp: branch_index (an int32 scalar) picks the branch; one out
+// of [0, number of branches) picks the last, the default branch of
+// tf.switch_case.
+NodeOutputs RunCase(const NodeContext& c) {
+  const auto* branches = AttrAs<std::vector<std::string>>(c.node.FindAttr("branches"));
+  if (branches == nullptr || branches->empty()) {
+    throw InvalidArgumentError(
+        StrCat(Where(c), " has no branch functions (attribute 'branches'); expected 1 or more"));
+  }
+  if (c.inputs.empty()) {
+    throw InvalidArgumentError(StrCat(Where(c), " has no branch index (input 0 'branch_index')"));
+  }
+  const Tensor& index = c.inputs[0];
+  if (index.dtype() != DType::kInt32 || index.rank() != 0) {
+    throw InvalidArgumentError(StrCat(Where(c), ": branch_index must be an int32 scalar, got a ",
+                                      index.dtype(), " tensor of shape ", index.shape()));
+  }
+  const int32_t i = index.data<int32_t>()[0];
+  const size_t taken = i < 0 || static_cast<size_t>(i) >= branches->size() ? branches->size() - 1
+                                                                           : static_cast<size_t>(i);
+  FunctionRunner& r = Runner(c, (*branches)[taken]);
+  std::vector<CallArg> results = Invoke(c, r, NodeArgs(c, *r.f, 1));
+  if (const auto* tout = AttrAs<std::vector<DType>>(c.node.FindAttr("Tout"));
+      tout != nullptr && tout->size() != results.size()) {
+    throw InvalidArgumentError(StrCat(Where(c), ": branch ", taken, " ('", r.f->name, "') returns ",
+                                      results.size(), " outputs; the node's Tout has ",
+                                      tout->size()));
+  }
+  return Outputs(std::move(results));
+}
+
 NodeOutputs RunWhile(const NodeContext& c) {
   FunctionRunner& cond = Runner(c, FunctionAttr(c, "cond"));
   FunctionRunner& body = Runner(c, FunctionAttr(c, "body"));
@@ -336,6 +367,16 @@ const OpDef kStatelessIfOp = {.type = "StatelessIf",
                               .run = RunIf,
                               .num_outputs = OpDef::kVariadic,
                               .handle_inputs = true};
+const OpDef kCaseOp = {.type = "Case",
+                       .num_inputs = OpDef::kVariadic,
+                       .run = RunCase,
+                       .num_outputs = OpDef::kVariadic,
+                       .handle_inputs = true};
+const OpDef kStatelessCaseOp = {.type = "StatelessCase",
+                                .num_inputs = OpDef::kVariadic,
+                                .run = RunCase,
+                                .num_outputs = OpDef::kVariadic,
+                                .handle_inputs = true};
 const OpDef kWhileOp = {.type = "While",
                         .num_inputs = OpDef::kVariadic,
                         .run = RunWhile,

@@ -6,6 +6,9 @@
 //   PartitionedCall / StatefulPartitionedCall   args... -> the function's outputs (attr f)
 //   If / StatelessIf                            cond, args... -> then_branch(args) or
 //                                               else_branch(args)
+//   Case / StatelessCase                        branch_index, args... ->
+//                                               branches[branch_index](args); an index out
+//                                               of range runs the last branch, as TF's
 //   While / StatelessWhile                      vars... -> vars = body(vars) while cond(vars)
 //   _Arg                                        a function body's input argument
 //
@@ -28,6 +31,10 @@
 // function library that recurses, which TF refuses too, must not overflow
 // the stack). An error inside the body keeps its kind and gets the call's
 // node context after the body node's.
+//
+// Case's branch_index must be an int32 scalar, and the branch must return
+// as many outputs as the node's Tout lists (InvalidArgumentError naming the
+// node and the branch otherwise).
 //
 // If's predicate and While's cond result are true as TF's are: a scalar
 // that is nonzero (a non-empty string), any other tensor that has
@@ -53,6 +60,8 @@ extern const OpDef kPartitionedCallOp;
 extern const OpDef kStatefulPartitionedCallOp;
 extern const OpDef kIfOp;
 extern const OpDef kStatelessIfOp;
+extern const OpDef kCaseOp;
+extern const OpDef kStatelessCaseOp;
 extern const OpDef kWhileOp;
 extern const OpDef kStatelessWhileOp;
 

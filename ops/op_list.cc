@@ -204,6 +204,8 @@ const OpDef* const kAllOps[] = {
     &kStatefulPartitionedCallOp,
     &kIfOp,
     &kStatelessIfOp,
+    &kCaseOp,
+    &kStatelessCaseOp,
     &kWhileOp,
     &kStatelessWhileOp,
 };

@@ -159,7 +159,7 @@ class Instantiation {
   // The length of list(type) attribute `attr` of `node`. An importer drops
   // one that holds DT_RESOURCE (eager has no DType for a handle); then a
   // While's T has one entry per data input, and a call's Tout (an If's) one
-  // per output of its function (then_branch's).
+  // per output of its function (then_branch's, a Case's first branch's).
   std::optional<int64_t> ListSize(const Node& node, const OpSignature& sig,
                                   const std::string& attr) const {
     if (const auto* list = AttrAs<std::vector<DType>>(node.FindAttr(attr))) {
@@ -177,6 +177,13 @@ class Instantiation {
       const FunctionDefinition* callee =
           name == nullptr || library_ == nullptr ? nullptr : library_->Find(*name);
       if (callee != nullptr) return static_cast<int64_t>(callee->outputs.size());
+    }
+    // A Case's: its first branch's (all return Tout).
+    const auto* branches = AttrAs<std::vector<std::string>>(node.FindAttr("branches"));
+    if (branches != nullptr && !branches->empty() && library_ != nullptr) {
+      if (const FunctionDefinition* callee = library_->Find(branches->front())) {
+        return static_cast<int64_t>(callee->outputs.size());
+      }
     }
     return std::nullopt;
   }

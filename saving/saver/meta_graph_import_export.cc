@@ -98,14 +98,14 @@ std::optional<AttrValue> FromMetaList(const MetaAttrList& v) {
     }
     return AttrValue(shapes);
   }
-  if (!v.f.empty() || !v.b.empty() || !v.tensor.empty() || !v.func.empty()) {
-    return std::nullopt;
-  }
+  // A list of functions (Case's branches) as their names, as a call's "f".
+  if (!v.func.empty()) return AttrValue(v.func);
+  if (!v.f.empty() || !v.b.empty() || !v.tensor.empty()) return std::nullopt;
   return AttrValue(v.i);  // also the empty list
 }
 
 // The attribute as an AttrValue, or nullopt when eager cannot hold it (a dtype
-// eager lacks, an unknown-rank shape, a list of shapes or functions): such a
+// eager lacks, an unknown-rank shape, a list of floats or tensors): such a
 // node still imports, and fails only if a Session runs it.
 std::optional<AttrValue> FromMeta(const MetaAttrValue& value) {
   return std::visit(
@@ -210,6 +210,13 @@ MetaGraph GraphToMetaGraph(const Graph& graph) {
       const std::string* function = std::get_if<std::string>(&value);
       if (attr != nullptr && attr->type == "func" && function != nullptr) {
         node.attrs.emplace(name, MetaFunc{*function});
+        continue;
+      }
+      const auto* functions = std::get_if<std::vector<std::string>>(&value);
+      if (attr != nullptr && attr->type == "list(func)" && functions != nullptr) {
+        MetaAttrList list;
+        list.func = *functions;
+        node.attrs.emplace(name, list);
         continue;
       }
       node.attrs.emplace(name, ToMeta(value));

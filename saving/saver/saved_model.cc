@@ -266,7 +266,7 @@ SavedModelBundle LoadSavedModel(const std::string& export_dir,
   bool calls = false;  // a node runs a library function
   ImportIntoGraph(file, index, *bundle.graph_, [&](const MetaGraphNode& node) {
     calls = calls || node.attrs.contains("f") || node.attrs.contains("body") ||
-            node.attrs.contains("then_branch");
+            node.attrs.contains("then_branch") || node.attrs.contains("branches");
   });
   // A TF 2 SavedModel: its computation is in the function library, its
   // variables are resource variables, restored as TF's restore function

@@ -336,5 +336,71 @@ TEST(FunctionalOpsTest, WhileStopsAtTheSessionsIterationBound) {
   EXPECT_EQ(unbounded.Run("call:0").ToVector<int32_t>(), (std::vector<int32_t>{100}));
 }
 
+// A Case node over `branches` on index node `index` and input "x".
+Node CaseNode(const std::string& name, const std::string& index, std::vector<std::string> branches,
+              const char* op = "StatelessCase") {
+  return MakeNode(name, op, {index, "x"},
+                  Attrs{{"branches", std::move(branches)},
+                        {"Tin", std::vector<DType>{DType::kFloat32}},
+                        {"Tout", std::vector<DType>{DType::kFloat32}}});
+}
+
+TEST(FunctionalOpsTest, CaseRunsTheIndexedBranchAndTheLastOneOutOfRange) {
+  CallGraph g({Unary("double", "AddV2", true), Unary("negate", "Neg", false),
+               Unary("square", "Square", false)});
+  const std::vector<std::string> branches = {"double", "negate", "square"};
+  for (int32_t i : {0, 1, 2, -1, 3, 1000}) {
+    const std::string n = "i" + std::to_string(i < 0 ? 9 : i);
+    g.graph.AddNode(ConstNode(n, Tensor(i)));
+    g.graph.AddNode(CaseNode("case_" + n, n, branches, i == 1 ? "Case" : "StatelessCase"));
+  }
+  Session sess(g.graph);
+  EXPECT_EQ(sess.Run("case_i0:0").ToVector<float>(), (std::vector<float>{2, 20}));
+  EXPECT_EQ(sess.Run("case_i1:0").ToVector<float>(), (std::vector<float>{-1, -10}));
+  EXPECT_EQ(sess.Run("case_i2:0").ToVector<float>(), (std::vector<float>{1, 100}));
+  // Out of range, either side: the last branch (TF's default).
+  EXPECT_EQ(sess.Run("case_i9:0").ToVector<float>(), (std::vector<float>{1, 100}));
+  EXPECT_EQ(sess.Run("case_i3:0").ToVector<float>(), (std::vector<float>{1, 100}));
+  EXPECT_EQ(sess.Run("case_i1000:0").ToVector<float>(), (std::vector<float>{1, 100}));
+}
+
+TEST(FunctionalOpsTest, CasePassesVariableHandlesToItsBranch) {
+  CallGraph g({Scale()});
+  g.graph.AddNode(ConstNode("zero", Tensor(int32_t{0})));
+  g.graph.AddNode(MakeNode("case", "Case", {"zero", "x", "v"},
+                           Attrs{{"branches", std::vector<std::string>{"scale"}},
+                                 {"Tout", std::vector<DType>{DType::kFloat32}}}));
+  Session sess(g.graph);
+  EXPECT_EQ(sess.Run("case:0").ToVector<float>(), (std::vector<float>{2, 30}));
+}
+
+TEST(FunctionalOpsTest, CaseErrorsNameTheNodeAndWhatWasExpected) {
+  // two(x) -> (x, x): two outputs where the node's Tout has one.
+  FunctionDefinition two{.name = "two"};
+  two.inputs = {{.name = "x", .tf_type = kFloat}};
+  two.outputs = {{.name = "a", .tf_type = kFloat}, {.name = "b", .tf_type = kFloat}};
+  two.ret = {{"a", "x"}, {"b", "x"}};
+  CallGraph g({Unary("negate", "Neg", false), two});
+  g.graph.AddNode(ConstNode("one", Tensor(int32_t{1})));
+  g.graph.AddNode(ConstNode("f", Tensor(1.0f)));
+  g.graph.AddNode(ConstNode("v2", Tensor::Vector<int32_t>({0, 1})));
+  g.graph.AddNode(CaseNode("wrong_count", "one", {"negate", "two"}));
+  g.graph.AddNode(CaseNode("float_index", "f", {"negate"}));
+  g.graph.AddNode(CaseNode("vector_index", "v2", {"negate"}));
+  g.graph.AddNode(CaseNode("no_branches", "one", {}));
+  g.graph.AddNode(CaseNode("missing", "one", {"nowhere"}));
+  Session sess(g.graph);
+  EXPECT_THAT(RunError(sess, "wrong_count:0"),
+              AllOf(HasSubstr("node 'wrong_count' (StatelessCase)"), HasSubstr("branch 1 ('two')"),
+                    HasSubstr("returns 2 outputs"), HasSubstr("Tout has 1")));
+  EXPECT_THAT(RunError(sess, "float_index:0"),
+              AllOf(HasSubstr("node 'float_index'"), HasSubstr("branch_index"), HasSubstr("int32"),
+                    HasSubstr("float32")));
+  EXPECT_THAT(RunError(sess, "vector_index:0"), AllOf(HasSubstr("int32 scalar"), HasSubstr("[2]")));
+  EXPECT_THAT(RunError(sess, "no_branches:0"),
+              AllOf(HasSubstr("node 'no_branches'"), HasSubstr("no branch functions")));
+  EXPECT_THAT(RunError(sess, "missing:0"), AllOf(HasSubstr("nowhere"), HasSubstr("missing")));
+}
+
 }  // namespace
 }  // namespace eager

@@ -14,7 +14,9 @@ tf.saved_model.load(dir).signatures["serving_default"] within 1e-5 *
 max(1, max|TF|). (3) A tf.function with tf.cond and tf.while_loop (If and
 While nodes whose branches, cond and body are library functions, a
 variable captured into the loop body) runs as TF's for both branches and 0
-or more iterations. (4) A variable assigned inside the function
+or more iterations. (4) tf.switch_case (Case, StatelessCase) runs the
+branch TF runs, the last one for an index out of range. (5) A variable
+assigned inside the function
 (AssignAddVariableOp on the captured handle, then read) gives TF's result.
 """
 
@@ -82,6 +84,23 @@ class Counter(tf.Module):
         return {"doubled": self.count.read_value() * 2.0}
 
 
+class Switch(tf.Module):
+    """tf.switch_case: a StatelessCase and a Case (a branch reads a captured
+    variable) whose branches are library functions; an index out of range
+    runs the last branch."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(np.float32(1.5), name="w")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x"),
+                                  tf.TensorSpec([], tf.int32, name="i")])
+    def __call__(self, x, i):
+        y = tf.switch_case(i, [lambda: x * 2.0, lambda: -x, lambda: tf.square(x)])
+        z = tf.switch_case(i, [lambda: x * self.w, lambda: x + 1.0])
+        return {"y": y, "z": z}
+
+
 def keras_sequential(export_dir):
     import keras  # Keras 3, imported only here
     keras.utils.set_random_seed(39)
@@ -141,6 +160,16 @@ def main():
     for sign, n in ((1, 4), (-1, 0), (-1, 3)):
         check_model(tally, driver, loop_dir, work, f"tf.cond + tf.while_loop (sign {sign}, n {n})",
                     {"x": sign * np.abs(batch), "n": np.int32(n)})
+
+    switch_dir = os.path.join(work, "switch")
+    tf.saved_model.save(Switch(), switch_dir)
+    graph = tf.saved_model.load(switch_dir).signatures["serving_default"].graph
+    ops = {node.op for f in graph.as_graph_def().library.function for node in f.node_def}
+    tally.check("tf.switch_case saves Case and StatelessCase",
+                None if {"Case", "StatelessCase"} <= ops else f"the library holds {sorted(ops)}")
+    for i in (0, 1, 2, 3, -1):
+        check_model(tally, driver, switch_dir, work, f"tf.switch_case (index {i})",
+                    {"x": batch, "i": np.int32(i)})
 
     counter_dir = os.path.join(work, "counter")
     tf.saved_model.save(Counter(), counter_dir)

@@ -2,7 +2,8 @@
 // (saving/saver/internal/function_library_reader.h), from files crafted
 // byte by byte: a call of a library function runs; a polymorphic function
 // (an attribute placeholder) and two functions of one name are refused,
-// naming the file, the function and the node.
+// naming the file, the function and the node; a Case's list of branch
+// functions is read and exported again as functions.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -130,6 +131,53 @@ TEST(FunctionLibraryTest, ACallsFunctionAttributeExportsAsAFunction) {
     return;
   }
   FAIL() << "no node 'call'";
+}
+
+// FunctionDef `name`(x: float) -> y = Neg(x).
+std::string NegFunction(const std::string& name) {
+  const std::string signature = MessageField(1, name) + MessageField(2, ArgDef("x", kFloat)) +
+                                MessageField(3, ArgDef("y", kFloat));
+  return MessageField(1, signature) +
+         MessageField(3, NodeDef("neg", "Neg", {"x"}, TypeAttr("T", kFloat))) +
+         MessageField(4, MessageField(1, "y") + MessageField(2, "neg:y:0"));
+}
+
+// A Case's branches are a list of functions (AttrValue.list.func): read as
+// their names, run, and exported again as functions.
+TEST(FunctionLibraryTest, ACasesBranchesAreReadRunAndExportedAsFunctions) {
+  std::string branches;
+  for (const char* f : {"ident", "neg"}) branches += MessageField(9, MessageField(1, f));
+  const std::string case_attrs = Attr("branches", MessageField(1, branches)) +
+                                 TypeListAttr("Tin", kFloat) + TypeListAttr("Tout", kFloat);
+  const std::string graph_def =
+      MessageField(1, NodeDef("x", "Placeholder", {}, TypeAttr("dtype", kFloat))) +
+      MessageField(1, NodeDef("i", "Placeholder", {}, TypeAttr("dtype", 3))) +  // DT_INT32
+      MessageField(1, NodeDef("case", "StatelessCase", {"i", "x"}, case_attrs)) +
+      MessageField(2, MessageField(1, IdentityFunction("ident", TypeAttr("T", kFloat))) +
+                          MessageField(1, NegFunction("neg")));
+  const std::string meta_graph =
+      MessageField(1, MessageField(4, "serve")) + MessageField(2, graph_def);
+  const std::string dir = TempDir() + "/case_model";
+  WriteBytes(dir + "/saved_model.pb", VarintField(1, 1) + MessageField(2, meta_graph));
+  SavedModelBundle model = LoadSavedModel(dir, {"serve"});
+  Session sess(model.graph());
+  const Tensor x = Tensor::Vector<float>({1.5f, -2});
+  const auto run = [&](int32_t i) {
+    return sess.Run("case:0", {{"x:0", x}, {"i:0", Tensor(i)}}).ToVector<float>();
+  };
+  EXPECT_EQ(run(0), (std::vector<float>{1.5f, -2}));
+  EXPECT_EQ(run(1), (std::vector<float>{-1.5f, 2}));
+  EXPECT_EQ(run(7), (std::vector<float>{-1.5f, 2}));  // out of range: the last branch
+  const MetaGraph meta = GraphToMetaGraph(model.graph());
+  for (const MetaGraphNode& node : meta.nodes) {
+    if (node.name != "case") continue;
+    const MetaListBox* list = std::get_if<MetaListBox>(&node.attrs.at("branches"));
+    ASSERT_NE(list, nullptr);
+    EXPECT_EQ((**list).func, (std::vector<std::string>{"ident", "neg"}));
+    EXPECT_TRUE((**list).s.empty());
+    return;
+  }
+  FAIL() << "no node 'case'";
 }
 
 }  // namespace
