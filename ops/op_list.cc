@@ -3,6 +3,7 @@
 
 #include "ops/activation_ops.h"
 #include "ops/array_ops.h"
+#include "ops/batch_norm_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/control_flow_ops.h"
 #include "ops/conv_ops.h"
@@ -181,6 +182,9 @@ const OpDef* const kAllOps[] = {
     &kRangeOp,
     // matmul.cc
     &kBatchMatMulV2Op,
+    // batch_norm_ops.cc
+    &kFusedBatchNormV3Op,
+    &kFusedBatchNormGradV3Op,
     // resource_variable_ops.cc
     &kVarHandleOp,
     &kReadVariableOp,

@@ -51,6 +51,7 @@ constexpr unsigned kStateful = 1, kCommutative = 2, kAggregate = 4, kUninitializ
 constexpr const char* kMaxPoolT =
     "T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16, qint8} = "
     "DT_FLOAT";
+constexpr const char* kBatchNormFormat = "data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'";
 constexpr const char* kMaxPoolGradT = "T: " REAL_NUMBER_TYPES " = DT_FLOAT";
 constexpr const char* kBatchMatMulV2T =
     "T: {bfloat16, half, float, double, int16, int32, int64, uint8, uint16, uint32, uint64, "
@@ -202,6 +203,19 @@ const std::vector<OpSpec>& Specs() {
        {"output: T"},
        {"ksize: list(int) >= 4", "strides: list(int) >= 4", "padding: {'SAME', 'VALID'}",
         "data_format: {'NHWC', 'NCHW'} = 'NHWC'", kMaxPoolGradT}},
+      {"FusedBatchNormV3",
+       {"x: T", "scale: U", "offset: U", "mean: U", "variance: U"},
+       {"y: T", "batch_mean: U", "batch_variance: U", "reserve_space_1: U", "reserve_space_2: U",
+        "reserve_space_3: U"},
+       {"T: {half, bfloat16, float}", "U: {bfloat16, float}", "epsilon: float = 0.0001",
+        "exponential_avg_factor: float = 1", kBatchNormFormat, "is_training: bool = true"}},
+      {"FusedBatchNormGradV3",
+       {"y_backprop: T", "x: T", "scale: float", "reserve_space_1: U", "reserve_space_2: U",
+        "reserve_space_3: U"},
+       {"x_backprop: T", "scale_backprop: U", "offset_backprop: U", "reserve_space_4: U",
+        "reserve_space_5: U"},
+       {"T: {half, bfloat16, float}", "U: {float}", "epsilon: float = 0.0001", kBatchNormFormat,
+        "is_training: bool = true"}},
       {"Maximum", {"x: T", "y: T"}, {"z: T"}, {"T: {bfloat16, half, float, double, int32, int64}"}},
       {"Mean",
        {"input: T", "reduction_indices: Tidx"},

@@ -209,6 +209,40 @@ def build_cases():
         add("scatter_nd_elements", raw.ScatterNd(
             indices=tf.constant([[1, 2], [0, 0]], tf.int64), updates=tf.constant([7, -3]),
             shape=tf.constant([2, 3], tf.int64)))
+        # FusedBatchNormV3 in training (running averages with Bessel's
+        # correction, an exponential_avg_factor) and inference, NHWC and NCHW,
+        # and TF's gradient graphs of it (FusedBatchNormGradV3).
+        bx = tf.constant((rng.randn(2, 3, 4, 3) * 2 + 1).astype(np.float32))
+        bscale = tf.constant(np.array([1.5, -0.5, 2.0], np.float32))
+        boffset = tf.constant(np.array([0.1, 0.0, -1.0], np.float32))
+        bmean = tf.constant(np.array([0.5, -1.0, 2.0], np.float32))
+        bvar = tf.constant(np.array([1.0, 2.5, 0.5], np.float32))
+        bup = tf.constant(rng.randn(2, 3, 4, 3).astype(np.float32))
+        empty = tf.zeros([0])
+        for fmt in ("NHWC", "NCHW"):
+            for training, factor in ((True, 1.0), (True, 0.3), (False, 1.0)):
+                tag = f"{fmt}_{'train' if training else 'infer'}_{factor}"
+                with_stats = not training or factor != 1.0
+
+                def bn(x, scale, offset):
+                    return raw.FusedBatchNormV3(
+                        x=x, scale=scale, offset=offset, mean=bmean if with_stats else empty,
+                        variance=bvar if with_stats else empty, epsilon=0.001,
+                        exponential_avg_factor=factor, data_format=fmt, is_training=training)
+                out = bn(bx, bscale, boffset)
+                # In inference TF's CPU kernel leaves the reserve spaces unset
+                # (whatever the memory held); its gradient does not read them.
+                names = ("y", "batch_mean", "batch_variance") + (
+                    ("reserve_space_1", "reserve_space_2") if training else ())
+                for k, name in enumerate(names):
+                    add(f"fused_bn_{tag}_{name}", out[k], FLOAT_TOL)
+                grads = tf.gradients(bn(bx, bscale, boffset).y, [bx, bscale, boffset], bup)
+                for name, grad in zip(("x", "scale", "offset"), grads):
+                    add(f"grad_fused_bn_{tag}_{name}", grad, FLOAT_TOL)
+        two_channels = tf1.placeholder_with_default(tf.ones([1, 2, 2, 2]), [None] * 4)
+        add("bad_fused_bn_channels", raw.FusedBatchNormV3(
+            x=two_channels, scale=bscale, offset=boffset, mean=bmean, variance=bvar,
+            is_training=False).y)
         add("bad_scatter_nd_index", raw.ScatterNd(
             indices=tf1.placeholder_with_default([[5]], [None, 1]),
             updates=tf.constant([1.0]), shape=[5]))
