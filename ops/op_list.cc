@@ -22,6 +22,7 @@
 #include "ops/resource_training_ops.h"
 #include "ops/resource_variable_ops.h"
 #include "ops/shape_ops.h"
+#include "ops/split_ops.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
 
@@ -171,6 +172,10 @@ const OpDef* const kAllOps[] = {
     &kPackOp,
     &kUnpackOp,
     &kUnpackOutputOp,
+    // split_ops.cc
+    &kSplitOp,
+    &kSplitVOp,
+    &kSplitOutputOp,
     &kPadOp,
     &kPadV2Op,
     &kStridedSliceOp,

@@ -28,6 +28,7 @@
 #include "ops/reduction_ops.h"
 #include "ops/session.h"
 #include "ops/shape_ops.h"
+#include "ops/split_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 
@@ -278,6 +279,10 @@ std::vector<OpCase> Cases() {
                &kTopKValuesOp,
                {Floats(Shape{2, 4}, 76), Tensor::FromVector<int32_t>({3, 0, 1, 2, 1, 3}, m)},
                {}});
+  c.push_back({"_SplitOutput",
+               &kSplitOutputOp,
+               {Floats(Shape{2, 5}, 79)},
+               Attrs{{"axis", int64_t{1}}, {"begin", int64_t{2}}, {"size", int64_t{2}}}});
   c.push_back({"_UnpackOutput",
                &kUnpackOutputOp,
                {Floats(Shape{2, 3, 2}, 74)},

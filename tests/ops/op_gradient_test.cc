@@ -23,6 +23,7 @@
 #include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
+#include "ops/split_ops.h"
 #include "ops/unary_ops.h"
 #include "tests/testing/numeric_gradient.h"
 
@@ -394,6 +395,11 @@ std::vector<GradientCase> Cases() {
                &kUnpackOutputOp,
                {Uniform(m, 322)},
                Attrs{{"axis", int64_t{0}}, {"index", int64_t{1}}}});
+  // One piece of Split / SplitV: its gradient padded into place.
+  c.push_back({"SplitOutput",
+               &kSplitOutputOp,
+               {Uniform(Shape{2, 5}, 324)},
+               Attrs{{"axis", int64_t{1}}, {"begin", int64_t{1}}, {"size", int64_t{3}}}});
   // TopKV2's values: grad scattered to the rows' indices.
   c.push_back({"TopKValues",
                &kTopKValuesOp,

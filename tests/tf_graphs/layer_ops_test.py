@@ -186,6 +186,28 @@ def build_cases():
         for k in range(3):
             add(f"identity_n_{k}", idn[k])
         add("grad_identity_n", tf.gradients(raw.IdentityN(input=[u, f])[1], f, up)[0])
+        # Split and SplitV (LSTM gates), and TF's gradient graphs of them
+        # (Concat of the pieces' gradients, zeros for an unused piece).
+        sv = tf.constant(rng.randn(3, 8).astype(np.float32))
+        for k, piece in enumerate(raw.Split(axis=1, value=sv, num_split=4)):
+            add(f"split_{k}", piece)
+        add("split_axis0_int", raw.Split(axis=-2, value=i32, num_split=2)[1])
+        for k, piece in enumerate(raw.SplitV(value=sv, size_splits=[2, -1, 1], axis=-1,
+                                             num_split=3)):
+            add(f"split_v_{k}", piece)
+        add("split_v_int64", raw.SplitV(value=u, size_splits=tf.constant([1, 2], tf.int64),
+                                        axis=1, num_split=2)[1])
+        gates = raw.Split(axis=1, value=sv, num_split=4)
+        up_gate = tf.constant(rng.randn(3, 2).astype(np.float32))
+        add("grad_split", tf.gradients([gates[0] * up_gate, gates[3] * 2.0], sv)[0])
+        pv = raw.SplitV(value=sv, size_splits=[5, 3], axis=1, num_split=2)
+        add("grad_split_v", tf.gradients(pv[1], sv, tf.constant(rng.randn(3, 3).astype(
+            np.float32)))[0])
+        add("bad_split_uneven", raw.Split(
+            axis=tf1.placeholder_with_default(0, []), value=sv, num_split=2)[0])
+        add("bad_split_v_sum", raw.SplitV(
+            value=sv, size_splits=tf1.placeholder_with_default([2, 3], [None]), axis=1,
+            num_split=2)[0])
         # TopKV2: ties by the lower index first; k as an int32 or int64 input.
         tk = tf.constant(np.array([[1, 5, 3, 5, -2], [0, 0, 7, 0, 0], [2, 2, 2, 2, 2]],
                                   np.float32))
