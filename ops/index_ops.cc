@@ -1,6 +1,6 @@
 #include "ops/array_ops.h"
 
-// Index ops: GatherV2, UnsortedSegmentSum, OneHot, ScatterNd.
+// Index ops: GatherV2, UnsortedSegmentSum, OneHot, ScatterNd, GatherNd.
 
 #include <algorithm>
 
@@ -8,6 +8,7 @@
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dynamic_shape.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/shape_ops.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -340,6 +341,82 @@ Tensor ScatterNdKernel(std::span<const Tensor> in, const Attrs&, const OutputSpe
   return out;
 }
 
+// ---- GatherNd ----
+// TF's GatherNd: the slices params[indices[i..., :]] (indices [..., D], D
+// <= rank of params), output indices.shape[:-1] + params.shape[D:]. Its
+// gradient is ScatterNd of grad into zeros of params' shape, ScatterNd's
+// (for updates) GatherNd of grad: each the other's.
+
+OutputSpec InferGatherNd(std::span<const Tensor> in, const Attrs&) {
+  const Tensor& params = in[0];
+  const Tensor& indices = in[1];
+  internal::CheckDTypeIn(indices, "indices", DTypeSet::kIndex);
+  const Shape& ps = params.shape();
+  const Shape& is = indices.shape();
+  if (ps.unknown_rank() || is.unknown_rank()) return {Shape::UnknownRank(), params.dtype()};
+  if (is.rank() < 1) {
+    throw InvalidArgumentError(StrCat("indices must be at least a vector, got shape ", is));
+  }
+  const int64_t depth = is.dim(is.rank() - 1);
+  if (depth == Shape::kUnknownDim) return {Shape::UnknownRank(), params.dtype()};
+  if (depth > ps.rank()) {
+    throw InvalidArgumentError(StrCat("indices of shape ", is, " name ", depth,
+                                      " dimensions of params of shape ", ps,
+                                      "; expected indices.shape[-1] <= rank of params"));
+  }
+  std::vector<int64_t> dims = is.ToVector();
+  dims.pop_back();
+  for (int d = static_cast<int>(depth); d < ps.rank(); ++d) dims.push_back(ps.dim(d));
+  return {Shape::Partial(dims), params.dtype()};
+}
+
+Tensor GatherNdKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Tensor& params = in[0];
+  const Tensor& indices = in[1];
+  const Shape& ps = params.shape();
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  const int depth = static_cast<int>(indices.shape().dim(indices.rank() - 1));
+  int64_t rows = 1;  // index tuples: the product of indices.shape[:-1]
+  for (int d = 0; d + 1 < indices.rank(); ++d) rows *= indices.shape().dim(d);
+  int64_t slice = 1;
+  for (int d = depth; d < ps.rank(); ++d) slice *= ps.dim(d);
+  if (rows == 0) return out;
+  const std::vector<int64_t> idx =
+      indices.dtype() == DType::kInt64
+          ? indices.ToVector<int64_t>()
+          : std::vector<int64_t>(indices.data<int32_t>().begin(), indices.data<int32_t>().end());
+  VisitDType(spec.dtype, [&](auto tag) {  // every dtype, string too
+    using T = typename decltype(tag)::type;
+    T* o = internal::MutableData<T>(out);
+    const T* src = params.data<T>().data();
+    for (int64_t i = 0; i < rows; ++i) {
+      int64_t offset = 0;
+      for (int d = 0; d < depth; ++d) {
+        const int64_t v = idx[static_cast<size_t>(i * depth + d)];
+        if (v < 0 || v >= ps.dim(d)) {
+          std::vector<int64_t> bad(idx.begin() + i * depth, idx.begin() + (i + 1) * depth);
+          throw InvalidArgumentError(StrCat("GatherNd: indices[", i, "] = ", DimsToString(bad),
+                                            " does not index into param shape ", ps));
+        }
+        offset = offset * ps.dim(d) + v;
+      }
+      std::copy(src + offset * slice, src + (offset + 1) * slice, o + i * slice);
+    }
+  });
+  return out;
+}
+
+// TF's _GatherNdGrad: grad summed into zeros of params' shape at the indices.
+Grads GatherNdGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& indices = call.inputs[1];
+  return {ScatterNd(indices, grad, ShapeOf(call.inputs[0], indices.dtype())), std::nullopt};
+}
+
+// TF's _ScatterNdGrad: for updates, grad gathered at the indices.
+Grads ScatterNdGradient(const OpCall& call, const Tensor& grad) {
+  return {std::nullopt, GatherNd(grad, call.inputs[0]), std::nullopt};
+}
+
 }  // namespace
 
 // Graph facts: TF passes these attrs as input tensors.
@@ -378,15 +455,25 @@ const OpDef kOneHotOp = {.type = "OneHot",
                          .type_attrs = kOneHotTypes};  // piecewise constant in its indices
 
 constexpr TypeAttr kScatterNdTypes[] = {{"T", 1}, {"Tindices", 0}};
-// Its gradient (GatherNd of grad, for updates) is not written: TF's layers'
-// graphs use ScatterNd only inside gradients (TopKV2's).
+constexpr TypeAttr kGatherNdTypes[] = {{"Tparams", 0}, {"Tindices", 1}};
+const OpDef kGatherNdOp = {.type = "GatherNd",
+                           .num_inputs = 2,
+                           .infer = InferGatherNd,
+                           .compute = GatherNdKernel,
+                           .gradient = GatherNdGradient,
+                           .type_attrs = kGatherNdTypes,
+                           .infer_partial = InferGatherNd};
 const OpDef kScatterNdOp = {.type = "ScatterNd",
                             .num_inputs = 3,
                             .infer = InferScatterNd,
                             .compute = ScatterNdKernel,
-                            .gradient = nullptr,
+                            .gradient = ScatterNdGradient,
                             .type_attrs = kScatterNdTypes,
                             .infer_partial = InferScatterNd};
+
+Tensor GatherNd(const Tensor& params, const Tensor& indices) {
+  return Execute(kGatherNdOp, params, indices);
+}
 
 Tensor ScatterNd(const Tensor& indices, const Tensor& updates, const Tensor& shape) {
   return Execute(kScatterNdOp, {indices, updates, shape});

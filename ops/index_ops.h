@@ -33,13 +33,19 @@ Tensor UnsortedSegmentSum(const Tensor& data, const Tensor& segment_ids,
 // Zeros of `shape` (an int32/int64 vector) with updates[i...] added at the
 // slices indices[i..., :] (int32/int64, last dimension D) name: updates must
 // be indices.shape[:-1] + shape[D:] ("ScatterNd", tf.scatter_nd). An index
-// out of range is InvalidArgumentError naming it; repeated indices sum. Not
-// differentiable in eager.
+// out of range is InvalidArgumentError naming it; repeated indices sum. The
+// gradient for updates is GatherNd of grad (TF's).
 Tensor ScatterNd(const Tensor& indices, const Tensor& updates, const Tensor& shape);
+// The slices params[indices[i..., :]] (int32/int64 indices, last dimension
+// D <= rank of params): indices.shape[:-1] + params.shape[D:] ("GatherNd",
+// tf.gather_nd). An index out of range is InvalidArgumentError naming it.
+// The gradient for params is ScatterNd of grad into params' shape (TF's).
+Tensor GatherNd(const Tensor& params, const Tensor& indices);
 
 extern const OpDef kGatherOp;
 extern const OpDef kOneHotOp;
 extern const OpDef kUnsortedSegmentSumOp;
 extern const OpDef kScatterNdOp;
+extern const OpDef kGatherNdOp;
 
 }  // namespace eager

@@ -87,6 +87,7 @@ const OpDef* const kAllOps[] = {
     // index_ops.cc
     &kGatherOp,
     &kScatterNdOp,
+    &kGatherNdOp,
     &kUnsortedSegmentSumOp,
     &kOneHotOp,
     // array_ops.cc

@@ -271,6 +271,10 @@ std::vector<OpCase> Cases() {
                {Tensor::FromVector<int32_t>({2, 0, 2}, Shape{3, 1}), Floats(Shape{3, 2}, 78),
                 Tensor::Vector<int32_t>({4, 2})},
                {}});
+  c.push_back({"GatherNd",
+               &kGatherNdOp,
+               {Floats(Shape{3, 2, 2}, 80), Tensor::FromVector<int64_t>({2, 1, 0, 0}, Shape{2, 2})},
+               {}});
   c.push_back({"_TopKIndices",
                &kTopKIndicesOp,
                {Floats(Shape{2, 5}, 75)},

@@ -400,6 +400,18 @@ std::vector<GradientCase> Cases() {
                &kSplitOutputOp,
                {Uniform(Shape{2, 5}, 324)},
                Attrs{{"axis", int64_t{1}}, {"begin", int64_t{1}}, {"size", int64_t{3}}}});
+  // GatherNd and ScatterNd, each the other's gradient (a repeated index
+  // sums into params' gradient).
+  c.push_back(
+      {"GatherNd",
+       &kGatherNdOp,
+       {Uniform(Shape{3, 2, 2}, 325), Tensor::FromVector<int32_t>({2, 1, 0, 0, 2, 1}, Shape{3, 2})},
+       {}});
+  c.push_back({"ScatterNd",
+               &kScatterNdOp,
+               {Tensor::FromVector<int64_t>({1, 0, 1}, Shape{3, 1}), Uniform(Shape{3, 2}, 326),
+                Tensor::Vector<int64_t>({2, 2})},
+               {}});
   // TopKV2's values: grad scattered to the rows' indices.
   c.push_back({"TopKValues",
                &kTopKValuesOp,

@@ -148,5 +148,52 @@ TEST(ScatterNdTest, AddsUpdatesIntoZerosAtTheIndexedSlices) {
               HasSubstr("do not match indices"));
 }
 
+TEST(GatherNdTest, GathersTheIndexedSlices) {
+  const Tensor params = Tensor::FromVector<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
+                                                  Shape{3, 2, 2});  // [i][j][k] = 4i + 2j + k
+  // Elements (D = 3), rows (D = 1), a whole-params slice per index (D = 0).
+  const Tensor elems =
+      GatherNd(params, Tensor::FromVector<int32_t>({2, 1, 0, 0, 1, 1}, Shape{2, 3}));
+  EXPECT_EQ(elems.shape(), (Shape{2}));
+  EXPECT_EQ(elems.ToVector<float>(), (std::vector<float>{10, 3}));
+  const Tensor rows = GatherNd(params, Tensor::FromVector<int64_t>({2, 0, 2}, Shape{3, 1}));
+  EXPECT_EQ(rows.shape(), (Shape{3, 2, 2}));
+  EXPECT_EQ(rows.ToVector<float>(), (std::vector<float>{8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11}));
+  const Tensor pairs = GatherNd(params, Tensor::FromVector<int32_t>({1, 1}, Shape{1, 1, 2}));
+  EXPECT_EQ(pairs.shape(), (Shape{1, 1, 2}));
+  EXPECT_EQ(pairs.ToVector<float>(), (std::vector<float>{6, 7}));
+  EXPECT_THAT(ErrorOf([&] {
+                GatherNd(params, Tensor::FromVector<int32_t>({0, 2}, Shape{1, 2}));
+              }),
+              AllOf(HasSubstr("GatherNd"), HasSubstr("indices[0] = [0,2]"),
+                    HasSubstr("does not index into param shape [3,2,2]")));
+  EXPECT_THAT(ErrorOf([&] {
+                GatherNd(params, Tensor::Zeros(Shape{1, 4}, DType::kInt32));
+              }),
+              HasSubstr("expected indices.shape[-1] <= rank of params"));
+}
+
+// TF's _GatherNdGrad and _ScatterNdGrad by hand: each is the other op.
+TEST(GatherNdTest, GatherNdAndScatterNdAreEachOthersGradient) {
+  const Tensor params = Tensor::Zeros(Shape{3, 2}, DType::kFloat64);
+  const Tensor indices = Tensor::FromVector<int32_t>({2, 0, 2}, Shape{3, 1});
+  const Tensor grad = Tensor::FromVector<double>({1, 2, 3, 4, 5, 6}, Shape{3, 2});
+  const OpCall gather{&kGatherNdOp, {params, indices}, GatherNd(params, indices), {}};
+  const auto g = kGatherNdOp.gradient(gather, grad);
+  ASSERT_TRUE(g[0].has_value());
+  EXPECT_FALSE(g[1].has_value());
+  EXPECT_EQ(g[0]->shape(), (Shape{3, 2}));
+  EXPECT_EQ(g[0]->ToVector<double>(), (std::vector<double>{3, 4, 0, 0, 6, 8}));  // row 2 twice
+  const Tensor shape = Tensor::Vector<int32_t>({3, 2});
+  const OpCall scatter{&kScatterNdOp, {indices, grad, shape}, ScatterNd(indices, grad, shape), {}};
+  const Tensor up = Tensor::FromVector<double>({10, 20, 30, 40, 50, 60}, Shape{3, 2});
+  const auto s = kScatterNdOp.gradient(scatter, up);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_FALSE(s[0].has_value());
+  EXPECT_FALSE(s[2].has_value());
+  ASSERT_TRUE(s[1].has_value());
+  EXPECT_EQ(s[1]->ToVector<double>(), (std::vector<double>{50, 60, 10, 20, 50, 60}));
+}
+
 }  // namespace
 }  // namespace eager

@@ -265,6 +265,21 @@ def build_cases():
         add("bad_fused_bn_channels", raw.FusedBatchNormV3(
             x=two_channels, scale=bscale, offset=boffset, mean=bmean, variance=bvar,
             is_training=False).y)
+        # GatherNd and TF's gradient graphs of GatherNd (ScatterNd) and of
+        # ScatterNd (GatherNd).
+        gp = tf.constant(rng.randn(3, 2, 4).astype(np.float32))
+        gi = tf.constant([[2, 1], [0, 0], [2, 1]])
+        add("gather_nd_rows", raw.GatherNd(params=gp, indices=gi))
+        add("gather_nd_elements", raw.GatherNd(
+            params=i32, indices=tf.constant([[[1, 3], [0, 0]]], tf.int64)))
+        add("grad_gather_nd", tf.gradients(raw.GatherNd(params=gp, indices=gi), gp,
+                                           tf.constant(rng.randn(3, 4).astype(np.float32)))[0])
+        su = tf.constant(rng.randn(3, 4).astype(np.float32))
+        add("grad_scatter_nd", tf.gradients(
+            raw.ScatterNd(indices=tf.constant([[2], [0], [2]]), updates=su, shape=[5, 4]), su,
+            tf.constant(rng.randn(5, 4).astype(np.float32)))[0])
+        add("bad_gather_nd_index", raw.GatherNd(
+            params=gp, indices=tf1.placeholder_with_default([[3, 0]], [None, 2])))
         add("bad_scatter_nd_index", raw.ScatterNd(
             indices=tf1.placeholder_with_default([[5]], [None, 1]),
             updates=tf.constant([1.0]), shape=[5]))

@@ -224,8 +224,9 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
   const Tensor correct = Equal(Cast(ArgMax(logits, 1), DType::kInt32), labels);
   (void)ReduceMean(Cast(correct, DType::kFloat32));
   (void)ShapeOf(logits);
-  // Off the gradient's way: Size and ScatterNd (TF's gradient graph of TopKV2).
+  // Off the gradient's way: Size, ScatterNd (TF's gradient graph of TopKV2), GatherNd.
   (void)Size(logits);
+  (void)GatherNd(logits, Constant(Tensor::FromVector<int32_t>({1, 0}, Shape{1, 2})));
   (void)ScatterNd(Constant(Tensor::FromVector<int32_t>({1, 0}, Shape{2, 1})),
                   Constant(Tensor::FromVector<float>({1, 2, 3, 4}, Shape{2, 2})),
                   Constant(Tensor::Vector<int32_t>({3, 2})));
