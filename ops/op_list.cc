@@ -12,6 +12,7 @@
 #include "ops/functional_ops.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
+#include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -177,6 +178,12 @@ const OpDef* const kAllOps[] = {
     &kSplitOp,
     &kSplitVOp,
     &kSplitOutputOp,
+    // gradient_helper_ops.cc
+    &kBiasAddGradOp,
+    &kRankOp,
+    &kInvertPermutationOp,
+    &kConcatOffsetOp,
+    &kShapeNOp,
     &kPadOp,
     &kPadV2Op,
     &kStridedSliceOp,

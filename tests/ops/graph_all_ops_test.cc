@@ -19,6 +19,7 @@
 #include "ops/execute.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
+#include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/matmul.h"
@@ -275,6 +276,10 @@ std::vector<OpCase> Cases() {
                &kGatherNdOp,
                {Floats(Shape{3, 2, 2}, 80), Tensor::FromVector<int64_t>({2, 1, 0, 0}, Shape{2, 2})},
                {}});
+  c.push_back({"BiasAddGrad", &kBiasAddGradOp, {Floats(Shape{2, 2, 3}, 81)}, {}});
+  c.push_back({"Rank", &kRankOp, {Floats(Shape{2, 2, 3}, 82)}, {}});
+  c.push_back(
+      {"InvertPermutation", &kInvertPermutationOp, {Tensor::Vector<int32_t>({2, 0, 1})}, {}});
   c.push_back({"_TopKIndices",
                &kTopKIndicesOp,
                {Floats(Shape{2, 5}, 75)},

@@ -16,6 +16,7 @@
 #include "ops/depthwise_conv.h"
 #include "ops/fused_conv.h"
 #include "ops/fused_matmul.h"
+#include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -412,6 +413,8 @@ std::vector<GradientCase> Cases() {
                {Tensor::FromVector<int64_t>({1, 0, 1}, Shape{3, 1}), Uniform(Shape{3, 2}, 326),
                 Tensor::Vector<int64_t>({2, 2})},
                {}});
+  // BiasAddGrad: its gradient broadcast back over all but the channels.
+  c.push_back({"BiasAddGrad", &kBiasAddGradOp, {Uniform(Shape{2, 2, 3}, 327)}, {}});
   // TopKV2's values: grad scattered to the rows' indices.
   c.push_back({"TopKValues",
                &kTopKValuesOp,

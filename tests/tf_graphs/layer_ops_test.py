@@ -280,6 +280,37 @@ def build_cases():
             tf.constant(rng.randn(5, 4).astype(np.float32)))[0])
         add("bad_gather_nd_index", raw.GatherNd(
             params=gp, indices=tf1.placeholder_with_default([[3, 0]], [None, 2])))
+        # The ops TF's gradients() writes: BiasAddGrad (BiasAdd's), Rank,
+        # InvertPermutation (Transpose's), ConcatOffset and ShapeN (ConcatV2's).
+        hb = tf.constant(rng.randn(2, 3, 4).astype(np.float32))
+        hup = tf.constant(rng.randn(2, 3, 4).astype(np.float32))
+        add("bias_add_grad", raw.BiasAddGrad(out_backprop=hb), FLOAT_TOL)
+        add("bias_add_grad_int", raw.BiasAddGrad(out_backprop=i32))
+        add("grad_bias_add", tf.gradients(raw.BiasAdd(value=hb, bias=tf.constant(
+            [1.0, 2.0, 3.0, 4.0])), hb, hup)[0], FLOAT_TOL)
+        hbias = tf.constant([1.0, 2.0, 3.0, 4.0])
+        add("grad_bias_add_bias", tf.gradients(raw.BiasAdd(value=hb, bias=hbias), hbias, hup)[0],
+            FLOAT_TOL)
+        add("rank", raw.Rank(input=hb))
+        add("rank_unknown", raw.Rank(input=tf1.placeholder_with_default(hb, None)))
+        add("invert_permutation", raw.InvertPermutation(x=tf.constant([2, 0, 3, 1])))
+        add("grad_transpose", tf.gradients(tf.transpose(hb, [1, 2, 0]), hb,
+                                           tf.transpose(hup, [1, 2, 0]))[0])
+        hc = [tf.constant(rng.randn(2, k, 3).astype(np.float32)) for k in (1, 4, 2)]
+        hcup = tf.constant(rng.randn(2, 7, 3).astype(np.float32))
+        for k, grad in enumerate(tf.gradients(tf.concat(hc, 1), hc, hcup)):
+            add(f"grad_concat_{k}", grad)
+        hp = [tf1.placeholder_with_default(t, [None, None, 3]) for t in hc]
+        for k, grad in enumerate(tf.gradients(tf.concat(hp, -2), hp, hcup)):
+            add(f"grad_concat_unknown_{k}", grad)
+        offs = raw.ConcatOffset(concat_dim=1, shape=[tf.constant([2, 3, 5]),
+                                                     tf.constant([2, 4, 5])])
+        add("concat_offset_1", offs[1])
+        add("shape_n_1", raw.ShapeN(input=[hb, f], out_type=tf.int64)[1])
+        add("bad_invert_permutation", raw.InvertPermutation(
+            x=tf1.placeholder_with_default([0, 0], [None])))
+        add("bad_concat_offset", raw.ConcatOffset(concat_dim=1, shape=[
+            tf.constant([2, 3, 5]), tf1.placeholder_with_default([3, 4, 5], [None])])[1])
         add("bad_scatter_nd_index", raw.ScatterNd(
             indices=tf1.placeholder_with_default([[5]], [None, 1]),
             updates=tf.constant([1.0]), shape=[5]))

@@ -20,6 +20,7 @@
 #include "ops/cumulative_ops.h"
 #include "ops/depthwise_conv.h"
 #include "ops/execute.h"
+#include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -226,6 +227,9 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
   (void)ShapeOf(logits);
   // Off the gradient's way: Size, ScatterNd (TF's gradient graph of TopKV2), GatherNd.
   (void)Size(logits);
+  (void)BiasAddGrad(logits);
+  (void)InvertPermutation(Constant(Tensor::Vector<int32_t>({1, 0})));
+  (void)Rank(logits);
   (void)GatherNd(logits, Constant(Tensor::FromVector<int32_t>({1, 0}, Shape{1, 2})));
   (void)ScatterNd(Constant(Tensor::FromVector<int32_t>({1, 0}, Shape{2, 1})),
                   Constant(Tensor::FromVector<float>({1, 2, 3, 4}, Shape{2, 2})),
