@@ -43,6 +43,7 @@ const OpDef* const kAllOps[] = {
     &kSigmoidOp,
     &kTanhOp,
     &kStopGradientOp,
+    &kPreventGradientOp,
     &kReluGradOp,
     &kEluOp,
     &kEluGradOp,

@@ -157,6 +157,15 @@ Grads TanhGradient(const OpCall& call, const Tensor& grad) {
 }
 // tf.stop_gradient: the gradient is cut, not zero-filled (nullopt).
 Grads StopGradientGradient(const OpCall&, const Tensor&) { return {std::nullopt}; }
+
+// TF's _PreventGradientGrad: taking the gradient is the error, with the
+// node's message (TF raises LookupError when gradients() reaches it).
+Grads PreventGradientGradient(const OpCall& call, const Tensor&) {
+  const AttrValue* message = call.attrs.Find("message");
+  const auto* text = message == nullptr ? nullptr : std::get_if<std::string>(message);
+  throw InvalidArgumentError(StrCat("Gradient explicitly disabled (PreventGradient). Reason: ",
+                                    text == nullptr ? std::string() : *text));
+}
 // Linear in `gradients`; piecewise constant (derivative 0) in `features`,
 // which TF's _ReluGradGrad also leaves without a gradient.
 Grads ReluGradGradient(const OpCall& call, const Tensor& grad) {
@@ -304,6 +313,12 @@ const OpDef kStopGradientOp = {.type = "StopGradient",
                                .infer = InferIdentity,
                                .compute = IdentityKernel,
                                .gradient = StopGradientGradient};
+// The identity (attr message: why its gradient is refused).
+const OpDef kPreventGradientOp = {.type = "PreventGradient",
+                                  .num_inputs = 1,
+                                  .infer = InferIdentity,
+                                  .compute = IdentityKernel,
+                                  .gradient = PreventGradientGradient};
 const OpDef kReluGradOp = {.type = "ReluGrad",
                            .num_inputs = 2,
                            .infer = InferReluGrad,
@@ -319,6 +334,9 @@ Tensor Relu(const Tensor& x) { return Execute(kReluOp, x); }
 Tensor Sigmoid(const Tensor& x) { return Execute(kSigmoidOp, x); }
 Tensor Tanh(const Tensor& x) { return Execute(kTanhOp, x); }
 Tensor StopGradient(const Tensor& x) { return Execute(kStopGradientOp, x); }
+Tensor PreventGradient(const Tensor& x, const std::string& message) {
+  return Execute(kPreventGradientOp, x, Attrs{{"message", message}});
+}
 Tensor ReluGrad(const Tensor& gradients, const Tensor& features) {
   return Execute(kReluGradOp, gradients, features);
 }

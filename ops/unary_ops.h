@@ -3,6 +3,8 @@
 // Elementwise unary ops, as tf.math / tf.nn. Float dtypes unless noted;
 // an unsupported dtype throws InvalidArgumentError naming op and dtype.
 
+#include <string>
+
 #include "ops/op_def.h"
 
 namespace eager {
@@ -17,6 +19,10 @@ Tensor Sigmoid(const Tensor& x);  // "Sigmoid"
 Tensor Tanh(const Tensor& x);     // "Tanh"
 // The identity whose gradient is none: tf.stop_gradient.
 Tensor StopGradient(const Tensor& x);  // "StopGradient"
+// The identity whose gradient is an error naming `message`
+// (tf.raw_ops.PreventGradient; TF's gradient of
+// SparseSoftmaxCrossEntropyWithLogits puts one on its backprop output).
+Tensor PreventGradient(const Tensor& x, const std::string& message = "");  // "PreventGradient"
 // Relu's gradient: `gradients` where features > 0, else 0 (TF's "ReluGrad",
 // also tf.where(features > 0, gradients, 0)). Same shapes and float dtype.
 // Differentiable with respect to `gradients` only.
@@ -68,6 +74,7 @@ extern const OpDef kReluOp;
 extern const OpDef kSigmoidOp;
 extern const OpDef kTanhOp;
 extern const OpDef kStopGradientOp;
+extern const OpDef kPreventGradientOp;  // attr message
 extern const OpDef kReluGradOp;
 extern const OpDef kEluOp;
 extern const OpDef kEluGradOp;

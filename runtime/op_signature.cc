@@ -315,6 +315,7 @@ const std::vector<OpSpec>& Specs() {
       {"SquaredDifference", {"x: T", "y: T"}, {"z: T"}, {"T: " FLOAT_INT_COMPLEX}, kCommutative},
       {"Squeeze", {"input: T"}, {"output: T"}, {"T: type", "squeeze_dims: list(int) >= 0 = []"}},
       {"StopGradient", {"input: T"}, {"output: T"}, {"T: type"}},
+      {"PreventGradient", {"input: T"}, {"output: T"}, {"T: type", "message: string = ''"}},
       {"Sub", {"x: T", "y: T"}, {"z: T"}, {"T: " BINARY_ARITH}},
       {"Sum",
        {"input: T", "reduction_indices: Tidx"},

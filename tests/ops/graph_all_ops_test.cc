@@ -61,8 +61,9 @@ std::vector<OpCase> Cases() {
                &kEqualOp,
                {Tensor::Vector<int32_t>({1, 2, 3}), Tensor::Vector<int32_t>({1, 0, 3})},
                {}});
-  for (const OpDef* op : {&kNegOp, &kExpOp, &kSquareOp, &kReluOp, &kSigmoidOp, &kTanhOp,
-                          &kStopGradientOp, &kIdentityOp, &kSoftmaxOp, &kLogSoftmaxOp}) {
+  for (const OpDef* op :
+       {&kNegOp, &kExpOp, &kSquareOp, &kReluOp, &kSigmoidOp, &kTanhOp, &kStopGradientOp,
+        &kPreventGradientOp, &kIdentityOp, &kSoftmaxOp, &kLogSoftmaxOp}) {
     c.push_back({std::string(op->type), op, {Floats(m, 15)}, {}});
   }
   c.push_back({"Log", &kLogOp, {Floats(m, 16, 0.1, 3.0)}, {}});

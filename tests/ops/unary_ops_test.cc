@@ -100,6 +100,21 @@ TEST(UnaryOpsTest, StopGradientIsIdentityWithoutGradient) {
   EXPECT_FALSE(grads[0].has_value());
 }
 
+TEST(UnaryOpsTest, PreventGradientIsIdentityWhoseGradientIsAnError) {
+  const Tensor x = Tensor::Vector<float>({1, 2});
+  const Tensor y = PreventGradient(x, "no second derivative here");
+  EXPECT_EQ(y.ToVector<float>(), x.ToVector<float>());
+  const OpCall call{&kPreventGradientOp, {x}, y, Attrs{{"message", std::string("no second")}}};
+  std::string error;
+  try {
+    kPreventGradientOp.gradient(call, Tensor::Vector<float>({1, 1}));
+  } catch (const InvalidArgumentError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("Gradient explicitly disabled"), std::string::npos) << error;
+  EXPECT_NE(error.find("Reason: no second"), std::string::npos) << error;
+}
+
 TEST(UnaryOpsTest, ReluGradSelectsWherePositive) {
   Tensor g = ReluGrad(Tensor::Vector<float>({1, 2, 3}), Tensor::Vector<float>({-1, 0, 4}));
   EXPECT_EQ(g.ToVector<float>(), (std::vector<float>{0, 0, 3}));

@@ -311,6 +311,9 @@ def build_cases():
             x=tf1.placeholder_with_default([0, 0], [None])))
         add("bad_concat_offset", raw.ConcatOffset(concat_dim=1, shape=[
             tf.constant([2, 3, 5]), tf1.placeholder_with_default([3, 4, 5], [None])])[1])
+        # PreventGradient (TF's gradient of sparse softmax cross entropy puts
+        # one on the op's backprop output).
+        add("prevent_gradient", raw.PreventGradient(input=f, message="why"))
         add("bad_scatter_nd_index", raw.ScatterNd(
             indices=tf1.placeholder_with_default([[5]], [None, 1]),
             updates=tf.constant([1.0]), shape=[5]))

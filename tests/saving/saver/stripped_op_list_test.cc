@@ -230,6 +230,7 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
   (void)BiasAddGrad(logits);
   (void)InvertPermutation(Constant(Tensor::Vector<int32_t>({1, 0})));
   (void)Rank(logits);
+  (void)PreventGradient(logits, "not differentiated");
   (void)GatherNd(logits, Constant(Tensor::FromVector<int32_t>({1, 0}, Shape{1, 2})));
   (void)ScatterNd(Constant(Tensor::FromVector<int32_t>({1, 0}, Shape{2, 1})),
                   Constant(Tensor::FromVector<float>({1, 2, 3, 4}, Shape{2, 2})),
