@@ -314,6 +314,16 @@ def build_cases():
         # PreventGradient (TF's gradient of sparse softmax cross entropy puts
         # one on the op's backprop output).
         add("prevent_gradient", raw.PreventGradient(input=f, message="why"))
+        # FusedBatchNormV3 on 5-D NDHWC / NCDHW data, and its gradient.
+        b5 = tf.constant((rng.randn(2, 2, 3, 2, 3) * 2 - 1).astype(np.float32))
+        for fmt in ("NDHWC", "NCDHW"):
+            scale5 = bscale if fmt == "NDHWC" else bscale[:2]
+            offset5 = boffset if fmt == "NDHWC" else boffset[:2]
+            out5 = raw.FusedBatchNormV3(x=b5, scale=scale5, offset=offset5, mean=empty,
+                                        variance=empty, epsilon=0.01, data_format=fmt)
+            add(f"fused_bn_{fmt}_y", out5.y, FLOAT_TOL)
+            add(f"fused_bn_{fmt}_batch_variance", out5.batch_variance, FLOAT_TOL)
+            add(f"grad_fused_bn_{fmt}_x", tf.gradients(out5.y, b5, b5 * 0.5 + 1.0)[0], FLOAT_TOL)
         add("bad_scatter_nd_index", raw.ScatterNd(
             indices=tf1.placeholder_with_default([[5]], [None, 1]),
             updates=tf.constant([1.0]), shape=[5]))
