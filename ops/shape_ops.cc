@@ -16,6 +16,7 @@
 #include "ops/internal/dynamic_shape.h"
 #include "ops/internal/eigen_view.h"
 #include "ops/internal/elementwise.h"
+#include "ops/internal/gradient_sum.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/internal/scalar_like.h"
 #include "ops/op_def.h"
@@ -1069,6 +1070,20 @@ Grads UnpackOutputGradient(const OpCall& call, const Tensor& grad) {
   return {Pack(grads, axis)};
 }
 
+// OpDef::add_input0_gradient: output `index`'s gradient added into its
+// place.
+bool AddUnpackOutputGradient(const OpCall& call, const Tensor& grad, Tensor& sum) {
+  const Shape& shape = call.inputs[0].shape();
+  const int64_t axis = UnpackAxis(shape, call.attrs.GetInt("axis"));
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape.dim(d);
+  if (outer == 0 || grad.num_elements() == 0) return true;
+  const int64_t n = shape.dim(static_cast<int>(axis));
+  const int64_t inner = grad.num_elements() / outer;
+  return internal::AddPieceInto(grad, sum, outer, n * inner, call.attrs.GetInt("index") * inner,
+                                inner);
+}
+
 NodeOutputs RunUnpack(const NodeContext& c) {
   if (!c.refs.empty() || c.inputs.size() != 1) {
     throw InvalidArgumentError(StrCat("node '", c.node.name, "' (Unpack) takes 1 input, has ",
@@ -1452,6 +1467,7 @@ const OpDef kUnpackOutputOp = {.type = "_UnpackOutput",
                                .infer = InferUnpackOutput,
                                .compute = UnpackOutputKernel,
                                .gradient = UnpackOutputGradient,
+                               .add_input0_gradient = AddUnpackOutputGradient,
                                .eager_only = true};
 
 std::vector<Tensor> Unpack(const Tensor& value, int64_t axis) {

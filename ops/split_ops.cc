@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "ops/execute.h"
+#include "ops/internal/gradient_sum.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/shape_ops.h"
 #include "runtime/graph.h"
@@ -103,6 +104,19 @@ Grads SplitOutputGradient(const OpCall& call, const Tensor& grad) {
   std::vector<std::pair<int64_t, int64_t>> paddings(static_cast<size_t>(shape.rank()), {0, 0});
   paddings[static_cast<size_t>(axis)] = {begin, shape.dim(static_cast<int>(axis)) - begin - size};
   return {Pad(grad, paddings)};
+}
+
+// OpDef::add_input0_gradient: the piece's gradient added into its place.
+bool AddSplitOutputGradient(const OpCall& call, const Tensor& grad, Tensor& sum) {
+  const Shape& shape = call.inputs[0].shape();
+  const auto axis = static_cast<int>(call.attrs.GetInt("axis"));
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape.dim(d);
+  if (outer == 0 || grad.num_elements() == 0) return true;
+  const int64_t inner = shape.num_elements() / outer / std::max<int64_t>(shape.dim(axis), 1);
+  return internal::AddPieceInto(grad, sum, outer, shape.dim(axis) * inner,
+                                call.attrs.GetInt("begin") * inner,
+                                call.attrs.GetInt("size") * inner);
 }
 
 std::string Where(const NodeContext& c) {
@@ -234,6 +248,7 @@ const OpDef kSplitOutputOp = {.type = "_SplitOutput",
                               .infer = InferSplitOutput,
                               .compute = SplitOutputKernel,
                               .gradient = SplitOutputGradient,
+                              .add_input0_gradient = AddSplitOutputGradient,
                               .eager_only = true};
 
 std::vector<Tensor> Split(const Tensor& value, int64_t num_split, int64_t axis) {

@@ -1,8 +1,8 @@
 // Gradients through many slices of one tensor: the tape adds each
-// StridedSlice's gradient into the input's sum in place (OpDef::
-// add_input0_gradient) when nothing records the backward pass, and runs
-// StridedSliceGrad otherwise. Both must give the gradient computed here by
-// hand, element by element.
+// StridedSlice's (Unpack's, Split's) gradient into the input's sum in place
+// (OpDef::add_input0_gradient) when nothing records the backward pass, and
+// runs the gradient function (StridedSliceGrad, Pack, Pad) otherwise. Both must give the gradient
+// computed here by hand, element by element.
 
 #include <gtest/gtest.h>
 
@@ -17,6 +17,7 @@
 #include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
+#include "ops/split_ops.h"
 #include "ops/unary_ops.h"
 
 namespace eager {
@@ -155,6 +156,69 @@ TEST(GradientTapeSlicesTest, ASharedSumIsCopiedBeforeTheSliceAddsIntoIt) {
     for (size_t i = 0; i < want.size(); ++i) want[i] += cs[i];
     ExpectNear<float>(*g[0], want, 1e-6);
   }
+}
+
+// loss = sum_t (t + 1) * sum(unstack(x, axis 1)[t]^2)
+//      + sum_k (k + 2) * sum(split(x, 3, axis 2)[k]^2)
+Tensor PiecesLoss(const Tensor& x) {
+  Tensor loss = Tensor::Zeros(Shape{}, x.dtype());
+  const std::vector<Tensor> steps = Unpack(x, 1);
+  for (size_t t = 0; t < steps.size(); ++t) {
+    loss = Add(loss, Mul(SumOfSquares(steps[t]), Cast(Tensor::Scalar<float>(t + 1.0f), x.dtype())));
+  }
+  const std::vector<Tensor> pieces = Split(x, 3, 2);
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    loss =
+        Add(loss, Mul(SumOfSquares(pieces[k]), Cast(Tensor::Scalar<float>(k + 2.0f), x.dtype())));
+  }
+  return loss;
+}
+
+std::vector<double> PiecesExpected(const std::vector<double>& x) {
+  std::vector<double> g(x.size(), 0.0);
+  for (int64_t a = 0; a < kA; ++a) {
+    for (int64_t b = 0; b < kB; ++b) {
+      for (int64_t c = 0; c < kC; ++c) {
+        const int64_t i = At(a, b, c);
+        const int64_t piece = c / 2;  // split(x, 3, axis 2) of 6 columns
+        g[i] =
+            2.0 * static_cast<double>(b + 1) * x[i] + 2.0 * static_cast<double>(piece + 2) * x[i];
+      }
+    }
+  }
+  return g;
+}
+
+TEST(GradientTapeSlicesTest, UnpackAndSplitPiecesSumToTheHandGradient) {
+  const Tensor x = RandomUniform(Shape{kA, kB, kC}, 16, -1.0, 1.0, DType::kFloat64);
+  {
+    GradientTape tape;
+    tape.Watch(x);
+    const std::optional<Tensor> g = tape.Gradient(PiecesLoss(x), {x})[0];
+    ASSERT_TRUE(g.has_value());
+    ExpectNear<double>(*g, PiecesExpected(AsDoubles<double>(x)), 1e-13);
+  }
+  // Under an outer tape: Pack and Pad, which it differentiates again.
+  GradientTape outer;
+  outer.Watch(x);
+  std::optional<Tensor> g;
+  {
+    GradientTape inner;
+    inner.Watch(x);
+    g = inner.Gradient(PiecesLoss(x), {x})[0];
+  }
+  ASSERT_TRUE(g.has_value());
+  ExpectNear<double>(*g, PiecesExpected(AsDoubles<double>(x)), 1e-13);
+  const std::optional<Tensor> h = outer.Gradient(ReduceSum(*g), {x})[0];
+  ASSERT_TRUE(h.has_value());
+  ExpectNear<double>(*h, PiecesExpected(std::vector<double>(kA * kB * kC, 1.0)), 1e-13);
+  // float32 through the in-place path too.
+  const Tensor xf = Cast(x, DType::kFloat32);
+  GradientTape tape;
+  tape.Watch(xf);
+  const std::optional<Tensor> gf = tape.Gradient(PiecesLoss(xf), {xf})[0];
+  ASSERT_TRUE(gf.has_value());
+  ExpectNear<float>(*gf, PiecesExpected(AsDoubles<float>(xf)), 1e-6);
 }
 
 }  // namespace
