@@ -19,9 +19,12 @@
 #include "ops/graph_ops.h"
 #include "ops/session.h"
 #include "runtime/graph.h"
+#include "tests/testing/op_errors.h"
 
 namespace eager {
 namespace {
+
+using ::eager::testing::ErrorOf;
 
 using ::testing::AllOf;
 using ::testing::ElementsAre;
@@ -34,15 +37,6 @@ using Floats = std::vector<float>;
 Tensor Vec(Floats v) {
   const auto n = static_cast<int64_t>(v.size());
   return Tensor::FromVector<float>(std::move(v), Shape{n});
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InvalidArgumentError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(FusedBatchNormTest, TrainingNormalizesByTheBatchAndCorrectsTheVariance) {

@@ -16,21 +16,15 @@
 
 #include "ops/session.h"
 #include "runtime/graph.h"
+#include "tests/testing/op_errors.h"
 
 namespace eager {
 namespace {
 
+using ::eager::testing::ErrorOf;
+
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InvalidArgumentError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(GradientHelperOpsTest, BiasAddGradSumsAllButTheChannels) {
   const Tensor g =

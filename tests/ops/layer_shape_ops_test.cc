@@ -17,53 +17,42 @@
 #include "ops/session.h"
 #include "ops/shape_ops.h"
 #include "runtime/graph.h"
+#include "tests/testing/op_errors.h"
 
 namespace eager {
 namespace {
 
+using ::eager::testing::ErrorOf;
+using ::eager::testing::IotaInt32;
+
 using ::testing::HasSubstr;
 
-Tensor Iota(const Shape& shape) {
-  std::vector<int32_t> v(static_cast<size_t>(shape.num_elements()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(i);
-  return Tensor::FromVector<int32_t>(std::move(v), shape);
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InvalidArgumentError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(LayerShapeOpsTest, ExpandDimsTilePackPad) {
-  const Tensor x = Iota(Shape{2, 3});
+  const Tensor x = IotaInt32(Shape{2, 3});
   EXPECT_EQ(ExpandDims(x, -1).shape(), (Shape{2, 3, 1}));
   EXPECT_EQ(ExpandDims(x, 0).shape(), (Shape{1, 2, 3}));
-  EXPECT_EQ(Tile(Iota(Shape{2}), {3}).ToVector<int32_t>(),
+  EXPECT_EQ(Tile(IotaInt32(Shape{2}), {3}).ToVector<int32_t>(),
             (std::vector<int32_t>{0, 1, 0, 1, 0, 1}));
   const Tensor t = Tile(x, {2, 1});
   EXPECT_EQ(t.shape(), (Shape{4, 3}));
   EXPECT_EQ(t.ToVector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5}));
-  const Tensor p = Pack({Iota(Shape{2}), Tile(Iota(Shape{1}), {2})}, 1);
+  const Tensor p = Pack({IotaInt32(Shape{2}), Tile(IotaInt32(Shape{1}), {2})}, 1);
   EXPECT_EQ(p.shape(), (Shape{2, 2}));
   EXPECT_EQ(p.ToVector<int32_t>(), (std::vector<int32_t>{0, 0, 1, 0}));
-  const Tensor padded = Pad(Iota(Shape{1, 2}), {{1, 0}, {0, 1}});
+  const Tensor padded = Pad(IotaInt32(Shape{1, 2}), {{1, 0}, {0, 1}});
   EXPECT_EQ(padded.shape(), (Shape{2, 3}));
   EXPECT_EQ(padded.ToVector<int32_t>(), (std::vector<int32_t>{0, 0, 0, 0, 1, 0}));
-  EXPECT_EQ(PadV2(Iota(Shape{2}), {{1, 1}}, Tensor(7)).ToVector<int32_t>(),
+  EXPECT_EQ(PadV2(IotaInt32(Shape{2}), {{1, 1}}, Tensor(7)).ToVector<int32_t>(),
             (std::vector<int32_t>{7, 0, 1, 7}));
   EXPECT_THAT(ErrorOf([&] { ExpandDims(x, 3); }), HasSubstr("dim 3 is out of range"));
   EXPECT_THAT(ErrorOf([&] { Tile(x, {2}); }), HasSubstr("one entry per dimension"));
-  EXPECT_THAT(ErrorOf([&] { Pack({x, Iota(Shape{3})}); }), HasSubstr("values[1] [3]"));
+  EXPECT_THAT(ErrorOf([&] { Pack({x, IotaInt32(Shape{3})}); }), HasSubstr("values[1] [3]"));
   EXPECT_THAT(ErrorOf([&] { Pad(x, {{-1, 0}, {0, 0}}); }), HasSubstr("negative"));
 }
 
 // Python's x[1:, ::-2], x[..., None, 0], x[-1], clamping and an empty range.
 TEST(LayerShapeOpsTest, StridedSliceFollowsTfsMasks) {
-  const Tensor x = Iota(Shape{3, 4});
+  const Tensor x = IotaInt32(Shape{3, 4});
   const Tensor a = StridedSlice(x, {1, 0}, {0, 0}, {1, -2}, {.begin = 2, .end = 3});
   EXPECT_EQ(a.shape(), (Shape{2, 2}));
   EXPECT_EQ(a.ToVector<int32_t>(), (std::vector<int32_t>{7, 5, 11, 9}));

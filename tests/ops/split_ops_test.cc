@@ -18,32 +18,21 @@
 #include "ops/graph_ops.h"
 #include "ops/session.h"
 #include "runtime/graph.h"
+#include "tests/testing/op_errors.h"
 
 namespace eager {
 namespace {
+
+using ::eager::testing::ErrorOf;
+using ::eager::testing::IotaInt32;
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 using Ints = std::vector<int32_t>;
 
-Tensor Iota(const Shape& shape) {
-  std::vector<int32_t> v(static_cast<size_t>(shape.num_elements()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(i);
-  return Tensor::FromVector<int32_t>(std::move(v), shape);
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InvalidArgumentError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(SplitTest, EqualPiecesAlongAnAxis) {
-  const Tensor x = Iota(Shape{2, 4});  // rows 0..3, 4..7
+  const Tensor x = IotaInt32(Shape{2, 4});  // rows 0..3, 4..7
   const std::vector<Tensor> cols = Split(x, 2, 1);
   ASSERT_EQ(cols.size(), 2u);
   EXPECT_EQ(cols[0].shape(), (Shape{2, 2}));
@@ -54,13 +43,13 @@ TEST(SplitTest, EqualPiecesAlongAnAxis) {
   EXPECT_EQ(rows[1].ToVector<int32_t>(), (Ints{4, 5, 6, 7}));
   EXPECT_EQ(Split(x, 1, 0)[0].ToVector<int32_t>(), x.ToVector<int32_t>());
   // LSTM gates: [batch, 4 * units] in 4.
-  const std::vector<Tensor> gates = Split(Iota(Shape{1, 8}), 4, 1);
+  const std::vector<Tensor> gates = Split(IotaInt32(Shape{1, 8}), 4, 1);
   ASSERT_EQ(gates.size(), 4u);
   EXPECT_EQ(gates[3].ToVector<int32_t>(), (Ints{6, 7}));
 }
 
 TEST(SplitTest, SplitVSizesWithOneRest) {
-  const Tensor x = Iota(Shape{2, 5});
+  const Tensor x = IotaInt32(Shape{2, 5});
   const std::vector<Tensor> p = SplitV(x, {1, -1, 2}, 1);
   ASSERT_EQ(p.size(), 3u);
   EXPECT_EQ(p[0].ToVector<int32_t>(), (Ints{0, 5}));
@@ -72,7 +61,7 @@ TEST(SplitTest, SplitVSizesWithOneRest) {
 }
 
 TEST(SplitTest, ErrorsSayWhatWasExpected) {
-  const Tensor x = Iota(Shape{2, 5});
+  const Tensor x = IotaInt32(Shape{2, 5});
   EXPECT_THAT(ErrorOf([&] { Split(x, 2, 1); }),
               AllOf(HasSubstr("Split"), HasSubstr("evenly divide"), HasSubstr("(size = 5)"),
                     HasSubstr("num_split 2")));
@@ -104,7 +93,7 @@ TEST(SplitTest, GradientPutsEachPiecesGradientInPlace) {
 }
 
 TEST(SplitTest, GraphNodesRunAsEagerAndCheckTheirInputs) {
-  const Tensor value = Iota(Shape{3, 6});
+  const Tensor value = IotaInt32(Shape{3, 6});
   Graph graph;
   std::vector<Tensor> eq, var;
   {

@@ -19,21 +19,15 @@
 #include "ops/nn_ops.h"
 #include "ops/session.h"
 #include "runtime/graph.h"
+#include "tests/testing/op_errors.h"
 
 namespace eager {
 namespace {
 
+using ::eager::testing::ErrorOf;
+
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InvalidArgumentError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(TopKTest, LargestPerRowTiesByLowerIndex) {
   const Tensor x = Tensor::FromVector<float>({1, 5, 3, 5, -2, /**/ 0, 0, 7, 0, 0}, Shape{2, 5});

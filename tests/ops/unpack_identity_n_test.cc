@@ -20,32 +20,21 @@
 #include "ops/session.h"
 #include "ops/shape_ops.h"
 #include "runtime/graph.h"
+#include "tests/testing/op_errors.h"
 
 namespace eager {
 namespace {
 
+using ::eager::testing::ErrorOf;
+using ::eager::testing::IotaInt32;
+
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-
-Tensor Iota(const Shape& shape) {
-  std::vector<int32_t> v(static_cast<size_t>(shape.num_elements()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(i);
-  return Tensor::FromVector<int32_t>(std::move(v), shape);
-}
-
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InvalidArgumentError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 using Ints = std::vector<int32_t>;
 
 TEST(UnpackTest, SlicesAlongEachAxis) {
-  const Tensor x = Iota(Shape{2, 3, 2});  // x[i][j][k] = 6i + 2j + k
+  const Tensor x = IotaInt32(Shape{2, 3, 2});  // x[i][j][k] = 6i + 2j + k
   std::vector<Tensor> a0 = Unpack(x, 0);
   ASSERT_EQ(a0.size(), 2u);
   EXPECT_EQ(a0[1].shape(), (Shape{3, 2}));
@@ -74,10 +63,10 @@ TEST(UnpackTest, ScalarsAndAxesOutOfRangeAreRefused) {
   EXPECT_THAT(ErrorOf([] { Unpack(Tensor(1.0f)); }),
               AllOf(HasSubstr("Unpack"), HasSubstr("scalar")));
   EXPECT_THAT(ErrorOf([] {
-                Unpack(Iota(Shape{2, 3}), 2);
+                Unpack(IotaInt32(Shape{2, 3}), 2);
               }),
               AllOf(HasSubstr("Unpack"), HasSubstr("axis = 2 not in [-2, 2)")));
-  EXPECT_THAT(ErrorOf([] { Unpack(Iota(Shape{2, 3}), -3); }), HasSubstr("axis = -3 not in"));
+  EXPECT_THAT(ErrorOf([] { Unpack(IotaInt32(Shape{2, 3}), -3); }), HasSubstr("axis = -3 not in"));
 }
 
 // TF's _UnpackGrad: Pack of the outputs' gradients, zeros for outputs
@@ -100,7 +89,7 @@ TEST(UnpackTest, GradientPacksTheOutputsGradientsWithZerosForMissingOnes) {
 }
 
 TEST(UnpackTest, GraphNodeHasAnOutputPerSliceAndRunsAsEager) {
-  const Tensor value = Iota(Shape{2, 3, 2});
+  const Tensor value = IotaInt32(Shape{2, 3, 2});
   Graph graph;
   std::vector<Tensor> outs;
   {
@@ -136,7 +125,7 @@ TEST(UnpackTest, GraphNeedsTheSizeAlongAxisAndANodeMustMatchItsNum) {
   // A node from a file whose num disagrees with its input.
   graph.AddNode(Node{.name = "c",
                      .op = "Const",
-                     .attrs = {{"value", Iota(Shape{2, 3})}, {"dtype", DType::kInt32}}});
+                     .attrs = {{"value", IotaInt32(Shape{2, 3})}, {"dtype", DType::kInt32}}});
   graph.AddNode(Node{.name = "u",
                      .op = "Unpack",
                      .inputs = {"c"},
@@ -152,7 +141,7 @@ TEST(UnpackTest, GraphNeedsTheSizeAlongAxisAndANodeMustMatchItsNum) {
 }
 
 TEST(IdentityNTest, PassesEachTensorThrough) {
-  const std::vector<Tensor> in = {Tensor::Vector<float>({1.5f, 2}), Iota(Shape{2, 2})};
+  const std::vector<Tensor> in = {Tensor::Vector<float>({1.5f, 2}), IotaInt32(Shape{2, 2})};
   const std::vector<Tensor> out = IdentityN(in);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].ToVector<float>(), (std::vector<float>{1.5f, 2}));
@@ -171,7 +160,7 @@ TEST(IdentityNTest, GraphNodeHasAnOutputPerInput) {
   {
     Graph::AsDefault in(graph);
     const Tensor x = Placeholder(DType::kFloat32, Shape::Partial({Shape::kUnknownDim}), "x");
-    outs = IdentityN({x, Constant(Iota(Shape{3}))});
+    outs = IdentityN({x, Constant(IotaInt32(Shape{3}))});
   }
   ASSERT_EQ(outs.size(), 2u);
   const Node& node = graph.node(graph.FindNodeIndex("IdentityN"));
