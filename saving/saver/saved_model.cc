@@ -236,6 +236,11 @@ SavedModelBundle::Plan(const std::string& key, const std::map<std::string, Tenso
   return {std::move(feeds), std::move(fetches)};
 }
 
+std::shared_ptr<const FunctionLibrary> ReadSavedModelFunctionLibrary(const std::string& path,
+                                                                     size_t index) {
+  return internal::ReadSavedModelFunctions(path, index);
+}
+
 SavedModelBundle LoadSavedModel(const std::string& export_dir,
                                 const std::vector<std::string>& tags) {
   const std::string path = SavedModelPath(export_dir);

@@ -60,6 +60,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/function_library.h"
 #include "runtime/graph.h"
 #include "runtime/tensor.h"
 #include "saving/saver/meta_graph_def.h"
@@ -195,6 +196,13 @@ class SavedModelBundle {
 // of ImportIntoGraph and Saver::Restore.
 SavedModelBundle LoadSavedModel(const std::string& export_dir,
                                 const std::vector<std::string>& tags);
+
+// The function library of meta graph `index` of the saved_model.pb at
+// `path` (what a TF 2 SavedModel's calls run), or nullptr when it has none.
+// Reads the whole file. Throws the function library reader's errors
+// (DataLossError naming the file, a polymorphic function, two of one name).
+std::shared_ptr<const FunctionLibrary> ReadSavedModelFunctionLibrary(const std::string& path,
+                                                                     size_t index = 0);
 
 // ---------------------------------------------------------------------------
 // Implementation details follow.

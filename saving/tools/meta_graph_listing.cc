@@ -7,6 +7,7 @@
 
 #include "runtime/dtype.h"
 #include "runtime/errors.h"
+#include "saving/saver/saved_model.h"
 #include "saving/tools/internal/json_text.h"
 
 namespace eager {
@@ -135,8 +136,34 @@ std::string Joined(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
+// A function argument's type: its DataType, else the attribute that sets it.
+std::string ArgType(const FunctionArg& arg) {
+  if (arg.tf_type != 0) return TfDataTypeName(arg.tf_type);
+  for (const std::string* attr : {&arg.type_attr, &arg.type_list_attr, &arg.number_attr}) {
+    if (!attr->empty()) return StrCat("<", *attr, ">");
+  }
+  return TfDataTypeName(0);
+}
+
+std::vector<std::string> ArgTexts(const std::vector<FunctionArg>& args) {
+  std::vector<std::string> out;
+  out.reserve(args.size());
+  for (const FunctionArg& arg : args) out.push_back(StrCat(arg.name, ": ", ArgType(arg)));
+  return out;
+}
+
+std::string JsonArgs(const std::vector<FunctionArg>& args) {
+  std::string out = "[";
+  for (size_t i = 0; i < args.size(); ++i) {
+    out += StrCat(i ? "," : "", "{\"name\":", JsonString(args[i].name),
+                  ",\"dtype\":", JsonString(ArgType(args[i])), "}");
+  }
+  return out + "]";
+}
+
 // Graph `index` of `file`; its nodes are printed as they are read.
-void PrintText(const MetaGraphFile& file, size_t index, std::ostream& out) {
+void PrintText(const MetaGraphFile& file, size_t index, const FunctionLibrary* functions,
+               std::ostream& out) {
   const MetaGraph& meta = file.graph(index);
   out << "MetaGraphDef: tensorflow_version "
       << (meta.tensorflow_version.empty() ? "-" : meta.tensorflow_version) << ", tags ["
@@ -176,6 +203,15 @@ void PrintText(const MetaGraphFile& file, size_t index, std::ostream& out) {
         << d.snapshot_name << (IsTrainable(meta, d.variable_name) ? "  trainable" : "")
         << (d.is_resource ? "  resource" : "") << "\n";
   }
+  if (functions != nullptr) {
+    out << "functions (" << functions->size() << ")\n";
+    for (const std::string& name : functions->Names()) {
+      const FunctionDefinition& f = *functions->Find(name);
+      out << "function " << name << " (" << Joined(ArgTexts(f.inputs), ", ") << ") -> ("
+          << Joined(ArgTexts(f.outputs), ", ") << "), " << f.nodes.size() << " nodes"
+          << (f.is_stateful ? ", stateful" : "") << "\n";
+    }
+  }
   file.ForEachNode(index, [&](MetaGraphNode&& node) {
     out << node.name << "  " << node.op;
     if (!node.inputs.empty()) out << "  <- " << Joined(node.inputs, ", ");
@@ -192,7 +228,8 @@ void PrintText(const MetaGraphFile& file, size_t index, std::ostream& out) {
   });
 }
 
-void PrintJson(const MetaGraphFile& file, size_t index, std::ostream& out) {
+void PrintJson(const MetaGraphFile& file, size_t index, const FunctionLibrary* functions,
+               std::ostream& out) {
   const MetaGraph& meta = file.graph(index);
   out << "{\"tensorflow_version\":" << JsonString(meta.tensorflow_version)
       << ",\"tags\":" << JsonStrings(meta.tags)
@@ -250,6 +287,18 @@ void PrintJson(const MetaGraphFile& file, size_t index, std::ostream& out) {
         << ",\"is_resource\":" << (d.is_resource ? "true" : "false") << "}";
     first = false;
   }
+  out << "],\"functions\":[";
+  first = true;
+  if (functions != nullptr) {
+    for (const std::string& name : functions->Names()) {
+      const FunctionDefinition& f = *functions->Find(name);
+      out << (first ? "" : ",") << "{\"name\":" << JsonString(name)
+          << ",\"inputs\":" << JsonArgs(f.inputs) << ",\"outputs\":" << JsonArgs(f.outputs)
+          << ",\"nodes\":" << f.nodes.size()
+          << ",\"stateful\":" << (f.is_stateful ? "true" : "false") << "}";
+      first = false;
+    }
+  }
   out << "],\"nodes\":[";
   first = true;
   file.ForEachNode(index, [&](MetaGraphNode&& node) {
@@ -265,6 +314,10 @@ void PrintJson(const MetaGraphFile& file, size_t index, std::ostream& out) {
     first = false;
   });
   out << "]}";
+}
+
+const FunctionLibrary* FunctionsOf(const MetaGraphListing& listing, size_t index) {
+  return index < listing.functions.size() ? listing.functions[index].get() : nullptr;
 }
 
 }  // namespace
@@ -297,9 +350,16 @@ MetaGraphListing ReadMetaGraphListing(const std::string& path) {
     throw NotFoundError(
         StrCat("No meta graph at ", path, " (neither it nor ", path, ".meta is a file)"));
   }
-  listing.graphs.emplace(listing.file, fs::path(listing.file).filename() == "saved_model.pb"
-                                           ? MetaGraphFile::Kind::kSavedModel
-                                           : MetaGraphFile::Kind::kMetaGraphDef);
+  const bool saved_model = fs::path(listing.file).filename() == "saved_model.pb";
+  listing.graphs.emplace(listing.file, saved_model ? MetaGraphFile::Kind::kSavedModel
+                                                   : MetaGraphFile::Kind::kMetaGraphDef);
+  for (size_t i = 0; i < listing.graphs->num_graphs(); ++i) {
+    // Only a TF 2 SavedModel's calls need the library: a TF 1 file of
+    // millions of nodes stays streamed, never read whole.
+    listing.functions.push_back(saved_model && listing.graphs->graph(i).has_object_graph
+                                    ? ReadSavedModelFunctionLibrary(listing.file, i)
+                                    : nullptr);
+  }
   return listing;
 }
 
@@ -309,14 +369,14 @@ void PrintMetaGraphListing(const MetaGraphListing& listing, bool json, std::ostr
     out << "{\"file\":" << JsonString(listing.file) << ",\"meta_graphs\":[";
     for (size_t i = 0; i < count; ++i) {
       if (i > 0) out << ",";
-      PrintJson(*listing.graphs, i, out);
+      PrintJson(*listing.graphs, i, FunctionsOf(listing, i), out);
     }
     out << "]}\n";
     return;
   }
   for (size_t i = 0; i < count; ++i) {
     if (count > 1) out << (i ? "\n" : "") << "# meta graph " << i << "\n";
-    PrintText(*listing.graphs, i, out);
+    PrintText(*listing.graphs, i, FunctionsOf(listing, i), out);
   }
 }
 

@@ -3,17 +3,20 @@
 // What eager-ckpt's `meta` command shows of a `.meta` file (a MetaGraphDef)
 // or a SavedModel's saved_model.pb: versions and tags, the op types used,
 // the SaverDef, the collections with their VariableDefs, a SavedModel's
-// signatures (each input and output: key, tensor, dtype, shape), and every node with
-// its op type, inputs and attributes, as text or JSON.
+// signatures (each input and output: key, tensor, dtype, shape) and a TF 2
+// SavedModel's functions, and every node with its op type, inputs and
+// attributes, as text or JSON.
 //
 //   eager-ckpt meta model.ckpt.meta          (or the prefix model.ckpt)
 //   eager-ckpt meta export/saved_model.pb --json
 
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "runtime/function_library.h"
 #include "saving/saver/meta_graph_def.h"
 
 namespace eager {
@@ -24,6 +27,11 @@ struct MetaGraphListing {
   // opened for streaming: the nodes are read from the file as they are
   // printed, so that a graph of millions of nodes is never held as records.
   std::optional<MetaGraphFile> graphs;
+  // Per meta graph, a TF 2 SavedModel's function library (nullptr: none, or
+  // not a TF 2 SavedModel), listed after the signatures: each function's
+  // arguments and results with their dtypes, its node count, whether it is
+  // stateful. Read whole (a TF 1 file is never read twice).
+  std::vector<std::shared_ptr<const FunctionLibrary>> functions;
 };
 
 // Reads PATH: a file named saved_model.pb as a SavedModel, any other file
