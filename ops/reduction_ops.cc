@@ -249,6 +249,23 @@ void ReduceLarge(const T* in, int64_t in_size, T* out, int64_t out_size, const R
   Reduce<T, kReducer>(in, in_size, out, out_size, plan);
 }
 
+// Integer sums and products wrap as TF's do (two's complement), without
+// the undefined behaviour of signed overflow (the fuzzer's int64 Prod): they
+// run in the unsigned type of the same width, whose arithmetic is that wrap.
+// Narrower integers are promoted to int by C++, whose range holds any sum or
+// product of two of them but uint16's product, which a reduction of uint16
+// may still wrap through int.
+template <typename T, Reducer kReducer,
+          bool = std::is_integral_v<T> && !std::is_same_v<T, bool> && sizeof(T) >= sizeof(int) &&
+                 (kReducer == Reducer::kSum || kReducer == Reducer::kProd)>
+struct ReducedAs {
+  using type = T;
+};
+template <typename T, Reducer kReducer>
+struct ReducedAs<T, kReducer, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
 template <Reducer kReducer, bool kMean>
 Tensor ReduceKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
   const Tensor& x = in[0];
@@ -257,7 +274,12 @@ Tensor ReduceKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
   internal::Dispatch<DTypeSet::kNumeric>(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = internal::MutableData<T>(out);
-    ReduceLarge<T, kReducer>(x.data<T>().data(), x.num_elements(), o, out.num_elements(), plan);
+    using R = typename ReducedAs<T, kReducer>::type;
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): T and R are
+    // the signed and unsigned types of one width, which may alias.
+    ReduceLarge<R, kReducer>(reinterpret_cast<const R*>(x.data<T>().data()), x.num_elements(),
+                             reinterpret_cast<R*>(o), out.num_elements(), plan);
+    // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
     if constexpr (kMean) {
       const int64_t count = out.num_elements() == 0 ? 0 : x.num_elements() / out.num_elements();
       // Integer means divide (truncating) as TensorFlow's do; 0/0 stays NaN for floats.

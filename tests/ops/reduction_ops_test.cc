@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -94,6 +95,39 @@ TEST(ReductionOpsTest, EmptyReductionsGiveIdentity) {
             (std::vector<float>{0, 0, 0}));
   EXPECT_EQ(ReduceMax(Tensor::Zeros(Shape{2, 0}), {1}).ToVector<float>(),
             std::vector<float>(2, -std::numeric_limits<float>::infinity()));
+}
+
+// Integer Sum, Prod and Mean wrap in two's complement as TF's do, never
+// signed overflow (UBSan caught an int64 Prod in a fuzzed graph); expected
+// values computed here in unsigned arithmetic. Large inputs take the
+// blocked, pooled path; a kept axis the per-column accumulation.
+TEST(ReductionOpsTest, IntegerSumProdAndMeanWrapAsTfs) {
+  constexpr int32_t kMax32 = std::numeric_limits<int32_t>::max();
+  constexpr int32_t kMin32 = std::numeric_limits<int32_t>::min();
+  EXPECT_EQ(ReduceSum(Tensor::FromVector<int32_t>({kMax32, 1, 1}, Shape{3})).ToVector<int32_t>(),
+            (std::vector<int32_t>{kMin32 + 1}));
+  EXPECT_EQ(
+      ReduceProd(Tensor::FromVector<int32_t>({65536, 65536, 3}, Shape{3})).ToVector<int32_t>(),
+      (std::vector<int32_t>{0}));
+  EXPECT_EQ(ReduceMean(Tensor::FromVector<int32_t>({kMax32, kMax32}, Shape{2})).ToVector<int32_t>(),
+            (std::vector<int32_t>{-1}));  // (2^31 - 1) * 2 wraps to -2, halved
+  const int64_t n = 1 << 20;
+  const std::vector<int64_t> threes(static_cast<size_t>(n), 3);
+  uint64_t prod = 1;
+  for (int64_t i = 0; i < n; ++i) prod *= 3u;
+  EXPECT_EQ(ReduceProd(Tensor::FromVector<int64_t>(threes, Shape{n})).ToVector<int64_t>(),
+            (std::vector<int64_t>{static_cast<int64_t>(prod)}));
+  const std::vector<int64_t> big(static_cast<size_t>(n), std::numeric_limits<int64_t>::max());
+  const uint64_t sum =
+      static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) * uint64_t{1 << 20};
+  EXPECT_EQ(ReduceSum(Tensor::FromVector<int64_t>(big, Shape{n})).ToVector<int64_t>(),
+            (std::vector<int64_t>{static_cast<int64_t>(sum)}));
+  // Over axis 0 of [n / 4, 4]: each column the product of n / 4 threes.
+  uint64_t column = 1;
+  for (int64_t i = 0; i < n / 4; ++i) column *= 3u;
+  EXPECT_EQ(
+      ReduceProd(Tensor::FromVector<int64_t>(threes, Shape{n / 4, 4}), {0}).ToVector<int64_t>(),
+      std::vector<int64_t>(4, static_cast<int64_t>(column)));
 }
 
 }  // namespace
