@@ -38,7 +38,7 @@ def eager_rows(binary, min_time, flops):
         m = re.match(r"BM_Eager(\w+)/(.*)", b["name"])
         if m:
             scale = {"ms": 1.0, "us": 1e-3, "ns": 1e-6}[b["time_unit"]]
-            case = f"{m[1]}/{m[2]}"
+            case = re.sub(r"/real_time$", "", f"{m[1]}/{m[2]}")  # torch's names lack it
             rows[case] = (b["real_time"] * scale, b["cpu_time"] * scale)
             flops[case] = b.get("flop_per_iter", 0)
     return rows
