@@ -65,15 +65,16 @@
 #include "autodiff/nadam.h"
 #include "autodiff/rmsprop.h"
 // autodiff/layers: Keras's layer library (issue 38).
+#include "autodiff/layers/attention.h"
 #include "autodiff/layers/embedding.h"
 #include "autodiff/layers/normalization.h"
+#include "autodiff/layers/recurrent.h"
 #include "autodiff/layers/regularization.h"
 #include "autodiff/layers/reshaping.h"
-#include "autodiff/layers/recurrent.h"
-#include "autodiff/layers/attention.h"
 // The functional API and merge layers (issue 38).
 #include "autodiff/functional.h"
 #include "autodiff/keras_tensor.h"
+#include "autodiff/layers/masking.h"
 #include "autodiff/layers/merging.h"
 
 // saving: TensorFlow's checkpoint files (link eager_saving).

@@ -56,6 +56,8 @@ class Dense : public Layer {
   // call. Throws InvalidArgumentError (naming the layer and shapes) for rank
   // < 2, a non-float dtype, or an input_dim/dtype differing from the built one.
   Tensor Call(const Tensor& x) override;
+  // Keras's supports_masking: the input's mask passes on.
+  KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kInput}; }
 
   // Creates the variables now. Throws FailedPreconditionError when already
   // built, InvalidArgumentError for input_dim <= 0 or a non-float dtype.

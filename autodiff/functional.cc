@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "autodiff/input_layer.h"
+#include "autodiff/internal/keras_operations.h"
 #include "runtime/errors.h"
 #include "runtime/names.h"
 
@@ -18,14 +20,13 @@ std::string Describe(const KerasTensor& t) {
   return StrCat("output ", t.index(), " of layer '", t.layer().name(), "' (shape ", t.shape(), ")");
 }
 
-// Keras's _build_map: a depth-first walk from the outputs, stopping at the
-// model's inputs. `order` gets the nodes inputs-first; `first_seen` the order
-// in which layers are first met. A model input that is an inner tensor is
-// walked as its stand-in InputLayer's node (`stand_in`), as Keras clones it.
+// The calls the outputs depend on, inputs first (a depth-first walk from
+// the outputs, stopping at the model's inputs; iterative, as a model from a
+// file may be deep). A model input that is an inner tensor is walked as its
+// stand-in InputLayer's node (`stand_in`), as Keras clones it.
 struct GraphMap {
   std::map<std::pair<const FunctionalNode*, int>, const FunctionalNode*> stand_in;
   std::vector<const FunctionalNode*> order;
-  std::map<const Layer*, int> first_seen;
   std::set<const FunctionalNode*> finished;
 
   const FunctionalNode* NodeOf(const KerasTensor& t) const {
@@ -35,13 +36,24 @@ struct GraphMap {
 };
 
 void Visit(const KerasTensor& t, GraphMap& map) {
-  const FunctionalNode* node = map.NodeOf(t);
-  if (map.finished.contains(node)) return;
   // A graph of KerasTensors has no cycles: a node's inputs exist before it.
-  map.first_seen.emplace(node->layer, static_cast<int>(map.first_seen.size()));
-  for (const KerasTensor& in : node->inputs) Visit(in, map);
-  map.finished.insert(node);
-  map.order.push_back(node);
+  std::vector<std::pair<const FunctionalNode*, size_t>> stack;  // node, next input
+  const FunctionalNode* root = map.NodeOf(t);
+  if (map.finished.contains(root)) return;
+  stack.emplace_back(root, 0);
+  while (!stack.empty()) {
+    const FunctionalNode* node = stack.back().first;
+    const size_t next = stack.back().second;
+    if (next < node->inputs.size()) {
+      ++stack.back().second;
+      const FunctionalNode* parent = map.NodeOf(node->inputs[next]);
+      if (!map.finished.contains(parent)) stack.emplace_back(parent, 0);
+      continue;
+    }
+    map.finished.insert(node);
+    map.order.push_back(node);
+    stack.pop_back();
+  }
 }
 
 // An InputLayer's node standing for the inner tensor `t` as a model input.
@@ -64,7 +76,11 @@ class Model::OperationList final : public Trackable {
   explicit OperationList(const Model& model) : model_(model) {}
   std::vector<Child> Children() override {
     std::vector<Child> children;
-    for (Layer* op : model_.operations_) children.push_back({std::to_string(children.size()), op});
+    // Keras 3's indices, which count its mask operations (they save nothing).
+    const std::vector<KerasOperation>& ops = model_.keras3_operations_;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].layer != nullptr) children.push_back({std::to_string(i), ops[i].layer});
+    }
     return children;
   }
 
@@ -106,39 +122,40 @@ Model::Model(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs,
     EAGER_CHECK(listed, "Model '", this->name(), "': the outputs depend on Input '",
                 node->layer->name(), "', which is not among the model's inputs");
   }
-  // Keras's map_graph: depths from the outputs (0) up; a layer's depth is
-  // its deepest node's.
-  std::map<const FunctionalNode*, int> node_depth;
-  std::map<const Layer*, int> layer_depth;
-  std::vector<const Layer*> layers_seen;  // insertion order, as Keras's dict
-  const std::set<const FunctionalNode*> in_graph(map.order.begin(), map.order.end());
-  for (auto it = map.order.rbegin(); it != map.order.rend(); ++it) {
-    const FunctionalNode* node = *it;
-    int depth = node_depth.emplace(node, 0).first->second;
-    if (!layer_depth.contains(node->layer)) layers_seen.push_back(node->layer);
-    depth = std::max(depth, layer_depth[node->layer]);
-    layer_depth[node->layer] = depth;
-    node_depth[node] = depth;
-    for (const KerasTensor& in : node->inputs) {
-      const FunctionalNode* parent = map.NodeOf(in);
-      if (!in_graph.contains(parent)) continue;
-      node_depth[parent] = std::max(depth + 1, node_depth[parent]);
-    }
-  }
-  // Inputs no output depends on: InputLayers at depth 0, ordered first.
+  // Keras's map_graph (autodiff/internal/keras_operations.h), with Keras 3's
+  // mask operations and without (tf_keras's order).
+  std::vector<const FunctionalNode*> call_nodes = map.order;
   for (const FunctionalNode* node : input_nodes_) {
-    const Layer* layer = node->layer;
-    if (!layer_depth.contains(layer)) {
-      layer_depth[layer] = 0;
-      map.first_seen[layer] = -1;
-      layers_seen.push_back(layer);
+    if (std::find(call_nodes.begin(), call_nodes.end(), node) == call_nodes.end()) {
+      call_nodes.push_back(node);  // an input no output depends on
     }
   }
-  std::stable_sort(layers_seen.begin(), layers_seen.end(), [&](const Layer* x, const Layer* y) {
-    if (layer_depth[x] != layer_depth[y]) return layer_depth[x] > layer_depth[y];
-    return map.first_seen[x] < map.first_seen[y];
-  });
-  for (const Layer* layer : layers_seen) operations_.push_back(const_cast<Layer*>(layer));
+  std::map<const FunctionalNode*, int> call_of;
+  for (const FunctionalNode* node : call_nodes) {
+    call_of.emplace(node, static_cast<int>(call_of.size()));
+  }
+  std::vector<internal::KerasCall> calls;
+  for (const FunctionalNode* node : call_nodes) {
+    internal::KerasCall& call = calls.emplace_back();
+    call.layer = node->layer;
+    if (std::find(input_nodes_.begin(), input_nodes_.end(), node) != input_nodes_.end()) continue;
+    for (const KerasTensor& in : node->inputs) {
+      call.inputs.push_back({call_of.at(map.NodeOf(in)), in.index()});
+      call.input_ranks.push_back(in.shape().rank());
+    }
+  }
+  std::vector<internal::KerasTensorRef> ends;
+  for (const KerasTensor& out : outputs_)
+    ends.push_back({call_of.at(map.NodeOf(out)), out.index()});
+  std::vector<int> model_inputs;
+  for (const FunctionalNode* node : input_nodes_) model_inputs.push_back(call_of.at(node));
+  keras3_operations_ = internal::KerasOperationOrder(calls, ends, model_inputs, true);
+  for (const KerasOperation& op : keras3_operations_) {
+    if (op.layer != nullptr) operations_.push_back(op.layer);
+  }
+  for (const KerasOperation& op : internal::KerasOperationOrder(calls, ends, model_inputs, false)) {
+    tf_keras_layers_.push_back(op.layer);
+  }
   for (const FunctionalNode* node : map.order) {
     if (!node->is_input()) schedule_.push_back(node);
   }
@@ -150,6 +167,9 @@ std::vector<Tensor> Model::CallMany(const std::vector<Tensor>& inputs, bool trai
   EAGER_CHECK(inputs.size() == inputs_.size(), "Model '", name(), "' takes ", inputs_.size(),
               " inputs, got ", inputs.size());
   std::map<std::pair<const FunctionalNode*, int>, Tensor> values;
+  // Keras's masks travel with the tensors: made by a layer (Embedding with
+  // mask_zero, Masking), used and passed on or dropped (autodiff/layer.h).
+  std::map<std::pair<const FunctionalNode*, int>, Tensor> masks;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const KerasTensor& in = inputs_[i];
     EAGER_CHECK(inputs[i].dtype() == in.dtype(), "Model '", name(), "': input ", i, " ('",
@@ -160,9 +180,20 @@ std::vector<Tensor> Model::CallMany(const std::vector<Tensor>& inputs, bool trai
   }
   for (const FunctionalNode* node : schedule_) {
     std::vector<Tensor> args;
-    for (const KerasTensor& in : node->inputs)
-      args.push_back(values.at({in.node().get(), in.index()}));
-    std::vector<Tensor> results = node->layer->CallMany(args, training);
+    std::vector<std::optional<Tensor>> arg_masks;
+    bool masked = false;
+    for (const KerasTensor& in : node->inputs) {
+      const std::pair<const FunctionalNode*, int> key{in.node().get(), in.index()};
+      args.push_back(values.at(key));
+      const auto m = masks.find(key);
+      arg_masks.push_back(m == masks.end() ? std::nullopt : std::optional<Tensor>(m->second));
+      masked = masked || m != masks.end();
+    }
+    std::vector<Tensor> results = masked ? node->layer->CallManyMasked(args, arg_masks, training)
+                                         : node->layer->CallMany(args, training);
+    if (std::optional<Tensor> mask = node->layer->ComputeMaskMany(args, arg_masks)) {
+      masks[{node, 0}] = std::move(*mask);
+    }
     EAGER_CHECK(results.size() == node->shapes.size(), "Model '", name(), "': layer '",
                 node->layer->name(), "' returned ", results.size(), " outputs, ",
                 node->shapes.size(), " when called symbolically");
@@ -190,11 +221,12 @@ std::vector<Trackable::Child> Model::Children() {
     children.push_back({"_operations", operation_list_.get()});
   } else {
     int weighted = 0;
-    for (size_t i = 0; i < operations_.size(); ++i) {
-      if (!operations_[i]->Variables().empty()) {
-        children.push_back({"layer_with_weights-" + std::to_string(weighted++), operations_[i]});
+    for (size_t i = 0; i < tf_keras_layers_.size(); ++i) {
+      Layer* layer = tf_keras_layers_[i];
+      if (!layer->Variables().empty()) {
+        children.push_back({"layer_with_weights-" + std::to_string(weighted++), layer});
       }
-      children.push_back({"layer-" + std::to_string(i), operations_[i]});
+      children.push_back({"layer-" + std::to_string(i), layer});
     }
   }
   for (Child& c : Module::Children()) children.push_back(std::move(c));

@@ -73,8 +73,17 @@ class Model : public Layer {
 
   const std::vector<KerasTensor>& inputs() const { return inputs_; }
   const std::vector<KerasTensor>& outputs() const { return outputs_; }
-  // Every layer in Keras's order (above), InputLayers included.
+  // Every layer in Keras 3's order (above), InputLayers included: Keras 3's
+  // model.layers (config.json's and .weights.h5's order).
   const std::vector<Layer*>& operations() const { return operations_; }
+  // Keras 3's model.operations: the layers above and, between them, the
+  // mask operations Keras 3 records (layer nullptr; "NotEqual" for an
+  // Embedding(mask_zero=True) whose mask a recurrent layer takes, ...:
+  // autodiff/internal/keras_operations.h). The checkpoint's
+  // "_operations/<i>" numbers these.
+  const std::vector<KerasOperation>& keras3_operations() const { return keras3_operations_; }
+  // tf_keras's model.layers: the layers in its order (no mask operations).
+  const std::vector<Layer*>& tf_keras_layers() const { return tf_keras_layers_; }
 
   // Trackable: the edges described above.
   std::vector<Child> Children() override;
@@ -93,6 +102,8 @@ class Model : public Layer {
   // The calls to make, inputs before their consumers (Input nodes skipped).
   std::vector<const internal::FunctionalNode*> schedule_;
   std::vector<Layer*> operations_;
+  std::vector<KerasOperation> keras3_operations_;
+  std::vector<Layer*> tf_keras_layers_;
   KerasLayout layout_ = KerasLayout::kKeras2Legacy;
   std::unique_ptr<OperationList> operation_list_;  // "_operations"
 };

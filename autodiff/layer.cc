@@ -4,6 +4,22 @@
 
 namespace eager {
 
+std::vector<Tensor> Layer::CallManyMasked(const std::vector<Tensor>& inputs,
+                                          const std::vector<std::optional<Tensor>>& masks,
+                                          bool training) {
+  if (inputs.size() == 1 && !masks.empty() && masks[0]) {
+    return {CallMasked(inputs[0], masks[0], training)};
+  }
+  return CallMany(inputs, training);
+}
+
+std::optional<Tensor> Layer::ComputeMaskMany(const std::vector<Tensor>& inputs,
+                                             const std::vector<std::optional<Tensor>>& masks) {
+  if (inputs.size() == 1) return ComputeMask(inputs[0], masks.empty() ? std::nullopt : masks[0]);
+  if (masks.empty() || !masks[0]) return std::nullopt;
+  return KerasMasking().output == KerasMaskOutput::kInput ? masks[0] : std::nullopt;
+}
+
 void Layer::RequireBuilt(bool built, std::string_view kind, std::string_view what) const {
   if (built) return;
   throw FailedPreconditionError(StrCat(kind, " '", name(), "': ", what,

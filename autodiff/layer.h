@@ -19,13 +19,18 @@
 // computing; CallMany is the entry point that graph runs, for layers of any
 // number of inputs and outputs (merge layers, functional models).
 //
-// Masks, as Keras's: a layer may make a mask for its output (Embedding with
-// mask_zero: ids != 0, a bool [batch, time]) and a layer may use the mask of
-// its input (SimpleRNN, LSTM and GRU skip the masked steps). Sequential
-// carries the mask from layer to layer: each layer runs as CallMasked(x,
-// mask, training) and hands on ComputeMask(x, mask). The defaults are
-// Keras 3's Layer: CallMasked ignores the mask, ComputeMask passes the
-// input's mask on unchanged.
+// Masks, as Keras 3's: a layer may make a mask for its output (Embedding with
+// mask_zero: ids != 0, a bool [batch, time]; Masking) and a layer may use
+// the mask of its input (SimpleRNN, LSTM and GRU skip the masked steps,
+// GlobalAveragePooling1D averages the valid steps, MultiHeadAttention masks
+// queries and keys). Sequential and Model carry the mask from layer to
+// layer: each layer runs as CallMasked(x, mask, training) (CallManyMasked
+// for several inputs) and hands on ComputeMask(x, mask) (ComputeMaskMany).
+// As Keras 3, a layer passes its input's mask on only when it supports
+// masking (Dense, Dropout, Activation, the normalizations, attention, the
+// merges, a recurrent layer with return_sequences); any other layer
+// (convolutions, pooling, Flatten, Reshape, ...) drops it. KerasMasking()
+// says which, and what Keras 3 records for it (see there).
 
 #include <optional>
 #include <string_view>
@@ -37,6 +42,17 @@
 namespace eager {
 
 class KerasTensor;
+class Layer;
+
+// An entry of Keras 3's model.operations (Model::keras3_operations()): a
+// layer, or a mask op Keras 3 records (layer nullptr, mask_op its Keras
+// class: "NotEqual", "Any", "LogicalOr", ...; see Layer::KerasMasking). A
+// Sequential's list starts with an entry of neither for the InputLayer
+// Keras adds when its first layer is not one.
+struct KerasOperation {
+  Layer* layer = nullptr;
+  std::string_view mask_op;
+};
 
 class Layer : public Module {
  public:
@@ -55,24 +71,49 @@ class Layer : public Module {
     return Call(x);
   }
 
+  // How Keras 3 masks around this layer: what its output's mask is, and
+  // whether its call() takes the input's mask as an argument. A functional
+  // model runs by it (ComputeMask's default follows `output`), and it
+  // decides the mask operations Keras 3 records among a model's operations
+  // (the ops its symbolic compute_mask runs, and the mask argument that
+  // makes them a parent of this call): Model::operations() numbers them as
+  // Keras 3 does, which the checkpoint's "_operations/<i>" indices follow.
+  enum class KerasMaskOutput {
+    kNone,         // no mask (Keras's supports_masking false, or compute_mask -> None)
+    kInput,        // the first input's mask, passed on
+    kNotEqual,     // a new mask NotEqual(input, 0) (Embedding(mask_zero=True))
+    kNotEqualAny,  // Any(NotEqual(input, value), axis=-1) (Masking)
+    kLogicalOr,    // the inputs' masks ORed; none when one is missing (Add, Multiply, ...)
+    kConcatenate,  // Concatenate's: each input's mask broadcast (all true when
+                   // missing), concatenated, Any over the last axis
+  };
+  struct KerasMaskRule {
+    KerasMaskOutput output = KerasMaskOutput::kNone;
+    bool call_takes_mask = false;
+  };
+  virtual KerasMaskRule KerasMasking() const { return {}; }
+
   // The call with the input's Keras mask (nullopt: none); the default is
   // Call(x, training), the mask unused.
   virtual Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) {
     (void)mask;
     return Call(x, training);
   }
-  // The mask of the output for input x with mask `mask`; the default passes
-  // `mask` on.
+  // The mask of the output for input x with mask `mask`: by default the
+  // input's when KerasMasking().output is kInput, else none.
   virtual std::optional<Tensor> ComputeMask(const Tensor& x, const std::optional<Tensor>& mask) {
     (void)x;
-    return mask;
+    return KerasMasking().output == KerasMaskOutput::kInput ? mask : std::nullopt;
   }
-
-  // How many untracked operations Keras 3 records in a model right after
-  // this layer's call: Embedding(mask_zero=True) computes its mask as a
-  // NotEqual op, which takes the next index in Keras 3's
-  // model/_functional/_operations (and leaves no node in a checkpoint).
-  virtual int KerasMaskOperations() const { return 0; }
+  // Several inputs, each with its mask (what a functional model calls). The
+  // defaults: one input goes to CallMasked/ComputeMask; several call
+  // CallMany with the masks unused, and pass the first input's mask on when
+  // KerasMasking().output is kInput.
+  virtual std::vector<Tensor> CallManyMasked(const std::vector<Tensor>& inputs,
+                                             const std::vector<std::optional<Tensor>>& masks,
+                                             bool training);
+  virtual std::optional<Tensor> ComputeMaskMany(const std::vector<Tensor>& inputs,
+                                                const std::vector<std::optional<Tensor>>& masks);
 
   // Every input in, every output out; what a functional Model calls. The
   // default takes exactly one input and returns {Call(x, training)}; it

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "autodiff/input_layer.h"
+#include "autodiff/internal/keras_operations.h"
 #include "runtime/names.h"
 
 namespace eager {
@@ -48,8 +49,13 @@ void Sequential::Add(Layer& layer) {
   // Keras 3's "_operations/<i>".
   const size_t i = layers_.size() - 1;
   NotifyChildAdded("layer-" + std::to_string(i), layer);
-  if (i == 0 && !StartsWithInput()) operations_->Added("0", *input_);
-  operations_->Added(std::to_string(StartsWithInput() ? i : i + 1), layer);
+  // A new layer can shift earlier ones in Keras 3's numbering (a mask op
+  // placed before them): tell of every edge that is new.
+  for (const Child& child : Operations()) {
+    if (announced_.insert({child.name, child.object}).second) {
+      operations_->Added(child.name, *child.object);
+    }
+  }
 }
 
 bool Sequential::StartsWithInput() const {
@@ -75,16 +81,35 @@ Tensor Sequential::Call(const Tensor& x, bool training) {
   return y;
 }
 
-std::vector<Trackable::Child> Sequential::Operations() {
-  std::vector<Child> children;
-  if (layers_.empty()) return children;
-  if (!StartsWithInput()) children.push_back({"0", input_.get()});
-  // Keras 3 numbers the operations of the model's graph; an Embedding's
-  // mask op takes an index of its own, with no node in the checkpoint.
-  size_t index = children.size();
+std::vector<KerasOperation> Sequential::keras3_operations() const {
+  // Keras 3 numbers the operations of the model's graph: an InputLayer, the
+  // layers, and the mask ops it records (an Embedding(mask_zero)'s NotEqual
+  // before the recurrent layer taking its mask, ...).
+  if (layers_.empty()) return {};
+  std::vector<internal::KerasCall> calls;
+  if (!StartsWithInput()) calls.emplace_back();  // Keras's InputLayer: layer nullptr
   for (Layer* layer : layers_) {
-    children.push_back({std::to_string(index++), layer});
-    index += static_cast<size_t>(layer->KerasMaskOperations());
+    internal::KerasCall& call = calls.emplace_back();
+    call.layer = layer;
+    if (calls.size() > 1) {
+      call.inputs.push_back({static_cast<int>(calls.size()) - 2, 0});
+      call.input_ranks.push_back(-1);
+    }
+  }
+  return internal::KerasOperationOrder(calls, {{static_cast<int>(calls.size()) - 1, 0}}, {0},
+                                       /*mask_operations=*/true);
+}
+
+std::vector<Trackable::Child> Sequential::Operations() {
+  // The mask ops take indices of their own, with no node in the checkpoint.
+  std::vector<Child> children;
+  const std::vector<KerasOperation> ops = keras3_operations();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].layer != nullptr) {
+      children.push_back({std::to_string(i), ops[i].layer});
+    } else if (ops[i].mask_op.empty()) {
+      children.push_back({std::to_string(i), input_.get()});
+    }
   }
   return children;
 }

@@ -17,10 +17,11 @@
 //     builds inside a Sequential) to an object with one edge "_operations",
 //     a list whose "0" is an InputLayer and "<i>" the i-th other layer. When
 //     the first layer added is an InputLayer it is that "0"; otherwise an
-//     empty object stands for the InputLayer Keras 3 adds. An
-//     Embedding(mask_zero=True) is followed by its mask's NotEqual op, which
-//     Keras 3 counts but does not save: the next layer's index skips one
-//     (Layer::KerasMaskOperations).
+//     empty object stands for the InputLayer Keras 3 adds. The mask ops
+//     Keras 3 records (an Embedding(mask_zero=True)'s NotEqual before the
+//     recurrent layer that takes its mask, a Masking's NotEqual and Any)
+//     take indices of their own that Keras 3 saves nothing under
+//     (autodiff/internal/keras_operations.h).
 // A restore recognizes the other line's structure: restoring a Keras 3
 // Sequential's checkpoint ("_functional") into a Sequential not in kKeras3,
 // or a tf_keras one ("layer-<i>") into one in kKeras3, or a Keras 3
@@ -28,8 +29,10 @@
 // InvalidArgumentError naming the edge found and the layout to set.
 
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "autodiff/layer.h"
@@ -54,6 +57,10 @@ class Sequential : public Layer {
   Tensor Call(const Tensor& x, bool training) override;
 
   const std::vector<Layer*>& layers() const { return layers_; }
+  // Keras 3's model._functional.operations: the InputLayer (layer nullptr
+  // and no mask_op when Keras adds it), the layers, and the mask operations
+  // Keras 3 records between them (autodiff/internal/keras_operations.h).
+  std::vector<KerasOperation> keras3_operations() const;
 
   // Trackable: the edges described above.
   std::vector<Child> Children() override;
@@ -73,6 +80,8 @@ class Sequential : public Layer {
   std::unique_ptr<KerasNode> functional_;  // "_functional"
   std::unique_ptr<KerasNode> operations_;  // "_functional/_operations"
   std::unique_ptr<KerasNode> input_;       // "_operations/0" unless layer 0 is an InputLayer
+  // The "_operations" edges told to deferred restorations so far.
+  std::set<std::pair<std::string, Trackable*>> announced_;
 };
 
 }  // namespace eager

@@ -129,6 +129,28 @@ std::vector<Tensor> MultiHeadAttention::CallMany(const std::vector<Tensor>& inpu
                  inputs.size() == 3 ? std::optional<Tensor>(inputs[2]) : std::nullopt)};
 }
 
+std::vector<Tensor> MultiHeadAttention::CallManyMasked(
+    const std::vector<Tensor>& inputs, const std::vector<std::optional<Tensor>>& masks,
+    bool training) {
+  if (inputs.size() == 1) return {CallMasked(inputs[0], masks.at(0), training)};
+  EAGER_CHECK(inputs.size() == 2 || inputs.size() == 3, who_,
+              ": expected the inputs (query, value) or (query, value, key), got ", inputs.size(),
+              " tensors");
+  const auto mask_of = [&](size_t i) { return i < masks.size() ? masks[i] : std::nullopt; };
+  // Keras's _compute_attention_mask ANDs the key's mask with the value's
+  // over the same keys.
+  std::optional<Tensor> value_mask = mask_of(1);
+  if (const std::optional<Tensor> key_mask = mask_of(2)) {
+    const auto as_bool = [](const Tensor& m) {
+      return m.dtype() == DType::kBool ? m : NotEqual(m, ZerosLike(m));
+    };
+    value_mask = value_mask ? LogicalAnd(as_bool(*value_mask), as_bool(*key_mask)) : *key_mask;
+  }
+  return {Attend(inputs[0], inputs[1],
+                 inputs.size() == 3 ? std::optional<Tensor>(inputs[2]) : std::nullopt,
+                 {.query_mask = mask_of(0), .value_mask = value_mask})};
+}
+
 Tensor MultiHeadAttention::CallMasked(const Tensor& x, const std::optional<Tensor>& mask,
                                       bool training) {
   (void)training;  // no attention dropout: the same in both modes

@@ -103,6 +103,13 @@ class MultiHeadAttention : public Layer {
   std::vector<Tensor> CallMany(const std::vector<Tensor>& inputs, bool training) override;
   // Self-attention with the input's Keras mask as query and value mask.
   Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) override;
+  // CallMany with the inputs' Keras masks as query, value and key masks
+  // (Keras 3 reads them from its query, value and key tensors).
+  std::vector<Tensor> CallManyMasked(const std::vector<Tensor>& inputs,
+                                     const std::vector<std::optional<Tensor>>& masks,
+                                     bool training) override;
+  // Keras's supports_masking: the query's mask passes on.
+  KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kInput}; }
 
   // Creates the variables for the given last dimensions now. Throws
   // FailedPreconditionError when already built, InvalidArgumentError for a

@@ -61,8 +61,10 @@ class Embedding : public Layer {
     return ComputeMask(ids);
   }
 
-  // Keras 3 records the mask's NotEqual as an operation after the layer.
-  int KerasMaskOperations() const override { return mask_zero_ ? 1 : 0; }
+  // With mask_zero, a new mask: Keras 3 records its NotEqual of the ids.
+  KerasMaskRule KerasMasking() const override {
+    return {.output = mask_zero_ ? KerasMaskOutput::kNotEqual : KerasMaskOutput::kNone};
+  }
 
   bool built() const { return embeddings_ != nullptr; }
   int64_t input_dim() const { return input_dim_; }

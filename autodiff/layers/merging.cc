@@ -1,9 +1,11 @@
 #include "autodiff/layers/merging.h"
 
+#include <algorithm>
 #include <string>
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 #include "runtime/errors.h"
 #include "runtime/names.h"
@@ -55,6 +57,40 @@ Tensor Concatenate::Merge(const std::vector<Tensor>& inputs) {
                 axis_);
   }
   return Concat(inputs, axis);
+}
+
+std::optional<Tensor> Concatenate::ComputeMaskMany(
+    const std::vector<Tensor>& inputs, const std::vector<std::optional<Tensor>>& masks) {
+  EAGER_CHECK(masks.size() == inputs.size(), "layer '", name(), "': ", inputs.size(),
+              " inputs but ", masks.size(), " masks");
+  if (std::none_of(masks.begin(), masks.end(), [](const auto& m) { return m.has_value(); })) {
+    return std::nullopt;
+  }
+  std::vector<Tensor> full;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Shape& shape = inputs[i].shape();
+    if (!masks[i]) {
+      full.push_back(Fill(shape, Tensor::Scalar(true)));
+      continue;
+    }
+    Tensor m = Cast(*masks[i], DType::kBool);
+    if (m.shape().rank() < shape.rank()) m = BroadcastTo(ExpandDims(m, -1), shape);
+    full.push_back(m);
+  }
+  const Tensor any = ReduceMax(Cast(Concat(full, axis_), DType::kInt32), {-1});
+  return Cast(any, DType::kBool);
+}
+
+std::optional<Tensor> ElementwiseMerge::ComputeMaskMany(
+    const std::vector<Tensor>& inputs, const std::vector<std::optional<Tensor>>& masks) {
+  (void)inputs;
+  if (masks.empty() ||
+      std::any_of(masks.begin(), masks.end(), [](const auto& m) { return !m.has_value(); })) {
+    return std::nullopt;
+  }
+  Tensor mask = Cast(*masks[0], DType::kBool);
+  for (size_t i = 1; i < masks.size(); ++i) mask = LogicalOr(mask, Cast(*masks[i], DType::kBool));
+  return mask;
 }
 
 Tensor ElementwiseMerge::Merge(const std::vector<Tensor>& inputs) {

@@ -24,6 +24,7 @@
 // "average", "maximum", "minimum", with _1, _2, ...).
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -52,6 +53,13 @@ class Concatenate : public MultiInputLayer {
   Tensor Merge(const std::vector<Tensor>& inputs) override;
   int64_t axis() const { return axis_; }
 
+  // Keras 3's Concatenate.compute_mask: none when no input has a mask;
+  // else each input's mask broadcast to the input's shape (all true when
+  // it has none), concatenated along `axis`, then Any over the last axis.
+  KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kConcatenate}; }
+  std::optional<Tensor> ComputeMaskMany(const std::vector<Tensor>& inputs,
+                                        const std::vector<std::optional<Tensor>>& masks) override;
+
  private:
   int64_t axis_;
 };
@@ -61,6 +69,12 @@ class ElementwiseMerge : public MultiInputLayer {
  public:
   using MultiInputLayer::MultiInputLayer;
   Tensor Merge(const std::vector<Tensor>& inputs) override;
+
+  // Keras 3's merge compute_mask: the inputs' masks ORed, none when any
+  // input has none.
+  KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kLogicalOr}; }
+  std::optional<Tensor> ComputeMaskMany(const std::vector<Tensor>& inputs,
+                                        const std::vector<std::optional<Tensor>>& masks) override;
 
  protected:
   virtual Tensor Combine(const Tensor& acc, const Tensor& x) const = 0;

@@ -5,8 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
@@ -93,6 +95,11 @@ void BatchNormalization::Build(int64_t channels, DType dtype) {
 Tensor BatchNormalization::Call(const Tensor& x) { return Call(x, /*training=*/false); }
 
 Tensor BatchNormalization::Call(const Tensor& x, bool training) {
+  return CallMasked(x, std::nullopt, training);
+}
+
+Tensor BatchNormalization::CallMasked(const Tensor& x, const std::optional<Tensor>& mask,
+                                      bool training) {
   CheckInput(x, 2, name(), "BatchNormalization");
   const int64_t channels = x.shape().dim(x.rank() - 1);
   if (!built()) Build(channels, x.dtype());
@@ -100,6 +107,13 @@ Tensor BatchNormalization::Call(const Tensor& x, bool training) {
               "BatchNormalization '", name(), "': built for ", moving_mean_->dtype(),
               " inputs of shape [..., ", moving_mean_->shape().dim(0), "], got ", x.dtype(),
               " of shape ", x.shape());
+  if (mask) {
+    const Shape& m = mask->shape();
+    bool fits = m.rank() == x.rank() - 1;
+    for (int i = 0; fits && i < m.rank(); ++i) fits = m.dim(i) == x.shape().dim(i);
+    EAGER_CHECK(fits, "BatchNormalization '", name(), "': expected a mask of shape ", x.shape(),
+                " without its last axis, got ", m);
+  }
   std::optional<NameScope> scope;
   if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
   if (!training) {
@@ -110,12 +124,28 @@ Tensor BatchNormalization::Call(const Tensor& x, bool training) {
                                     "': a training call in a graph (the moving statistics ",
                                     "update eagerly only); call it with training=false"));
   }
+  return TrainingCall(x, mask);
+}
+
+Tensor BatchNormalization::TrainingCall(const Tensor& x, const std::optional<Tensor>& mask) {
   std::vector<int64_t> axes(x.rank() - 1);
   std::iota(axes.begin(), axes.end(), 0);
-  // tf.nn.moments: the variance about the stopped mean (the same gradient,
-  // since d variance / d mean is zero at the mean).
-  const Tensor mean = ReduceMean(x, axes);
-  const Tensor variance = ReduceMean(SquaredDifference(x, StopGradient(mean)), axes);
+  Tensor mean, variance;
+  if (!mask) {
+    // tf.nn.moments: the variance about the stopped mean (the same gradient,
+    // since d variance / d mean is zero at the mean).
+    mean = ReduceMean(x, axes);
+    variance = ReduceMean(SquaredDifference(x, StopGradient(mean)), axes);
+  } else {
+    // Keras 3's _moments with a mask: sums over the valid positions, over
+    // their count plus Keras's epsilon (1e-7).
+    const Tensor valid = BroadcastTo(ExpandDims(Cast(*mask, DType::kBool), -1), x.shape());
+    const Tensor zero = ZerosLike(x);
+    const Tensor count = Add(ReduceSum(Cast(valid, x.dtype()), axes), ScalarOf(1e-7, x.dtype()));
+    mean = Div(ReduceSum(SelectV2(valid, x, zero), axes), count);
+    const Tensor difference = SelectV2(valid, Sub(x, mean), zero);
+    variance = Div(ReduceSum(Square(difference), axes), count);
+  }
   // Keras: moving * momentum + batch * (1 - momentum), (1 - momentum) in
   // Python's double, each rounded to the variable's dtype.
   const Tensor m = ScalarOf(momentum_, x.dtype());

@@ -57,6 +57,16 @@ class BatchNormalization : public Layer {
   // Throws InvalidArgumentError (naming the layer and shapes) for a lower
   // rank, a non-float dtype, or a C or dtype differing from the built one.
   Tensor Call(const Tensor& x, bool training) override;
+  // With a Keras mask (x's shape without the channels; from an
+  // Embedding(mask_zero) or Masking before it), a training call's moments
+  // are Keras 3's over the valid positions only: sum(x where valid) /
+  // (count + 1e-7), the variance likewise about that mean (the gradient
+  // through the mean included, as Keras's). Inference ignores the mask.
+  // The mask passes on (Keras's supports_masking, and its call takes it).
+  Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) override;
+  KerasMaskRule KerasMasking() const override {
+    return {.output = KerasMaskOutput::kInput, .call_takes_mask = true};
+  }
 
   // Creates the variables now. Throws FailedPreconditionError when already
   // built, InvalidArgumentError for channels <= 0 or a non-float dtype.
@@ -75,6 +85,10 @@ class BatchNormalization : public Layer {
   Variable& moving_variance() const;
 
  private:
+  // The training call's batch statistics (mask as CallMasked's), the moving
+  // ones updated.
+  Tensor TrainingCall(const Tensor& x, const std::optional<Tensor>& mask);
+
   double momentum_;
   double epsilon_;
   bool center_;
@@ -96,6 +110,8 @@ class LayerNormalization : public Layer {
   // x: [..., C] of rank >= 1, float32 or float64; builds on the first call.
   // Errors as BatchNormalization's.
   Tensor Call(const Tensor& x) override;
+  // Keras's supports_masking: the input's mask passes on.
+  KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kInput}; }
 
   // As BatchNormalization::Build.
   void Build(int64_t channels, DType dtype = DType::kFloat32);

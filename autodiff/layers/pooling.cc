@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
 #include "ops/pooling_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -125,6 +127,23 @@ Tensor GlobalPooling::Call(const Tensor& x) {
 GlobalAveragePooling2D::GlobalAveragePooling2D(bool keepdims, std::string_view name)
     : GlobalPooling("GlobalAveragePooling2D", "global_average_pooling2d", false, false, keepdims,
                     name) {}
+
+Tensor GlobalAveragePooling1D::CallMasked(const Tensor& x, const std::optional<Tensor>& mask,
+                                          bool training) {
+  (void)training;  // the same in both modes
+  if (!mask) return Call(x);
+  const Shape& m = mask->shape();
+  EAGER_CHECK(x.shape().rank() == 3 && m.rank() == 2 && m.dim(0) == x.shape().dim(0) &&
+                  m.dim(1) == x.shape().dim(1),
+              "GlobalAveragePooling1D '", name(), "': expected a mask [batch, steps] for input ",
+              x.shape(), ", got ", m);
+  std::optional<NameScope> scope;
+  if (Graph::Current() != nullptr) scope.emplace(NameScope::Current() + name() + "/");
+  // Keras's: the inputs times the float mask, summed over the steps, over
+  // the mask's sum.
+  const Tensor weight = ExpandDims(Cast(*mask, x.dtype()), 2);
+  return Div(ReduceSum(Mul(x, weight), {1}, keepdims()), ReduceSum(weight, {1}, keepdims()));
+}
 
 GlobalMaxPooling2D::GlobalMaxPooling2D(bool keepdims, std::string_view name)
     : GlobalPooling("GlobalMaxPooling2D", "global_max_pooling2d", true, false, keepdims, name) {}

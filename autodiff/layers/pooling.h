@@ -122,9 +122,15 @@ class GlobalMaxPooling2D : public GlobalPooling {
   explicit GlobalMaxPooling2D(bool keepdims = false, std::string_view name = "");
 };
 
+// With a Keras mask ([batch, steps], from an Embedding(mask_zero) or
+// Masking before it), the mean over the valid steps only, as Keras 3's
+// (a row with no valid step divides 0 by 0: NaN, as Keras's); the output
+// has no mask.
 class GlobalAveragePooling1D : public GlobalPooling {
  public:
   explicit GlobalAveragePooling1D(bool keepdims = false, std::string_view name = "");
+  Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) override;
+  KerasMaskRule KerasMasking() const override { return {.call_takes_mask = true}; }
 };
 
 class GlobalMaxPooling1D : public GlobalPooling {

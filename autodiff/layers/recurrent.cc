@@ -190,6 +190,11 @@ Tensor Recurrent::DropoutMask(const Shape& shape, double rate, int64_t step, DTy
                   Tensor::Zeros(Shape{}, dtype));
 }
 
+Layer::KerasMaskRule Recurrent::KerasMasking() const {
+  return {.output = config_.return_sequences ? KerasMaskOutput::kInput : KerasMaskOutput::kNone,
+          .call_takes_mask = true};
+}
+
 std::optional<Tensor> Recurrent::ComputeMask(const Tensor& x, const std::optional<Tensor>& mask) {
   (void)x;
   return config_.return_sequences ? mask : std::nullopt;

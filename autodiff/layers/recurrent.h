@@ -132,6 +132,8 @@ class Recurrent : public Layer {
   Tensor CallMasked(const Tensor& x, const std::optional<Tensor>& mask, bool training) override;
   // The mask with return_sequences, else nullopt (one output per sequence).
   std::optional<Tensor> ComputeMask(const Tensor& x, const std::optional<Tensor>& mask) override;
+  // Keras's RNN: call(mask=...), and the mask passes on with return_sequences.
+  KerasMaskRule KerasMasking() const override;
 
   // Creates the variables now. Throws FailedPreconditionError when already
   // built, InvalidArgumentError for input_dim <= 0 or a non-float dtype.

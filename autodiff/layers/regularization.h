@@ -51,6 +51,8 @@ class Dropout : public Layer {
   // Training: the mask above, on a float32 or float64 x of any shape (else
   // InvalidArgumentError naming the layer).
   Tensor Call(const Tensor& x, bool training) override;
+  // Keras's supports_masking: the input's mask passes on.
+  KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kInput}; }
 
   double rate() const { return rate_; }
   uint64_t seed() const { return seed_; }

@@ -47,6 +47,8 @@ class Activation : public Layer {
   ~Activation() override;
 
   Tensor Call(const Tensor& x) override;
+  // Keras's supports_masking: the input's mask passes on.
+  KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kInput}; }
   const std::string& activation_name() const { return activation_name_; }
 
  private:

@@ -16,6 +16,7 @@
 #include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
 #include "autodiff/layers/embedding.h"
+#include "autodiff/layers/recurrent.h"
 #include "autodiff/sequential.h"
 #include "ops/nn_ops.h"
 #include "runtime/errors.h"
@@ -185,24 +186,36 @@ TEST(KerasLayoutTest, Keras3SequentialWritesFunctionalOperations) {
 }
 
 // Keras 3 records Embedding(mask_zero=True)'s mask as a NotEqual operation
-// right after it, which takes an index but saves nothing (TF 2.21 wrote
-// _operations/1 embedding, 3 lstm, 4 dense; tests/tf_keras/keras_zoo_test.py
-// restores such a file): the layers after it are numbered one further.
+// when a later layer takes the mask (TF 2.21 wrote _operations/1 embedding,
+// 3 lstm, 4 dense for Embedding, LSTM, Dense; tests/tf_keras/keras_zoo_test.py
+// and keras_functional_masks_test.py restore such files): it takes an index
+// but saves nothing. A Dense takes no mask: then there is no NotEqual.
 TEST(KerasLayoutTest, Keras3SequentialSkipsTheIndexOfEmbeddingsMaskOp) {
   for (bool mask_zero : {false, true}) {
-    Sequential model;
-    model.Add(std::make_unique<layers::Embedding>(10, 4, mask_zero));
-    model.Add(std::make_unique<Dense>(2));
-    Checkpoint checkpoint({{"model", &model}});
-    SetKerasLayout(checkpoint, KerasLayout::kKeras3);
-    model(Tensor::FromVector<int32_t>({1, 2, 0}, Shape{1, 3}));
-    const std::string dense = mask_zero ? "3" : "2";
-    const std::string path = checkpoint.Write(TempDir() + "/embedding3");
-    EXPECT_EQ(Keys(path),
-              (std::set<std::string>{Value("model/_functional/_operations/1/_embeddings"),
-                                     Value("model/_functional/_operations/" + dense + "/_kernel"),
-                                     Value("model/_functional/_operations/" + dense + "/bias")}))
-        << (mask_zero ? "with" : "without") << " mask_zero";
+    for (bool recurrent : {false, true}) {
+      Sequential model;
+      model.Add(std::make_unique<layers::Embedding>(10, 4, mask_zero));
+      if (recurrent) model.Add(std::make_unique<layers::SimpleRNN>(3));
+      model.Add(std::make_unique<Dense>(2));
+      Checkpoint checkpoint({{"model", &model}});
+      SetKerasLayout(checkpoint, KerasLayout::kKeras3);
+      model(Tensor::FromVector<int32_t>({1, 2, 0}, Shape{1, 3}));
+      const int shift = mask_zero && recurrent ? 1 : 0;
+      std::set<std::string> want = {Value("model/_functional/_operations/1/_embeddings")};
+      const std::string dense = std::to_string(2 + (recurrent ? 1 : 0) + shift);
+      want.insert(Value("model/_functional/_operations/" + dense + "/_kernel"));
+      want.insert(Value("model/_functional/_operations/" + dense + "/bias"));
+      // The SimpleRNN's three variables are under its own index.
+      const std::string rnn = "model/_functional/_operations/" + std::to_string(2 + shift) + "/";
+      std::set<std::string> keys = Keys(checkpoint.Write(TempDir() + "/embedding3")), rnn_keys;
+      for (const std::string& key : keys) {
+        if (key.rfind(rnn, 0) == 0 && !want.contains(key)) rnn_keys.insert(key);
+      }
+      for (const std::string& key : rnn_keys) keys.erase(key);
+      EXPECT_EQ(keys, want) << (mask_zero ? "with" : "without") << " mask_zero, "
+                            << (recurrent ? "with" : "without") << " a SimpleRNN";
+      EXPECT_EQ(rnn_keys.size(), recurrent ? 3u : 0u);
+    }
   }
 }
 
