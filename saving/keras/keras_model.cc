@@ -219,29 +219,6 @@ std::unique_ptr<Layer> LayerFromConfig(const Json& layer, const std::string& fil
   return out;
 }
 
-// Keras propagates an Embedding's mask_zero mask to later layers, and
-// GlobalAveragePooling1D (averaging unmasked steps only) and
-// BatchNormalization (masked moments) then compute something else than
-// eager's layers, which take no mask. Such a model is refused rather than
-// run differently; `where` says in which file or model. (Conservative: a
-// layer in between that drops the mask would make it fine in Keras.)
-// `list` names the layer list in messages ("config.layers" when loading).
-void CheckMasks(Sequential& model, const std::string& where, const char* list) {
-  std::optional<size_t> masking;
-  for (size_t i = 0; i < model.layers().size(); ++i) {
-    Layer* layer = model.layers()[i];
-    if (auto* e = dynamic_cast<layers::Embedding*>(layer); e != nullptr && e->mask_zero()) {
-      masking = i;
-    } else if (masking && (dynamic_cast<layers::GlobalAveragePooling1D*>(layer) != nullptr ||
-                           dynamic_cast<layers::BatchNormalization*>(layer) != nullptr)) {
-      throw UnimplementedError(
-          StrCat(where, ": ", list, "[", i, "] ('", layer->name(), "') would take the mask of the ",
-                 "Embedding with mask_zero at ", list, "[", *masking, "] ('",
-                 model.layers()[*masking]->name(), "'); eager's layers take no masks"));
-    }
-  }
-}
-
 // `prefix` is the config path of `root` ("" for config.json's root,
 // "config.layers[3]." for a nested Sequential), `group` its weights group
 // ("" or "layers/sequential/").
@@ -286,7 +263,6 @@ std::optional<Shape> BuildModel(const Json& root, Sequential& model, const std::
           layer, where, keras_internal::NextLayerGroup(layer, group, used), context));
     }
   }
-  CheckMasks(model, StrCat(".keras file '", file, "'"), (prefix + "config.layers").c_str());
   return input;
 }
 
@@ -508,7 +484,6 @@ void WriteKerasArchive(const std::string& path, Json config, Layer& model,
 
 void SaveKerasModel(const std::string& path, Sequential& model, const Optimizer* optimizer,
                     const std::string& loss) {
-  CheckMasks(model, StrCat("Keras model '", model.name(), "'"), "layers");
   WriteKerasArchive(path, ModelConfig(model), model, optimizer, loss);
 }
 

@@ -69,6 +69,15 @@ Spec ModelSpec(const std::string& name) {
               m.Add(std::make_unique<Dense>(2));
             }};
   }
+  if (name == "masked") {
+    return {Shape{4, 6}, true, 2, [](Sequential& m) {
+              m.Add(std::make_unique<InputLayer>(Shape{6}));
+              m.Add(std::make_unique<L::Embedding>(32, 4, /*mask_zero=*/true));
+              m.Add(std::make_unique<L::BatchNormalization>());
+              m.Add(std::make_unique<L::GlobalAveragePooling1D>());
+              m.Add(std::make_unique<Dense>(2));
+            }};
+  }
   if (name == "convs") {
     return {Shape{4, 8, 8, 3}, false, 2, [](Sequential& m) {
               m.Add(std::make_unique<InputLayer>(Shape{8, 8, 3}));

@@ -151,6 +151,13 @@ class ConfigReplay {
     layers_[name] = layer;
   }
   void AddInput(const std::string& name, const KerasTensor& t) { outputs_[name].push_back({t}); }
+  // A mask op Keras 3 recorded (autodiff/internal/keras_operations.h): its
+  // output is read only as a call's mask, which eager's layers recompute.
+  void AddMaskOp(const std::string& name, const std::string& where) {
+    if (outputs_.contains(name) || !mask_ops_.insert(name).second) {
+      Invalid(file_, where + ".name", StrCat("'", name, "' names two layers"));
+    }
+  }
 
   // The tensor a history names; nullopt when its node is not made yet.
   // Throws for a history that can never resolve.
@@ -160,6 +167,12 @@ class ConfigReplay {
                                      bool end = false) const {
     std::optional<History> h = AsHistory(history);
     if (!h) Invalid(file_, where, "is not a [layer name, node index, tensor index] list");
+    if (mask_ops_.contains(h->layer)) {
+      throw UnimplementedError(StrCat(".keras file '", file_, "': ", where,
+                                      " reads the output of '", h->layer,
+                                      "', a Keras op, as a layer input (eager reads "
+                                      "Keras's ops only as the masks its layers compute)"));
+    }
     auto it = outputs_.find(h->layer);
     if (it == outputs_.end()) Invalid(file_, where, StrCat("names no layer '", h->layer, "'"));
     if (h->node < 0 || h->output < 0) Invalid(file_, where, "has a negative index");
@@ -205,11 +218,15 @@ class ConfigReplay {
       if (!kwargs.is_object()) Invalid(file_, where + ".kwargs", "is not an object");
       for (const auto& [key, value] : kwargs.items()) {
         // Keras writes a nested Model's call with "mask": null, or a list of
-        // nulls (one per input) for a multi-input one: no masks.
-        const bool nulls =
-            value.is_array() &&
-            std::all_of(value.begin(), value.end(), [](const Json& v) { return v.is_null(); });
-        if (!value.is_null() && !(key == "mask" && nulls)) {
+        // nulls (one per input) for a multi-input one: no masks. A mask
+        // Keras 3 computed (a recurrent layer's "mask" from an Embedding's
+        // NotEqual) is recomputed by eager's layers.
+        const auto mask_like = [&](const Json& v) { return v.is_null() || NamesMaskOp(v); };
+        const bool masks =
+            key.ends_with("mask") &&
+            (mask_like(value) ||
+             (value.is_array() && std::all_of(value.begin(), value.end(), mask_like)));
+        if (!value.is_null() && !masks) {
           throw UnimplementedError(StrCat(".keras file '", file_, "': ", where, ".kwargs.", key,
                                           " (eager's layers take no keyword arguments)"));
         }
@@ -260,10 +277,25 @@ class ConfigReplay {
   }
 
  private:
+  bool NamesMaskOp(const Json& t) const {
+    if (!t.is_object() || t.value("class_name", Json()) != "__keras_tensor__" ||
+        !t.contains("config") || !t["config"].is_object() ||
+        !t["config"].contains("keras_history")) {
+      return false;
+    }
+    const std::optional<History> h = AsHistory(t["config"]["keras_history"]);
+    return h && mask_ops_.contains(h->layer);
+  }
+
   std::string file_;
+  std::set<std::string> mask_ops_;
   std::map<std::string, Layer*> layers_;
   std::map<std::string, std::vector<std::vector<KerasTensor>>> outputs_;
 };
+
+// The ops Keras 3's compute_mask methods record (keras_operations.h).
+const std::set<std::string> kMaskOps = {"NotEqual",   "Any",       "LogicalOr",  "OnesLike",
+                                        "ExpandDims", "ZerosLike", "Concatenate"};
 
 constexpr int64_t kMaxInputElements = int64_t{1} << 24;
 
@@ -294,13 +326,19 @@ KerasTensor InputFromConfig(const Json& entry, const std::string& file, const st
   }
   DType dtype = DType::kFloat32;
   if (cfg.contains("dtype") && !cfg["dtype"].is_null()) {
-    if (cfg["dtype"] == "float64") {
-      dtype = DType::kFloat64;
-    } else if (cfg["dtype"] != "float32") {
+    // An Embedding's ids come as int32 or int64.
+    const std::map<std::string, DType> dtypes = {{"float32", DType::kFloat32},
+                                                 {"float64", DType::kFloat64},
+                                                 {"int32", DType::kInt32},
+                                                 {"int64", DType::kInt64}};
+    const auto it =
+        cfg["dtype"].is_string() ? dtypes.find(cfg["dtype"].get<std::string>()) : dtypes.end();
+    if (it == dtypes.end()) {
       throw UnimplementedError(StrCat(".keras file '", file, "': ", where, ".config.dtype is ",
                                       cfg["dtype"].dump().substr(0, 40),
-                                      " (eager reads float32 and float64 inputs)"));
+                                      " (eager reads float32, float64, int32 and int64 inputs)"));
     }
+    dtype = it->second;
   }
   if (cfg.value("sparse", false) || cfg.value("ragged", false) || cfg.value("optional", false)) {
     throw UnimplementedError(
@@ -381,6 +419,10 @@ std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string&
     std::string where;
   };
   std::vector<Calls> calls;
+  // config.layers in order: Keras 3's model.operations, each a layer's name
+  // or a mask op's Keras class (checked against the model eager builds).
+  std::vector<std::pair<std::string, bool>> listed;  // name or class, is a mask op
+  bool has_mask_ops = false;
   std::map<std::string, int> used_keys;  // Keras's weights group per layer, as keras_weights.cc
   for (size_t i = 0; i < layers.size(); ++i) {
     const std::string layer_where = StrCat(at, ".layers[", i, "]");
@@ -394,7 +436,18 @@ std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string&
       Invalid(file, layer_where + ".name", "is not a string of 1 to 256 characters");
     }
     const std::string name = name_json.get<std::string>();
-    if (entry.value("class_name", Json()) == "InputLayer") {
+    const Json& class_json = entry.value("class_name", Json());
+    const std::string class_name = class_json.is_string() ? class_json.get<std::string>() : "";
+    const Json& module = entry.value("module", Json());
+    if (module.is_string() && module.get<std::string>().starts_with("keras.src.ops.") &&
+        kMaskOps.contains(class_name)) {
+      replay.AddMaskOp(name, layer_where);
+      listed.emplace_back(class_name, true);
+      has_mask_ops = true;
+      continue;
+    }
+    listed.emplace_back(name, false);
+    if (class_name == "InputLayer") {
       const KerasTensor input = InputFromConfig(entry, file, layer_where, name);
       replay.AddLayer(name, &input.layer(), layer_where);
       replay.AddInput(name, input);
@@ -437,11 +490,33 @@ std::unique_ptr<Model> FunctionalFromConfig(const Json& root, const std::string&
   std::vector<KerasTensor> outputs = replay.Ends(config["output_layers"], at + ".output_layers");
   const std::string name =
       config.value("name", Json()).is_string() ? config["name"].get<std::string>() : std::string();
+  std::unique_ptr<Model> model;
   try {
-    return std::make_unique<Model>(std::move(inputs), std::move(outputs), name);
+    model = std::make_unique<Model>(std::move(inputs), std::move(outputs), name);
   } catch (const Error& e) {
     ThrowError(e.code(), StrCat(".keras file '", file, "': ", at, ": ", e.what()));
   }
+  // Keras 3 lists the mask ops it recorded among the layers; eager's model
+  // recomputes them from its layers' masking, and must agree.
+  if (has_mask_ops) {
+    const std::vector<KerasOperation>& ops = model->keras3_operations();
+    for (size_t i = 0; i < std::max(ops.size(), listed.size()); ++i) {
+      const std::string have = i >= ops.size() ? std::string("nothing")
+                               : ops[i].layer != nullptr
+                                   ? StrCat("layer '", ops[i].layer->name(), "'")
+                                   : StrCat("mask op ", ops[i].mask_op);
+      const std::string want = i >= listed.size() ? std::string("nothing")
+                               : listed[i].second ? StrCat("mask op ", listed[i].first)
+                                                  : StrCat("layer '", listed[i].first, "'");
+      if (have != want) {
+        throw UnimplementedError(
+            StrCat(".keras file '", file, "': ", at, ".layers[", i, "] is ", want,
+                   ", where eager's model of this config has ", have,
+                   " (eager recomputes the mask ops Keras 3 records from its layers' masking)"));
+      }
+    }
+  }
+  return model;
 }
 
 }  // namespace eager::keras_internal

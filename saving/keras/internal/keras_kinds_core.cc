@@ -1,5 +1,5 @@
 // Registrations of the core layers: Dense, Flatten, nested Sequential,
-// Embedding, Dropout, the normalizations and the shape layers
+// Embedding, Dropout, Masking, the normalizations and the shape layers
 // (keras_layer_kinds.h). Keras's config keys and variable orders are those
 // keras 3.15's get_config() and build() write (checked with h5py on files
 // TF 2.21's Keras saves).
@@ -16,6 +16,7 @@
 #include "autodiff/functional.h"
 #include "autodiff/input_layer.h"
 #include "autodiff/layers/embedding.h"
+#include "autodiff/layers/masking.h"
 #include "autodiff/layers/normalization.h"
 #include "autodiff/layers/regularization.h"
 #include "autodiff/layers/reshaping.h"
@@ -245,6 +246,16 @@ std::unique_ptr<Layer> DropoutFromConfig(ConfigReader& r, const std::string& nam
   return std::make_unique<Dropout>(rate, seed, name);
 }
 
+void MaskingToConfig(Layer& layer, Json& c) {
+  c["mask_value"] = static_cast<layers::Masking&>(layer).mask_value();
+}
+
+std::unique_ptr<Layer> MaskingFromConfig(ConfigReader& r, const std::string& name) {
+  const double value = r.Float("mask_value", -std::numeric_limits<double>::max(),
+                               std::numeric_limits<double>::max(), 0.0);
+  return std::make_unique<layers::Masking>(value, name);
+}
+
 void ActivationToConfig(Layer& layer, Json& c) {
   c["activation"] = static_cast<layers::Activation&>(layer).activation_name();
 }
@@ -325,6 +336,8 @@ std::vector<KerasLayerKind> CoreKinds() {
       {"LayerNormalization", "layer_normalization", Is<LayerNormalization>, LayerNormVariables,
        LayerNormBuild, LayerNormToConfig, LayerNormFromConfig},
       {"Dropout", "dropout", Is<Dropout>, nullptr, nullptr, DropoutToConfig, DropoutFromConfig},
+      {"Masking", "masking", Is<layers::Masking>, nullptr, nullptr, MaskingToConfig,
+       MaskingFromConfig},
       {"Activation", "activation", Is<layers::Activation>, nullptr, nullptr, ActivationToConfig,
        ActivationFromConfig},
       {"Reshape", "reshape", Is<Reshape>, nullptr, nullptr, ReshapeToConfig, ReshapeFromConfig},

@@ -209,18 +209,23 @@ TEST(KerasLayerKinds, AnUnregisteredLayerNamesItselfAndTheKindsEagerSaves) {
   ExpectError([&] { SaveKerasModel(dir + "/x.keras", model); }, {"'custom'"});
 }
 
-// Keras would feed mask_zero's mask to GlobalAveragePooling1D and average
-// only the unmasked steps; eager's layer takes no mask, so the model is
-// refused both ways rather than computed differently.
-TEST(KerasLayerKinds, MaskZeroIntoAMaskTakingLayerIsRefused) {
+// Keras feeds mask_zero's mask to GlobalAveragePooling1D, which averages
+// only the valid steps; eager's layer does too, and the model saved as a
+// .keras file comes back computing the same masked mean.
+TEST(KerasLayerKinds, MaskZeroIntoAMaskTakingLayerRoundTrips) {
   const std::string dir = testing::TempDir();
   Sequential model("m");
   model.Add(std::make_unique<InputLayer>(Shape{3}));
   model.Add(std::make_unique<L::Embedding>(5, 2, /*mask_zero=*/true));
   model.Add(std::make_unique<L::GlobalAveragePooling1D>());
-  model(Tensor::FromVector<int32_t>({1, 0, 2}, Shape{1, 3}));
-  ExpectError([&] { SaveKerasModel(dir + "/mask.keras", model); },
-              {"layers[2] ('global_average_pooling1d", "mask_zero at layers[1] ('embedding"});
+  const Tensor ids = Tensor::FromVector<int32_t>({1, 0, 2}, Shape{1, 3});
+  const std::vector<float> got = model(ids).ToVector<float>();
+  const std::vector<float> table =
+      static_cast<L::Embedding&>(*model.layers()[1]).embeddings().value().ToVector<float>();
+  for (int k = 0; k < 2; ++k) EXPECT_NEAR(got[k], (table[2 + k] + table[4 + k]) / 2, 1e-6) << k;
+  SaveKerasModel(dir + "/mask.keras", model);
+  const KerasModel loaded = LoadKerasModel(dir + "/mask.keras");
+  EXPECT_EQ(loaded.root()(ids).ToVector<float>(), got);
 }
 
 }  // namespace
