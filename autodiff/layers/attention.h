@@ -120,6 +120,7 @@ class MultiHeadAttention : public Layer {
   int64_t num_heads() const { return num_heads_; }
   int64_t key_dim() const { return key_dim_; }
   int64_t value_dim() const { return value_dim_; }
+  const MultiHeadAttentionConfig& config() const { return config_; }
   uint64_t seed() const { return seed_; }
 
   // One projection (Keras's EinsumDense sublayer). kernel() REQUIRES the

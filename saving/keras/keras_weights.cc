@@ -136,19 +136,45 @@ void BuildWith(const std::vector<Shape>& shapes, DType dtype, std::string_view f
   }
 }
 
-// As BuildWith, from the datasets under `vars_group` (vars/0, vars/1, ...
-// as long as they exist).
-void BuildFromFile(const H5Contents& contents, std::string_view file, const std::string& vars_group,
+// As BuildWith, from the datasets of the layer's group `group`: its
+// vars/0, vars/1, ... as long as they exist, or, for a kind with
+// sublayers, the paths the kind lists, as long as they exist.
+void BuildFromFile(const H5Contents& contents, std::string_view file, const std::string& group,
                    Layer& layer) {
+  const KerasLayerKind& kind = KindOf(layer);
+  std::vector<std::string> paths;
+  if (kind.sublayers != nullptr) {
+    paths = VariablePaths(kind, layer, 0);
+  } else {
+    while (contents.datasets.contains(StrCat(group, "/vars/", paths.size()))) {
+      paths.push_back(StrCat("vars/", paths.size()));
+    }
+  }
   std::vector<Shape> shapes;
   DType dtype = DType::kFloat32;
-  for (size_t i = 0;; ++i) {
-    auto it = contents.datasets.find(StrCat(vars_group, "/", i));
+  for (const std::string& path : paths) {
+    auto it = contents.datasets.find(StrCat(group, "/", path));
     if (it == contents.datasets.end()) break;
-    if (i == 0) dtype = it->second.dtype;
+    if (shapes.empty()) dtype = it->second.dtype;
     shapes.push_back(it->second.shape);
   }
-  BuildWith(shapes, dtype, file, StrCat("group '", vars_group, "'"), layer);
+  BuildWith(shapes, dtype, file,
+            StrCat("group '", group, kind.sublayers != nullptr ? "" : "/vars", "'"), layer);
+}
+
+// The groups below a layer's group that hold its datasets ("vars", and its
+// sublayers' "<path>/vars"), each with the number it must hold.
+std::map<std::string, size_t> VarsGroups(const KerasLayerKind& kind, const Layer& layer,
+                                         size_t count) {
+  std::map<std::string, size_t> groups = {{"vars", 0}};
+  if (kind.sublayers == nullptr) {
+    groups["vars"] = count;
+    return groups;
+  }
+  for (const KerasSublayer& sub : kind.sublayers(layer)) {
+    groups[sub.path + "/vars"] += static_cast<size_t>(sub.variables);
+  }
+  return groups;
 }
 
 // Whether `layer` has variables to load: a built layer's list is not empty,
@@ -270,12 +296,12 @@ std::vector<Layer*> ContainerLayers(Layer& model) {
 void BuildFromWeights(const H5Contents& contents, std::string_view file, const std::string& group,
                       Layer& layer) {
   if (!IsContainer(layer)) {
-    BuildFromFile(contents, file, group + "/vars", layer);
+    BuildFromFile(contents, file, group, layer);
     return;
   }
   for (const LayerEntry& entry : Layers(layer)) {
     if (!IsContainer(*entry.layer))
-      BuildFromFile(contents, file, StrCat(group, "/", entry.path, "/vars"), *entry.layer);
+      BuildFromFile(contents, file, StrCat(group, "/", entry.path), *entry.layer);
   }
 }
 
@@ -290,9 +316,21 @@ void WriteWeightsFile(const std::string& path, Layer& model, const Optimizer* op
     writer.CreateGroup(entry.path);
     if (IsContainer(*entry.layer)) writer.CreateGroup(entry.path + "/layers");
     writer.CreateGroup(entry.path + "/vars", entry.layer->name());
+    const KerasLayerKind& kind = KindOf(*entry.layer);
+    if (kind.sublayers != nullptr) {
+      for (const KerasSublayer& sub : kind.sublayers(*entry.layer)) {
+        writer.CreateGroup(StrCat(entry.path, "/", sub.path));
+        writer.CreateGroup(StrCat(entry.path, "/", sub.path, "/vars"), sub.name);
+      }
+    }
     const std::vector<Variable*> vars = OwnVariables(*entry.layer);
+    const std::vector<std::string> paths = VariablePaths(kind, *entry.layer, vars.size());
+    if (paths.size() != vars.size()) {
+      throw InternalError(StrCat("Keras weights: layer '", entry.layer->name(), "' has ",
+                                 vars.size(), " variables but its kind lists ", paths.size()));
+    }
     for (size_t i = 0; i < vars.size(); ++i) {
-      writer.WriteDataset(StrCat(entry.path, "/vars/", i), vars[i]->value());
+      writer.WriteDataset(StrCat(entry.path, "/", paths[i]), vars[i]->value());
       if (vars[i]->trainable()) trainable.push_back(vars[i]);
     }
   }
@@ -324,12 +362,17 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& mode
   std::vector<std::pair<Variable*, Tensor>> assignments;
   std::vector<Variable*> trainable;
   for (const LayerEntry& entry : Layers(model)) {
-    const std::string vars_group = entry.path + "/vars";
-    BuildFromFile(contents, file, vars_group, *entry.layer);
+    BuildFromFile(contents, file, entry.path, *entry.layer);
+    const KerasLayerKind& kind = KindOf(*entry.layer);
     const std::vector<Variable*> vars = OwnVariables(*entry.layer);
-    const size_t expected = vars.size();
+    const std::vector<std::string> paths = VariablePaths(kind, *entry.layer, vars.size());
+    if (paths.size() != vars.size()) {
+      throw InvalidArgumentError(StrCat("Keras weights file '", file, "': group '", entry.path,
+                                        "' (layer '", entry.layer->name(), "') lists ",
+                                        paths.size(), " variables; the layer has ", vars.size()));
+    }
     for (size_t i = 0; i < vars.size(); ++i) {
-      const std::string key = StrCat(vars_group, "/", i);
+      const std::string key = StrCat(entry.path, "/", paths[i]);
       const H5Dataset& ds = Require(contents, file, key,
                                     StrCat("layer '", entry.layer->name(), "' variable ", i, ", '",
                                            vars[i]->shared_name(), "'"),
@@ -337,11 +380,15 @@ void ApplyWeights(const H5Contents& contents, std::string_view file, Layer& mode
       assignments.emplace_back(vars[i], DatasetTensor(ds));
       if (vars[i]->trainable()) trainable.push_back(vars[i]);
     }
-    const size_t present = CountDatasets(contents, vars_group);
-    if (present != expected) {
-      throw InvalidArgumentError(StrCat("Keras weights file '", file, "': group '", vars_group,
-                                        "' (layer '", entry.layer->name(), "') holds ", present,
-                                        " datasets; the layer has ", expected, " variables"));
+    for (const auto& [group, expected] : VarsGroups(kind, *entry.layer, vars.size())) {
+      const std::string vars_group = StrCat(entry.path, "/", group);
+      const size_t present = CountDatasets(contents, vars_group);
+      if (present != expected) {
+        throw InvalidArgumentError(StrCat("Keras weights file '", file, "': group '", vars_group,
+                                          "' (layer '", entry.layer->name(), "') holds ", present,
+                                          " datasets; the layer has ", expected,
+                                          " variables there"));
+      }
     }
   }
   if (optimizer != nullptr) {

@@ -4,7 +4,8 @@
 // keras 3.x, tf.keras since TF 2.16), read and written for eager's
 // Sequential models of its layer library (Dense, Flatten, InputLayer, nested
 // Sequential, and every layer of autodiff/layers/: the convolutions,
-// poolings, normalizations, Embedding, Dropout and the shape layers), and
+// poolings, normalizations, Embedding, Dropout, Masking, the shape layers,
+// SimpleRNN, LSTM, GRU and MultiHeadAttention), and
 // its optimizer (SGD, RMSprop, Adagrad, Adam, AdamW, Nadam). Which layers and how:
 // saving/keras/internal/ keras_layer_kinds.h, one entry per layer class.
 //
@@ -19,6 +20,14 @@
 //                             BatchNormalization: gamma, beta, moving_mean,
 //                             moving_variance; SeparableConv2D: depthwise,
 //                             pointwise, bias)
+//   layers/<key>/<sub>/vars/<i>  a layer whose variables Keras keeps in
+//                             sublayers: an RNN's "cell" (kernel,
+//                             recurrent_kernel, bias; vars named
+//                             "lstm_cell", ...), MultiHeadAttention's
+//                             "query_dense", "key_dense", "value_dense",
+//                             "output_dense" (kernel, bias each) and the
+//                             empty "_softmax" and "_dropout_layer"; its own
+//                             vars group is empty
 //   optimizer/vars/<i>        Keras 3's optimizer.variables: 0 iterations
 //                             (int64 scalar), 1 learning_rate (floatx
 //                             scalar; absent with a learning-rate

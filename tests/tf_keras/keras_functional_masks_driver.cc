@@ -14,6 +14,7 @@
 //                .keras file KERAS (config.json with Keras's mask ops),
 //   "ops_keras"  that model's operations, as "ops".
 // KERAS "-": no .keras file (no "pred_keras", "ops_keras").
+// It also saves the restored model as OUT.keras, for Keras's load_model.
 // FEEDS has "x" (ids int32 [batch, time], or float [batch, time, 2] for
 // masking) and "x2" for the two-input kinds.
 //
@@ -78,6 +79,7 @@ Built MakeModel(const std::string& kind) {
   const layers::RecurrentConfig rnn{};
   if (kind.rfind("seq-", 0) == 0) {
     b.sequential = std::make_unique<eager::Sequential>();
+    b.sequential->Add(std::make_unique<eager::InputLayer>(eager::Shape{6}));
     b.sequential->Add(std::make_unique<layers::Embedding>(10, 4, true));
     if (kind == "seq-emb-dense-lstm") {
       b.sequential->Add(std::make_unique<eager::Dense>(4));
@@ -155,6 +157,12 @@ int main(int argc, char** argv) {
     eager::BundleWriter out(argv[5]);
     out.Add("pred", Predict(built.root(), x));
     out.Add("ops", eager::Tensor(built.Ops()));
+    // Back to Keras: the restored model as a .keras file.
+    if (built.functional) {
+      eager::SaveKerasModel(std::string(argv[5]) + ".keras", *built.functional);
+    } else {
+      eager::SaveKerasModel(std::string(argv[5]) + ".keras", *built.sequential);
+    }
     if (std::string(argv[4]) != "-") {
       const eager::KerasModel loaded = eager::LoadKerasModel(argv[4]);
       out.Add("pred_keras", Predict(loaded.root(), x));

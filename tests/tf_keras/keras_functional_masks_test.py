@@ -14,7 +14,9 @@ middle, at the start; or float steps of zeros for Masking):
     within 1e-5 * max(1, max|Keras|) of Keras's prediction;
   - eager builds the same model from Keras's .keras file (config.json lists
     the mask ops and passes them as "mask" arguments), with the same
-    operations and prediction.
+    operations and prediction;
+  - eager saves the restored model as a .keras file, which Keras's
+    load_model reads into the same operations and prediction.
 """
 
 import os
@@ -36,8 +38,6 @@ KINDS = ["fn-emb-lstm", "fn-emb-dense-gru", "fn-add", "fn-concat", "fn-masking",
 IDS = np.array([[3, 5, 2, 0, 0, 0], [4, 0, 7, 1, 9, 0], [0, 0, 6, 8, 2, 5]], np.int32)
 IDS2 = np.array([[1, 0, 0, 0, 0, 0], [4, 2, 0, 0, 0, 0], [0, 0, 0, 0, 2, 5]], np.int32)
 WORST = [0.0]
-# The .keras half needs the recurrent and attention layers in Keras files.
-KERAS_FILES = False
 
 
 def make(kind):
@@ -104,10 +104,8 @@ def case(tally, driver, folder, kind, rng):
         var.assign(rng.randn(*var.shape).astype(np.float32) * 0.5)
     pred = model(xs if len(xs) > 1 else xs[0]).numpy()
     ckpt = tf.train.Checkpoint(model=model).save(os.path.join(folder, "ckpt"))
-    keras_file = "-"
-    if KERAS_FILES:
-        keras_file = os.path.join(folder, "m.keras")
-        model.save(keras_file)
+    keras_file = os.path.join(folder, "m.keras")
+    model.save(keras_file)
     names = ["x"] + (["x2"] if len(xs) > 1 else [])
     feeds = os.path.join(folder, "feeds")
     tf.raw_ops.SaveV2(prefix=feeds, tensor_names=names, shape_and_slices=[""] * len(names),
@@ -120,15 +118,19 @@ def case(tally, driver, folder, kind, rng):
         return
     reader = tf.train.load_checkpoint(out)
     want_ops = kinds_of(model)
-    for key in ("ops", "ops_keras") if KERAS_FILES else ("ops",):
+    for key in ("ops", "ops_keras"):
         got = reader.get_tensor(key).decode()
         tally.check(f"{kind}: {key} are Keras 3's operations",
                     None if got == want_ops else f"eager {got}, Keras {want_ops}")
     tally.check(f"{kind}: prediction after the checkpoint restore",
                 close(reader.get_tensor("pred"), pred))
-    if KERAS_FILES:
-        tally.check(f"{kind}: prediction of the model read from the .keras file",
-                    close(reader.get_tensor("pred_keras"), pred))
+    tally.check(f"{kind}: prediction of the model read from the .keras file",
+                close(reader.get_tensor("pred_keras"), pred))
+    back = keras.models.load_model(out + ".keras")
+    tally.check(f"{kind}: Keras loads eager's .keras, same operations",
+                None if kinds_of(back) == want_ops else f"{kinds_of(back)}, want {want_ops}")
+    tally.check(f"{kind}: Keras's prediction with eager's .keras",
+                close(back(xs if len(xs) > 1 else xs[0]).numpy(), pred))
 
 
 def main():

@@ -29,6 +29,7 @@
 #include "autodiff/layers/embedding.h"
 #include "autodiff/layers/normalization.h"
 #include "autodiff/layers/pooling.h"
+#include "autodiff/layers/recurrent.h"
 #include "autodiff/layers/regularization.h"
 #include "autodiff/layers/reshaping.h"
 #include "eager.h"
@@ -77,6 +78,19 @@ Spec ModelSpec(const std::string& name) {
               m.Add(std::make_unique<L::GlobalAveragePooling1D>());
               m.Add(std::make_unique<Dense>(2));
             }};
+  }
+  if (name == "rnn") {
+    return {
+        Shape{4, 5, 3}, false, 2, [](Sequential& m) {
+          m.Add(std::make_unique<InputLayer>(Shape{5, 3}));
+          m.Add(std::make_unique<L::SimpleRNN>(4, L::RecurrentConfig{.return_sequences = true}));
+          m.Add(std::make_unique<L::LSTM>(
+              4, L::RecurrentConfig{.return_sequences = true, .go_backwards = true}));
+          m.Add(std::make_unique<L::GRU>(
+              3, L::RecurrentConfig{.return_sequences = true, .reset_after = false}));
+          m.Add(std::make_unique<L::GRU>(3, L::RecurrentConfig{.use_bias = false}));
+          m.Add(std::make_unique<Dense>(2));
+        }};
   }
   if (name == "convs") {
     return {Shape{4, 8, 8, 3}, false, 2, [](Sequential& m) {

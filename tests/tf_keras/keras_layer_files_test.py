@@ -11,6 +11,9 @@ here; together they use every layer eager saves:
   masked Embedding(mask_zero), BatchNormalization, GlobalAveragePooling1D,
          Dense; compiled, stepped: the mask reaches BatchNormalization's
          training moments and the pooling's mean
+  rnn    SimpleRNN, LSTM(go_backwards), GRU(reset_after=False), GRU(no bias),
+         each but the last with return_sequences, Dense; compiled, stepped
+         (their variables sit in a "cell" sublayer group)
   convs  DepthwiseConv2D, SeparableConv2D, Conv2DTranspose, ZeroPadding2D,
          Cropping2D, AveragePooling2D(same), GlobalMaxPooling2D; compiled,
          stepped
@@ -85,6 +88,10 @@ MODELS = {
     # training step) and GlobalAveragePooling1D (the mean of the valid steps)
     "masked": ((6,), True, 2, True, True, lambda L: [
         L.Embedding(32, 4, mask_zero=True), L.BatchNormalization(), L.GlobalAveragePooling1D(),
+        L.Dense(2)]),
+    "rnn": ((5, 3), False, 2, True, True, lambda L: [
+        L.SimpleRNN(4, return_sequences=True), L.LSTM(4, return_sequences=True, go_backwards=True),
+        L.GRU(3, reset_after=False, return_sequences=True), L.GRU(3, use_bias=False),
         L.Dense(2)]),
     "convs": ((8, 8, 3), False, 2, True, True, lambda L: [
         L.DepthwiseConv2D(3, padding="same", depth_multiplier=2),

@@ -80,19 +80,17 @@ class ConfigWriter {
     auto found = nodes_of_.find(&layer);
     if (found == nodes_of_.end()) return nodes;
     for (const FunctionalNode* node : found->second) {
-      Json arg;
+      Json args = Json::array();
       if (merge) {
-        arg = Json::array();
-        for (const KerasTensor& t : node->inputs) arg.push_back(TensorJson(t));
-      } else if (node->inputs.size() == 1) {
-        arg = TensorJson(node->inputs[0]);
+        Json list = Json::array();
+        for (const KerasTensor& t : node->inputs) list.push_back(TensorJson(t));
+        args.push_back(std::move(list));
       } else {
-        throw UnimplementedError(StrCat("Keras model '", model_.name(), "': layer '", layer.name(),
-                                        "' is called on ", node->inputs.size(),
-                                        " tensors; Keras configs hold such calls of merge layers "
-                                        "and models only"));
+        // One tensor, or several positional ones (MultiHeadAttention's
+        // query, value[, key]).
+        for (const KerasTensor& t : node->inputs) args.push_back(TensorJson(t));
       }
-      nodes.push_back({{"args", Json::array({arg})}, {"kwargs", Json::object()}});
+      nodes.push_back({{"args", args}, {"kwargs", Json::object()}});
     }
     return nodes;
   }
@@ -208,10 +206,10 @@ class ConfigReplay {
   // Makes the call `node` describes if its inputs exist; false otherwise.
   bool TryNode(const std::string& name, const Json& node, const std::string& where) {
     if (!node.is_object() || !node.contains("args") || !node["args"].is_array() ||
-        node["args"].size() != 1) {
+        node["args"].empty() || node["args"].size() > 3) {
       throw UnimplementedError(StrCat(".keras file '", file_, "': ", where,
-                                      " is not {\"args\": [tensor or list of tensors]} (eager ",
-                                      "reads calls of one argument)"));
+                                      " is not {\"args\": [tensor or list of tensors]} or 2 to 3 ",
+                                      "positional tensors (eager reads such calls)"));
     }
     if (node.contains("kwargs")) {
       const Json& kwargs = node["kwargs"];
@@ -226,15 +224,27 @@ class ConfigReplay {
             key.ends_with("mask") &&
             (mask_like(value) ||
              (value.is_array() && std::all_of(value.begin(), value.end(), mask_like)));
-        if (!value.is_null() && !masks) {
+        // The training flag Keras recorded when the model was built: the
+        // caller's `training` decides when it runs.
+        const bool training = key == "training" && value.is_boolean();
+        if (!value.is_null() && !masks && !training) {
           throw UnimplementedError(StrCat(".keras file '", file_, "': ", where, ".kwargs.", key,
                                           " (eager's layers take no keyword arguments)"));
         }
       }
     }
+    std::vector<KerasTensor> inputs;
+    if (node["args"].size() > 1) {
+      for (size_t i = 0; i < node["args"].size(); ++i) {
+        std::optional<KerasTensor> t =
+            ResolveTensor(node["args"][i], StrCat(where, ".args[", i, "]"));
+        if (!t) return false;
+        inputs.push_back(*t);
+      }
+      return Call(name, inputs, where);
+    }
     const Json& arg = node["args"][0];
     const std::string arg_where = where + ".args[0]";
-    std::vector<KerasTensor> inputs;
     if (arg.is_array()) {
       if (arg.empty() || arg.size() > 64) Invalid(file_, arg_where, "is a list of 0 or over 64");
       for (size_t i = 0; i < arg.size(); ++i) {
@@ -247,6 +257,12 @@ class ConfigReplay {
       if (!t) return false;
       inputs.push_back(*t);
     }
+    return Call(name, inputs, where);
+  }
+
+  // The symbolic call of layer `name` on `inputs`; true.
+  bool Call(const std::string& name, const std::vector<KerasTensor>& inputs,
+            const std::string& where) {
     Layer& layer = *layers_.at(name);
     std::vector<KerasTensor> outs;
     try {

@@ -8,7 +8,7 @@ namespace {
 const std::vector<KerasLayerKind>& Kinds() {
   static const std::vector<KerasLayerKind> kinds = [] {
     std::vector<KerasLayerKind> all;
-    for (auto family : {CoreKinds, ConvKinds, PoolingKinds, MergingKinds}) {
+    for (auto family : {CoreKinds, ConvKinds, PoolingKinds, MergingKinds, RecurrentKinds}) {
       for (KerasLayerKind& k : family()) all.push_back(k);
     }
     return all;
@@ -38,6 +38,19 @@ std::string KindNames() {
   std::string names;
   for (const KerasLayerKind& k : Kinds()) names += StrCat(names.empty() ? "" : ", ", k.class_name);
   return names;
+}
+
+std::vector<std::string> VariablePaths(const KerasLayerKind& kind, const Layer& layer,
+                                       size_t count) {
+  std::vector<std::string> paths;
+  if (kind.sublayers == nullptr) {
+    for (size_t i = 0; i < count; ++i) paths.push_back(StrCat("vars/", i));
+    return paths;
+  }
+  for (const KerasSublayer& sub : kind.sublayers(layer)) {
+    for (int i = 0; i < sub.variables; ++i) paths.push_back(StrCat(sub.path, "/vars/", i));
+  }
+  return paths;
 }
 
 void ExpectShape(const std::string& what, const Shape& got, const std::vector<int64_t>& want) {

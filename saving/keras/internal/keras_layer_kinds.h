@@ -19,6 +19,13 @@
 
 namespace eager::keras_internal {
 
+// A sublayer group of a layer's weights (KerasLayerKind::sublayers).
+struct KerasSublayer {
+  std::string path;  // below the layer's group: "cell", "query_dense"
+  std::string name;  // its vars group's "name" attribute: "lstm_cell", "query"
+  int variables = 0;
+};
+
 struct KerasLayerKind {
   // Keras's class name ("Conv2D") and the snake_case key of its weights
   // group ("conv2d", made unique per container: "conv2d_1").
@@ -48,6 +55,14 @@ struct KerasLayerKind {
   // kMaxGrowth in all is refused: running it would allocate what no file
   // holds.
   double (*growth)(Layer& layer) = nullptr;
+  // Sublayers Keras saves in groups of their own below the layer's (an
+  // RNN's "cell", MultiHeadAttention's "query_dense", ...), in Keras's
+  // order: each the group's path, its "vars" group's name attribute, and how
+  // many of the layer's variables (in `variables`' order) are its vars/0,
+  // vars/1, ...; the layer's own "vars" then holds none. Known before the
+  // layer is built (counts follow its arguments, e.g. use_bias). Null: the
+  // variables are the layer's own vars/0, vars/1, ...
+  std::vector<KerasSublayer> (*sublayers)(const Layer& layer) = nullptr;
 };
 
 inline constexpr double kMaxGrowth = double(int64_t{1} << 24);
@@ -61,10 +76,18 @@ const KerasLayerKind* KindByClassName(const std::string& class_name);
 std::string KindNames();
 
 // The registrations, one file per family of layers.
-std::vector<KerasLayerKind> CoreKinds();     // keras_kinds_core.cc
-std::vector<KerasLayerKind> ConvKinds();     // keras_kinds_conv.cc
-std::vector<KerasLayerKind> PoolingKinds();  // keras_kinds_pooling.cc
-std::vector<KerasLayerKind> MergingKinds();  // keras_kinds_merging.cc
+std::vector<KerasLayerKind> CoreKinds();       // keras_kinds_core.cc
+std::vector<KerasLayerKind> ConvKinds();       // keras_kinds_conv.cc
+std::vector<KerasLayerKind> PoolingKinds();    // keras_kinds_pooling.cc
+std::vector<KerasLayerKind> MergingKinds();    // keras_kinds_merging.cc
+std::vector<KerasLayerKind> RecurrentKinds();  // keras_kinds_recurrent.cc: RNNs, attention
+
+// The dataset path of each of `layer`'s variables below its group, in
+// Keras's order: "vars/<i>", or "<sublayer>/vars/<i>" for kinds with
+// sublayers. `count` is the number of variables of a kind without
+// sublayers (the file's or the layer's).
+std::vector<std::string> VariablePaths(const KerasLayerKind& kind, const Layer& layer,
+                                       size_t count);
 
 // Helpers the registrations share.
 template <typename T>

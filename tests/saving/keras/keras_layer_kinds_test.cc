@@ -13,10 +13,12 @@
 #include "autodiff/activations.h"
 #include "autodiff/flatten.h"
 #include "autodiff/input_layer.h"
+#include "autodiff/layers/attention.h"
 #include "autodiff/layers/conv.h"
 #include "autodiff/layers/embedding.h"
 #include "autodiff/layers/normalization.h"
 #include "autodiff/layers/pooling.h"
+#include "autodiff/layers/recurrent.h"
 #include "autodiff/layers/regularization.h"
 #include "autodiff/layers/reshaping.h"
 #include "eager.h"
@@ -87,10 +89,20 @@ std::unique_ptr<Sequential> Model(int which) {
     m->Add(std::make_unique<L::Activation>("tanh"));
     m->Add(std::make_unique<Flatten>());
     m->Add(std::make_unique<Dense>(2));
-  } else {
+  } else if (which == 2) {
     m->Add(std::make_unique<InputLayer>(Shape{5, 3}));
     m->Add(std::make_unique<L::GlobalAveragePooling1D>());
     m->Add(std::make_unique<Dense>(2, nullptr, false));
+  } else {
+    // The recurrent layers: their variables sit in a "cell" sublayer group.
+    m->Add(std::make_unique<InputLayer>(Shape{5, 3}));
+    m->Add(std::make_unique<L::SimpleRNN>(4, L::RecurrentConfig{.return_sequences = true}));
+    m->Add(std::make_unique<L::LSTM>(
+        4, L::RecurrentConfig{.return_sequences = true, .go_backwards = true}));
+    m->Add(std::make_unique<L::GRU>(
+        3, L::RecurrentConfig{.return_sequences = true, .reset_after = false}));
+    m->Add(std::make_unique<L::GRU>(3, L::RecurrentConfig{.use_bias = false}));
+    m->Add(std::make_unique<Dense>(2));
   }
   return m;
 }
@@ -100,7 +112,10 @@ Tensor ModelInput(int which) {
   if (which == 1) {
     return Tensor::FromVector<int32_t>({1, 2, 3, 0, 9, 4, 5, 6, 7, 8, 0, 1}, Shape{2, 6});
   }
-  return Tensor::FromVector<float>(std::vector<float>(30, 0.5f), Shape{2, 5, 3});
+  if (which == 2) return Tensor::FromVector<float>(std::vector<float>(30, 0.5f), Shape{2, 5, 3});
+  std::vector<float> v(30);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 5) % 7) / 7.f - 0.4f;
+  return Tensor::FromVector<float>(v, Shape{2, 5, 3});
 }
 
 // A BatchNormalization with moving statistics that are not the initial ones.
@@ -112,7 +127,7 @@ void Train(Sequential& model, const Tensor& x) {
 
 TEST(KerasLayerKinds, EveryKindRoundTripsThroughDotKeras) {
   const std::string dir = testing::TempDir();
-  for (int which = 0; which < 3; ++which) {
+  for (int which = 0; which < 4; ++which) {
     SCOPED_TRACE(which);
     auto model = Model(which);
     const Tensor x = ModelInput(which);
@@ -138,7 +153,7 @@ TEST(KerasLayerKinds, EveryKindRoundTripsThroughDotKeras) {
 
 TEST(KerasLayerKinds, WeightsBuildAnUnbuiltModelFromTheFilesShapes) {
   const std::string dir = testing::TempDir();
-  for (int which = 0; which < 3; ++which) {
+  for (int which = 0; which < 4; ++which) {
     SCOPED_TRACE(which);
     auto model = Model(which);
     const Tensor x = ModelInput(which);
@@ -170,6 +185,60 @@ TEST(KerasLayerKinds, GroupKeysAreKerasSnakeCaseClassNames) {
                             "layers/global_max_pooling2d/vars", "layers/dropout/vars"}) {
     EXPECT_EQ(c.groups.count(group), 1u) << group;
   }
+}
+
+// Keras 3's sublayer groups: an RNN's variables under "cell", written with
+// the cell's name; MultiHeadAttention's under its four projections, with the
+// weightless "_softmax" and "_dropout_layer" groups; a functional model with
+// attention round-trips, and a cell of the wrong shape names its group.
+TEST(KerasLayerKinds, SublayerGroupsAreKeras3s) {
+  const std::string dir = testing::TempDir();
+  auto model = Model(3);
+  const Tensor x = ModelInput(3);
+  model->Call(x);
+  SaveKerasWeights(dir + "/rnn.weights.h5", *model);
+  const keras_internal::H5Contents c = keras_internal::ReadH5File(dir + "/rnn.weights.h5");
+  for (const char* key : {"layers/simple_rnn/cell/vars/0", "layers/lstm/cell/vars/2",
+                          "layers/gru/cell/vars/2", "layers/gru_1/cell/vars/1"}) {
+    EXPECT_EQ(c.datasets.count(key), 1u) << key;
+  }
+  EXPECT_EQ(c.datasets.count("layers/gru_1/cell/vars/2"), 0u);  // use_bias false
+  EXPECT_EQ(c.datasets.count("layers/lstm/vars/0"), 0u);
+  EXPECT_EQ(c.groups.count("layers/lstm/vars"), 1u);
+  // GRU with reset_after false has one bias row: [3 gates * 3 units].
+  EXPECT_EQ(c.datasets.at("layers/gru/cell/vars/2").shape, Shape{9});
+
+  const KerasTensor q = Input({4, 6}, DType::kFloat32, "q");
+  const KerasTensor v = Input({3, 5}, DType::kFloat32, "v");
+  L::MultiHeadAttention mha(2, 3, {.value_dim = 2, .name = "mha"});
+  Dense head(2, nullptr, true, std::nullopt, "head");
+  eager::Model attention({q, v}, {head(mha({q, v}))}, "attention");
+  SaveKerasWeights(dir + "/mha.weights.h5", attention);
+  const keras_internal::H5Contents a = keras_internal::ReadH5File(dir + "/mha.weights.h5");
+  EXPECT_EQ(a.datasets.at("layers/multi_head_attention/query_dense/vars/0").shape,
+            (Shape{6, 2, 3}));
+  EXPECT_EQ(a.datasets.at("layers/multi_head_attention/key_dense/vars/0").shape, (Shape{5, 2, 3}));
+  EXPECT_EQ(a.datasets.at("layers/multi_head_attention/value_dense/vars/1").shape, (Shape{2, 2}));
+  EXPECT_EQ(a.datasets.at("layers/multi_head_attention/output_dense/vars/0").shape,
+            (Shape{2, 2, 6}));
+  EXPECT_EQ(a.groups.count("layers/multi_head_attention/_softmax/vars"), 1u);
+  EXPECT_EQ(a.groups.count("layers/multi_head_attention/_dropout_layer/vars"), 1u);
+  std::vector<float> qv(48), vv(30);
+  for (size_t i = 0; i < qv.size(); ++i) qv[i] = static_cast<float>((i * 7) % 11) / 10.f - 0.5f;
+  for (size_t i = 0; i < vv.size(); ++i) vv[i] = static_cast<float>((i * 3) % 5) / 4.f - 0.3f;
+  const std::vector<Tensor> xs = {Tensor::FromVector<float>(qv, Shape{2, 4, 6}),
+                                  Tensor::FromVector<float>(vv, Shape{2, 3, 5})};
+  SaveKerasModel(dir + "/mha.keras", attention);
+  const KerasModel loaded = LoadKerasModel(dir + "/mha.keras");
+  EXPECT_EQ(loaded.functional->CallMany(xs, false)[0].ValuesString(1000),
+            attention(xs)[0].ValuesString(1000));
+
+  // A cell kernel of another width is refused, naming the group and shapes.
+  auto other = std::make_unique<Sequential>("m");
+  other->Add(std::make_unique<InputLayer>(Shape{5, 3}));
+  other->Add(std::make_unique<L::SimpleRNN>(5, L::RecurrentConfig{.return_sequences = true}));
+  ExpectError([&] { LoadKerasWeights(dir + "/rnn.weights.h5", *other); },
+              {"layers/simple_rnn", "kernel", "[3,4]", "[?,5]"});
 }
 
 TEST(KerasLayerKinds, FileShapesAreCheckedAgainstTheLayerBeforeBuilding) {

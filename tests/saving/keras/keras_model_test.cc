@@ -140,10 +140,10 @@ TEST(KerasModelCrafted, HostileArchivesAreClearErrors) {
   WriteZip(
       dir + "/lstm.keras",
       {{"config.json",
-        R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "LSTM", "config": {}}]}})"},
+        R"({"class_name": "Sequential", "config": {"layers": [{"class_name": "ConvLSTM2D", "config": {}}]}})"},
        {"model.weights.h5", "x"}});
   ExpectError([&] { LoadKerasModel(dir + "/lstm.keras"); },
-              {"config.layers[0].class_name", "'LSTM'", "Conv2D"});
+              {"config.layers[0].class_name", "'ConvLSTM2D'", "Conv2D"});
   WriteZip(
       dir + "/type.keras",
       {{"config.json",
