@@ -66,6 +66,7 @@ std::optional<Tensor> Concatenate::ComputeMaskMany(
   if (std::none_of(masks.begin(), masks.end(), [](const auto& m) { return m.has_value(); })) {
     return std::nullopt;
   }
+  const bool keras3 = layout_ == KerasLayout::kKeras3;
   std::vector<Tensor> full;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Shape& shape = inputs[i].shape();
@@ -74,22 +75,35 @@ std::optional<Tensor> Concatenate::ComputeMaskMany(
       continue;
     }
     Tensor m = Cast(*masks[i], DType::kBool);
-    if (m.shape().rank() < shape.rank()) m = BroadcastTo(ExpandDims(m, -1), shape);
+    if (m.shape().rank() < shape.rank()) {
+      m = ExpandDims(m, -1);
+      if (keras3) m = BroadcastTo(m, shape);
+    }
     full.push_back(m);
   }
-  const Tensor any = ReduceMax(Cast(Concat(full, axis_), DType::kInt32), {-1});
-  return Cast(any, DType::kBool);
+  const Tensor joined = Cast(Concat(full, axis_), DType::kInt32);
+  // Any (Keras 3) or All (tf_keras) over the last axis.
+  return Cast(keras3 ? ReduceMax(joined, {-1}) : ReduceMin(joined, {-1}), DType::kBool);
 }
 
 std::optional<Tensor> ElementwiseMerge::ComputeMaskMany(
     const std::vector<Tensor>& inputs, const std::vector<std::optional<Tensor>>& masks) {
   (void)inputs;
-  if (masks.empty() ||
-      std::any_of(masks.begin(), masks.end(), [](const auto& m) { return !m.has_value(); })) {
-    return std::nullopt;
+  const auto missing = [](const std::optional<Tensor>& m) { return !m.has_value(); };
+  if (layout_ == KerasLayout::kKeras3) {
+    if (masks.empty() || std::any_of(masks.begin(), masks.end(), missing)) return std::nullopt;
+    Tensor mask = Cast(*masks[0], DType::kBool);
+    for (size_t i = 1; i < masks.size(); ++i) {
+      mask = LogicalOr(mask, Cast(*masks[i], DType::kBool));
+    }
+    return mask;
   }
-  Tensor mask = Cast(*masks[0], DType::kBool);
-  for (size_t i = 1; i < masks.size(); ++i) mask = LogicalOr(mask, Cast(*masks[i], DType::kBool));
+  std::optional<Tensor> mask;
+  for (const std::optional<Tensor>& m : masks) {
+    if (!m) continue;
+    const Tensor b = Cast(*m, DType::kBool);
+    mask = mask ? LogicalAnd(*mask, b) : b;
+  }
   return mask;
 }
 

@@ -44,6 +44,13 @@ class MultiInputLayer : public Layer {
 
   std::vector<Tensor> CallMany(const std::vector<Tensor>& inputs, bool training) override;
   Tensor Call(const Tensor& x) override;
+
+  // The Keras line whose masks the layer computes (see ComputeMaskMany
+  // below): Keras 3's in kKeras3, tf_keras's otherwise (SetKerasLayout).
+  void UseKerasLayout(KerasLayout layout) override { layout_ = layout; }
+
+ protected:
+  KerasLayout layout_ = KerasLayout::kKeras2Legacy;
 };
 
 class Concatenate : public MultiInputLayer {
@@ -53,9 +60,12 @@ class Concatenate : public MultiInputLayer {
   Tensor Merge(const std::vector<Tensor>& inputs) override;
   int64_t axis() const { return axis_; }
 
-  // Keras 3's Concatenate.compute_mask: none when no input has a mask;
-  // else each input's mask broadcast to the input's shape (all true when
-  // it has none), concatenated along `axis`, then Any over the last axis.
+  // The output's mask: none when no input has a mask; else each input's
+  // mask with a last axis added (all true for an input without one),
+  // concatenated along `axis`, then reduced over the last axis: Any in
+  // Keras 3 (kKeras3; the masks broadcast to the inputs' shapes first),
+  // All in tf_keras. Concatenating along the last axis, that is the OR of
+  // the masks in Keras 3 and the AND of the present ones in tf_keras.
   KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kConcatenate}; }
   std::optional<Tensor> ComputeMaskMany(const std::vector<Tensor>& inputs,
                                         const std::vector<std::optional<Tensor>>& masks) override;
@@ -70,8 +80,9 @@ class ElementwiseMerge : public MultiInputLayer {
   using MultiInputLayer::MultiInputLayer;
   Tensor Merge(const std::vector<Tensor>& inputs) override;
 
-  // Keras 3's merge compute_mask: the inputs' masks ORed, none when any
-  // input has none.
+  // The output's mask: in Keras 3 (kKeras3) the inputs' masks ORed, none
+  // when any input has none; in tf_keras the present masks ANDed, none when
+  // no input has one.
   KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kLogicalOr}; }
   std::optional<Tensor> ComputeMaskMany(const std::vector<Tensor>& inputs,
                                         const std::vector<std::optional<Tensor>>& masks) override;

@@ -555,6 +555,9 @@ KerasModel LoadKerasModel(const std::string& path) {
   }
   Optimizer* optimizer = weights().groups.count("optimizer/vars") ? out.optimizer.get() : nullptr;
   keras_internal::ApplyWeights(weights(), path + ":model.weights.h5", out.root(), optimizer);
+  // A Keras 3 file: the model computes (merge masks) and checkpoints as Keras 3.
+  SetKerasLayout(out.root(), KerasLayout::kKeras3);
+  if (out.optimizer) SetKerasLayout(*out.optimizer, KerasLayout::kKeras3);
   return out;
 }
 

@@ -75,6 +75,9 @@ void SaveKerasModel(const std::string& path, Sequential& model,
 // Models called on lists, other layers on one tensor.
 void SaveKerasModel(const std::string& path, Model& model, const Optimizer* optimizer = nullptr,
                     const std::string& loss = "");
+// The loaded model and optimizer are in the kKeras3 layout
+// (SetKerasLayout): Keras 3's math where the lines differ (merge layers'
+// masks, Adam's constants) and Keras 3's checkpoint edges.
 KerasModel LoadKerasModel(const std::string& path);
 
 }  // namespace eager

@@ -188,9 +188,9 @@ TEST(FunctionalMaskTest, GlobalAveragePooling1DAveragesValidSteps) {
   EXPECT_TRUE(std::isnan(model(Ids({0, 0, 0, 0}, 1)).ToVector<float>()[0]));
 }
 
-// Merges: Add ORs the masks (LogicalOr, none when one input has none);
-// Concatenate broadcasts, concatenates and reduces them, with its ops in
-// Keras 3's order.
+// Merges: in Keras 3 Add ORs the masks (LogicalOr, none when one input has
+// none) and Concatenate broadcasts, concatenates and reduces them (its ops in
+// Keras 3's order); tf_keras ANDs the masks present.
 TEST(FunctionalMaskTest, MergedMasks) {
   Embedding e1(10, 4, true, 1, DType::kFloat32, "e1"), e2(10, 4, true, 2, DType::kFloat32, "e2"),
       plain(10, 4, false, 3, DType::kFloat32, "plain");
@@ -211,7 +211,9 @@ TEST(FunctionalMaskTest, MergedMasks) {
                                "Input", "Input", "e1", "e2", "NotEqual", "NotEqual", "ExpandDims",
                                "ZerosLike", "ExpandDims", "ZerosLike", "LogicalOr", "LogicalOr",
                                "Concatenate", "concat", "Any", "l3"}));
-  // The OR: a step is skipped only where both ids are 0.
+  // Keras 3's masks: the OR, a step is skipped only where both ids are 0.
+  SetKerasLayout(added, KerasLayout::kKeras3);
+  SetKerasLayout(joined, KerasLayout::kKeras3);
   const Tensor ia = Ids({4, 0, 2, 0, 0}, 1), ib = Ids({1, 3, 0, 0, 0}, 1);
   const Tensor sum = add({e1(ia), e2(ib)});
   const Tensor valid = Slice(sum, {0, 0, 0}, {1, 3, 4});
@@ -230,6 +232,19 @@ TEST(FunctionalMaskTest, MergedMasks) {
             (std::vector<bool>{true, true, true}));
   EXPECT_EQ(concat.ComputeMaskMany(xs, masks)->ToVector<bool>(),
             (std::vector<bool>{true, false, true}));
+  // tf_keras's: the AND of the masks present, in both kinds of merge.
+  SetKerasLayout(added, KerasLayout::kKeras2);
+  SetKerasLayout(joined, KerasLayout::kKeras2);
+  EXPECT_EQ(add.ComputeMaskMany(xs, masks)->ToVector<bool>(),
+            (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(add.ComputeMaskMany(xs, {masks[0], std::nullopt})->ToVector<bool>(),
+            (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(concat.ComputeMaskMany(xs, {std::nullopt, masks[1]})->ToVector<bool>(),
+            (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(concat.ComputeMaskMany(xs, masks)->ToVector<bool>(),
+            (std::vector<bool>{false, false, true}));
+  const Tensor both = Slice(sum, {0, 0, 0}, {1, 1, 4});  // only step 0 has both ids
+  ExpectNear(added({ia, ib})[0], l1(both), 1e-6);
 }
 
 // Self-attention after an Embedding(mask_zero) in a functional model uses the

@@ -243,21 +243,21 @@ check("Keras's next step from eager's nested .keras files equals eager's",
       all_close(got[3:6], [predict1(ko), predict1(kh), predict1(kd)]))
 
 
-def nested_lstm(config):
+def nested_unknown(config):
     layers = config["config"]["layers"]
     i = next(i for i, x in enumerate(layers) if x["config"]["name"] == "enc")
     inner = layers[i]["config"]["layers"]
     j = next(j for j, x in enumerate(inner) if x["config"]["name"] == "e1")
-    inner[j]["class_name"] = "LSTM"
+    inner[j]["class_name"] = "ConvLSTM2D"
     return f"config.layers[{i}].config.layers[{j}].class_name"
 
 
 src = os.path.join(work, "e2k_nested", "outer.keras")
-dd = fresh("nested_lstm")
+dd = fresh("nested_unknown")
 with zipfile.ZipFile(src) as z:
     members = {n: z.read(n) for n in z.namelist()}
 config = json.loads(members["config.json"])
-where = nested_lstm(config)
+where = nested_unknown(config)
 members["config.json"] = json.dumps(config).encode()
 with zipfile.ZipFile(os.path.join(dd, "outer.keras"), "w") as z:
     for n, data in members.items():
@@ -266,7 +266,7 @@ for n in NESTED[1:]:
     shutil.copy(os.path.join(work, "e2k_nested", n + ".keras"), dd)
 r = subprocess.run([driver, "k2e_nested", dd], capture_output=True, text=True)
 check("a layer class eager lacks in a nested model names its nested config path",
-      r.returncode == 1 and where in r.stderr and "'LSTM'" in r.stderr, r.stderr)
+      r.returncode == 1 and where in r.stderr and "'ConvLSTM2D'" in r.stderr, r.stderr)
 
 # Bad configs name their config path.
 def corrupt(name, edit):
@@ -283,13 +283,13 @@ def corrupt(name, edit):
     return subprocess.run([driver, "k2e", dd], capture_output=True, text=True)
 
 
-def lstm(config):
-    config["config"]["layers"][5]["class_name"] = "LSTM"
+def unknown_class(config):
+    config["config"]["layers"][5]["class_name"] = "ConvLSTM2D"
 
 
-r = corrupt("lstm", lstm)
+r = corrupt("unknown_class", unknown_class)
 check("a layer class eager lacks names its config path",
-      r.returncode == 1 and "config.layers[5].class_name" in r.stderr and "'LSTM'" in r.stderr,
+      r.returncode == 1 and "config.layers[5].class_name" in r.stderr and "'ConvLSTM2D'" in r.stderr,
       r.stderr)
 
 

@@ -1,6 +1,6 @@
 // keras_functional_masks_driver: eager's side of keras_functional_masks_test.py.
 //
-//   keras_functional_masks_driver KIND FEEDS CKPT KERAS OUT
+//   keras_functional_masks_driver KIND FEEDS CKPT KERAS OUT [keras2]
 //
 // Builds the model of KIND with eager's functional API (or Sequential) as
 // the test builds it in Keras 3, restores tf.train.Checkpoint(model=) from
@@ -15,6 +15,8 @@
 //   "ops_keras"  that model's operations, as "ops".
 // KERAS "-": no .keras file (no "pred_keras", "ops_keras").
 // It also saves the restored model as OUT.keras, for Keras's load_model.
+// keras2: CKPT is tf_keras's (the kKeras2 layout: "layer-<i>" edges, no
+// mask ops); with KERAS "-".
 // FEEDS has "x" (ids int32 [batch, time], or float [batch, time, 2] for
 // masking) and "x2" for the two-input kinds.
 //
@@ -140,8 +142,8 @@ eager::Tensor Predict(eager::Layer& model, const std::vector<eager::Tensor>& x) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::cerr << "usage: keras_functional_masks_driver KIND FEEDS CKPT KERAS OUT\n";
+  if (argc != 6 && argc != 7) {
+    std::cerr << "usage: keras_functional_masks_driver KIND FEEDS CKPT KERAS OUT [keras2]\n";
     return 2;
   }
   try {
@@ -152,7 +154,9 @@ int main(int argc, char** argv) {
     if (built.inputs == 2) x.push_back(feeds.Read("x2"));
     Predict(built.root(), x);  // builds
     eager::Checkpoint checkpoint({{"model", &built.root()}});
-    eager::SetKerasLayout(checkpoint, eager::KerasLayout::kKeras3);
+    const bool keras2 = argc == 7 && std::string(argv[6]) == "keras2";
+    eager::SetKerasLayout(checkpoint,
+                          keras2 ? eager::KerasLayout::kKeras2 : eager::KerasLayout::kKeras3);
     checkpoint.Restore(argv[3]).AssertConsumed();
     eager::BundleWriter out(argv[5]);
     out.Add("pred", Predict(built.root(), x));

@@ -17,6 +17,9 @@ middle, at the start; or float steps of zeros for Masking):
     operations and prediction;
   - eager saves the restored model as a .keras file, which Keras's
     load_model reads into the same operations and prediction.
+The same models in tf_keras (Keras 2, whose masks follow the same rules and
+which records no mask ops): eager restores its tf.train.Checkpoint in the
+kKeras2 layout with assert-consumed and predicts as tf_keras.
 """
 
 import os
@@ -29,7 +32,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
-from keras import layers as L  # noqa: E402
+import tf_keras  # noqa: E402
 from kerastest import Tally, run  # noqa: E402
 
 TOL = 1e-5
@@ -40,8 +43,9 @@ IDS2 = np.array([[1, 0, 0, 0, 0, 0], [4, 2, 0, 0, 0, 0], [0, 0, 0, 0, 2, 5]], np
 WORST = [0.0]
 
 
-def make(kind):
-    """(model, inputs)."""
+def make(kind, keras):
+    """(model, inputs) in `keras` (Keras 3 or tf_keras)."""
+    L = keras.layers
     out = L.Dense(2)
     if kind.startswith("seq-"):
         middle = L.Dense(4) if kind == "seq-emb-dense-lstm" else L.Conv1D(4, 2)
@@ -77,9 +81,9 @@ def kinds_of(model):
     ops = model._functional.operations if isinstance(model, keras.Sequential) else model.operations
     names = []
     for op in ops:
-        if isinstance(op, L.InputLayer):
+        if isinstance(op, keras.layers.InputLayer):
             names.append("Input")
-        elif isinstance(op, L.Layer):
+        elif isinstance(op, keras.layers.Layer):
             names.append("Layer")
         else:
             names.append(type(op).__name__)
@@ -96,9 +100,32 @@ def close(got, want):
     return None if diff <= TOL * scale else f"max |eager - Keras| = {diff:.3g}"
 
 
+def tf_keras_case(tally, driver, folder, kind, rng):
+    os.makedirs(folder)
+    model, xs = make(kind, tf_keras)
+    model(xs if len(xs) > 1 else xs[0])  # builds
+    for var in model.weights:
+        var.assign(rng.randn(*var.shape).astype(np.float32) * 0.5)
+    pred = model(xs if len(xs) > 1 else xs[0]).numpy()
+    ckpt = tf.train.Checkpoint(model=model).save(os.path.join(folder, "ckpt"))
+    names = ["x"] + (["x2"] if len(xs) > 1 else [])
+    feeds = os.path.join(folder, "feeds")
+    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=xs)
+    out = os.path.join(folder, "eager")
+    try:
+        run([driver, kind, feeds, ckpt, "-", out, "keras2"])
+    except RuntimeError as e:
+        tally.check(f"tf_keras {kind}: the driver runs", str(e)[:2000])
+        return
+    reader = tf.train.load_checkpoint(out)
+    tally.check(f"tf_keras {kind}: prediction after the checkpoint restore",
+                close(reader.get_tensor("pred"), pred))
+
+
 def case(tally, driver, folder, kind, rng):
     os.makedirs(folder)
-    model, xs = make(kind)
+    model, xs = make(kind, keras)
     model(xs if len(xs) > 1 else xs[0])  # builds
     for var in model.weights:
         var.assign(rng.randn(*var.shape).astype(np.float32) * 0.5)
@@ -143,6 +170,8 @@ def main():
     tally = Tally()
     for kind in KINDS:
         case(tally, driver, os.path.join(work, kind), kind, rng)
+    for kind in KINDS:
+        tf_keras_case(tally, driver, os.path.join(work, "tf_keras-" + kind), kind, rng)
     print(f"largest scaled difference: {WORST[0]:.3g} (tolerance {TOL})")
     print(f"{tally.passed} passed, {tally.failed} failed")
     return 1 if tally.failed else 0
