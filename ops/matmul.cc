@@ -1,6 +1,9 @@
 #include "ops/matmul.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "ops/execute.h"
@@ -8,6 +11,8 @@
 #include "ops/internal/broadcast.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -271,6 +276,422 @@ const OpDef kBatchMatMulV2Op = {.type = "BatchMatMulV2",
 
 Tensor BatchMatMulV2(const Tensor& x, const Tensor& y, bool adj_x, bool adj_y) {
   return Execute(kBatchMatMulV2Op, x, y, Attrs{{"adj_x", adj_x}, {"adj_y", adj_y}});
+}
+
+// ---- Einsum --------------------------------------------------------------------------------
+// Keras's EinsumDense and MultiHeadAttention graphs ("abc,cd->abd",
+// "aecd,abcd->acbe"). One generic kernel: each operand is rearranged
+// (copied, broadcast dimensions materialized) into [batch, free, contracted]
+// order, letters only one operand has and the output lacks are summed away
+// first, and the product is one GEMM per batch entry, as BatchMatMulV2's;
+// the result is rearranged into the output's order.
+
+namespace {
+
+constexpr int kEllipsisMark = -1;  // "..." in a parsed subscript
+constexpr int kLetters = 52;       // a-z are labels 0..25, A-Z 26..51
+
+int LetterLabel(char c) {
+  if (c >= 'a' && c <= 'z') return c - 'a';
+  if (c >= 'A' && c <= 'Z') return 26 + (c - 'A');
+  return -1;
+}
+char LabelLetter(int label) {
+  return static_cast<char>(label < 26 ? 'a' + label : 'A' + (label - 26));
+}
+
+[[noreturn]] void BadEquation(std::string_view equation, std::string_view what) {
+  throw InvalidArgumentError(StrCat("Einsum equation '", equation, "': ", what));
+}
+
+// An equation's subscripts: per operand and for the output, one entry per
+// letter (its label) or kEllipsisMark.
+struct EinsumSubscripts {
+  std::vector<std::vector<int>> inputs;
+  std::vector<int> output;
+};
+
+std::vector<int> ParseSubscript(std::string_view equation, std::string_view s,
+                                const std::string& which) {
+  std::vector<int> labels;
+  bool ellipsis = false;
+  for (size_t i = 0; i < s.size();) {
+    if (s.substr(i, 3) == "...") {
+      if (ellipsis) BadEquation(equation, StrCat(which, " has more than one '...'"));
+      ellipsis = true;
+      labels.push_back(kEllipsisMark);
+      i += 3;
+      continue;
+    }
+    const int label = LetterLabel(s[i]);
+    if (label < 0) {
+      BadEquation(equation, StrCat(which, " has '", std::string(1, s[i]),
+                                   "', which is neither a letter nor '...'"));
+    }
+    labels.push_back(label);
+    ++i;
+  }
+  return labels;
+}
+
+bool HasLabel(const std::vector<int>& labels, int label) {
+  return std::find(labels.begin(), labels.end(), label) != labels.end();
+}
+
+EinsumSubscripts ParseEinsum(std::string_view equation, size_t num_operands) {
+  const size_t arrow = equation.find("->");
+  if (arrow == std::string_view::npos || equation.find("->", arrow + 1) != std::string_view::npos) {
+    BadEquation(equation, "expected exactly one '->'");
+  }
+  std::vector<std::string_view> lhs;
+  std::string_view rest = equation.substr(0, arrow);
+  for (size_t comma; (comma = rest.find(',')) != std::string_view::npos;) {
+    lhs.push_back(rest.substr(0, comma));
+    rest = rest.substr(comma + 1);
+  }
+  lhs.push_back(rest);
+  if (lhs.size() != num_operands) {
+    BadEquation(equation,
+                StrCat("it names ", lhs.size(), " operand(s) but ", num_operands, " were given"));
+  }
+  if (num_operands != 1 && num_operands != 2) {
+    BadEquation(equation, StrCat("Einsum takes 1 or 2 operands, got ", num_operands));
+  }
+  EinsumSubscripts parsed;
+  for (size_t k = 0; k < lhs.size(); ++k) {
+    const std::string which = StrCat("operand ", k, " ('", lhs[k], "')");
+    std::vector<int> labels = ParseSubscript(equation, lhs[k], which);
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i] == kEllipsisMark) continue;
+      if (std::find(labels.begin() + static_cast<std::ptrdiff_t>(i) + 1, labels.end(), labels[i]) !=
+          labels.end()) {
+        throw UnimplementedError(StrCat("Einsum equation '", equation, "': ", which, " repeats '",
+                                        std::string(1, LabelLetter(labels[i])),
+                                        "' (a diagonal), which eager does not implement"));
+      }
+    }
+    parsed.inputs.push_back(std::move(labels));
+  }
+  const std::string_view out = equation.substr(arrow + 2);
+  parsed.output = ParseSubscript(equation, out, StrCat("the output ('", out, "')"));
+  for (size_t i = 0; i < parsed.output.size(); ++i) {
+    const int label = parsed.output[i];
+    if (label == kEllipsisMark) continue;
+    const std::string letter(1, LabelLetter(label));
+    if (std::find(parsed.output.begin() + static_cast<std::ptrdiff_t>(i) + 1, parsed.output.end(),
+                  label) != parsed.output.end()) {
+      BadEquation(equation, StrCat("the output repeats '", letter, "'"));
+    }
+    if (std::none_of(parsed.inputs.begin(), parsed.inputs.end(),
+                     [&](const std::vector<int>& in) { return HasLabel(in, label); })) {
+      BadEquation(equation, StrCat("the output's '", letter, "' is in no operand"));
+    }
+  }
+  return parsed;
+}
+
+// The subscripts resolved against the operands' shapes: "..." expanded into
+// labels kLetters + j, one per broadcast dimension (right-aligned, as NumPy
+// broadcasts), and every label's size.
+struct EinsumLabels {
+  std::vector<std::vector<int>> inputs;
+  std::vector<int> output;
+  std::vector<int64_t> size;  // by label
+};
+
+EinsumLabels ResolveEinsum(std::string_view equation, const EinsumSubscripts& parsed,
+                           std::span<const Tensor> in) {
+  const size_t n = parsed.inputs.size();
+  std::vector<int> ellipsis_rank(n, 0);
+  int ellipsis = 0;  // the broadcast ellipsis's rank
+  for (size_t k = 0; k < n; ++k) {
+    const std::vector<int>& labels = parsed.inputs[k];
+    const bool has_ellipsis = HasLabel(labels, kEllipsisMark);
+    const int letters = static_cast<int>(labels.size()) - (has_ellipsis ? 1 : 0);
+    const int rank = in[k].rank();
+    if (has_ellipsis ? rank < letters : rank != letters) {
+      BadEquation(equation, StrCat("operand ", k, " has shape ", in[k].shape(), " but its ",
+                                   "subscripts name ", has_ellipsis ? "at least " : "", letters,
+                                   " dimension(s)"));
+    }
+    ellipsis_rank[k] = rank - letters;
+    ellipsis = std::max(ellipsis, ellipsis_rank[k]);
+  }
+  EinsumLabels r;
+  r.size.assign(static_cast<size_t>(kLetters + ellipsis), -1);
+  const auto expand = [&](const std::vector<int>& labels, int rank) {
+    std::vector<int> out;
+    for (int label : labels) {
+      if (label != kEllipsisMark) {
+        out.push_back(label);
+        continue;
+      }
+      for (int j = ellipsis - rank; j < ellipsis; ++j) out.push_back(kLetters + j);
+    }
+    return out;
+  };
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<int> labels = expand(parsed.inputs[k], ellipsis_rank[k]);
+    for (int axis = 0; axis < in[k].rank(); ++axis) {
+      const int label = labels[static_cast<size_t>(axis)];
+      const int64_t d = in[k].shape().dim(axis);
+      int64_t& size = r.size[static_cast<size_t>(label)];
+      if (label < kLetters) {
+        if (size >= 0 && size != d) {
+          BadEquation(equation, StrCat("operand ", k, " has size ", d, " for '",
+                                       std::string(1, LabelLetter(label)), "' (dimension ", axis,
+                                       " of ", in[k].shape(), ") but another operand has ", size));
+        }
+        size = d;
+      } else if (size < 0 || size == 1) {
+        size = d;
+      } else if (d != 1 && d != size) {
+        BadEquation(equation, StrCat("operand ", k, "'s '...' dimensions of ", in[k].shape(),
+                                     " do not broadcast with the other operand's"));
+      }
+    }
+    r.inputs.push_back(std::move(labels));
+  }
+  if (ellipsis > 0 && !HasLabel(parsed.output, kEllipsisMark)) {
+    BadEquation(equation, StrCat("the operands have ", ellipsis, " broadcast dimension(s) ",
+                                 "under '...' but the output has no '...'"));
+  }
+  r.output = expand(parsed.output, ellipsis);
+  return r;
+}
+
+OutputSpec InferEinsum(std::span<const Tensor> in, const Attrs& attrs) {
+  const std::string& equation = attrs.GetString("equation");
+  for (size_t k = 0; k < in.size(); ++k) {
+    internal::CheckDTypeIn(in[k], StrCat("Einsum operand ", k).c_str(), DTypeSet::kNumeric);
+    if (k > 0) internal::CheckSameDType(in[0], in[k], "operand 0", "operand 1");
+  }
+  const EinsumLabels labels = ResolveEinsum(equation, ParseEinsum(equation, in.size()), in);
+  std::vector<int64_t> dims;
+  for (int label : labels.output) dims.push_back(labels.size[static_cast<size_t>(label)]);
+  return {Shape(dims), in[0].dtype()};
+}
+
+// Writes `src` (of shape `shape`, labels `labels`) into `dst` laid out as
+// `order` (sizes by label): a label `src` lacks, or has of size 1 where the
+// size is larger, is broadcast.
+template <typename T>
+void Arrange(const T* src, const Shape& shape, const std::vector<int>& labels,
+             const std::vector<int>& order, const std::vector<int64_t>& size, T* dst) {
+  const size_t r = order.size();
+  std::vector<int64_t> dims(r), strides(r, 0);
+  int64_t total = 1;
+  for (size_t i = 0; i < r; ++i) {
+    dims[i] = size[static_cast<size_t>(order[i])];
+    total *= dims[i];
+  }
+  if (total == 0) return;
+  int64_t stride = 1;
+  for (int axis = shape.rank() - 1; axis >= 0; --axis) {
+    const auto pos = std::find(order.begin(), order.end(), labels[static_cast<size_t>(axis)]);
+    if (pos != order.end() && shape.dim(axis) != 1) strides[pos - order.begin()] = stride;
+    stride *= shape.dim(axis);
+  }
+  std::vector<int64_t> index(r, 0);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    dst[i] = src[offset];
+    for (size_t d = r; d-- > 0;) {
+      offset += strides[d];
+      if (++index[d] < dims[d]) break;
+      offset -= strides[d] * dims[d];
+      index[d] = 0;
+    }
+  }
+}
+
+int64_t SizeOf(const std::vector<int>& labels, const std::vector<int64_t>& size) {
+  int64_t n = 1;
+  for (int label : labels) n *= size[static_cast<size_t>(label)];
+  return n;
+}
+
+std::vector<int> Concatenated(std::initializer_list<const std::vector<int>*> parts) {
+  std::vector<int> all;
+  for (const std::vector<int>* p : parts) all.insert(all.end(), p->begin(), p->end());
+  return all;
+}
+
+// `src` rearranged as `order` + `summed`, the `summed` labels summed away:
+// [SizeOf(order)] values.
+template <typename T>
+std::vector<T> ArrangeAndSum(const Tensor& src, const std::vector<int>& labels,
+                             const std::vector<int>& order, const std::vector<int>& summed,
+                             const std::vector<int64_t>& size) {
+  const int64_t rows = SizeOf(order, size);
+  const int64_t inner = SizeOf(summed, size);
+  std::vector<T> all(static_cast<size_t>(rows * inner));
+  Arrange<T>(src.data<T>().data(), src.shape(), labels, Concatenated({&order, &summed}), size,
+             all.data());
+  if (inner == 1) return all;
+  std::vector<T> sums(static_cast<size_t>(rows), T(0));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < inner; ++j) sums[i] += all[i * inner + j];
+  }
+  return sums;
+}
+
+Tensor EinsumKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  const std::string& equation = attrs.GetString("equation");
+  const EinsumLabels r = ResolveEinsum(equation, ParseEinsum(equation, in.size()), in);
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  const std::vector<int>& la = r.inputs[0];
+  const std::vector<int>& lo = r.output;
+  internal::Dispatch<DTypeSet::kNumeric>(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = internal::MutableData<T>(out);
+    if (in.size() == 1) {
+      std::vector<int> summed;
+      for (int label : la) {
+        if (!HasLabel(lo, label)) summed.push_back(label);
+      }
+      const std::vector<T> v = ArrangeAndSum<T>(in[0], la, lo, summed, r.size);
+      std::copy(v.begin(), v.end(), dst);
+      return;
+    }
+    const std::vector<int>& lb = r.inputs[1];
+    // batch: in both operands and the output; free_a / free_b: in one
+    // operand and the output; contracted: in both, not the output; only_a /
+    // only_b: in one operand alone, summed before the product.
+    std::vector<int> batch, free_a, free_b, contracted, only_a, only_b;
+    for (int label : lo) {
+      const bool a = HasLabel(la, label), b = HasLabel(lb, label);
+      (a && b ? batch : a ? free_a : free_b).push_back(label);
+    }
+    for (int label : la) {
+      if (HasLabel(lo, label)) continue;
+      (HasLabel(lb, label) ? contracted : only_a).push_back(label);
+    }
+    for (int label : lb) {
+      if (!HasLabel(lo, label) && !HasLabel(la, label)) only_b.push_back(label);
+    }
+    const std::vector<T> a =
+        ArrangeAndSum<T>(in[0], la, Concatenated({&batch, &free_a, &contracted}), only_a, r.size);
+    const std::vector<T> b =
+        ArrangeAndSum<T>(in[1], lb, Concatenated({&batch, &contracted, &free_b}), only_b, r.size);
+    const int64_t batches = SizeOf(batch, r.size), m = SizeOf(free_a, r.size),
+                  n = SizeOf(free_b, r.size), k = SizeOf(contracted, r.size);
+    std::vector<T> c(static_cast<size_t>(batches * m * n), T(0));
+    if (m > 0 && n > 0 && k > 0) {
+      using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      for (int64_t i = 0; i < batches; ++i) {
+        const T* ap = a.data() + i * m * k;
+        const T* bp = b.data() + i * k * n;
+        T* cp = c.data() + i * m * n;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+          internal::BlockedGemm<T>(false, false, m, n, k, ap, k, bp, n, cp,
+                                   [](int64_t, int64_t, int64_t, int64_t) {});
+        } else {
+          Eigen::Map<Matrix>(cp, m, n).noalias() =
+              Eigen::Map<const Matrix>(ap, m, k) * Eigen::Map<const Matrix>(bp, k, n);
+        }
+      }
+    }
+    const std::vector<int> c_labels = Concatenated({&batch, &free_a, &free_b});
+    std::vector<int64_t> c_dims;
+    for (int label : c_labels) c_dims.push_back(r.size[static_cast<size_t>(label)]);
+    Arrange<T>(c.data(), Shape(c_dims), c_labels, lo, r.size, dst);
+  });
+  return out;
+}
+
+std::string SubscriptString(const std::vector<int>& labels) {
+  std::string s;
+  for (int label : labels) {
+    if (label == kEllipsisMark) {
+      s += "...";
+    } else {
+      s += LabelLetter(label);
+    }
+  }
+  return s;
+}
+
+// TF's _EinsumGrad: an operand's gradient is the einsum of the output's
+// gradient with the other operand, into the operand's own subscripts less
+// the letters the forward summed away alone; those are broadcast back, and
+// '...' dimensions the operand was broadcast along are summed.
+Grads EinsumGradient(const OpCall& call, const Tensor& grad) {
+  const std::string& equation = call.attrs.GetString("equation");
+  const EinsumSubscripts parsed = ParseEinsum(equation, call.inputs.size());
+  const size_t n = call.inputs.size();
+  Grads grads(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!call.NeedsGradient(i)) continue;
+    const Tensor& x = call.inputs[i];
+    const std::vector<int>& own = parsed.inputs[i];
+    const std::vector<int>* other = n == 2 ? &parsed.inputs[1 - i] : nullptr;
+    std::vector<int> kept;  // own labels the output or the other operand has
+    for (int label : own) {
+      if (label == kEllipsisMark || HasLabel(parsed.output, label) ||
+          (other != nullptr && HasLabel(*other, label))) {
+        kept.push_back(label);
+      }
+    }
+    Tensor g =
+        other == nullptr
+            ? Einsum(StrCat(SubscriptString(parsed.output), "->", SubscriptString(kept)), {grad})
+            : Einsum(StrCat(SubscriptString(parsed.output), ",", SubscriptString(*other), "->",
+                            SubscriptString(kept)),
+                     {grad, call.inputs[1 - i]});
+    if (g.shape() == x.shape()) {
+      grads[i] = g;
+      continue;
+    }
+    if (!g.shape().IsFullyDefined() || !x.shape().IsFullyDefined()) {
+      throw UnimplementedError(StrCat("Einsum's gradient for '", equation, "' needs shapes ",
+                                      "known when the graph is built; got ", x.shape(), " and ",
+                                      g.shape()));
+    }
+    // x's shape with 1 for the summed-away letters: g's shape once its
+    // '...' part is summed to x's.
+    const int ellipsis_rank =
+        x.rank() - static_cast<int>(own.size()) + (HasLabel(own, kEllipsisMark) ? 1 : 0);
+    std::vector<int64_t> reduced;
+    int axis = 0;  // in x
+    int g_axis = 0;
+    std::vector<int64_t> sum_axes;
+    for (int label : own) {
+      if (label == kEllipsisMark) {
+        const int g_ellipsis = g.rank() - (static_cast<int>(kept.size()) - 1);
+        for (int j = 0; j < g_ellipsis - ellipsis_rank; ++j) sum_axes.push_back(g_axis++);
+        for (int j = 0; j < ellipsis_rank; ++j, ++axis, ++g_axis) {
+          const int64_t d = x.shape().dim(axis);
+          if (d == 1 && g.shape().dim(g_axis) != 1) sum_axes.push_back(g_axis);
+          reduced.push_back(d);
+        }
+      } else if (HasLabel(kept, label)) {
+        reduced.push_back(x.shape().dim(axis++));
+        ++g_axis;
+      } else {
+        reduced.push_back(1);
+        ++axis;
+      }
+    }
+    if (!sum_axes.empty()) g = ReduceSum(g, sum_axes, /*keepdims=*/true);
+    g = Reshape(g, reduced);
+    if (Shape(reduced) != x.shape()) g = BroadcastTo(g, x.shape());
+    grads[i] = g;
+  }
+  return grads;
+}
+
+}  // namespace
+
+const OpDef kEinsumOp = {.type = "Einsum",
+                         .num_inputs = OpDef::kVariadic,
+                         .infer = InferEinsum,
+                         .compute = EinsumKernel,
+                         .gradient = EinsumGradient};
+
+Tensor Einsum(std::string_view equation, const std::vector<Tensor>& inputs) {
+  return Execute(kEinsumOp, std::span<const Tensor>(inputs.data(), inputs.size()),
+                 Attrs{{"equation", std::string(equation)}});
 }
 
 }  // namespace eager

@@ -196,6 +196,7 @@ const OpDef* const kAllOps[] = {
     &kRangeOp,
     // matmul.cc
     &kBatchMatMulV2Op,
+    &kEinsumOp,
     // batch_norm_ops.cc
     &kFusedBatchNormV3Op,
     &kFusedBatchNormGradV3Op,

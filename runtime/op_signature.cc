@@ -465,6 +465,7 @@ const std::vector<OpSpec>& Specs() {
        {"output: T"},
        {kBatchMatMulV2T, "adj_x: bool = false", "adj_y: bool = false", "grad_x: bool = false",
         "grad_y: bool = false"}},
+      {"Einsum", {"inputs: N * T"}, {"output: T"}, {"equation: string", "N: int >= 1", "T: type"}},
       {"StridedSliceGrad",
        {"shape: Index", "begin: Index", "end: Index", "strides: Index", "dy: T"},
        {"output: T"},

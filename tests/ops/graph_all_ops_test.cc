@@ -323,6 +323,17 @@ std::vector<OpCase> Cases() {
                {Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, Shape{1, 3, 2}),
                 Tensor::FromVector<int32_t>({1, -1, 2, 0, 3, 1}, Shape{2, 3, 1})},
                Attrs{{"adj_x", true}, {"adj_y", false}}});
+  const auto eq = [](const char* e) { return Attrs{{"equation", std::string(e)}}; };
+  c.push_back({"EinsumAttention",
+               &kEinsumOp,
+               {Floats(Shape{2, 3, 2, 4}, 79), Floats(Shape{2, 5, 2, 4}, 80)},
+               eq("aecd,abcd->acbe")});
+  c.push_back({"EinsumEllipsisInt",
+               &kEinsumOp,
+               {Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, Shape{1, 2, 3}),
+                Tensor::FromVector<int32_t>({1, -1, 2, 0, 3, 1}, Shape{2, 3, 1})},
+               eq("...ij,...jk->...ik")});
+  c.push_back({"EinsumReduce", &kEinsumOp, {Floats(Shape{3, 4}, 81)}, eq("ij->i")});
   c.push_back({"Fill", &kFillOp, {ints({2, 3}), Tensor(2.5f)}, {}});
   c.push_back({"ZerosLike", &kZerosLikeOp, {Floats(m, 76)}, {}});
   c.push_back({"OnesLike", &kOnesLikeOp, {Tensor::Vector<int64_t>({4, 5})}, {}});

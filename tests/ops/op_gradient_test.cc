@@ -452,6 +452,28 @@ std::vector<GradientCase> Cases() {
                &kBatchMatMulV2Op,
                {Uniform(Shape{2, 2, 3}, 325), Uniform(Shape{4, 3}, 326)},
                adj(false, true)});
+  const auto eq = [](const char* e) { return Attrs{{"equation", std::string(e)}}; };
+  c.push_back({"EinsumDense",
+               &kEinsumOp,
+               {Uniform(Shape{2, 3, 4}, 327), Uniform(Shape{4, 2, 3}, 328)},
+               eq("abc,cde->abde")});
+  c.push_back({"EinsumAttentionScores",
+               &kEinsumOp,
+               {Uniform(Shape{2, 3, 2, 4}, 329), Uniform(Shape{2, 5, 2, 4}, 330)},
+               eq("aecd,abcd->acbe")});
+  c.push_back({"EinsumEllipsisBroadcast",
+               &kEinsumOp,
+               {Uniform(Shape{2, 1, 2, 3}, 331), Uniform(Shape{3, 3, 4}, 332)},
+               eq("...ij,...jk->...ik")});
+  // 'x' is summed away alone in operand 0, 'k' in operand 1: their
+  // gradients broadcast back.
+  c.push_back({"EinsumSummedAlone",
+               &kEinsumOp,
+               {Uniform(Shape{2, 3, 4}, 333), Uniform(Shape{4, 5}, 334)},
+               eq("xij,jk->i")});
+  c.push_back({"EinsumTransposeReduce", &kEinsumOp, {Uniform(Shape{2, 3, 4}, 335)}, eq("abc->ca")});
+  c.push_back(
+      {"EinsumOuter", &kEinsumOp, {Uniform(Shape{3}, 336), Uniform(Shape{2}, 337)}, eq("i,j->ji")});
   c.push_back({"StridedSliceGrad",
                &kStridedSliceGradOp,
                {ints({4, 5}), ints({1, 0}), ints({4, 5}), ints({2, 2}), Uniform(Shape{2, 3}, 320)},

@@ -168,6 +168,45 @@ def build_cases():
         gx, gy = tf.gradients(bout, [bx, by], bup)
         add("grad_bmm_x", gx, FLOAT_TOL)
         add("grad_bmm_y", gy, FLOAT_TOL)
+        # Einsum (issue 39): Keras 3's EinsumDense and MultiHeadAttention
+        # equations, batch matmul, transposes, reductions, outer products,
+        # '...' broadcasting, and TF's gradient graphs of them (_EinsumGrad).
+        def rnd(*shape, dtype=np.float32):
+            return tf.constant(rng.randn(*shape).astype(dtype))
+        einsums = {
+            "dense": ("abc,cd->abd", [rnd(2, 3, 4), rnd(4, 5)]),
+            "dense_heads": ("abc,cde->abde", [rnd(2, 3, 4), rnd(4, 2, 3)]),
+            "attention_scores": ("aecd,abcd->acbe", [rnd(2, 5, 3, 4), rnd(2, 6, 3, 4)]),
+            "attention_values": ("acbe,aecd->abcd", [rnd(2, 3, 6, 5), rnd(2, 5, 3, 4)]),
+            "attention_output": ("abcd,cde->abe", [rnd(2, 6, 3, 4), rnd(3, 4, 5)]),
+            "batch_matmul": ("bij,bjk->bik", [rnd(3, 2, 4), rnd(3, 4, 5)]),
+            "transpose": ("ij->ji", [rnd(3, 4)]),
+            "reduce": ("ij->i", [rnd(3, 4)]),
+            "reduce_all": ("ijk->", [rnd(2, 3, 4)]),
+            "outer": ("i,j->ij", [rnd(3), rnd(4)]),
+            "dot": ("i,i->", [rnd(5), rnd(5)]),
+            "summed_alone": ("xij,jky->ki", [rnd(2, 3, 4), rnd(4, 5, 3)]),
+            "ellipsis_broadcast": ("...ij,...jk->...ik", [rnd(2, 1, 2, 3), rnd(3, 3, 4)]),
+            "ellipsis_reduce": ("...i,i->...", [rnd(2, 3, 4), rnd(4)]),
+            "ellipsis_f64": ("b...c,cd->b...d", [rnd(2, 3, 4, dtype=np.float64),
+                                                rnd(4, 2, dtype=np.float64)]),
+        }
+        for name, (equation, operands) in einsums.items():
+            out = raw.Einsum(inputs=operands, equation=equation)
+            add("einsum_" + name, out, FLOAT_TOL)
+            grads = tf.gradients(out, operands, tf.constant(
+                np.asarray(rng.randn(*out.shape.as_list()), out.dtype.as_numpy_dtype)))
+            for k, grad in enumerate(grads):
+                add(f"grad_einsum_{name}_{k}", grad, FLOAT_TOL)
+        add("einsum_int", raw.Einsum(inputs=[i32, tf.transpose(i32)], equation="ij,jk->ik"))
+        add("einsum_int64", raw.Einsum(inputs=[i64, d64], equation="i,j->ji"))
+        add("bad_einsum_sizes", raw.Einsum(
+            inputs=[f, tf1.placeholder_with_default(np.ones((3, 2), np.float32), [None, None])],
+            equation="ij,jk->ik"))
+        add("bad_einsum_broadcast", raw.Einsum(
+            inputs=[tf1.placeholder_with_default(np.ones((2, 2, 3), np.float32), None),
+                    tf1.placeholder_with_default(np.ones((5, 3, 4), np.float32), None)],
+            equation="...ij,...jk->...ik"))
         # Unpack and IdentityN, and TF's gradient graphs of them (Pack of
         # the outputs' gradients, zeros for an output nothing uses).
         u = tf.constant(rng.randn(2, 3, 4).astype(np.float32))
