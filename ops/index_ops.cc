@@ -1,10 +1,12 @@
 #include "ops/array_ops.h"
 
-// Index ops: GatherV2, UnsortedSegmentSum, OneHot, ScatterNd, GatherNd.
+// Index ops: GatherV2, UnsortedSegmentSum, OneHot, ScatterNd, GatherNd,
+// DynamicStitch.
 
 #include <algorithm>
 
 #include "ops/execute.h"
+#include "ops/index_ops.h"
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dynamic_shape.h"
 #include "ops/internal/eigen_view.h"
@@ -486,6 +488,152 @@ Tensor Gather(const Tensor& params, const Tensor& indices) {
 
 Tensor UnsortedSegmentSum(const Tensor& data, const Tensor& segment_ids, int64_t num_segments) {
   return Execute(kUnsortedSegmentSumOp, data, segment_ids, Attrs{{"num_segments", num_segments}});
+}
+
+// ---- DynamicStitch / ParallelDynamicStitch ------------------------------------------
+// Inputs: N int32 indices, then N data tensors; data[i] has shape
+// indices[i].shape + a shape every data tensor shares. merged[indices[i][j]]
+// = data[i][j], in order of i then j, so the last write of an index wins; a
+// row no index names is zeros (TF's CPU kernel fills it so).
+
+namespace {
+
+std::string StitchWhere(std::span<const Tensor> in) {
+  return StrCat(in.size() / 2, " indices and ", in.size() / 2, " data tensors");
+}
+
+OutputSpec InferStitch(std::span<const Tensor> in, const Attrs& attrs) {
+  if (in.empty() || in.size() % 2 != 0) {
+    throw InvalidArgumentError(StrCat("expected N >= 1 int32 indices tensors and N data tensors, ",
+                                      "got ", in.size(), " inputs"));
+  }
+  const size_t n = in.size() / 2;
+  if (attrs.Has("N") && attrs.GetInt("N") != static_cast<int64_t>(n)) {
+    throw InvalidArgumentError(
+        StrCat("attr N = ", attrs.GetInt("N"), " but the node has ", StitchWhere(in)));
+  }
+  const Tensor& data0 = in[n];
+  const int rank0 = in[0].rank();
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& indices = in[i];
+    const Tensor& data = in[n + i];
+    if (indices.dtype() != DType::kInt32) {
+      throw InvalidArgumentError(
+          StrCat("indices[", i, "] must be int32, got ", DTypeName(indices.dtype())));
+    }
+    if (data.dtype() != data0.dtype()) {
+      throw InvalidArgumentError(StrCat("data[", i, "] is ", DTypeName(data.dtype()),
+                                        " but data[0] is ", DTypeName(data0.dtype())));
+    }
+    bool prefix = indices.rank() <= data.rank();
+    for (int d = 0; prefix && d < indices.rank(); ++d) {
+      prefix = indices.shape().dim(d) == data.shape().dim(d);
+    }
+    if (!prefix) {
+      throw InvalidArgumentError(StrCat("data[", i, "].shape = ", data.shape(),
+                                        " does not start with indices[", i,
+                                        "].shape = ", indices.shape()));
+    }
+    bool same = data.rank() - indices.rank() == data0.rank() - rank0;
+    for (int d = 0; same && d < data.rank() - indices.rank(); ++d) {
+      same = data.shape().dim(indices.rank() + d) == data0.shape().dim(rank0 + d);
+    }
+    if (!same) {
+      throw InvalidArgumentError(StrCat(
+          "Need data[0].shape[", rank0, ":] = data[", i, "].shape[", indices.rank(),
+          ":], got data[0].shape = ", data0.shape(), ", data[", i, "].shape = ", data.shape(),
+          ", indices[0].shape = ", in[0].shape(), ", indices[", i, "].shape = ", indices.shape()));
+    }
+  }
+  std::vector<int64_t> dims = {0};
+  for (int d = rank0; d < data0.rank(); ++d) dims.push_back(data0.shape().dim(d));
+  for (size_t i = 0; i < n; ++i) {
+    const std::optional<std::vector<int64_t>> known = internal::KnownInts(in[i]);
+    if (!known) {
+      dims[0] = Shape::kUnknownDim;  // the output's rows: known when the graph runs
+      return {Shape::Partial(dims), data0.dtype()};
+    }
+    for (size_t j = 0; j < known->size(); ++j) {
+      const int64_t index = (*known)[j];
+      if (index < 0) {
+        throw InvalidArgumentError(
+            StrCat("indices[", i, "][", j, "] = ", index, " is out of range (negative)"));
+      }
+      dims[0] = std::max(dims[0], index + 1);
+    }
+  }
+  return {Shape(dims), data0.dtype()};
+}
+
+Tensor StitchKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const size_t n = in.size() / 2;
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  const int64_t rows = spec.shape.dim(0);
+  const int64_t row = rows == 0 ? 0 : spec.shape.num_elements() / rows;
+  VisitDType(spec.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = internal::MutableData<T>(out);
+    std::fill(o, o + spec.shape.num_elements(), T{});
+    for (size_t i = 0; i < n; ++i) {
+      const T* src = in[n + i].data<T>().data();
+      ForEachIndex(in[i], [&](int64_t j, int64_t index) {
+        if (index < 0 || index >= rows) {
+          throw InvalidArgumentError(
+              StrCat("indices[", i, "][", j, "] = ", index, " is out of range [0, ", rows, ")"));
+        }
+        std::copy(src + j * row, src + (j + 1) * row, o + index * row);
+      });
+    }
+  });
+  return out;
+}
+
+// TF's _DynamicStitchGrads: data[i]'s gradient gathers the output's at
+// indices[i]; indices have none. With a repeated index, every data entry
+// written there gets its gradient, the overwritten ones too, as TF's.
+Grads StitchGradient(const OpCall& call, const Tensor& grad) {
+  const size_t n = call.inputs.size() / 2;
+  Grads grads(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    if (call.NeedsGradient(n + i)) grads[n + i] = Gather(grad, call.inputs[i]);
+  }
+  return grads;
+}
+
+constexpr TypeAttr kStitchTypes[] = {{"T", TypeAttr::kOutput}};
+
+Tensor Stitch(const OpDef& op, const std::vector<Tensor>& indices,
+              const std::vector<Tensor>& data) {
+  if (indices.size() != data.size()) {
+    throw InvalidArgumentError(StrCat(op.type, ": ", indices.size(), " indices tensors but ",
+                                      data.size(), " data tensors"));
+  }
+  std::vector<Tensor> inputs = indices;
+  inputs.insert(inputs.end(), data.begin(), data.end());
+  return Execute(op, std::span<const Tensor>(inputs.data(), inputs.size()),
+                 Attrs{{"N", static_cast<int64_t>(indices.size())}});
+}
+
+}  // namespace
+
+const OpDef kDynamicStitchOp = {.type = "DynamicStitch",
+                                .num_inputs = OpDef::kVariadic,
+                                .infer = InferStitch,
+                                .compute = StitchKernel,
+                                .gradient = StitchGradient,
+                                .type_attrs = kStitchTypes};
+const OpDef kParallelDynamicStitchOp = {.type = "ParallelDynamicStitch",
+                                        .num_inputs = OpDef::kVariadic,
+                                        .infer = InferStitch,
+                                        .compute = StitchKernel,
+                                        .gradient = StitchGradient,
+                                        .type_attrs = kStitchTypes};
+
+Tensor DynamicStitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data) {
+  return Stitch(kDynamicStitchOp, indices, data);
+}
+Tensor ParallelDynamicStitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data) {
+  return Stitch(kParallelDynamicStitchOp, indices, data);
 }
 
 Tensor OneHot(const Tensor& indices, int64_t depth, double on_value, double off_value,

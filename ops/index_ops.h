@@ -9,6 +9,7 @@
 //   eager::Tensor rows = eager::Gather(embeddings, ids);   // ids.shape + [dim]
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/op_def.h"
 
@@ -42,10 +43,28 @@ Tensor ScatterNd(const Tensor& indices, const Tensor& updates, const Tensor& sha
 // The gradient for params is ScatterNd of grad into params' shape (TF's).
 Tensor GatherNd(const Tensor& params, const Tensor& indices);
 
+// Interleaves the data tensors by index, tf.dynamic_stitch: merged[indices[i][j,
+// ...]] = data[i][j, ...], where indices are int32 (any shape) and each
+// data[i] has shape indices[i].shape + C, the same C for all. The result has
+// shape [max index + 1] + C; a row no index names is zeros; where an index
+// repeats, the last write (in order of i, then j) wins ("DynamicStitch").
+// Any dtype. InvalidArgumentError naming the tensor for a negative index, a
+// data shape that does not start with its indices' shape, differing C or
+// dtypes, or indices.size() != data.size(). The gradient of data[i] is
+// Gather of the output's gradient at indices[i] (TF's, which with a
+// repeated index gives the overwritten entries a gradient too).
+Tensor DynamicStitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data);
+// The same op under TF's name for its parallel form ("ParallelDynamicStitch"),
+// where TF leaves which write of a repeated index wins unspecified; eager's
+// is DynamicStitch's.
+Tensor ParallelDynamicStitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data);
+
 extern const OpDef kGatherOp;
 extern const OpDef kOneHotOp;
 extern const OpDef kUnsortedSegmentSumOp;
 extern const OpDef kScatterNdOp;
 extern const OpDef kGatherNdOp;
+extern const OpDef kDynamicStitchOp;
+extern const OpDef kParallelDynamicStitchOp;
 
 }  // namespace eager

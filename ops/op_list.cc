@@ -14,6 +14,7 @@
 #include "ops/fused_matmul.h"
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
+#include "ops/index_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/op_def.h"
@@ -197,6 +198,9 @@ const OpDef* const kAllOps[] = {
     // matmul.cc
     &kBatchMatMulV2Op,
     &kEinsumOp,
+    // index_ops.cc
+    &kDynamicStitchOp,
+    &kParallelDynamicStitchOp,
     // batch_norm_ops.cc
     &kFusedBatchNormV3Op,
     &kFusedBatchNormGradV3Op,

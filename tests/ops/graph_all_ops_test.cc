@@ -21,6 +21,7 @@
 #include "ops/fused_matmul.h"
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
+#include "ops/index_ops.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -334,6 +335,15 @@ std::vector<OpCase> Cases() {
                 Tensor::FromVector<int32_t>({1, -1, 2, 0, 3, 1}, Shape{2, 3, 1})},
                eq("...ij,...jk->...ik")});
   c.push_back({"EinsumReduce", &kEinsumOp, {Floats(Shape{3, 4}, 81)}, eq("ij->i")});
+  const Attrs n2 = {{"N", int64_t{2}}};
+  c.push_back({"DynamicStitch",
+               &kDynamicStitchOp,
+               {ints({3, 0}), ints({1, 3}), Floats(Shape{2, 2}, 82), Floats(Shape{2, 2}, 83)},
+               n2});
+  c.push_back({"ParallelDynamicStitch",
+               &kParallelDynamicStitchOp,
+               {ints({2, 0}), ints({1}), Floats(Shape{2, 3}, 84), Floats(Shape{1, 3}, 85)},
+               n2});
   c.push_back({"Fill", &kFillOp, {ints({2, 3}), Tensor(2.5f)}, {}});
   c.push_back({"ZerosLike", &kZerosLikeOp, {Floats(m, 76)}, {}});
   c.push_back({"OnesLike", &kOnesLikeOp, {Tensor::Vector<int64_t>({4, 5})}, {}});

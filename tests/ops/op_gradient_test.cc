@@ -18,6 +18,7 @@
 #include "ops/fused_matmul.h"
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
+#include "ops/index_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/pooling_ops.h"
@@ -474,6 +475,14 @@ std::vector<GradientCase> Cases() {
   c.push_back({"EinsumTransposeReduce", &kEinsumOp, {Uniform(Shape{2, 3, 4}, 335)}, eq("abc->ca")});
   c.push_back(
       {"EinsumOuter", &kEinsumOp, {Uniform(Shape{3}, 336), Uniform(Shape{2}, 337)}, eq("i,j->ji")});
+  c.push_back({"DynamicStitch",
+               &kDynamicStitchOp,
+               {ints({2, 0}), ints({1}), Uniform(Shape{2, 3}, 338), Uniform(Shape{1, 3}, 339)},
+               Attrs{{"N", int64_t{2}}}});
+  c.push_back({"ParallelDynamicStitch",
+               &kParallelDynamicStitchOp,
+               {ints({1}), ints({0}), Uniform(Shape{1}, 340), Uniform(Shape{1}, 341)},
+               Attrs{{"N", int64_t{2}}}});
   c.push_back({"StridedSliceGrad",
                &kStridedSliceGradOp,
                {ints({4, 5}), ints({1, 0}), ints({4, 5}), ints({2, 2}), Uniform(Shape{2, 3}, 320)},

@@ -207,6 +207,45 @@ def build_cases():
             inputs=[tf1.placeholder_with_default(np.ones((2, 2, 3), np.float32), None),
                     tf1.placeholder_with_default(np.ones((5, 3, 4), np.float32), None)],
             equation="...ij,...jk->...ik"))
+        # DynamicStitch / ParallelDynamicStitch (issue 39): rows by index,
+        # a repeated index (the last write wins), rows no index names (zeros),
+        # TF's gradient graph of it (gathers), and TF's gradient graphs of
+        # reductions over shapes unknown when built, which stitch the
+        # reduced shape together.
+        sdata = [rnd(2, 3), rnd(3, 3), rnd(3)]
+        sidx = [tf.constant([[4], [1]]), tf.constant([[0, 6, 2]]), tf.constant(5)]
+        stitched = raw.DynamicStitch(indices=sidx, data=[tf.reshape(sdata[0], [2, 1, 3]),
+                                                         tf.reshape(sdata[1], [1, 3, 3]), sdata[2]])
+        add("dynamic_stitch", stitched)
+        add("dynamic_stitch_repeated", raw.DynamicStitch(
+            indices=[tf.constant([0, 1, 2]), tf.constant([1, 5]), tf.constant([2])],
+            data=[tf.constant([1, 2, 3], tf.int64), tf.constant([4, 5], tf.int64),
+                  tf.constant([6], tf.int64)]))
+        add("parallel_dynamic_stitch", raw.ParallelDynamicStitch(
+            indices=[tf.constant([3, 0]), tf.constant([2])],
+            data=[tf.constant([[1, 2], [3, 4]]), tf.constant([[5, 6]])]))
+        add("dynamic_stitch_empty", raw.DynamicStitch(
+            indices=[tf.zeros([0], tf.int32)], data=[tf.zeros([0, 2, 3])]))
+        sup = rnd(7, 3)
+        for k, grad in enumerate(tf.gradients(stitched, sdata, sup)):
+            add(f"grad_dynamic_stitch_{k}", grad)
+        for k, grad in enumerate(tf.gradients(raw.ParallelDynamicStitch(
+                indices=[tf.constant([1, 0]), tf.constant([2])],
+                data=[sdata[0][:, 0], sdata[2][:1]]), [sdata[0], sdata[2]], sup[:3, 0])):
+            add(f"grad_parallel_dynamic_stitch_{k}", grad)
+        unknown = tf1.placeholder_with_default(rnd(2, 3, 4), [None, None, None])
+        add("grad_max_unknown_shape", tf.gradients(tf.reduce_max(unknown, axis=1), unknown,
+                                                   rnd(2, 4))[0], FLOAT_TOL)
+        add("grad_sum_unknown_shape", tf.gradients(tf.reduce_sum(unknown, axis=[0, 2]), unknown,
+                                                   rnd(3))[0], FLOAT_TOL)
+        add("grad_mean_unknown_shape", tf.gradients(tf.reduce_mean(unknown, axis=-1), unknown,
+                                                    rnd(2, 3))[0], FLOAT_TOL)
+        add("bad_dynamic_stitch_negative", raw.DynamicStitch(
+            indices=[tf1.placeholder_with_default([0, -1], [None])], data=[tf.constant([1.0, 2.0])]))
+        add("bad_dynamic_stitch_shapes", raw.DynamicStitch(
+            indices=[tf.constant([0, 1]), tf.constant([2])],
+            data=[tf1.placeholder_with_default(np.ones((2, 2), np.float32), None),
+                  tf1.placeholder_with_default(np.ones((1, 3), np.float32), None)]))
         # Unpack and IdentityN, and TF's gradient graphs of them (Pack of
         # the outputs' gradients, zeros for an output nothing uses).
         u = tf.constant(rng.randn(2, 3, 4).astype(np.float32))
