@@ -418,7 +418,7 @@ EinsumLabels ResolveEinsum(std::string_view equation, const EinsumSubscripts& pa
     ellipsis = std::max(ellipsis, ellipsis_rank[k]);
   }
   EinsumLabels r;
-  r.size.assign(static_cast<size_t>(kLetters + ellipsis), -1);
+  r.size.assign(static_cast<size_t>(kLetters) + static_cast<size_t>(ellipsis), -1);
   const auto expand = [&](const std::vector<int>& labels, int rank) {
     std::vector<int> out;
     for (int label : labels) {
@@ -594,6 +594,7 @@ Tensor EinsumKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
     }
     const std::vector<int> c_labels = Concatenated({&batch, &free_a, &free_b});
     std::vector<int64_t> c_dims;
+    c_dims.reserve(c_labels.size());
     for (int label : c_labels) c_dims.push_back(r.size[static_cast<size_t>(label)]);
     Arrange<T>(c.data(), Shape(c_dims), c_labels, lo, r.size, dst);
   });

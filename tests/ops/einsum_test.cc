@@ -38,6 +38,7 @@ Tensor BruteForceEinsum(const std::string& equation, const std::vector<Tensor>& 
     for (size_t i = 0; i < subs[k].size(); ++i) size[subs[k][i]] = in[k].shape().dim(int(i));
   }
   std::vector<char> letters;
+  letters.reserve(size.size());
   for (const auto& [c, n] : size) letters.push_back(c);
   std::vector<int64_t> out_dims;
   for (char c : out) out_dims.push_back(size[c]);

@@ -5,7 +5,8 @@
 TF saves (1) a tf.Module with four tf.Variables and a
 @tf.function(input_signature=...) computing a 2-layer MLP (MatMul, BiasAdd,
 Relu) with tf.saved_model.save, and (2) a Keras 3 Sequential of two Dense
-layers with model.export(). Their computation lives in the function
+layers with model.export(), and a Keras 3 model of EinsumDense and
+MultiHeadAttention layers (Einsum and BatchMatMulV2 nodes) exported so. Their computation lives in the function
 library (StatefulPartitionedCall of __inference_... functions, variables
 captured as resource handles). eager's driver loads each with
 LoadSavedModel, runs the "serving_default" signature by its input names,
@@ -110,6 +111,17 @@ def keras_sequential(export_dir):
     model.export(export_dir, verbose=False)
 
 
+def keras_attention(export_dir):
+    """Keras 3's EinsumDense and MultiHeadAttention, whose graphs are Einsum ops."""
+    import keras  # Keras 3, imported only here
+    keras.utils.set_random_seed(39)
+    tokens = keras.Input((5, 4), name="tokens")
+    h = keras.layers.EinsumDense("abc,cd->abd", output_shape=(None, 6), bias_axes="d")(tokens)
+    h = keras.layers.MultiHeadAttention(num_heads=2, key_dim=3)(h, h)
+    model = keras.Model(tokens, keras.layers.EinsumDense("abc,cd->abd", output_shape=(None, 2))(h))
+    model.export(export_dir, verbose=False)
+
+
 def run_eager(driver, export_dir, signature, inputs, work, name):
     feeds = os.path.join(work, name + ".feeds")
     out = os.path.join(work, name + ".out")
@@ -154,6 +166,11 @@ def main():
     keras_dir = os.path.join(work, "keras")
     keras_sequential(keras_dir)
     check_model(tally, driver, keras_dir, work, "Keras 3 Sequential export", batch)
+
+    attention_dir = os.path.join(work, "attention")
+    keras_attention(attention_dir)
+    check_model(tally, driver, attention_dir, work, "Keras 3 EinsumDense + MultiHeadAttention",
+                np.random.RandomState(8).randn(6, 5, 4).astype(np.float32))
 
     loop_dir = os.path.join(work, "loop")
     tf.saved_model.save(Loop(), loop_dir)
