@@ -28,8 +28,8 @@ ScopedLoopLimit::~ScopedLoopLimit() { loop_limit = previous_; }
 
 namespace {
 
-// One argument or result of a call: a value, or a variable handle.
-using CallArg = std::variant<Tensor, Variable*>;
+// One argument or result of a call: a value, or a resource handle.
+using CallArg = std::variant<Tensor, Resource*>;
 
 struct CallFrame {
   const std::string* function = nullptr;
@@ -75,7 +75,7 @@ NodeOutputs RunArg(const NodeContext& c) {
   }
   const CallArg& arg = (*frame.args)[static_cast<size_t>(index)];
   if (const Tensor* t = std::get_if<Tensor>(&arg)) return {{*t}, nullptr};
-  return {{}, std::get<Variable*>(arg)};
+  return {{}, std::get<Resource*>(arg)};
 }
 
 // One function as a calling node runs it: its body graph and the Session
@@ -115,7 +115,7 @@ FunctionRunner& Runner(const NodeContext& c, const std::string& name) {
       continue;
     }
     // A handle result must be one of the arguments (a loop variable):
-    // eager's handles are the caller's Variables, a body makes none.
+    // eager's handles are the caller's resources, a body makes none.
     const NodeInput out = ParseNodeInput(r->body.outputs[i]);
     int arg = -1;
     for (size_t a = 0; a < f.inputs.size(); ++a) {
@@ -141,7 +141,7 @@ FunctionRunner& Runner(const NodeContext& c, const std::string& name) {
 void CheckArgs(const NodeContext& c, const FunctionDefinition& f,
                const std::vector<CallArg>& args) {
   size_t handles = 0, want_handles = 0;
-  for (const CallArg& a : args) handles += std::holds_alternative<Variable*>(a);
+  for (const CallArg& a : args) handles += std::holds_alternative<Resource*>(a);
   for (const FunctionArg& a : f.inputs) want_handles += a.tf_type == kTfResourceType;
   if (args.size() != f.inputs.size() || handles != want_handles) {
     throw InvalidArgumentError(
@@ -151,7 +151,7 @@ void CheckArgs(const NodeContext& c, const FunctionDefinition& f,
   }
   for (size_t i = 0; i < args.size(); ++i) {
     const FunctionArg& arg = f.inputs[i];
-    const bool handle = std::holds_alternative<Variable*>(args[i]);
+    const bool handle = std::holds_alternative<Resource*>(args[i]);
     if (handle != (arg.tf_type == kTfResourceType)) {
       throw InvalidArgumentError(
           StrCat(Where(c), ": argument ", i, " ('", arg.name, "') of function '", f.name, "' is ",

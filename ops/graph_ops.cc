@@ -60,7 +60,7 @@ template <void (Variable::*kUpdate)(const Tensor&)>
 NodeOutputs RunAssign(const NodeContext& c) {
   EAGER_CHECK(c.refs.size() == 1 && c.inputs.size() == 1, "node '", c.node.name, "' (", c.node.op,
               ") needs 2 inputs, has ", c.refs.size() + c.inputs.size());
-  Variable& v = *c.refs[0];
+  Variable& v = c.RefVariable(0);
   const AttrValue* validate = c.attrs.Find("validate_shape");
   if (validate != nullptr && !std::get<bool>(*validate) && c.inputs[0].shape() != v.shape()) {
     // TF gives the variable the value's shape; eager's Variables keep theirs.

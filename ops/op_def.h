@@ -54,6 +54,7 @@ struct OpDef;
 class Graph;
 struct Node;
 class Variable;
+class Resource;
 
 // One executed op: what a GradientTape keeps.
 struct OpCall {
@@ -105,20 +106,27 @@ struct NodeState {
 struct NodeContext {
   const Graph& graph;
   const Node& node;
-  const Attrs& attrs;               // the node's, with TF's defaults filled in
-  std::span<Variable* const> refs;  // the Variables of its reference inputs, in order
-  std::span<const Tensor> inputs;   // the values of its other data inputs, in order
+  const Attrs& attrs;  // the node's, with TF's defaults filled in
+  // The resources its reference and resource inputs reach, in order: the
+  // Variables of VariableV2 references and variable handles, lookup tables.
+  std::span<Resource* const> refs;
+  std::span<const Tensor> inputs;  // the values of its other data inputs, in order
   // The node's state slot in this Session: empty on the node's first run,
   // then whatever the kernel left there, kept across Session::Run calls and
   // dropped with the Session (a new Session starts afresh, as TF's kernels
   // are made per session). Never null when a Session runs the node.
   std::unique_ptr<NodeState>* state = nullptr;
+
+  // refs[i] as a Variable; InvalidArgumentError naming the node when it is
+  // another resource (a lookup table) or there is no refs[i].
+  Variable& RefVariable(size_t i) const;
 };
-// Its outputs; `ref` set: output 0 is that Variable itself (TF's ref
-// output), whose value its consumers read when they run.
+// Its outputs; `ref` set: output 0 is that resource itself (VariableV2's
+// ref output, a handle), which its consumers reach; a consumer taking a
+// value of a Variable reads the variable when it runs.
 struct NodeOutputs {
   std::vector<Tensor> values;
-  Variable* ref = nullptr;
+  Resource* ref = nullptr;
 };
 using NodeKernelFn = NodeOutputs (*)(const NodeContext& context);
 

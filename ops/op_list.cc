@@ -15,6 +15,7 @@
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/index_ops.h"
+#include "ops/lookup_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/op_def.h"
@@ -214,6 +215,12 @@ const OpDef* const kAllOps[] = {
     &kVariableShapeOp,
     &kVarIsInitializedOp,
     &kDestroyResourceOp,
+    // lookup_ops.cc
+    &kHashTableV2Op,
+    &kInitializeTableV2Op,
+    &kLookupTableImportV2Op,
+    &kLookupTableFindV2Op,
+    &kLookupTableSizeV2Op,
     // resource_training_ops.cc
     &kResourceApplyGradientDescentOp,
     &kResourceApplyMomentumOp,

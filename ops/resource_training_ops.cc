@@ -39,7 +39,7 @@ NodeOutputs RunAdam(const NodeContext& c) {
     throw UnimplementedError(StrCat("node '", c.node.name, "' (", c.node.op,
                                     "): use_nesterov = true is not implemented"));
   }
-  internal::RunApplyAdam(*c.refs[0], *c.refs[1], *c.refs[2], c.inputs);
+  internal::RunApplyAdam(c.RefVariable(0), c.RefVariable(1), c.RefVariable(2), c.inputs);
   return {};
 }
 
@@ -47,8 +47,8 @@ constexpr const char* kMomentumNames[] = {"lr", "grad", "momentum"};
 
 NodeOutputs RunKerasMomentum(const NodeContext& c) {
   CheckArity(c, 2, 3);
-  Variable& var = *c.refs[0];
-  Variable& accum = *c.refs[1];
+  Variable& var = c.RefVariable(0);
+  Variable& accum = c.RefVariable(1);
   const Variable* slots[] = {&accum};
   internal::CheckApplyArguments(c.node.op, var, slots, "accum", c.inputs, kMomentumNames, 1);
   const bool nesterov = BoolAttr(c, "use_nesterov", false);
@@ -76,9 +76,9 @@ constexpr const char* kRMSPropNames[] = {"lr", "rho", "momentum", "epsilon", "gr
 
 NodeOutputs RunRMSProp(const NodeContext& c) {
   CheckArity(c, 3, 5);
-  Variable& var = *c.refs[0];
-  Variable& ms = *c.refs[1];
-  Variable& mom = *c.refs[2];
+  Variable& var = c.RefVariable(0);
+  Variable& ms = c.RefVariable(1);
+  Variable& mom = c.RefVariable(2);
   const Variable* slots[] = {&ms, &mom};
   internal::CheckApplyArguments(c.node.op, var, slots, "slot", c.inputs, kRMSPropNames, 4);
   Tensor new_var = internal::CopyOfVariable(var);
@@ -109,8 +109,8 @@ constexpr const char* kAdagradNames[] = {"lr", "epsilon", "grad"};
 
 NodeOutputs RunAdagradV2(const NodeContext& c) {
   CheckArity(c, 2, 3);
-  Variable& var = *c.refs[0];
-  Variable& accum = *c.refs[1];
+  Variable& var = c.RefVariable(0);
+  Variable& accum = c.RefVariable(1);
   const Variable* slots[] = {&accum};
   internal::CheckApplyArguments(c.node.op, var, slots, "accum", c.inputs, kAdagradNames, 2);
   const bool update_slots = BoolAttr(c, "update_slots", true);

@@ -13,6 +13,21 @@
 #include "runtime/variable.h"
 
 namespace eager {
+
+Variable& NodeContext::RefVariable(size_t i) const {
+  if (i >= refs.size()) {
+    throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op,
+                                      ") needs resource input ", i, "; it has ", refs.size()));
+  }
+  auto* v = dynamic_cast<Variable*>(refs[i]);
+  if (v == nullptr) {
+    throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, "): resource input ", i,
+                                      " must be a variable, but it is ", refs[i]->resource_kind(),
+                                      " '", refs[i]->resource_name(), "'"));
+  }
+  return *v;
+}
+
 namespace {
 
 // "node 'save/AssignVariableOp' (AssignVariableOp)"
@@ -23,7 +38,7 @@ std::string Where(const NodeContext& c) {
 Variable& Handle(const NodeContext& c, size_t refs) {
   EAGER_CHECK(c.refs.size() == refs, Where(c), " needs ", refs, " resource input(s), has ",
               c.refs.size());
-  return *c.refs[0];
+  return c.RefVariable(0);
 }
 
 // The variable's name as TF's messages give it: its handle's shared_name.

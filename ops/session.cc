@@ -200,18 +200,18 @@ class RunState {
     return node.attrs;
   }
 
-  // The Variable that ref input `input` of a node reaches (VariableV2's
-  // output, passed on by a RefSwitch).
-  Variable& RefVariable(const Node& node, const PlanInput& in, size_t input) {
-    Variable* v = in.fed() ? nullptr : refs_[in.step()];
-    if (v == nullptr) {
+  // The resource that ref input `input` of a node reaches (VariableV2's
+  // output, passed on by a RefSwitch; a handle).
+  Resource& RefResource(const Node& node, const PlanInput& in, size_t input) {
+    Resource* r = in.fed() ? nullptr : refs_[in.step()];
+    if (r == nullptr) {
       const Node& producer =
           graph_.node(in.fed() ? plan_.feeds[in.feed()].first : plan_.steps[in.step()].node);
       throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, "): input ", input,
                                         " must be a variable reference; '", producer.name, "' (",
                                         producer.op, ") gives none"));
     }
-    return *v;
+    return *r;
   }
 
   // The value `in` names, as input to (or fetch of) `consumer`. A variable
@@ -220,7 +220,17 @@ class RunState {
     if (in.fed()) return feeds_[in.feed()];
     const size_t m = in.step();
     const std::vector<Tensor>& outs = outputs_[m];
-    if (Variable* v = refs_[m]; v != nullptr && outs.empty()) {
+    if (Resource* r = refs_[m]; r != nullptr && outs.empty()) {
+      auto* v = dynamic_cast<Variable*>(r);
+      if (v == nullptr) {
+        // TF would pass the handle tensor on; eager's handles exist only as
+        // the objects ref edges carry.
+        throw InvalidArgumentError(
+            StrCat("node '", consumer.name, "' (", consumer.op, ") takes a value from '",
+                   graph_.node(plan_.steps[m].node).name, "', the handle of ", r->resource_kind(),
+                   " '", r->resource_name(), "', which has no value",
+                   " (only ops taking a resource input can use it)"));
+      }
       if (!v->is_initialized()) {
         throw FailedPreconditionError(StrCat("Attempting to use uninitialized value ",
                                              graph_.node(plan_.steps[m].node).name,
@@ -385,7 +395,7 @@ class RunState {
     const std::span<const PlanInput> resolved = plan_.InputsOf(s);
     std::vector<Tensor> inputs;
     inputs.reserve(resolved.size());
-    std::vector<Variable*> refs;
+    std::vector<Resource*> refs;
     const auto is_ref = [&](size_t i) {
       return def.IsRefInput(i) ||
              (def.handle_inputs && !resolved[i].fed() && refs_[resolved[i].step()] != nullptr);
@@ -394,19 +404,25 @@ class RunState {
       const PlanInput& in = resolved[i];
       if (in.control()) continue;
       if (is_ref(i)) {
-        refs.push_back(&RefVariable(node, in, i));
+        refs.push_back(&RefResource(node, in, i));
       } else {
         inputs.push_back(Value(in, node));
       }
     }
-    if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0) {
+    // A lookup table has no one dtype: its consumers (ops/lookup_ops.h)
+    // check their keys and values against the table's themselves.
+    const bool all_variables = std::all_of(refs.begin(), refs.end(), [](Resource* r) {
+      return dynamic_cast<Variable*>(r) != nullptr;
+    });
+    if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0 && all_variables) {
       // TF refuses a node whose type attributes disagree with its inputs
       // (AddV2 with T = int32 on floats); eager's kernels follow the inputs.
       std::vector<DType> dtypes;
       size_t next_ref = 0, next_value = 0;
       for (size_t i = 0; i < resolved.size(); ++i) {
         if (resolved[i].control()) continue;
-        dtypes.push_back(is_ref(i) ? refs[next_ref++]->dtype() : inputs[next_value++].dtype());
+        dtypes.push_back(is_ref(i) ? static_cast<Variable*>(refs[next_ref++])->dtype()
+                                   : inputs[next_value++].dtype());
       }
       internal::CheckInputTypes(node, node_attrs, dtypes);
       plan_.steps[s].flags |= PlanStep::kTypesChecked;
@@ -438,7 +454,7 @@ class RunState {
   // earlier run left one, else a new one the Session keeps if the kernel
   // fills it (also when it then throws).
   NodeOutputs RunNodeKernel(int n, const Node& node, const OpDef& def, const Attrs& attrs,
-                            std::span<Variable* const> refs, std::span<const Tensor> inputs) {
+                            std::span<Resource* const> refs, std::span<const Tensor> inputs) {
     auto& states = session_.node_states;
     if (!states.empty()) {
       if (auto it = states.find(n); it != states.end()) {
@@ -464,7 +480,7 @@ class RunState {
   RunPlan& plan_;
   std::vector<Tensor> feeds_;  // the values of plan_.feeds
   std::vector<std::vector<Tensor>> outputs_;
-  std::vector<Variable*> refs_;  // per step: the Variable its output 0 refers to, if any
+  std::vector<Resource*> refs_;  // per step: the resource its output 0 refers to, if any
   std::vector<uint64_t> dead_;   // per step: bit i set when output i is dead (with Switch/Merge)
   // Per step: reads of its outputs still to come in this run (CountUses).
   static constexpr int32_t kPinned = -1;  // fetched: kept to the end

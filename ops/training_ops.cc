@@ -25,7 +25,7 @@ void CheckArguments(const Variable& var, const Variable& m, const Variable& v,
 NodeOutputs RunApplyAdamNode(const NodeContext& c) {
   EAGER_CHECK(c.refs.size() == 3 && c.inputs.size() == 7, "node '", c.node.name, "' (", c.node.op,
               ") needs 10 inputs, has ", c.refs.size() + c.inputs.size());
-  return {{internal::RunApplyAdam(*c.refs[0], *c.refs[1], *c.refs[2], c.inputs)}};
+  return {{internal::RunApplyAdam(c.RefVariable(0), c.RefVariable(1), c.RefVariable(2), c.inputs)}};
 }
 
 // ---- ApplyGradientDescent, ApplyMomentum -----------------------------------------------
@@ -78,14 +78,14 @@ Tensor RunMomentum(Variable& var, Variable& accum, std::span<const Tensor> t, bo
 NodeOutputs RunGradientDescentNode(const NodeContext& c) {
   EAGER_CHECK(c.refs.size() == 1 && c.inputs.size() == 2, "node '", c.node.name, "' (", c.node.op,
               ") needs 3 inputs, has ", c.refs.size() + c.inputs.size());
-  return {{RunGradientDescent(*c.refs[0], c.inputs)}};
+  return {{RunGradientDescent(c.RefVariable(0), c.inputs)}};
 }
 
 NodeOutputs RunMomentumNode(const NodeContext& c) {
   EAGER_CHECK(c.refs.size() == 2 && c.inputs.size() == 3, "node '", c.node.name, "' (", c.node.op,
               ") needs 5 inputs, has ", c.refs.size() + c.inputs.size());
   const bool nesterov = c.attrs.Has("use_nesterov") && c.attrs.GetBool("use_nesterov");
-  return {{RunMomentum(*c.refs[0], *c.refs[1], c.inputs, nesterov)}};
+  return {{RunMomentum(c.RefVariable(0), c.RefVariable(1), c.inputs, nesterov)}};
 }
 
 }  // namespace

@@ -40,6 +40,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/resource.h"
 #include "runtime/shape.h"
 #include "runtime/tensor.h"
 #include "runtime/trackable.h"
@@ -62,7 +63,8 @@ std::unique_lock<std::recursive_mutex> LockVariable(const Variable& variable);
 void UninitializeVariable(Variable& variable);
 }  // namespace internal
 
-class Variable final : public Trackable {
+// A Variable is also the Resource a resource variable's handle stands for.
+class Variable final : public Trackable, public Resource {
  public:
   // The attribute under which Checkpoint saves the value.
   static constexpr const char* kValueAttribute = "VARIABLE_VALUE";
@@ -86,6 +88,9 @@ class Variable final : public Trackable {
   const Shape& shape() const { return shape_; }
   bool trainable() const { return trainable_; }
   bool is_initialized() const;
+  // Resource: "variable", and shared_name().
+  std::string_view resource_kind() const override { return "variable"; }
+  std::string_view resource_name() const override { return shared_name(); }
 
   // The current value. Throws FailedPreconditionError when uninitialized.
   // Reads are reported to any GradientTape recording on this thread.
