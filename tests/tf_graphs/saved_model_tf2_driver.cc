@@ -1,5 +1,6 @@
-// Loads a TF 2 SavedModel (tf.saved_model.save, Keras 3's model.export())
-// with eager::LoadSavedModel and runs one of its signatures.
+// Loads a SavedModel (TF 2's tf.saved_model.save, Keras 3's model.export(),
+// a TF1 SavedModelBuilder's) with eager::LoadSavedModel, runs its main op
+// (a TF1 legacy_init_op: tables_initializer) and then one of its signatures.
 //
 //   saved_model_tf2_driver EXPORT_DIR SIGNATURE FEEDS OUT
 //
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
     try {
       eager::SavedModelBundle model = eager::LoadSavedModel(argv[1], {eager::kServingTag});
       eager::Session sess(model.graph());
+      model.RunMainOp(sess);
       const eager::BundleReader feeds(argv[3]);
       std::map<std::string, eager::Tensor> inputs;
       for (const std::string& key : feeds.Keys()) inputs.emplace(key, feeds.Read(key));
