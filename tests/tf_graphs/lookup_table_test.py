@@ -12,6 +12,10 @@ signature; every output must equal TF's own (tf1 loader + Session) bit for
 bit. Without the init op, eager refuses as TF does ("Table not
 initialized."). (2) A TF 2 tf.Module holding a tf.lookup.StaticHashTable,
 saved with tf.saved_model.save: eager's TF2 loader must give TF's outputs.
+There the table's HashTableV2 is a node of the top-level graph, its
+initializer a library function (LookupTableImportV2) that the
+saved_model_main_op calls with the table's handle, and the lookup another
+function the signature calls with it.
 """
 
 import os
@@ -143,7 +147,7 @@ def main():
     tf2_dir = os.path.join(work, "tf2_vocab")
     tf.saved_model.save(Vocab(), tf2_dir)
     loaded = tf.saved_model.load(tf2_dir)
-    keys = np.array([b"gnu", b"bat", b"dog"], dtype=object)
+    keys = np.array([b"gnu", b"bat", b"cat", b"dog"], dtype=object)
     want = {k: v.numpy() for k, v in loaded.signatures["serving_default"](
         keys=tf.constant(keys)).items()}
     compare(tally, "TF2 StaticHashTable", run_eager(driver, tf2_dir, {"keys": keys}, work, "tf2"),
