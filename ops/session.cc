@@ -411,10 +411,9 @@ class RunState {
     }
     // A lookup table has no one dtype: its consumers (ops/lookup_ops.h)
     // check their keys and values against the table's themselves.
-    const bool all_variables = std::all_of(refs.begin(), refs.end(), [](Resource* r) {
-      return dynamic_cast<Variable*>(r) != nullptr;
-    });
-    if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0 && all_variables) {
+    if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0 &&
+        std::all_of(refs.begin(), refs.end(),
+                    [](Resource* r) { return dynamic_cast<Variable*>(r) != nullptr; })) {
       // TF refuses a node whose type attributes disagree with its inputs
       // (AddV2 with T = int32 on floats); eager's kernels follow the inputs.
       std::vector<DType> dtypes;

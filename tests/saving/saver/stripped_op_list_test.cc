@@ -22,6 +22,7 @@
 #include "ops/execute.h"
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
+#include "ops/index_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/op_def.h"
@@ -67,9 +68,12 @@ TEST(StrippedOpListTest, EveryOpInAllOpsHasTfsOpDef) {
       continue;
     }
     if (op->num_inputs == OpDef::kVariadic) {
-      ASSERT_FALSE(tf->inputs.empty());
-      EXPECT_FALSE(tf->inputs[0].number_attr.empty());  // "values: N * T"
-      EXPECT_EQ(tf->inputs.size(), 1 + op->input_attrs.size());
+      // Lists before the input attrs: one ("values: N * T"), or several of
+      // one length (DynamicStitch's "indices: N * int32", "data: N * T").
+      ASSERT_GT(tf->inputs.size(), op->input_attrs.size());
+      for (size_t i = 0; i < tf->inputs.size() - op->input_attrs.size(); ++i) {
+        EXPECT_FALSE(tf->inputs[i].number_attr.empty()) << tf->inputs[i].name;
+      }
     } else {
       EXPECT_EQ(tf->inputs.size(), static_cast<size_t>(op->num_inputs) + op->input_attrs.size());
     }
@@ -211,6 +215,14 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
       ReduceSum(AddN({Selu(logits), Softplus(logits), Softsign(logits), Erf(logits),
                       SigmoidGrad(Sigmoid(logits), logits), TanhGrad(Tanh(logits), logits),
                       Select(Greater(logits, one), logits, Neg(logits))})),
+      // Einsum and DynamicStitch, with eager's graph gradients of them
+      // (Einsum's is Einsums; DynamicStitch's is GatherV2).
+      ReduceSum(Einsum("ij,kj->ik", {logits, Tanh(logits)})),
+      ReduceSum(DynamicStitch(
+          {Constant(Tensor::Vector<int32_t>({1, 0})), Constant(Tensor(2))},
+          {Slice(logits, {0, 0}, {2, 3}), Reshape(Slice(logits, {2, 0}, {1, 3}), {3})})),
+      ReduceSum(ParallelDynamicStitch({Constant(Tensor::Vector<int32_t>({0, 1}))},
+                                      {Slice(logits, {1, 0}, {2, 3})})),
   };
   // Off the gradient's way: comparisons, logical ops, Fill, Range, *Like.
   (void)LogicalOr(LogicalAnd(Greater(logits, one), LogicalNot(Less(logits, one))),
