@@ -132,13 +132,14 @@ class LookupTable final : public Resource {
     if (other.size() != size()) return false;
     bool same = true;
     const auto compare = [&](const auto& mine, const auto& theirs) {
-      for (const auto& [key, index] : theirs) {
-        auto it = mine.find(key);
+      for (const auto& entry : theirs) {
+        auto it = mine.find(entry.first);
         if (it == mine.end()) return false;
+        const auto a = static_cast<size_t>(it->second);
+        const auto b = static_cast<size_t>(entry.second);
         VisitDType(value_dtype_, [&](auto tag) {
           using V = typename decltype(tag)::type;
-          same = same && values_.data<V>()[static_cast<size_t>(it->second)] ==
-                             other.values_.data<V>()[static_cast<size_t>(index)];
+          same = same && values_.data<V>()[a] == other.values_.data<V>()[b];
         });
       }
       return same;

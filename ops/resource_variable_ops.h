@@ -39,6 +39,10 @@
 // eager::Gradients (autodiff/graph_gradients.h) of an imported graph sums
 // the gradients of every read of a variable at its VarHandleOp node.
 //
+// The Variable is a Resource (runtime/resource.h), as a lookup table is
+// (ops/lookup_ops.h): both travel this way; a kernel wanting a variable gets
+// it through NodeContext::RefVariable, which refuses a table by name.
+//
 // The training ops on handles (ResourceApplyAdam, ...) are in
 // ops/resource_training_ops.h.
 

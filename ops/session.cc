@@ -208,8 +208,8 @@ class RunState {
       const Node& producer =
           graph_.node(in.fed() ? plan_.feeds[in.feed()].first : plan_.steps[in.step()].node);
       throw InvalidArgumentError(StrCat("node '", node.name, "' (", node.op, "): input ", input,
-                                        " must be a variable reference; '", producer.name, "' (",
-                                        producer.op, ") gives none"));
+                                        " must be a variable reference or resource handle; '",
+                                        producer.name, "' (", producer.op, ") gives none"));
     }
     return *r;
   }
