@@ -241,7 +241,8 @@ def build_cases():
         add("grad_mean_unknown_shape", tf.gradients(tf.reduce_mean(unknown, axis=-1), unknown,
                                                     rnd(2, 3))[0], FLOAT_TOL)
         add("bad_dynamic_stitch_negative", raw.DynamicStitch(
-            indices=[tf1.placeholder_with_default([0, -1], [None])], data=[tf.constant([1.0, 2.0])]))
+            indices=[tf1.placeholder_with_default([0, -1], [None])],
+            data=[tf.constant([1.0, 2.0])]))
         add("bad_dynamic_stitch_shapes", raw.DynamicStitch(
             indices=[tf.constant([0, 1]), tf.constant([2])],
             data=[tf1.placeholder_with_default(np.ones((2, 2), np.float32), None),

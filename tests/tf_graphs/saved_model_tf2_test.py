@@ -6,8 +6,8 @@ TF saves (1) a tf.Module with four tf.Variables and a
 @tf.function(input_signature=...) computing a 2-layer MLP (MatMul, BiasAdd,
 Relu) with tf.saved_model.save, and (2) a Keras 3 Sequential of two Dense
 layers with model.export(), and a Keras 3 model of EinsumDense and
-MultiHeadAttention layers (Einsum and BatchMatMulV2 nodes) exported so. Their computation lives in the function
-library (StatefulPartitionedCall of __inference_... functions, variables
+MultiHeadAttention layers (Einsum and BatchMatMulV2 nodes) exported so.
+Their computation lives in the function library (StatefulPartitionedCall of __inference_... functions, variables
 captured as resource handles). eager's driver loads each with
 LoadSavedModel, runs the "serving_default" signature by its input names,
 and its outputs must equal those of TF's own
