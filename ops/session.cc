@@ -1,8 +1,10 @@
 #include "ops/session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
+#include "ops/batch_norm_ops.h"
 #include "ops/execute.h"
 #include "ops/functional_ops.h"
 #include "ops/fused_conv.h"
@@ -13,6 +15,7 @@
 #include "ops/internal/run_plan.h"
 #include "ops/op_def.h"
 #include "runtime/flush_denormal.h"
+#include "runtime/tensor_access.h"
 #include "runtime/variable.h"
 
 namespace eager {
@@ -38,6 +41,38 @@ using internal::Endpoint;
 using internal::PlanInput;
 using internal::PlanStep;
 using internal::RunPlan;
+
+// The Session::Run in progress on this thread, if any: a function call's
+// body (ops/functional_ops.h) runs in a Session of its own inside its
+// caller's Run, and takes the caller's fuse_ops and adds its fused nodes to
+// the caller's count.
+struct ActiveRun {
+  bool fuse_ops;
+  int64_t* fused_nodes;
+};
+thread_local const ActiveRun* active_run = nullptr;
+
+// Sets active_run for a Run's duration; on leaving, adds this run's fused
+// nodes to the enclosing run's.
+class ScopedActiveRun {
+ public:
+  ScopedActiveRun(bool fuse_ops, int64_t* fused_nodes)
+      : outer_(active_run), run_{fuse_ops, fused_nodes} {
+    active_run = &run_;
+  }
+  ~ScopedActiveRun() {
+    active_run = outer_;
+    if (outer_ != nullptr) *outer_->fused_nodes += *run_.fused_nodes;
+  }
+  ScopedActiveRun(const ScopedActiveRun&) = delete;
+  ScopedActiveRun& operator=(const ScopedActiveRun&) = delete;
+
+  static bool OuterFuses() { return active_run == nullptr || active_run->fuse_ops; }
+
+ private:
+  const ActiveRun* outer_;
+  ActiveRun run_;
+};
 
 // eager's kernels compute TF's default layout, NHWC; a node imported with
 // another "data_format" must not run as if it were NHWC.
@@ -310,6 +345,7 @@ class RunState {
   // Errors name the node of the chain whose kernel threw.
   void RunFused(size_t s) {
     const internal::FusedStep& f = plan_.FusedAt(s);
+    if (f.batch_norm >= 0) return RunFusedBatchNorm(s, f);
     const Node& producer = graph_.node(f.producer);
     const Node& bias_add = graph_.node(f.bias_add);
     std::vector<Tensor> in;
@@ -358,6 +394,108 @@ class RunState {
       y = in_context(bias_add, [&] { return RunKernel(*f.bias_op, operands, f.bias_attrs); });
     }
     if (f.activation >= 0 && !(is_bias && f.relu_inside)) {
+      y = in_context(graph_.node(f.activation), [&] {
+        return RunKernel(*f.activation_op, std::span<const Tensor>(&y, 1), f.activation_attrs);
+      });
+    }
+    outputs_[s] = {std::move(y)};
+  }
+
+  // A fused Conv2D [+ BiasAdd] + FusedBatchNormV3 [+ activation] at
+  // inference: the normalization's per-channel scale s = gamma / sqrt(var
+  // + epsilon) folded into the filter (w * s) and its offset beta - mean *
+  // s (plus bias * s) into _FusedConv2D's bias. Folding costs one multiply
+  // per filter element, the filter's size over the output positions
+  // (batch * out_h * out_w) of the convolution's own work, where scaling
+  // the output costs a pass over the whole output. The vectors are
+  // computed in double, as FusedBatchNormV3's kernel computes them. When the
+  // tensors are not what the fusion needs (float32, vectors of the filter's
+  // output channels), the nodes run one after the other, as unfused.
+  void RunFusedBatchNorm(size_t s, const internal::FusedStep& f) {
+    const Node& producer = graph_.node(f.producer);
+    const Node& bn_node = graph_.node(f.batch_norm);
+    std::vector<Tensor> in;
+    in.reserve(7);
+    for (const PlanInput& i : plan_.InputsOf(s)) {
+      if (!i.control()) in.push_back(Value(i, producer));
+    }
+    const bool has_bias = f.bias_add >= 0;
+    const Tensor& x = in[0];
+    const Tensor& w = in[1];
+    const std::span<const Tensor> bn_in = std::span<const Tensor>(in).subspan(has_bias ? 3 : 2, 4);
+    if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0) {
+      const DType t = x.dtype();
+      internal::CheckInputTypes(producer, f.producer_attrs, std::vector<DType>{t, w.dtype()});
+      if (has_bias) {
+        internal::CheckInputTypes(graph_.node(f.bias_add), f.bias_attrs,
+                                  std::vector<DType>{t, in[2].dtype()});
+      }
+      std::vector<DType> bn_types = {t};
+      for (const Tensor& v : bn_in) bn_types.push_back(v.dtype());
+      internal::CheckInputTypes(bn_node, f.batch_norm_attrs, bn_types);
+      if (f.activation >= 0) {
+        internal::CheckInputTypes(graph_.node(f.activation), f.activation_attrs,
+                                  std::vector<DType>{t});
+      }
+      plan_.steps[s].flags |= PlanStep::kTypesChecked;
+    }
+    const auto in_context = [&](const Node& node, const auto& run) -> Tensor {
+      try {
+        return run();
+      } catch (const Error& e) {
+        ThrowError(e.code(), e.what() + NodeContext(node));
+      }
+    };
+    const int64_t channels = w.rank() == 4 ? w.shape().dim(3) : -1;
+    const auto is_vector = [&](const Tensor& v) {
+      return v.dtype() == DType::kFloat32 && v.rank() == 1 && v.shape().dim(0) == channels;
+    };
+    bool fits = x.dtype() == DType::kFloat32 && w.dtype() == DType::kFloat32 && channels >= 0 &&
+                (!has_bias || is_vector(in[2]));
+    for (const Tensor& v : bn_in) fits = fits && is_vector(v);
+    Tensor y;
+    if (fits) {
+      const double epsilon = f.batch_norm_attrs.GetFloat("epsilon");
+      const auto c = static_cast<size_t>(channels);
+      const float* gamma = bn_in[0].data<float>().data();
+      const float* beta = bn_in[1].data<float>().data();
+      const float* mean = bn_in[2].data<float>().data();
+      const float* var = bn_in[3].data<float>().data();
+      std::vector<double> scale(c);
+      std::vector<float> bias(c);
+      for (size_t i = 0; i < c; ++i) {
+        scale[i] = gamma[i] / std::sqrt(static_cast<double>(var[i]) + epsilon);
+        const double b = has_bias ? static_cast<double>(in[2].data<float>()[i]) : 0.0;
+        bias[i] = static_cast<float>((b - mean[i]) * scale[i] + beta[i]);
+      }
+      Tensor folded = internal::NewTensor(w.shape(), DType::kFloat32);
+      float* fw = internal::MutableData<float>(folded);
+      const auto ws = w.data<float>();
+      for (size_t i = 0; i < ws.size(); ++i) {
+        fw[i] = static_cast<float>(ws[i] * scale[i % c]);
+      }
+      const std::vector<Tensor> conv_in = {
+          x, folded, Tensor::FromVector<float>(std::move(bias), Shape{channels})};
+      session_.last_fused_nodes += 2 + (has_bias ? 1 : 0) + (f.activation >= 0 ? 1 : 0);
+      y = in_context(producer, [&] { return RunKernel(*f.fused_op, conv_in, f.fused_attrs); });
+    } else {
+      y = in_context(producer, [&] {
+        return RunKernel(*f.producer_op, std::span<const Tensor>(in).first(2), f.producer_attrs);
+      });
+      if (has_bias) {
+        const std::vector<Tensor> operands = {y, in[2]};
+        y = in_context(graph_.node(f.bias_add),
+                       [&] { return RunKernel(*f.bias_op, operands, f.bias_attrs); });
+      }
+      const std::vector<Tensor> bn_args = {y, bn_in[0], bn_in[1], bn_in[2], bn_in[3]};
+      std::unique_ptr<NodeState> no_state;
+      y = in_context(bn_node, [&] {
+        return kFusedBatchNormV3Op
+            .run({graph_, bn_node, f.batch_norm_attrs, {}, bn_args, &no_state})
+            .values[0];
+      });
+    }
+    if (f.activation >= 0 && !(fits && f.relu_inside)) {
       y = in_context(graph_.node(f.activation), [&] {
         return RunKernel(*f.activation_op, std::span<const Tensor>(&y, 1), f.activation_attrs);
       });
@@ -522,8 +660,10 @@ std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetche
   endpoints.reserve(fetches.size());
   for (const Fetch& f : fetches) endpoints.push_back(Resolve(graph_, f));
   RunPlan& plan = state_->plans.Get(graph_, endpoints, fed_endpoints);
-  if (!plan.fusion_done && options_.fuse_ops) internal::FuseRunPlan(graph_, plan);
+  const bool fuse = options_.fuse_ops && ScopedActiveRun::OuterFuses();
+  if (!plan.fusion_done && fuse) internal::FuseRunPlan(graph_, plan);
   state_->last_fused_nodes = 0;
+  const ScopedActiveRun active(fuse, &state_->last_fused_nodes);
   return RunState(graph_, *state_, plan, std::move(fed_values)).Run();
 }
 

@@ -104,7 +104,8 @@ struct SessionOptions {
   // one fused kernel, as TF's grappler remapper does, when nothing else
   // reads their intermediate tensors (ops/internal/graph_fusion.h). The
   // values are the unfused nodes' (a convolution's to float32 rounding:
-  // oneDNN adds its bias inside the kernel). false: every node runs alone.
+  // oneDNN adds its bias inside the kernel). false: every node runs alone,
+  // in the functions the graph calls too (their bodies' Sessions).
   bool fuse_ops = true;
   // The most iterations one While node (ops/functional_ops.h) may run per
   // call; one that goes on throws ResourceExhaustedError naming the node.
@@ -133,7 +134,8 @@ class Session {
   // How many graph nodes the last Run ran through a fused kernel (a fused
   // Conv2D + BiasAdd + Relu counts 3); 0 when none was fused, or when a
   // fused chain's Add turned out not to add a bias vector and its nodes
-  // ran one by one.
+  // ran one by one. Includes the nodes fused inside the functions the run
+  // called (a TF 2 SavedModel's signature is a call).
   int64_t last_run_fused_nodes() const;
 
  private:

@@ -26,11 +26,13 @@ struct Readers {
   std::vector<int32_t> data_reads;  // data inputs of later steps reading it
   std::vector<int32_t> reader;      // the last step reading it (meaningful when data_reads == 1)
   std::vector<uint8_t> pinned;      // fetched, or the source of a control input
+  std::vector<uint8_t> past_port0;  // an output other than its first is read or fetched
 };
 
 Readers FindReaders(const RunPlan& plan) {
   const size_t n = plan.steps.size();
-  Readers r{std::vector<int32_t>(n, 0), std::vector<int32_t>(n, -1), std::vector<uint8_t>(n, 0)};
+  Readers r{std::vector<int32_t>(n, 0), std::vector<int32_t>(n, -1), std::vector<uint8_t>(n, 0),
+            std::vector<uint8_t>(n, 0)};
   for (size_t s = 0; s < n; ++s) {
     for (const PlanInput& in : plan.InputsOf(s)) {
       if (in.fed()) continue;
@@ -40,10 +42,13 @@ Readers FindReaders(const RunPlan& plan) {
       }
       ++r.data_reads[in.step()];
       r.reader[in.step()] = static_cast<int32_t>(s);
+      if (in.port != 0) r.past_port0[in.step()] = 1;
     }
   }
   for (const PlanInput& res : plan.results) {
-    if (!res.fed()) r.pinned[res.step()] = 1;
+    if (res.fed()) continue;
+    r.pinned[res.step()] = 1;
+    if (res.port != 0) r.past_port0[res.step()] = 1;
   }
   return r;
 }
@@ -63,9 +68,13 @@ std::vector<PlanInput> DataInputs(const RunPlan& plan, size_t s) {
 // step would make before running (TF's signature, an NHWC layout, all
 // inputs tensors); nullopt otherwise, so that the node is not fused and
 // fails, unfused, as it would.
-std::optional<Attrs> CheckedAttrs(const Graph& graph, const RunPlan& plan, size_t s) {
+// `node_kernel`: the op may be a node kernel (OpDef::run) rather than a
+// tensor kernel.
+std::optional<Attrs> CheckedAttrs(const Graph& graph, const RunPlan& plan, size_t s,
+                                  bool node_kernel = false) {
   const OpDef* def = plan.OpOf(s);
-  if (def == nullptr || def->compute == nullptr || !def->input_attrs.empty()) return std::nullopt;
+  if (def == nullptr || !def->input_attrs.empty()) return std::nullopt;
+  if (def->compute == nullptr && !(node_kernel && def->run != nullptr)) return std::nullopt;
   const Node& node = graph.node(plan.steps[s].node);
   if (const AttrValue* format = node.FindAttr("data_format"); format != nullptr) {
     const auto* value = std::get_if<std::string>(format);
@@ -77,6 +86,26 @@ std::optional<Attrs> CheckedAttrs(const Graph& graph, const RunPlan& plan, size_
     return attrs;
   } catch (const Error&) {
     return std::nullopt;
+  }
+}
+
+// Makes step a, if it is an activation reading f's last node (step `last`)
+// as its only reader, the chain's last node.
+void MatchActivation(const Graph& graph, const RunPlan& plan, const Readers& r, size_t last,
+                     FusedStep& f) {
+  if (!ReadOnlyOnce(r, last)) return;
+  const auto a = static_cast<size_t>(r.reader[last]);
+  const std::vector<PlanInput> act_in = DataInputs(plan, a);
+  if (!IsActivation(graph.node(plan.steps[a].node).op) || act_in.size() != 1 ||
+      act_in[0].port != 0) {
+    return;
+  }
+  if (std::optional<Attrs> act_attrs = CheckedAttrs(graph, plan, a)) {
+    f.activation = plan.steps[a].node;
+    f.activation_op = plan.OpOf(a);
+    f.activation_attrs = std::move(*act_attrs);
+    f.relu_inside = graph.node(f.activation).op == "Relu";
+    f.step = static_cast<int32_t>(a);
   }
 }
 
@@ -111,22 +140,61 @@ std::optional<FusedStep> MatchAt(const Graph& graph, const RunPlan& plan, const 
   f.producer_attrs = std::move(*producer_attrs);
   f.bias_attrs = std::move(*bias_attrs);
   f.step = static_cast<int32_t>(b);
-  if (ReadOnlyOnce(r, b)) {
-    const auto a = static_cast<size_t>(r.reader[b]);
-    const std::vector<PlanInput> act_in = DataInputs(plan, a);
-    if (IsActivation(graph.node(plan.steps[a].node).op) && act_in.size() == 1 &&
-        act_in[0].port == 0) {
-      if (std::optional<Attrs> act_attrs = CheckedAttrs(graph, plan, a)) {
-        f.activation = plan.steps[a].node;
-        f.activation_op = plan.OpOf(a);
-        f.activation_attrs = std::move(*act_attrs);
-        f.relu_inside = graph.node(f.activation).op == "Relu";
-        f.step = static_cast<int32_t>(a);
-      }
-    }
-  }
+  MatchActivation(graph, plan, r, b, f);
   const bool conv = graph.node(f.producer).op == "Conv2D";
   f.fused_op = conv ? &kFusedConv2DOp : &kFusedMatMulOp;
+  f.fused_attrs = f.producer_attrs;
+  f.fused_attrs.Set("relu", f.relu_inside);
+  return f;
+}
+
+// The chain Conv2D [-> BiasAdd] -> FusedBatchNormV3 [-> activation] whose
+// batch normalization is step bn, if it fuses: inference (is_training
+// false), NHWC, float32 (T and U), only its y read (by one step, or
+// fetched), the convolution and the bias sum read by the next node alone.
+std::optional<FusedStep> MatchBatchNormAt(const Graph& graph, const RunPlan& plan, const Readers& r,
+                                          size_t bn) {
+  if (graph.node(plan.steps[bn].node).op != "FusedBatchNormV3" || r.past_port0[bn]) {
+    return std::nullopt;
+  }
+  const std::vector<PlanInput> bn_in = DataInputs(plan, bn);
+  if (bn_in.size() != 5 || bn_in[0].fed() || bn_in[0].port != 0) return std::nullopt;
+  std::optional<Attrs> bn_attrs = CheckedAttrs(graph, plan, bn, /*node_kernel=*/true);
+  if (!bn_attrs || !bn_attrs->Has("is_training") || bn_attrs->GetBool("is_training") ||
+      !bn_attrs->Has("epsilon") || !bn_attrs->Has("T") || !bn_attrs->Has("U") ||
+      bn_attrs->GetType("T") != DType::kFloat32 || bn_attrs->GetType("U") != DType::kFloat32) {
+    return std::nullopt;
+  }
+  FusedStep f;
+  size_t p = bn_in[0].step();
+  if (!ReadOnlyOnce(r, p)) return std::nullopt;
+  const std::string& p_op = graph.node(plan.steps[p].node).op;
+  f.bias_add = -1;
+  if (p_op == "BiasAdd") {  // Add/AddV2 need not be a bias: left to MatchAt
+    const size_t b = p;
+    const std::vector<PlanInput> operands = DataInputs(plan, b);
+    if (operands.size() != 2 || operands[0].fed() || operands[0].port != 0) return std::nullopt;
+    p = operands[0].step();
+    if (graph.node(plan.steps[p].node).op != "Conv2D" || !ReadOnlyOnce(r, p)) return std::nullopt;
+    std::optional<Attrs> bias_attrs = CheckedAttrs(graph, plan, b);
+    if (!bias_attrs) return std::nullopt;
+    f.bias_add = plan.steps[b].node;
+    f.bias_op = plan.OpOf(b);
+    f.bias_attrs = std::move(*bias_attrs);
+  } else if (p_op != "Conv2D") {
+    return std::nullopt;
+  }
+  if (DataInputs(plan, p).size() != 2) return std::nullopt;
+  std::optional<Attrs> producer_attrs = CheckedAttrs(graph, plan, p);
+  if (!producer_attrs) return std::nullopt;
+  f.producer = plan.steps[p].node;
+  f.producer_op = plan.OpOf(p);
+  f.producer_attrs = std::move(*producer_attrs);
+  f.batch_norm = plan.steps[bn].node;
+  f.batch_norm_attrs = std::move(*bn_attrs);
+  f.step = static_cast<int32_t>(bn);
+  MatchActivation(graph, plan, r, bn, f);
+  f.fused_op = &kFusedConv2DOp;
   f.fused_attrs = f.producer_attrs;
   f.fused_attrs.Set("relu", f.relu_inside);
   return f;
@@ -144,27 +212,48 @@ void FuseRunPlan(const Graph& graph, RunPlan& plan) {
   std::vector<uint8_t> absorbed(n, 0);
   std::vector<int32_t> fused_at(n, -1);
   std::vector<FusedStep> found;
-  std::vector<std::array<size_t, 3>> chain;  // old steps: producer, bias add, activation (or n)
+  // Old steps of each chain: producer, bias add, batch norm, activation (n: none).
+  std::vector<std::array<size_t, 4>> chain;
+  const auto take = [&](FusedStep f, std::array<size_t, 4> c) {
+    for (const size_t s : c) {
+      if (s != n && (absorbed[s] || fused_at[s] >= 0)) return;
+    }
+    const auto last = static_cast<size_t>(f.step);
+    for (const size_t s : c) {
+      if (s != n && s != last) absorbed[s] = 1;
+    }
+    fused_at[last] = static_cast<int32_t>(found.size());
+    chain.push_back(c);
+    found.push_back(std::move(f));
+  };
+  // Batch normalizations first: their Conv2D + BiasAdd would match below.
+  for (size_t bn = 0; bn < n; ++bn) {
+    std::optional<FusedStep> f = MatchBatchNormAt(graph, plan, readers, bn);
+    if (!f) continue;
+    const size_t x = DataInputs(plan, bn)[0].step();
+    const size_t b = f->bias_add >= 0 ? x : n;
+    const size_t p = f->bias_add >= 0 ? DataInputs(plan, b)[0].step() : x;
+    const auto last = static_cast<size_t>(f->step);
+    take(std::move(*f), {p, b, bn, last != bn ? last : n});
+  }
   for (size_t b = 0; b < n; ++b) {
     if (absorbed[b] || fused_at[b] >= 0) continue;
     std::optional<FusedStep> f = MatchAt(graph, plan, readers, b);
     if (!f) continue;
     const size_t p = DataInputs(plan, b)[f->bias_first ? 1 : 0].step();
-    if (absorbed[p] || fused_at[p] >= 0) continue;
-    const size_t last = static_cast<size_t>(f->step);
-    absorbed[p] = 1;
-    if (last != b) absorbed[b] = 1;
-    fused_at[last] = static_cast<int32_t>(found.size());
-    chain.push_back({p, b, last != b ? last : n});
-    found.push_back(std::move(*f));
+    const auto last = static_cast<size_t>(f->step);
+    take(std::move(*f), {p, b, n, last != b ? last : n});
   }
   if (found.empty()) return;
 
   // The plan again without the absorbed steps; a fused step's inputs are
-  // the producer's two, the bias, then the chain's control inputs.
+  // the producer's two, the bias (if any), the batch norm's scale, offset,
+  // mean and variance (if any), then the chain's control inputs.
   std::vector<int32_t> renumbered(n, -1);
   std::vector<PlanStep> steps;
   std::vector<PlanInput> inputs;
+  std::vector<FusedStep> fused;
+  fused.reserve(found.size());
   const auto remap = [&](PlanInput in) {
     if (!in.fed()) in.from = renumbered[in.step()];
     return in;
@@ -173,11 +262,15 @@ void FuseRunPlan(const Graph& graph, RunPlan& plan) {
     if (absorbed[s]) continue;
     PlanStep step = plan.steps[s];
     if (const int32_t k = fused_at[s]; k >= 0) {
-      const auto& [p, b, a] = chain[static_cast<size_t>(k)];
+      const auto& [p, b, bn, a] = chain[static_cast<size_t>(k)];
       FusedStep& f = found[static_cast<size_t>(k)];
       for (const PlanInput& in : DataInputs(plan, p)) inputs.push_back(remap(in));
-      inputs.push_back(remap(DataInputs(plan, b)[f.bias_first ? 0 : 1]));
-      for (const size_t c : {p, b, a}) {
+      if (b != n) inputs.push_back(remap(DataInputs(plan, b)[f.bias_first ? 0 : 1]));
+      if (bn != n) {
+        const std::vector<PlanInput> bn_in = DataInputs(plan, bn);
+        for (size_t i = 1; i < bn_in.size(); ++i) inputs.push_back(remap(bn_in[i]));
+      }
+      for (const size_t c : {p, b, bn, a}) {
         if (c == n) continue;
         for (const PlanInput& in : plan.InputsOf(c)) {
           if (in.control()) inputs.push_back(remap(in));
@@ -185,6 +278,7 @@ void FuseRunPlan(const Graph& graph, RunPlan& plan) {
       }
       step.flags = PlanStep::kFused;
       f.step = static_cast<int32_t>(steps.size());
+      fused.push_back(std::move(f));  // in step order, as RunPlan::FusedAt searches
     } else {
       for (const PlanInput& in : plan.InputsOf(s)) inputs.push_back(remap(in));
     }
@@ -195,7 +289,7 @@ void FuseRunPlan(const Graph& graph, RunPlan& plan) {
   for (PlanInput& res : plan.results) res = remap(res);
   plan.steps = std::move(steps);
   plan.inputs = std::move(inputs);
-  plan.fused = std::move(found);
+  plan.fused = std::move(fused);
 }
 
 }  // namespace eager::internal

@@ -72,7 +72,8 @@ struct PlanStep {
 struct FusedStep {
   int32_t step = 0;                 // in RunPlan::steps
   int32_t producer = 0;             // graph node: Conv2D or MatMul
-  int32_t bias_add = 0;             // graph node: BiasAdd, Add or AddV2
+  int32_t bias_add = 0;             // graph node: BiasAdd, Add or AddV2; -1: none (batch_norm's)
+  int32_t batch_norm = -1;          // graph node: FusedBatchNormV3 after a Conv2D, or -1
   int32_t activation = -1;          // graph node, or -1
   bool bias_first = false;          // Add(bias, product) rather than Add(product, bias)
   bool relu_inside = false;         // the activation is Relu, done by the fused kernel
@@ -82,6 +83,7 @@ struct FusedStep {
   const OpDef* activation_op = nullptr;                // nullptr without an activation
   Attrs fused_attrs;                                   // the producer's, with "relu"
   Attrs producer_attrs, bias_attrs, activation_attrs;  // each node's kernel attrs
+  Attrs batch_norm_attrs;                              // with TF's defaults
 };
 
 struct RunPlan {
