@@ -470,9 +470,10 @@ class RunState {
       }
       Tensor folded = internal::NewTensor(w.shape(), DType::kFloat32);
       float* fw = internal::MutableData<float>(folded);
-      const auto ws = w.data<float>();
-      for (size_t i = 0; i < ws.size(); ++i) {
-        fw[i] = static_cast<float>(ws[i] * scale[i % c]);
+      const float* ws = w.data<float>().data();
+      for (size_t row = 0; row < static_cast<size_t>(w.num_elements()) / c; ++row) {
+        for (size_t k = 0; k < c; ++k)
+          fw[row * c + k] = static_cast<float>(ws[row * c + k] * scale[k]);
       }
       const std::vector<Tensor> conv_in = {
           x, folded, Tensor::FromVector<float>(std::move(bias), Shape{channels})};
