@@ -5,9 +5,11 @@
 //   saved_model_tf2_driver EXPORT_DIR SIGNATURE FEEDS OUT
 //
 // FEEDS is a bundle of the signature's inputs keyed by their names (as
-// saved_model_cli shows them); OUT gets every output under its key, or one
+// saved_model_cli shows them); OUT gets every output under its key and
+// ".fused_nodes" (int64: Session::last_run_fused_nodes of the run), or one
 // string tensor ".error" with eager's error message.
 
+#include <cstdint>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -30,6 +32,7 @@ int main(int argc, char** argv) {
       std::map<std::string, eager::Tensor> inputs;
       for (const std::string& key : feeds.Keys()) inputs.emplace(key, feeds.Read(key));
       for (const auto& [key, value] : model.Run(sess, argv[2], inputs)) out.Add(key, value);
+      out.Add(".fused_nodes", eager::Tensor(static_cast<int64_t>(sess.last_run_fused_nodes())));
     } catch (const eager::Error& e) {
       out.Add(".error", eager::Tensor(std::string(e.what())));
     }

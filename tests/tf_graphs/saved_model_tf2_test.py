@@ -19,6 +19,10 @@ or more iterations. (4) tf.switch_case (Case, StatelessCase) runs the
 branch TF runs, the last one for an index out of range. (5) A variable
 assigned inside the function
 (AssignAddVariableOp on the captured handle, then read) gives TF's result.
+(6) A tf_keras (Keras 2) CNN with BatchNormalization, exported with
+model.export(): its FusedBatchNormV3 nodes (inference) are folded into the
+convolutions by eager's Session (ops/internal/graph_fusion.h), which must
+say so (the driver's .fused_nodes) and still give TF's values.
 """
 
 import os
@@ -122,6 +126,31 @@ def keras_attention(export_dir):
     model.export(export_dir, verbose=False)
 
 
+def tf_keras_cnn(export_dir):
+    """Conv2D(5)+BN+ReLU, MaxPool, Conv2D(7, no bias)+BN, GAP, Dense(3) in
+    tf_keras, its BN statistics and parameters away from their initial values."""
+    import tf_keras  # TF 2.21's Keras 2, imported only here
+    tf_keras.utils.set_random_seed(41)
+    x = tf_keras.Input((9, 11, 3), name="x")
+    h = tf_keras.layers.Conv2D(5, 3, padding="same")(x)
+    h = tf_keras.layers.BatchNormalization()(h)
+    h = tf_keras.layers.ReLU()(h)
+    h = tf_keras.layers.MaxPooling2D()(h)
+    h = tf_keras.layers.Conv2D(7, 3, use_bias=False)(h)
+    h = tf_keras.layers.BatchNormalization(epsilon=0.01)(h)
+    h = tf_keras.layers.GlobalAveragePooling2D()(h)
+    model = tf_keras.Model(x, tf_keras.layers.Dense(3)(h))
+    rng = np.random.RandomState(41)
+    for layer in model.layers:
+        if isinstance(layer, tf_keras.layers.BatchNormalization):
+            c = layer.gamma.shape[0]
+            layer.gamma.assign(rng.uniform(0.5, 1.5, c).astype(np.float32))
+            layer.beta.assign(rng.uniform(-0.5, 0.5, c).astype(np.float32))
+            layer.moving_mean.assign(rng.uniform(-0.3, 0.3, c).astype(np.float32))
+            layer.moving_variance.assign(rng.uniform(0.3, 2.0, c).astype(np.float32))
+    model.export(export_dir)
+
+
 def run_eager(driver, export_dir, signature, inputs, work, name):
     feeds = os.path.join(work, name + ".feeds")
     out = os.path.join(work, name + ".out")
@@ -143,12 +172,14 @@ def check_model(tally, driver, export_dir, work, name, inputs):
     got = run_eager(driver, export_dir, "serving_default", inputs, work, name)
     if ".error" in got:
         tally.check(name, "eager: " + got[".error"])
-        return
+        return None
+    fused_nodes = int(got.pop(".fused_nodes"))
     tally.check(f"{name} output keys", None if sorted(got) == sorted(want)
                 else f"eager {sorted(got)}, TF {sorted(want)}")
     for key in sorted(want):
         if key in got:
             tally.check(f"{name} {key}", mismatch(key, got[key], want[key], TOL))
+    return fused_nodes
 
 
 def main():
@@ -192,6 +223,20 @@ def main():
     tf.saved_model.save(Counter(), counter_dir)
     check_model(tally, driver, counter_dir, work, "variable assigned in the function",
                 {"delta": np.float32(0.25)})
+
+    cnn_dir = os.path.join(work, "tf_keras_cnn")
+    tf_keras_cnn(cnn_dir)
+    graph = tf.saved_model.load(cnn_dir).signatures["serving_default"].graph
+    ops = [node.op for f in graph.as_graph_def().library.function for node in f.node_def]
+    tally.check("tf_keras saves two FusedBatchNormV3",
+                None if ops.count("FusedBatchNormV3") == 2 else f"the library holds {sorted(ops)}")
+    images = np.random.RandomState(8).randn(4, 9, 11, 3).astype(np.float32)
+    fused = check_model(tally, driver, cnn_dir, work, "tf_keras CNN with BatchNormalization",
+                        images)
+    # Conv2D + BiasAdd + FusedBatchNormV3 + Relu, Conv2D + FusedBatchNormV3,
+    # MatMul + BiasAdd.
+    tally.check("tf_keras CNN: eager folds both batch norms",
+                None if fused == 8 else f"{fused} nodes ran fused, not 8")
     return tally.finish()
 
 
