@@ -345,7 +345,7 @@ class RunState {
   // Errors name the node of the chain whose kernel threw.
   void RunFused(size_t s) {
     const internal::FusedStep& f = plan_.FusedAt(s);
-    if (f.batch_norm >= 0) return RunFusedBatchNorm(s, f);
+    if (f.batch_norm >= 0 || f.scale_mul >= 0) return RunFolded(s, f);
     const Node& producer = graph_.node(f.producer);
     const Node& bias_add = graph_.node(f.bias_add);
     std::vector<Tensor> in;
@@ -401,19 +401,22 @@ class RunState {
     outputs_[s] = {std::move(y)};
   }
 
-  // A fused Conv2D [+ BiasAdd] + FusedBatchNormV3 [+ activation] at
-  // inference: the normalization's per-channel scale s = gamma / sqrt(var
-  // + epsilon) folded into the filter (w * s) and its offset beta - mean *
-  // s (plus bias * s) into _FusedConv2D's bias. Folding costs one multiply
-  // per filter element, the filter's size over the output positions
-  // (batch * out_h * out_w) of the convolution's own work, where scaling
-  // the output costs a pass over the whole output. The vectors are
-  // computed in double, as FusedBatchNormV3's kernel computes them. When the
-  // tensors are not what the fusion needs (float32, vectors of the filter's
-  // output channels), the nodes run one after the other, as unfused.
-  void RunFusedBatchNorm(size_t s, const internal::FusedStep& f) {
+  // A Conv2D [+ BiasAdd] followed by a per-channel scale and offset, either
+  // an inference FusedBatchNormV3 (s = gamma / sqrt(var + epsilon), offset
+  // beta - mean * s) or a Mul by s then an Add of o (Keras 3's inference
+  // BatchNormalization), [+ activation]: s folded into the filter (w * s)
+  // and (bias - mean) * s + beta, or bias * s + o, into _FusedConv2D's bias.
+  // Folding costs one multiply per filter element, the filter's size over
+  // the output positions (batch * out_h * out_w) of the convolution's own
+  // work, where scaling the output costs a pass over the whole output. The
+  // vectors are computed in double, as FusedBatchNormV3's kernel computes
+  // them. When the tensors are not what the fusion needs (float32, vectors
+  // of the filter's output channels), the nodes run one after the other,
+  // as unfused.
+  void RunFolded(size_t s, const internal::FusedStep& f) {
     const Node& producer = graph_.node(f.producer);
-    const Node& bn_node = graph_.node(f.batch_norm);
+    const bool bn = f.batch_norm >= 0;
+    const Node& scale_node = graph_.node(bn ? f.batch_norm : f.scale_mul);
     std::vector<Tensor> in;
     in.reserve(7);
     for (const PlanInput& i : plan_.InputsOf(s)) {
@@ -422,7 +425,12 @@ class RunState {
     const bool has_bias = f.bias_add >= 0;
     const Tensor& x = in[0];
     const Tensor& w = in[1];
-    const std::span<const Tensor> bn_in = std::span<const Tensor>(in).subspan(has_bias ? 3 : 2, 4);
+    // The BN's scale, offset, mean and variance, or the Mul's and the Add's vectors.
+    const std::span<const Tensor> vecs =
+        std::span<const Tensor>(in).subspan(has_bias ? 3 : 2, bn ? 4 : 2);
+    const auto ordered = [](bool vector_first, DType vector, DType t) {
+      return vector_first ? std::vector<DType>{vector, t} : std::vector<DType>{t, vector};
+    };
     if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0) {
       const DType t = x.dtype();
       internal::CheckInputTypes(producer, f.producer_attrs, std::vector<DType>{t, w.dtype()});
@@ -430,9 +438,16 @@ class RunState {
         internal::CheckInputTypes(graph_.node(f.bias_add), f.bias_attrs,
                                   std::vector<DType>{t, in[2].dtype()});
       }
-      std::vector<DType> bn_types = {t};
-      for (const Tensor& v : bn_in) bn_types.push_back(v.dtype());
-      internal::CheckInputTypes(bn_node, f.batch_norm_attrs, bn_types);
+      if (bn) {
+        std::vector<DType> bn_types = {t};
+        for (const Tensor& v : vecs) bn_types.push_back(v.dtype());
+        internal::CheckInputTypes(scale_node, f.batch_norm_attrs, bn_types);
+      } else {
+        internal::CheckInputTypes(scale_node, f.mul_attrs,
+                                  ordered(f.scale_first, vecs[0].dtype(), t));
+        internal::CheckInputTypes(graph_.node(f.offset_add), f.add_attrs,
+                                  ordered(f.offset_first, vecs[1].dtype(), t));
+      }
       if (f.activation >= 0) {
         internal::CheckInputTypes(graph_.node(f.activation), f.activation_attrs,
                                   std::vector<DType>{t});
@@ -452,32 +467,37 @@ class RunState {
     };
     bool fits = x.dtype() == DType::kFloat32 && w.dtype() == DType::kFloat32 && channels >= 0 &&
                 (!has_bias || is_vector(in[2]));
-    for (const Tensor& v : bn_in) fits = fits && is_vector(v);
+    for (const Tensor& v : vecs) fits = fits && is_vector(v);
     Tensor y;
     if (fits) {
-      const double epsilon = f.batch_norm_attrs.GetFloat("epsilon");
       const auto c = static_cast<size_t>(channels);
-      const float* gamma = bn_in[0].data<float>().data();
-      const float* beta = bn_in[1].data<float>().data();
-      const float* mean = bn_in[2].data<float>().data();
-      const float* var = bn_in[3].data<float>().data();
       std::vector<double> scale(c);
       std::vector<float> bias(c);
+      const auto at = [&](const Tensor& t, size_t i) {
+        return static_cast<double>(t.data<float>()[i]);
+      };
       for (size_t i = 0; i < c; ++i) {
-        scale[i] = gamma[i] / std::sqrt(static_cast<double>(var[i]) + epsilon);
-        const double b = has_bias ? static_cast<double>(in[2].data<float>()[i]) : 0.0;
-        bias[i] = static_cast<float>((b - mean[i]) * scale[i] + beta[i]);
+        const double b = has_bias ? at(in[2], i) : 0.0;
+        if (bn) {  // vecs: gamma, beta, mean, variance
+          const double epsilon = f.batch_norm_attrs.GetFloat("epsilon");
+          scale[i] = at(vecs[0], i) / std::sqrt(at(vecs[3], i) + epsilon);
+          bias[i] = static_cast<float>((b - at(vecs[2], i)) * scale[i] + at(vecs[1], i));
+        } else {  // vecs: s, o
+          scale[i] = at(vecs[0], i);
+          bias[i] = static_cast<float>(b * scale[i] + at(vecs[1], i));
+        }
       }
       Tensor folded = internal::NewTensor(w.shape(), DType::kFloat32);
       float* fw = internal::MutableData<float>(folded);
       const float* ws = w.data<float>().data();
       for (size_t row = 0; row < static_cast<size_t>(w.num_elements()) / c; ++row) {
-        for (size_t k = 0; k < c; ++k)
+        for (size_t k = 0; k < c; ++k) {
           fw[row * c + k] = static_cast<float>(ws[row * c + k] * scale[k]);
+        }
       }
       const std::vector<Tensor> conv_in = {
           x, folded, Tensor::FromVector<float>(std::move(bias), Shape{channels})};
-      session_.last_fused_nodes += 2 + (has_bias ? 1 : 0) + (f.activation >= 0 ? 1 : 0);
+      session_.last_fused_nodes += (bn ? 2 : 3) + (has_bias ? 1 : 0) + (f.activation >= 0 ? 1 : 0);
       y = in_context(producer, [&] { return RunKernel(*f.fused_op, conv_in, f.fused_attrs); });
     } else {
       y = in_context(producer, [&] {
@@ -488,13 +508,24 @@ class RunState {
         y = in_context(graph_.node(f.bias_add),
                        [&] { return RunKernel(*f.bias_op, operands, f.bias_attrs); });
       }
-      const std::vector<Tensor> bn_args = {y, bn_in[0], bn_in[1], bn_in[2], bn_in[3]};
-      std::unique_ptr<NodeState> no_state;
-      y = in_context(bn_node, [&] {
-        return kFusedBatchNormV3Op
-            .run({graph_, bn_node, f.batch_norm_attrs, {}, bn_args, &no_state})
-            .values[0];
-      });
+      if (bn) {
+        const std::vector<Tensor> bn_args = {y, vecs[0], vecs[1], vecs[2], vecs[3]};
+        std::unique_ptr<NodeState> no_state;
+        y = in_context(scale_node, [&] {
+          return kFusedBatchNormV3Op
+              .run({graph_, scale_node, f.batch_norm_attrs, {}, bn_args, &no_state})
+              .values[0];
+        });
+      } else {
+        const auto pair = [&](bool vector_first, const Tensor& v) {
+          return vector_first ? std::vector<Tensor>{v, y} : std::vector<Tensor>{y, v};
+        };
+        std::vector<Tensor> operands = pair(f.scale_first, vecs[0]);
+        y = in_context(scale_node, [&] { return RunKernel(*f.mul_op, operands, f.mul_attrs); });
+        operands = pair(f.offset_first, vecs[1]);
+        y = in_context(graph_.node(f.offset_add),
+                       [&] { return RunKernel(*f.add_op, operands, f.add_attrs); });
+      }
     }
     if (f.activation >= 0 && !(fits && f.relu_inside)) {
       y = in_context(graph_.node(f.activation), [&] {

@@ -38,9 +38,11 @@
 //
 // Plans are fused as TF's grappler remapper fuses a graph: a Conv2D or
 // MatMul, its bias add and a Relu/Relu6/Elu/LeakyRelu run as one step of
-// eager's _FusedConv2D/_FusedMatMul when nothing else in the run reads the
-// tensors between them (ops/internal/graph_fusion.h says when, and why that
-// computes the same values; SessionOptions::fuse_ops turns it off).
+// eager's _FusedConv2D/_FusedMatMul, and an inference batch normalization
+// after a Conv2D is folded into its filter and bias, when nothing else in
+// the run reads the tensors between them (ops/internal/graph_fusion.h says
+// when, and why that computes the same values; SessionOptions::fuse_ops
+// turns it off).
 //
 // What a Session keeps: for each kind of call (its fetches and fed
 // tensors) a plan (ops/internal/run_plan.h) of the nodes it runs, in
@@ -101,7 +103,9 @@ struct SessionOptions {
   // memory (the limit without options). Not a bound on a run's total.
   int64_t memory_limit_bytes = 0;
   // Run Conv2D/MatMul + BiasAdd (+ Relu, Relu6, Elu, LeakyRelu) chains as
-  // one fused kernel, as TF's grappler remapper does, when nothing else
+  // one fused kernel, as TF's grappler remapper does, and fold an inference
+  // batch normalization after a Conv2D (FusedBatchNormV3, or Keras 3's
+  // per-channel Mul and Add) into its filter and bias, when nothing else
   // reads their intermediate tensors (ops/internal/graph_fusion.h). The
   // values are the unfused nodes' (a convolution's to float32 rounding:
   // oneDNN adds its bias inside the kernel). false: every node runs alone,

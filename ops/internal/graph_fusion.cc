@@ -200,6 +200,82 @@ std::optional<FusedStep> MatchBatchNormAt(const Graph& graph, const RunPlan& pla
   return f;
 }
 
+// The chain Conv2D [-> BiasAdd] -> Mul(., s) -> Add/AddV2(., o)
+// [-> activation] whose add is step `add`, if it fuses (either operand order
+// of the Mul and the Add; each intermediate read by the next node alone).
+// Whether s and o are vectors of the filter's output channels is known
+// only at run time: the step runs the nodes one by one when they are not.
+std::optional<FusedStep> MatchAffineAt(const Graph& graph, const RunPlan& plan, const Readers& r,
+                                       size_t add) {
+  const std::string& add_type = graph.node(plan.steps[add].node).op;
+  if (add_type != "Add" && add_type != "AddV2") return std::nullopt;
+  const std::vector<PlanInput> add_in = DataInputs(plan, add);
+  if (add_in.size() != 2) return std::nullopt;
+  // Step `from` feeds `in` through its first output, read there alone.
+  const auto only_reader = [&](const PlanInput& in) {
+    return !in.fed() && in.port == 0 && ReadOnlyOnce(r, in.step());
+  };
+  FusedStep f;
+  std::optional<size_t> mul;
+  for (size_t i = 0; i < 2 && !mul; ++i) {
+    if (only_reader(add_in[i]) && graph.node(plan.steps[add_in[i].step()].node).op == "Mul") {
+      mul = add_in[i].step();
+      f.offset_first = i == 1;
+    }
+  }
+  if (!mul) return std::nullopt;
+  const std::vector<PlanInput> mul_in = DataInputs(plan, *mul);
+  if (mul_in.size() != 2) return std::nullopt;
+  std::optional<size_t> p, b;
+  for (size_t i = 0; i < 2 && !p; ++i) {
+    if (!only_reader(mul_in[i])) continue;
+    const size_t from = mul_in[i].step();
+    const std::string& op = graph.node(plan.steps[from].node).op;
+    if (op == "Conv2D") {
+      p = from;
+    } else if (op == "BiasAdd") {
+      const std::vector<PlanInput> operands = DataInputs(plan, from);
+      if (operands.size() != 2 || !only_reader(operands[0]) ||
+          graph.node(plan.steps[operands[0].step()].node).op != "Conv2D") {
+        continue;
+      }
+      b = from;
+      p = operands[0].step();
+    } else {
+      continue;
+    }
+    f.scale_first = i == 1;
+  }
+  if (!p || DataInputs(plan, *p).size() != 2) return std::nullopt;
+  std::optional<Attrs> producer_attrs = CheckedAttrs(graph, plan, *p);
+  std::optional<Attrs> mul_attrs = CheckedAttrs(graph, plan, *mul);
+  std::optional<Attrs> add_attrs = CheckedAttrs(graph, plan, add);
+  if (!producer_attrs || !mul_attrs || !add_attrs) return std::nullopt;
+  f.bias_add = -1;
+  if (b) {
+    std::optional<Attrs> bias_attrs = CheckedAttrs(graph, plan, *b);
+    if (!bias_attrs) return std::nullopt;
+    f.bias_add = plan.steps[*b].node;
+    f.bias_op = plan.OpOf(*b);
+    f.bias_attrs = std::move(*bias_attrs);
+  }
+  f.producer = plan.steps[*p].node;
+  f.producer_op = plan.OpOf(*p);
+  f.producer_attrs = std::move(*producer_attrs);
+  f.scale_mul = plan.steps[*mul].node;
+  f.mul_op = plan.OpOf(*mul);
+  f.mul_attrs = std::move(*mul_attrs);
+  f.offset_add = plan.steps[add].node;
+  f.add_op = plan.OpOf(add);
+  f.add_attrs = std::move(*add_attrs);
+  f.step = static_cast<int32_t>(add);
+  MatchActivation(graph, plan, r, add, f);
+  f.fused_op = &kFusedConv2DOp;
+  f.fused_attrs = f.producer_attrs;
+  f.fused_attrs.Set("relu", f.relu_inside);
+  return f;
+}
+
 }  // namespace
 
 void FuseRunPlan(const Graph& graph, RunPlan& plan) {
@@ -212,9 +288,10 @@ void FuseRunPlan(const Graph& graph, RunPlan& plan) {
   std::vector<uint8_t> absorbed(n, 0);
   std::vector<int32_t> fused_at(n, -1);
   std::vector<FusedStep> found;
-  // Old steps of each chain: producer, bias add, batch norm, activation (n: none).
-  std::vector<std::array<size_t, 4>> chain;
-  const auto take = [&](FusedStep f, std::array<size_t, 4> c) {
+  // Old steps of each chain: producer, bias add, batch norm or scale Mul,
+  // offset Add, activation (n: none).
+  std::vector<std::array<size_t, 5>> chain;
+  const auto take = [&](FusedStep f, std::array<size_t, 5> c) {
     for (const size_t s : c) {
       if (s != n && (absorbed[s] || fused_at[s] >= 0)) return;
     }
@@ -227,6 +304,16 @@ void FuseRunPlan(const Graph& graph, RunPlan& plan) {
     found.push_back(std::move(f));
   };
   // Batch normalizations first: their Conv2D + BiasAdd would match below.
+  for (size_t add = 0; add < n; ++add) {
+    std::optional<FusedStep> f = MatchAffineAt(graph, plan, readers, add);
+    if (!f) continue;
+    const size_t mul = DataInputs(plan, add)[f->offset_first ? 1 : 0].step();
+    const size_t x = DataInputs(plan, mul)[f->scale_first ? 1 : 0].step();
+    const size_t b = f->bias_add >= 0 ? x : n;
+    const size_t p = f->bias_add >= 0 ? DataInputs(plan, b)[0].step() : x;
+    const auto last = static_cast<size_t>(f->step);
+    take(std::move(*f), {p, b, mul, add, last != add ? last : n});
+  }
   for (size_t bn = 0; bn < n; ++bn) {
     std::optional<FusedStep> f = MatchBatchNormAt(graph, plan, readers, bn);
     if (!f) continue;
@@ -234,7 +321,7 @@ void FuseRunPlan(const Graph& graph, RunPlan& plan) {
     const size_t b = f->bias_add >= 0 ? x : n;
     const size_t p = f->bias_add >= 0 ? DataInputs(plan, b)[0].step() : x;
     const auto last = static_cast<size_t>(f->step);
-    take(std::move(*f), {p, b, bn, last != bn ? last : n});
+    take(std::move(*f), {p, b, bn, n, last != bn ? last : n});
   }
   for (size_t b = 0; b < n; ++b) {
     if (absorbed[b] || fused_at[b] >= 0) continue;
@@ -242,7 +329,7 @@ void FuseRunPlan(const Graph& graph, RunPlan& plan) {
     if (!f) continue;
     const size_t p = DataInputs(plan, b)[f->bias_first ? 1 : 0].step();
     const auto last = static_cast<size_t>(f->step);
-    take(std::move(*f), {p, b, n, last != b ? last : n});
+    take(std::move(*f), {p, b, n, n, last != b ? last : n});
   }
   if (found.empty()) return;
 
@@ -262,15 +349,18 @@ void FuseRunPlan(const Graph& graph, RunPlan& plan) {
     if (absorbed[s]) continue;
     PlanStep step = plan.steps[s];
     if (const int32_t k = fused_at[s]; k >= 0) {
-      const auto& [p, b, bn, a] = chain[static_cast<size_t>(k)];
+      const auto& [p, b, bn, add, a] = chain[static_cast<size_t>(k)];
       FusedStep& f = found[static_cast<size_t>(k)];
       for (const PlanInput& in : DataInputs(plan, p)) inputs.push_back(remap(in));
       if (b != n) inputs.push_back(remap(DataInputs(plan, b)[f.bias_first ? 0 : 1]));
-      if (bn != n) {
+      if (add != n) {  // bn is the Mul: its vector, then the Add's
+        inputs.push_back(remap(DataInputs(plan, bn)[f.scale_first ? 0 : 1]));
+        inputs.push_back(remap(DataInputs(plan, add)[f.offset_first ? 0 : 1]));
+      } else if (bn != n) {
         const std::vector<PlanInput> bn_in = DataInputs(plan, bn);
         for (size_t i = 1; i < bn_in.size(); ++i) inputs.push_back(remap(bn_in[i]));
       }
-      for (const size_t c : {p, b, bn, a}) {
+      for (const size_t c : {p, b, bn, add, a}) {
         if (c == n) continue;
         for (const PlanInput& in : plan.InputsOf(c)) {
           if (in.control()) inputs.push_back(remap(in));

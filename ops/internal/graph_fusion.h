@@ -7,6 +7,7 @@
 //   Conv2D -> BiasAdd (or Add/AddV2 of a bias vector) [-> activation]
 //   MatMul -> BiasAdd (or Add/AddV2 of a bias vector) [-> activation]
 //   Conv2D [-> BiasAdd] -> FusedBatchNormV3 (inference) [-> activation]
+//   Conv2D [-> BiasAdd] -> Mul(., s) -> Add/AddV2(., o) [-> activation]
 //
 // becomes one plan step that calls eager's fused kernel (_FusedConv2D,
 // _FusedMatMul, with the ReLU inside it) and, for Relu6, Elu and LeakyRelu,
@@ -16,6 +17,9 @@
 // does: on each run, from the values its inputs have then (variables may
 // change between runs), s = scale / sqrt(variance + epsilon) multiplies the
 // filter's output channels and (bias - mean) * s + offset is the bias.
+// The Mul/Add chain is Keras 3's inference BatchNormalization (its graphs
+// hold tf.nn.batch_normalization's x * s + o, s and o computed from the
+// variables by other nodes): s scales the filter, bias * s + o is the bias.
 //
 // Why each rewrite is safe (computes what the nodes compute):
 //  - Only when nothing else in the run reads the Conv2D/MatMul output or
@@ -40,6 +44,10 @@
 //    by one, so errors stay the unfused ones. The values match the unfused
 //    nodes' to float32 rounding: w * s is rounded once per filter element,
 //    where the unfused node rounds the convolution's sum before scaling it.
+//  - The Mul and the Add fold only when, at run time, s and o are float32
+//    vectors of the filter's output channels (either operand of each);
+//    otherwise (a scalar, a [1, 1, 1, C] or any broadcast) the step runs
+//    the nodes one by one. Float32 rounding, as for the batch norm.
 //  - _FusedMatMul is bit-identical to MatMul, BiasAdd, Relu
 //    (ops/fused_matmul.h). _FusedConv2D on oneDNN adds the bias inside the
 //    convolution, which can round differently from a separate BiasAdd (as

@@ -84,6 +84,14 @@ struct FusedStep {
   Attrs fused_attrs;                                   // the producer's, with "relu"
   Attrs producer_attrs, bias_attrs, activation_attrs;  // each node's kernel attrs
   Attrs batch_norm_attrs;                              // with TF's defaults
+  // A per-channel Mul then Add/AddV2 after a Conv2D [+ BiasAdd] (Keras 3's
+  // inference BatchNormalization, tf.nn.batch_normalization): graph nodes,
+  // or -1; which operand of each is the vector; their ops and attrs.
+  int32_t scale_mul = -1, offset_add = -1;
+  bool scale_first = false, offset_first = false;
+  const OpDef* mul_op = nullptr;
+  const OpDef* add_op = nullptr;
+  Attrs mul_attrs, add_attrs;
 };
 
 struct RunPlan {

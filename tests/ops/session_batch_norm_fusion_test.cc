@@ -194,5 +194,87 @@ TEST(SessionBatchNormFusionTest, VectorsOfTheWrongLengthFailAsUnfused) {
   EXPECT_EQ(fused.last_run_fused_nodes(), 0);
 }
 
+// Keras 3's inference BatchNormalization: Conv2D [+ BiasAdd], then y * s
+// + o with s and o computed by other nodes (here fed), in either operand
+// order.
+struct AffineGraph {
+  AffineGraph(int64_t channels, bool bias, Act act, bool swapped, const Shape& vector_shape)
+      : vector_shape(vector_shape) {
+    Graph::AsDefault in(graph);
+    x = Placeholder(DType::kFloat32, Shape::Partial({-1, 5, 7, 3}), "x");
+    s = Placeholder(DType::kFloat32, Shape::UnknownRank(), "s");
+    o = Placeholder(DType::kFloat32, Shape::UnknownRank(), "o");
+    const Tensor filter = RandomUniform(Shape{3, 3, 3, channels}, 1, -0.5, 0.5, DType::kFloat32);
+    conv = Conv2D(x, filter, {.padding = "SAME"});
+    Tensor pre = conv;
+    if (bias) pre = BiasAdd(conv, RandomUniform(Shape{channels}, 2, -1, 1, DType::kFloat32));
+    scaled = swapped ? Mul(s, pre) : Mul(pre, s);
+    const Tensor shifted = swapped ? Add(o, scaled) : Add(scaled, o);
+    y = act == Act::kNone ? shifted : act == Act::kRelu ? Relu(shifted) : Relu6(shifted);
+    value = RandomUniform(Shape{2, 5, 7, 3}, 3, -2, 2, DType::kFloat32);
+  }
+  Feeds FeedsFor(int seed) const {
+    return {{x, value},
+            {s, RandomUniform(vector_shape, 10 + seed, 0.5, 1.5, DType::kFloat32)},
+            {o, RandomUniform(vector_shape, 20 + seed, -0.5, 0.5, DType::kFloat32)}};
+  }
+  Shape vector_shape;
+  Graph graph;
+  Tensor x, s, o, conv, scaled, y, value;
+};
+
+Both RunBoth(const AffineGraph& g, const std::vector<Fetch>& fetches) {
+  Both out;
+  Session fused(const_cast<Graph&>(g.graph));
+  SessionOptions off;
+  off.fuse_ops = false;
+  Session unfused(const_cast<Graph&>(g.graph), off);
+  for (int run = 0; run < 2; ++run) {
+    out.fused.clear();
+    out.unfused.clear();
+    for (auto& t : fused.Run(fetches, g.FeedsFor(run))) out.fused.push_back(*t);
+    for (auto& t : unfused.Run(fetches, g.FeedsFor(run))) out.unfused.push_back(*t);
+  }
+  out.fused_nodes = fused.last_run_fused_nodes();
+  return out;
+}
+
+TEST(SessionBatchNormFusionTest, ConvMulAddRunsFusedWithTheUnfusedValues) {
+  for (int64_t channels = 1; channels <= 65; channels += 4) {
+    for (const bool bias : {false, true}) {
+      for (const bool swapped : {false, true}) {
+        for (const Act act : {Act::kNone, Act::kRelu, Act::kRelu6}) {
+          const std::string what = StrCat(channels, " channels", bias ? " BiasAdd " : " ",
+                                          swapped ? "vector first " : "", Name(act));
+          const AffineGraph g(channels, bias, act, swapped, Shape{channels});
+          const Both r = RunBoth(g, {g.y});
+          EXPECT_EQ(r.fused_nodes, 3 + (bias ? 1 : 0) + (act != Act::kNone ? 1 : 0)) << what;
+          ExpectClose(r.fused[0], r.unfused[0], what);
+        }
+      }
+    }
+  }
+}
+
+TEST(SessionBatchNormFusionTest, ConvMulAddOfNoChannelVectorRunsTheNodesOneByOne) {
+  for (const Shape& shape : {Shape{}, Shape{1, 1, 1, 6}, Shape{7, 6}}) {
+    const AffineGraph g(6, true, Act::kRelu, false, shape);
+    const Both r = RunBoth(g, {g.y});
+    EXPECT_EQ(r.fused_nodes, 0) << shape;
+    ASSERT_EQ(r.fused[0].shape(), r.unfused[0].shape()) << shape;
+    const auto a = r.fused[0].data<float>();
+    const auto b = r.unfused[0].data<float>();
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << shape << " element " << i;
+  }
+}
+
+TEST(SessionBatchNormFusionTest, FetchingTheScaledConvolutionKeepsTheMulAndAddApart) {
+  const AffineGraph g(6, true, Act::kRelu, false, Shape{6});
+  const Both r = RunBoth(g, {g.y, g.scaled});
+  EXPECT_EQ(r.fused_nodes, 2);  // Conv2D + BiasAdd alone
+  ExpectClose(r.fused[0], r.unfused[0], "y");
+  ExpectClose(r.fused[1], r.unfused[1], "scaled");
+}
+
 }  // namespace
 }  // namespace eager
