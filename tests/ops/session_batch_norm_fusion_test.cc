@@ -33,7 +33,7 @@ std::string Name(Act a) { return a == Act::kNone ? "none" : a == Act::kRelu ? "R
 // FusedBatchNormV3 with fed scale, offset, mean and variance, then `act`.
 struct BnGraph {
   BnGraph(int64_t channels, int64_t h, int64_t w, bool bias, Act act,
-          FusedBatchNormOptions options = {.epsilon = 1e-3, .is_training = false})
+          const FusedBatchNormOptions& options = {.epsilon = 1e-3, .is_training = false})
       : channels(channels) {
     Graph::AsDefault in(graph);
     x = Placeholder(DType::kFloat32, Shape::Partial({-1, h, w, 3}), "x");
