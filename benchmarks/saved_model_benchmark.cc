@@ -11,7 +11,8 @@
 // script).
 // Cases BM_SavedModel/<model>/<signature>/batch:B/threads:T. Every call is
 // timed on its own: counters p50_us and p99_us are the median and 99th
-// percentile of the calls (1,000 calls at batch 1), "fused" the graph
+// percentile of the calls (1,000 calls at batch 1), cpu_time the process's
+// CPU time per call (every thread's), "fused" the graph
 // nodes the last call's signature function ran fused. EAGER_GRAPH_FUSION=0
 // runs unfused (the top-level Session and the function bodies' Sessions).
 // With EAGER_SAVED_MODEL_OUT=DIR each case first writes its output as raw
@@ -117,6 +118,7 @@ void Register() {
         auto* b = benchmark::RegisterBenchmark(name.c_str(),
                                                [&m](benchmark::State& s) { BM_SavedModel(s, m); });
         b->Args({batch, threads})->ArgNames({"batch", "threads"})->UseRealTime();
+        b->MeasureProcessCPUTime();  // all threads' CPU, as the script's time.process_time
         b->Iterations(batch == 1 ? 1000 : 200);
       }
     }

@@ -26,7 +26,9 @@ Both signatures of a Keras export are timed ("serving_default" and "serve").
 Before timing, each side's output on the timed input is compared with the
 other's (float32 tolerance). Per cell: the median over rounds of each side's
 p50 per call (1,000 timed calls at batch 1, 200 at batch 64) and of its
-p99, batch 64 as examples per second, and eager's p50 over TF's. The rounds
+p99, eager's p50 over TF's, the ratio of the process CPU time per call
+(all threads; what to read on a loaded machine), and batch 64 as examples
+per second. The rounds
 alternate the sides, so that load hits both about equally.
 
   build/tf-venv/bin/python benchmarks/saved_model_side_by_side.py \\
@@ -145,12 +147,15 @@ def tf_side(root, threads, check_dir):
             np.asarray(y["output_0"], np.float32).tofile(
                 os.path.join(check_dir, f"tf_{model}_{sig}_b{batch}.f32"))
         us = []
+        cpu_start = time.process_time()
         for _ in range(CALLS[batch]):
             start = time.perf_counter()
             fn(**feeds)
             us.append((time.perf_counter() - start) * 1e6)
+        cpu_us = (time.process_time() - cpu_start) * 1e6 / CALLS[batch]
         us.sort()
-        result[f"{model}/{sig}/{batch}"] = (us[len(us) // 2], us[int(0.99 * (len(us) - 1))])
+        result[f"{model}/{sig}/{batch}"] = (us[len(us) // 2], us[int(0.99 * (len(us) - 1))],
+                                            cpu_us)
     print(json.dumps(result))
 
 
@@ -175,7 +180,8 @@ def eager_cells(binary, root, check_dir=None, fusion=True):
     for b in json.loads(out)["benchmarks"]:
         m = re.match(r"BM_SavedModel/(\w+)/(\w+)/batch:(\d+)/threads:(\d+)", b["name"])
         if m:
-            cells[(m[1], m[2], int(m[3]), int(m[4]))] = (b["p50_us"], b["p99_us"],
+            cpu_us = b["cpu_time"] * {"ns": 1e-3, "us": 1.0, "ms": 1e3}[b["time_unit"]]
+            cells[(m[1], m[2], int(m[3]), int(m[4]))] = (b["p50_us"], b["p99_us"], cpu_us,
                                                          b.get("fused", 0))
     return cells
 
@@ -232,8 +238,9 @@ def main():
 
     base_head = " baseline p50 us | eager / baseline |" if args.baseline else ""
     print("| model | signature | batch | threads | eager p50 (p99) us | TF p50 (p99) us "
-          "| eager / TF p50 | eager / TF examples/s | fused nodes |" + base_head)
-    print("|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.baseline else ""))
+          "| eager / TF p50 | eager / TF CPU per call | eager / TF examples/s | fused nodes |"
+          + base_head)
+    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.baseline else ""))
     med = {}
     for model, sig, batch in cases():
         for threads in (1, 2):
@@ -242,15 +249,18 @@ def main():
             e99 = statistics.median(run[c][1] for run in eager_runs)
             t50 = statistics.median(run[c][0] for run in tf_runs)
             t99 = statistics.median(run[c][1] for run in tf_runs)
+            ecpu = statistics.median(run[c][2] for run in eager_runs)
+            tcpu = statistics.median(run[c][2] for run in tf_runs)
             med[c] = (e50, t50)
             rate = f"{batch / e50 * 1e6:.0f} / {batch / t50 * 1e6:.0f}" if batch > 1 else "-"
-            fused = int(eager_runs[-1][c][2])
+            fused = int(eager_runs[-1][c][3])
             base = ""
             if args.baseline:
                 b50 = statistics.median(run[c][0] for run in base_runs)
                 base = f" {b50:.1f} | {e50 / b50:.2f}x |"
             print(f"| {model} | {sig} | {batch} | {threads} | {e50:.1f} ({e99:.1f}) "
-                  f"| {t50:.1f} ({t99:.1f}) | {e50 / t50:.2f}x | {rate} | {fused} |{base}")
+                  f"| {t50:.1f} ({t99:.1f}) | {e50 / t50:.2f}x | {ecpu / tcpu:.2f}x | {rate} | {fused} |"
+                  f"{base}")
     nodes = 2 * CHAIN_PAIRS
     for threads in (1, 2):
         long_c = ("chain201", "serving_default", 1, threads)
