@@ -128,16 +128,17 @@ Endpoint FeedEndpoint(const Graph& graph, const Fetch& key, const Tensor& value)
     throw InvalidArgumentError(StrCat("Session::Run: cannot feed the operation '", node.name,
                                       "'; feed one of its tensors, e.g. '", node.name, ":0'"));
   }
-  const std::string name = StrCat(node.name, ":", e.second);
+  // The name only for the messages: a feed that passes costs no string.
+  const auto name = [&] { return StrCat(node.name, ":", e.second); };
   if (value.is_symbolic()) {
-    throw InvalidArgumentError(StrCat("Session::Run: the value fed for '", name,
+    throw InvalidArgumentError(StrCat("Session::Run: the value fed for '", name(),
                                       "' is the graph tensor '", value.name(), "'; feed a value"));
   }
   const DType dtype = node.output_specs[static_cast<size_t>(e.second)].dtype;
   const Shape& shape = node.output_specs[static_cast<size_t>(e.second)].shape;
   if (value.dtype() != dtype || !value.shape().IsCompatibleWith(shape)) {
     throw InvalidArgumentError(StrCat("Cannot feed value of dtype ", value.dtype(), " and shape ",
-                                      value.shape(), " for Tensor '", name, "', which has dtype ",
+                                      value.shape(), " for Tensor '", name(), "', which has dtype ",
                                       dtype, " and shape ", shape));
   }
   return e;
