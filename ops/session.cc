@@ -564,7 +564,13 @@ class RunState {
 
   void Compute(size_t s, const Node& node, const OpDef& def, const Attrs& node_attrs) {
     const std::span<const PlanInput> resolved = plan_.InputsOf(s);
-    std::vector<Tensor> inputs;
+    // The run's one input vector, emptied when the step ends (so that it
+    // holds no tensor longer than the step): one allocation per run, not per node.
+    struct Emptied {
+      std::vector<Tensor>& v;
+      ~Emptied() { v.clear(); }
+    } emptied{scratch_inputs_};
+    std::vector<Tensor>& inputs = scratch_inputs_;
     inputs.reserve(resolved.size());
     std::vector<Resource*> refs;
     const auto is_ref = [&](size_t i) {
@@ -611,13 +617,15 @@ class RunState {
     }
     const size_t num_tensors = inputs.size() - num_attr_inputs;
     const std::span<const Tensor> all(inputs);
+    std::vector<Tensor>& out = outputs_[s];
+    out.clear();
     if (num_attr_inputs == 0) {
-      outputs_[s] = {RunKernel(def, all, node_attrs)};
+      out.push_back(RunKernel(def, all, node_attrs));
       return;
     }
     Attrs attrs = node_attrs;
     internal::SetInputAttrs(node, def, all.subspan(num_tensors), attrs);
-    outputs_[s] = {RunKernel(def, all.first(num_tensors), attrs)};
+    out.push_back(RunKernel(def, all.first(num_tensors), attrs));
   }
 
   // A graph-only kernel, with the node's state slot: the Session's, when an
@@ -650,6 +658,7 @@ class RunState {
   RunPlan& plan_;
   std::vector<Tensor> feeds_;  // the values of plan_.feeds
   std::vector<std::vector<Tensor>> outputs_;
+  std::vector<Tensor> scratch_inputs_;  // Compute's, empty between steps
   std::vector<Resource*> refs_;  // per step: the resource its output 0 refers to, if any
   std::vector<uint64_t> dead_;   // per step: bit i set when output i is dead (with Switch/Merge)
   // Per step: reads of its outputs still to come in this run (CountUses).
