@@ -659,8 +659,8 @@ class RunState {
   std::vector<Tensor> feeds_;  // the values of plan_.feeds
   std::vector<std::vector<Tensor>> outputs_;
   std::vector<Tensor> scratch_inputs_;  // Compute's, empty between steps
-  std::vector<Resource*> refs_;  // per step: the resource its output 0 refers to, if any
-  std::vector<uint64_t> dead_;   // per step: bit i set when output i is dead (with Switch/Merge)
+  std::vector<Resource*> refs_;         // per step: the resource its output 0 refers to, if any
+  std::vector<uint64_t> dead_;  // per step: bit i set when output i is dead (with Switch/Merge)
   // Per step: reads of its outputs still to come in this run (CountUses).
   static constexpr int32_t kPinned = -1;  // fetched: kept to the end
   std::vector<int32_t> uses_;

@@ -23,7 +23,6 @@ kKeras2 layout with assert-consumed and predicts as tf_keras.
 """
 
 import os
-import shutil
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -33,7 +32,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
 import tf_keras  # noqa: E402
-from kerastest import Tally, run  # noqa: E402
+from kerastest import Tally, run, start  # noqa: E402
 
 TOL = 1e-5
 KINDS = ["fn-emb-lstm", "fn-emb-dense-gru", "fn-add", "fn-concat", "fn-masking", "fn-mha",
@@ -100,19 +99,26 @@ def close(got, want):
     return None if diff <= TOL * scale else f"max |eager - Keras| = {diff:.3g}"
 
 
-def tf_keras_case(tally, driver, folder, kind, rng):
+def prepare(folder, model, xs, rng):
+    """Random weights on `model`; its prediction on xs, its checkpoint and the
+    feeds bundle written under `folder`: (pred, ckpt, feeds, out)."""
     os.makedirs(folder)
-    model, xs = make(kind, tf_keras)
-    model(xs if len(xs) > 1 else xs[0])  # builds
+    x = xs if len(xs) > 1 else xs[0]
+    model(x)  # builds
     for var in model.weights:
         var.assign(rng.randn(*var.shape).astype(np.float32) * 0.5)
-    pred = model(xs if len(xs) > 1 else xs[0]).numpy()
+    pred = model(x).numpy()
     ckpt = tf.train.Checkpoint(model=model).save(os.path.join(folder, "ckpt"))
     names = ["x"] + (["x2"] if len(xs) > 1 else [])
     feeds = os.path.join(folder, "feeds")
     tf.raw_ops.SaveV2(prefix=feeds, tensor_names=names, shape_and_slices=[""] * len(names),
                       tensors=xs)
-    out = os.path.join(folder, "eager")
+    return pred, ckpt, feeds, os.path.join(folder, "eager")
+
+
+def tf_keras_case(tally, driver, folder, kind, rng):
+    model, xs = make(kind, tf_keras)
+    pred, ckpt, feeds, out = prepare(folder, model, xs, rng)
     try:
         run([driver, kind, feeds, ckpt, "-", out, "keras2"])
     except RuntimeError as e:
@@ -124,20 +130,10 @@ def tf_keras_case(tally, driver, folder, kind, rng):
 
 
 def case(tally, driver, folder, kind, rng):
-    os.makedirs(folder)
     model, xs = make(kind, keras)
-    model(xs if len(xs) > 1 else xs[0])  # builds
-    for var in model.weights:
-        var.assign(rng.randn(*var.shape).astype(np.float32) * 0.5)
-    pred = model(xs if len(xs) > 1 else xs[0]).numpy()
-    ckpt = tf.train.Checkpoint(model=model).save(os.path.join(folder, "ckpt"))
+    pred, ckpt, feeds, out = prepare(folder, model, xs, rng)
     keras_file = os.path.join(folder, "m.keras")
     model.save(keras_file)
-    names = ["x"] + (["x2"] if len(xs) > 1 else [])
-    feeds = os.path.join(folder, "feeds")
-    tf.raw_ops.SaveV2(prefix=feeds, tensor_names=names, shape_and_slices=[""] * len(names),
-                      tensors=xs)
-    out = os.path.join(folder, "eager")
     try:
         run([driver, kind, feeds, ckpt, keras_file, out])
     except RuntimeError as e:
@@ -161,11 +157,7 @@ def case(tally, driver, folder, kind, rng):
 
 
 def main():
-    args = dict(a.split("=", 1) for a in sys.argv[1:])
-    driver, work = args["driver"], args["work"]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    print(f"TF {tf.__version__}, Keras {keras.__version__}", flush=True)
+    driver, work = start(f"TF {tf.__version__}, Keras {keras.__version__}")
     rng = np.random.RandomState(41)
     tally = Tally()
     for kind in KINDS:

@@ -25,7 +25,6 @@ Keras 3's bit for bit (both draw tf.random.stateless_uniform with the seeds
 """
 
 import os
-import shutil
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -34,7 +33,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
-from kerastest import Tally, run  # noqa: E402
+from kerastest import Tally, run, start  # noqa: E402
 
 TOL = 1e-5
 KINDS = ["simple", "simple-seq", "lstm", "lstm-seq", "lstm-back", "gru", "gru-seq",
@@ -149,11 +148,7 @@ def dropout_case(tally, driver, folder, rng):
 
 
 def main():
-    args = dict(a.split("=", 1) for a in sys.argv[1:])
-    driver, work = args["driver"], args["work"]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    print(f"TF {tf.__version__}, Keras {keras.__version__}", flush=True)
+    driver, work = start(f"TF {tf.__version__}, Keras {keras.__version__}")
     rng = np.random.RandomState(38)
     tally = Tally()
     for kind in KINDS:

@@ -26,7 +26,6 @@ same keys and shapes.
 """
 
 import os
-import shutil
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -35,7 +34,7 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 import keras  # noqa: E402
-from kerastest import Tally, run  # noqa: E402
+from kerastest import Tally, run, start  # noqa: E402
 
 TOL = 1e-5
 # A bias whose gradient is 0 in exact arithmetic (a Conv2D bias under
@@ -162,11 +161,7 @@ def case(tally, driver, folder, kind, rng):
 
 
 def main():
-    args = dict(a.split("=", 1) for a in sys.argv[1:])
-    driver, work = args["driver"], args["work"]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    print(f"TF {tf.__version__}, Keras {keras.__version__}", flush=True)
+    driver, work = start(f"TF {tf.__version__}, Keras {keras.__version__}")
     rng = np.random.RandomState(38)
     tally = Tally()
     for kind in KINDS:

@@ -27,3 +27,16 @@ def run(args):
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(args)}: {proc.stderr.strip()}")
     print(proc.stdout.strip(), flush=True)
+
+
+def start(versions):
+    """The driver= and work= arguments of a test run, with the work folder
+    made empty, after printing `versions` (which TF and Keras judge)."""
+    import os
+    import shutil
+    import sys
+    args = dict(a.split("=", 1) for a in sys.argv[1:])
+    shutil.rmtree(args["work"], ignore_errors=True)
+    os.makedirs(args["work"])
+    print(versions, flush=True)
+    return args["driver"], args["work"]
