@@ -552,6 +552,24 @@ void ReadAt(const RandomAccessFile& file, std::byte* out, uint64_t n, uint64_t o
   }
 }
 
+// `text` with its control characters (a crafted file's object names can
+// hold escape sequences) written as \xNN, so that a message is safe to print.
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // `file`: the file open for reading in the parent, for the datasets the
 // child located ('O' records) instead of sending.
 H5Contents ParseStream(PipeIn& in, const std::string& path, const RandomAccessFile& file,
@@ -576,6 +594,15 @@ H5Contents ParseStream(PipeIn& in, const std::string& path, const RandomAccessFi
     get(s.data(), n);
     return s;
   };
+  // Object names end up in messages; Keras writes none with control
+  // characters.
+  auto get_name = [&]() {
+    std::string name = get_string();
+    if (Printable(name) != name) {
+      throw bad(StrCat("object name '", Printable(name), "' has control characters"));
+    }
+    return name;
+  };
   H5Contents contents;
   uint64_t total = 0;
   for (;;) {
@@ -583,10 +610,10 @@ H5Contents ParseStream(PipeIn& in, const std::string& path, const RandomAccessFi
     get(&tag, 1);
     if (tag == 'Z') return contents;
     if (tag == 'G') {
-      contents.groups.insert(get_string());
+      contents.groups.insert(get_name());
     } else if (tag == 'A') {
-      std::string group = get_string();
-      std::string name = get_string();
+      std::string group = get_name();
+      std::string name = get_name();
       uint32_t n = 0;
       get(&n, 4);
       if (n > kMaxObjects || n > file_size) throw bad("a string list over the limit");
@@ -605,13 +632,13 @@ H5Contents ParseStream(PipeIn& in, const std::string& path, const RandomAccessFi
       if (n > 1 << 16) throw bad("an over-long error message");
       std::string message(n, '\0');
       get(message.data(), n);
-      message = StrCat("Keras weights file '", path, "': ", message);
+      message = StrCat("Keras weights file '", path, "': ", Printable(message));
       if (kind == static_cast<uint8_t>(Kind::kInvalidArgument)) throw InvalidArgumentError(message);
       if (kind == static_cast<uint8_t>(Kind::kResourceExhausted))
         throw ResourceExhaustedError(message);
       throw DataLossError(message);
     } else if (tag == 'D' || tag == 'O') {
-      std::string name = get_string();
+      std::string name = get_name();
       uint8_t dtype = 0, rank = 0;
       get(&dtype, 1);
       get(&rank, 1);

@@ -278,6 +278,28 @@ TEST(KerasWeightsLegacy, TfKerasH5LoadsByLayerOrderAndBrokenOnesAreNamed) {
               {dir + "/ints.h5", "'layer_names'", "not a list of strings"});
 }
 
+// An object name with control characters (an escape sequence a terminal
+// would run) is refused, and the message shows its bytes escaped, never raw.
+TEST(KerasWeightsCrafted, ControlCharactersInNamesAreEscapedInTheError) {
+  const std::string path = testing::TempDir() + "/escape.weights.h5";
+  {
+    H5Writer w(path);
+    w.CreateGroup("layers");
+    w.CreateGroup("layers/de\x1b[2Jnse\x01");
+    w.Close();
+  }
+  auto model = MakeModel();
+  try {
+    LoadKerasWeights(path, *model);
+    ADD_FAILURE() << "a name with control characters was taken";
+  } catch (const DataLossError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("layers/de\\x1b[2Jnse\\x01"), std::string::npos) << what;
+    EXPECT_NE(what.find("control characters"), std::string::npos) << what;
+    for (const char c : what) EXPECT_GE(static_cast<unsigned char>(c), 0x20) << what;
+  }
+}
+
 TEST(KerasWeightsCrafted, HugeDeclaredDimensionsAreRefusedBeforeAllocation) {
   const std::string path = testing::TempDir() + "/huge.weights.h5";
   RawH5(path, [](hid_t file) {
