@@ -263,7 +263,9 @@ TEST(KerasFunctionalFiles, NestedModelsRoundTrip) {
   ASSERT_NE(loaded.functional, nullptr);
   EXPECT_EQ(loaded.functional->CallMany({NestedX()}, false)[0].ToVector<float>(),
             n.outer(NestedX()).ToVector<float>());
-  // The next step continues alike (Adam's slots of the nested layers).
+  // The next step continues alike (Adam's slots of the nested layers); the
+  // loaded Adam computes as Keras 3's (its layout), so the original does too.
+  SetKerasLayout(adam, KerasLayout::kKeras3);
   adam.Minimize([&] { return loss(n.outer); }, n.outer.TrainableVariables());
   loaded.optimizer->Minimize([&] { return loss(*loaded.functional); },
                              loaded.functional->TrainableVariables());

@@ -77,6 +77,8 @@ TEST(KerasOptimizerConfig, EveryClassRoundTripsWithItsState) {
     const Optimizer& want = *opt;
     EXPECT_EQ(typeid(got), typeid(want));
     EXPECT_EQ(loaded.optimizer->iterations(), 1);
+    // The loaded optimizer computes as Keras 3's (LoadKerasModel's layout).
+    SetKerasLayout(*opt, KerasLayout::kKeras3);
     Step(*model, *opt);
     Step(*loaded.model, *loaded.optimizer);
     EXPECT_EQ((*loaded.model)(X()).ToVector<float>(), (*model)(X()).ToVector<float>());
