@@ -18,6 +18,20 @@
 namespace eager {
 namespace {
 
+// Integer matrix products wrap as TF's (two's complement): they are
+// computed in the unsigned type of the same width, since signed overflow is
+// undefined in C++. Floating point types stay themselves.
+template <typename T, bool = std::is_integral_v<T>&& std::is_signed_v<T>>
+struct WrappingOf {
+  using type = T;
+};
+template <typename T>
+struct WrappingOf<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+template <typename T>
+using Wrapping = typename WrappingOf<T>::type;
+
 using internal::DTypeSet;
 using Grads = std::vector<std::optional<Tensor>>;
 
@@ -201,7 +215,6 @@ Tensor BatchMatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const O
     using T = typename decltype(tag)::type;
     T* cp = internal::MutableData<T>(out);
     if (m == 0 || n == 0) return;
-    using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     for (int64_t b = 0; b < batches; ++b) {
       const T* ap = x.data<T>().data() + BatchOffset(b, x_batch, out_batch) * xr * xc;
       const T* bp = y.data<T>().data() + BatchOffset(b, y_batch, out_batch) * yr * yc;
@@ -214,9 +227,11 @@ Tensor BatchMatMulKernel(std::span<const Tensor> in, const Attrs& attrs, const O
         internal::BlockedGemm<T>(ax, ay, m, n, k, ap, xc, bp, yc, c,
                                  [](int64_t, int64_t, int64_t, int64_t) {});
       } else {
-        Eigen::Map<const Matrix> am(ap, xr, xc);
-        Eigen::Map<const Matrix> bm(bp, yr, yc);
-        Eigen::Map<Matrix> cm(c, m, n);
+        using U = Wrapping<T>;
+        using WrapMatrix = Eigen::Matrix<U, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+        Eigen::Map<const WrapMatrix> am(reinterpret_cast<const U*>(ap), xr, xc);
+        Eigen::Map<const WrapMatrix> bm(reinterpret_cast<const U*>(bp), yr, yc);
+        Eigen::Map<WrapMatrix> cm(reinterpret_cast<U*>(c), m, n);
         if (!ax && !ay) {
           cm.noalias() = am * bm;
         } else if (!ax && ay) {
@@ -530,8 +545,11 @@ std::vector<T> ArrangeAndSum(const Tensor& src, const std::vector<int>& labels,
              all.data());
   if (inner == 1) return all;
   std::vector<T> sums(static_cast<size_t>(rows), T(0));
+  using U = Wrapping<T>;  // integer sums wrap, as TF's
   for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < inner; ++j) sums[i] += all[i * inner + j];
+    U sum = U(0);
+    for (int64_t j = 0; j < inner; ++j) sum += static_cast<U>(all[i * inner + j]);
+    sums[i] = static_cast<T>(sum);
   }
   return sums;
 }
@@ -578,7 +596,6 @@ Tensor EinsumKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
                   n = SizeOf(free_b, r.size), k = SizeOf(contracted, r.size);
     std::vector<T> c(static_cast<size_t>(batches * m * n), T(0));
     if (m > 0 && n > 0 && k > 0) {
-      using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
       for (int64_t i = 0; i < batches; ++i) {
         const T* ap = a.data() + i * m * k;
         const T* bp = b.data() + i * k * n;
@@ -587,8 +604,11 @@ Tensor EinsumKernel(std::span<const Tensor> in, const Attrs& attrs, const Output
           internal::BlockedGemm<T>(false, false, m, n, k, ap, k, bp, n, cp,
                                    [](int64_t, int64_t, int64_t, int64_t) {});
         } else {
-          Eigen::Map<Matrix>(cp, m, n).noalias() =
-              Eigen::Map<const Matrix>(ap, m, k) * Eigen::Map<const Matrix>(bp, k, n);
+          using U = Wrapping<T>;
+          using WrapMatrix = Eigen::Matrix<U, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+          Eigen::Map<WrapMatrix>(reinterpret_cast<U*>(cp), m, n).noalias() =
+              Eigen::Map<const WrapMatrix>(reinterpret_cast<const U*>(ap), m, k) *
+              Eigen::Map<const WrapMatrix>(reinterpret_cast<const U*>(bp), k, n);
         }
       }
     }

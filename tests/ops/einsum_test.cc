@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -122,6 +124,24 @@ TEST(EinsumTest, HandComputedMatrixProductAndTrace) {
   const Tensor outer = Einsum("i,j->ij", {i, j});
   EXPECT_EQ(outer.shape(), (Shape{3, 2}));
   EXPECT_EQ(outer.ToVector<int64_t>(), (std::vector<int64_t>{10, 20, 20, 40, 30, 60}));
+}
+
+// Integer products and sums wrap as TF's (two's complement), as does
+// BatchMatMulV2's integer product: INT64_MIN * -2 is 0, INT64_MAX + 1 is
+// INT64_MIN (computed in unsigned arithmetic, never signed overflow: the
+// ASan+UBSan pass would stop on it).
+TEST(EinsumTest, IntegerProductsAndSumsWrapAsTfs) {
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  const Tensor a = Tensor::FromVector<int64_t>({lo, hi}, Shape{1, 2});
+  const Tensor b = Tensor::FromVector<int64_t>({-2, 1}, Shape{2, 1});
+  // lo * -2 + hi * 1 = 0 + hi (wrapped).
+  EXPECT_EQ(Einsum("ij,jk->ik", {a, b}).ToVector<int64_t>(), (std::vector<int64_t>{hi}));
+  EXPECT_EQ(BatchMatMulV2(a, b).ToVector<int64_t>(), (std::vector<int64_t>{hi}));
+  // A label summed away in one operand: hi + 1 wraps to lo.
+  const Tensor ones = Tensor::FromVector<int64_t>({hi, 1}, Shape{1, 2});
+  EXPECT_EQ(
+      Einsum("ij,k->ik", {ones, Tensor::FromVector<int64_t>({1}, Shape{1})}).ToVector<int64_t>(),
+      (std::vector<int64_t>{lo}));
 }
 
 TEST(EinsumTest, EllipsisBroadcastsAsBatchMatMul) {
