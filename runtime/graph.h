@@ -162,6 +162,9 @@ class Graph {
   static constexpr std::string_view kGlobalVariables = "variables";
   static constexpr std::string_view kTrainableVariables = "trainable_variables";
   static constexpr std::string_view kMovingAverageVariables = "moving_average_variables";
+  // tf.GraphKeys.UPDATE_OPS: ops a training step runs beside its train op
+  // (a BatchNormalization's moving-statistics Assigns).
+  static constexpr std::string_view kUpdateOps = "update_ops";
 
   Graph();
   ~Graph();

@@ -3,10 +3,12 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/graph_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/unary_ops.h"
@@ -119,11 +121,6 @@ Tensor BatchNormalization::CallMasked(const Tensor& x, const std::optional<Tenso
   if (!training) {
     return Normalize(x, moving_mean_->value(), moving_variance_->value(), gamma_, beta_, epsilon_);
   }
-  if (Graph::Current() != nullptr) {
-    throw UnimplementedError(StrCat("BatchNormalization '", name(),
-                                    "': a training call in a graph (the moving statistics ",
-                                    "update eagerly only); call it with training=false"));
-  }
   return TrainingCall(x, mask);
 }
 
@@ -153,8 +150,17 @@ Tensor BatchNormalization::TrainingCall(const Tensor& x, const std::optional<Ten
   const Tensor new_mean = Add(Mul(moving_mean_->value(), m), Mul(StopGradient(mean), one_minus_m));
   const Tensor new_variance =
       Add(Mul(moving_variance_->value(), m), Mul(StopGradient(variance), one_minus_m));
-  moving_mean_->Assign(new_mean);
-  moving_variance_->Assign(new_variance);
+  if (Graph* graph = Graph::Current()) {
+    // TF1's way: the updates are Assign nodes in UPDATE_OPS, which the
+    // training step runs beside its train op.
+    for (auto [variable, value] :
+         {std::pair{moving_mean_, new_mean}, {moving_variance_, new_variance}}) {
+      graph->AddToCollection(Graph::kUpdateOps, OperationOf(Assign(*variable, value)).name());
+    }
+  } else {
+    moving_mean_->Assign(new_mean);
+    moving_variance_->Assign(new_variance);
+  }
   return Normalize(x, mean, variance, gamma_, beta_, epsilon_);
 }
 

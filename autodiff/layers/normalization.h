@@ -28,9 +28,11 @@
 // variables' dtype. (tf_keras's fused kernel, taken for rank-4 inputs, updates
 // the moving variance with the unbiased variance instead; for rank-2 and -3
 // inputs tf_keras is as Keras 3.) In inference (layer(x), layer(x, false))
-// the moving statistics normalize and nothing is updated. Training calls
-// update the moving statistics eagerly only: in a graph, training throws
-// UnimplementedError (inference traces).
+// the moving statistics normalize and nothing is updated. In a graph
+// (Graph::AsDefault) a training call normalizes by the batch's moments and
+// adds the two Assigns of the moving statistics to the graph's UPDATE_OPS
+// collection (Graph::kUpdateOps), as TF1's batch normalization does: run
+// them with the training step (Group them with the train op).
 //
 // LayerNormalization normalizes each position over its last axis with that
 // axis's own mean and (biased) variance; it behaves the same in both modes.

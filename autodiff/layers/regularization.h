@@ -23,9 +23,15 @@
 // its TF backend calls tf.nn.experimental.stateless_dropout;
 // tests/tf_keras/keras_masks_test.py compares them). The default seed is
 // derived from the layer's name. step() / set_step() read and move n, e.g.
-// to resume a training run where it stopped. Training calls draw eagerly
-// only: in a graph they throw UnimplementedError (inference traces as the
-// identity). noise_shape is not offered: every element draws its own keep.
+// to resume a training run where it stopped. noise_shape is not offered:
+// every element draws its own keep.
+//
+// In a graph (Graph::AsDefault) a training call adds TF1's tf.nn.dropout
+// nodes: a stateful RandomUniform on Shape(x) with seeds (87654321, s), as
+// TF seeds an op seed without a graph seed, then GreaterEqual and SelectV2.
+// Each Session run draws a new mask, and TF running the graph draws the same
+// ones; the counter step() is eager's only and does not move. Inference
+// traces as the identity.
 //
 // Dropout has no variables and nothing to save: in a Sequential it takes its
 // "layer-<i>" edge like Flatten.
