@@ -164,6 +164,12 @@ Model::Model(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs,
 Model::~Model() = default;
 
 std::vector<Tensor> Model::CallMany(const std::vector<Tensor>& inputs, bool training) {
+  return CallWithMasks(inputs, {}, training).outputs;
+}
+
+Layer::MaskedOutputs Model::CallWithMasks(const std::vector<Tensor>& inputs,
+                                          const std::vector<std::optional<Tensor>>& input_masks,
+                                          bool training) {
   EAGER_CHECK(inputs.size() == inputs_.size(), "Model '", name(), "' takes ", inputs_.size(),
               " inputs, got ", inputs.size());
   std::map<std::pair<const FunctionalNode*, int>, Tensor> values;
@@ -177,34 +183,40 @@ std::vector<Tensor> Model::CallMany(const std::vector<Tensor>& inputs, bool trai
     // The InputLayer (or an inner tensor's stand-in) checks the shape.
     Tensor value = (*input_nodes_[i]->layer)(inputs[i]);
     values[{in.node().get(), in.index()}] = value;
+    // A nested model's input keeps the mask it came with (Keras 3's
+    // Functional.call sets it on the input).
+    if (i < input_masks.size() && input_masks[i]) {
+      masks[{in.node().get(), in.index()}] = *input_masks[i];
+    }
   }
   for (const FunctionalNode* node : schedule_) {
     std::vector<Tensor> args;
     std::vector<std::optional<Tensor>> arg_masks;
-    bool masked = false;
     for (const KerasTensor& in : node->inputs) {
       const std::pair<const FunctionalNode*, int> key{in.node().get(), in.index()};
       args.push_back(values.at(key));
       const auto m = masks.find(key);
       arg_masks.push_back(m == masks.end() ? std::nullopt : std::optional<Tensor>(m->second));
-      masked = masked || m != masks.end();
     }
-    std::vector<Tensor> results = masked ? node->layer->CallManyMasked(args, arg_masks, training)
-                                         : node->layer->CallMany(args, training);
-    if (std::optional<Tensor> mask = node->layer->ComputeMaskMany(args, arg_masks)) {
-      masks[{node, 0}] = std::move(*mask);
-    }
-    EAGER_CHECK(results.size() == node->shapes.size(), "Model '", name(), "': layer '",
-                node->layer->name(), "' returned ", results.size(), " outputs, ",
+    MaskedOutputs results = node->layer->CallWithMasks(args, arg_masks, training);
+    EAGER_CHECK(results.outputs.size() == node->shapes.size(), "Model '", name(), "': layer '",
+                node->layer->name(), "' returned ", results.outputs.size(), " outputs, ",
                 node->shapes.size(), " when called symbolically");
-    for (size_t i = 0; i < results.size(); ++i) {
-      values[{node, static_cast<int>(i)}] = std::move(results[i]);
+    for (size_t i = 0; i < results.outputs.size(); ++i) {
+      values[{node, static_cast<int>(i)}] = std::move(results.outputs[i]);
+      if (i < results.masks.size() && results.masks[i]) {
+        masks[{node, static_cast<int>(i)}] = std::move(*results.masks[i]);
+      }
     }
   }
-  std::vector<Tensor> outputs;
-  for (const KerasTensor& out : outputs_)
-    outputs.push_back(values.at({out.node().get(), out.index()}));
-  return outputs;
+  MaskedOutputs result;
+  for (const KerasTensor& out : outputs_) {
+    const std::pair<const FunctionalNode*, int> key{out.node().get(), out.index()};
+    result.outputs.push_back(values.at(key));
+    const auto m = masks.find(key);
+    result.masks.push_back(m == masks.end() ? std::nullopt : std::optional<Tensor>(m->second));
+  }
+  return result;
 }
 
 Tensor Model::Call(const Tensor& x, bool training) {

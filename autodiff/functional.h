@@ -62,6 +62,14 @@ class Model : public Layer {
   // Throws InvalidArgumentError naming the model and input for a wrong
   // count, dtype or shape (the InputLayer checks the shape).
   std::vector<Tensor> CallMany(const std::vector<Tensor>& inputs, bool training) override;
+  // As a layer of another model: the inputs' masks go into this model's
+  // layers, and each output has the mask its layer made (Keras 3 runs a
+  // nested Functional so). Its call takes masks, and Keras 3 records no
+  // mask op after it (its symbolic output has none).
+  MaskedOutputs CallWithMasks(const std::vector<Tensor>& inputs,
+                              const std::vector<std::optional<Tensor>>& masks,
+                              bool training) override;
+  KerasMaskRule KerasMasking() const override { return {.call_takes_mask = true}; }
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs, bool training = false) {
     return CallMany(inputs, training);
   }

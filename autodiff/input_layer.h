@@ -34,6 +34,9 @@ class InputLayer : public Layer {
   // Returns x. Throws InvalidArgumentError (naming the layer and both
   // shapes) when a shape was given and x is not [batch, shape...].
   Tensor Call(const Tensor& x) override;
+  // A mask passes through: in a nested Sequential the InputLayer is the
+  // first layer called, and Keras's inputs keep the masks they are given.
+  KerasMaskRule KerasMasking() const override { return {.output = KerasMaskOutput::kInput}; }
 
   const std::optional<Shape>& shape() const { return shape_; }
 

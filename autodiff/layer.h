@@ -24,8 +24,11 @@
 // the mask of its input (SimpleRNN, LSTM and GRU skip the masked steps,
 // GlobalAveragePooling1D averages the valid steps, MultiHeadAttention masks
 // queries and keys). Sequential and Model carry the mask from layer to
-// layer: each layer runs as CallMasked(x, mask, training) (CallManyMasked
-// for several inputs) and hands on ComputeMask(x, mask) (ComputeMaskMany).
+// layer: each layer runs as CallWithMasks(inputs, masks, training), by
+// default CallMasked(x, mask, training) (CallManyMasked for several inputs)
+// handing on ComputeMask(x, mask) (ComputeMaskMany). A Model or Sequential
+// used as a layer takes its inputs' masks into its own layers and its
+// outputs keep the masks those layers made, as Keras 3 runs nested models.
 // As Keras 3, a layer passes its input's mask on only when it supports
 // masking (Dense, Dropout, Activation, the normalizations, attention, the
 // merges, a recurrent layer with return_sequences); any other layer
@@ -114,6 +117,19 @@ class Layer : public Module {
                                              bool training);
   virtual std::optional<Tensor> ComputeMaskMany(const std::vector<Tensor>& inputs,
                                                 const std::vector<std::optional<Tensor>>& masks);
+
+  // The call and its outputs' masks in one, what Model and Sequential run
+  // each layer by: `masks` one per input (or empty: none), the result one
+  // mask per output. The default runs CallManyMasked (CallMany when no input
+  // has a mask) and gives the first output ComputeMaskMany's mask; a nested
+  // Model or Sequential overrides it to run its graph once with the masks.
+  struct MaskedOutputs {
+    std::vector<Tensor> outputs;
+    std::vector<std::optional<Tensor>> masks;
+  };
+  virtual MaskedOutputs CallWithMasks(const std::vector<Tensor>& inputs,
+                                      const std::vector<std::optional<Tensor>>& masks,
+                                      bool training);
 
   // Every input in, every output out; what a functional Model calls. The
   // default takes exactly one input and returns {Call(x, training)}; it

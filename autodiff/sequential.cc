@@ -65,18 +65,26 @@ bool Sequential::StartsWithInput() const {
 Tensor Sequential::Call(const Tensor& x) { return Call(x, /*training=*/false); }
 
 Tensor Sequential::Call(const Tensor& x, bool training) {
+  return CallWithMasks({x}, {}, training).outputs[0];
+}
+
+Layer::MaskedOutputs Sequential::CallWithMasks(const std::vector<Tensor>& inputs,
+                                               const std::vector<std::optional<Tensor>>& masks,
+                                               bool training) {
   if (layers_.empty()) {
     throw FailedPreconditionError(StrCat("Sequential '", name(), "' has no layers to call"));
   }
+  EAGER_CHECK(inputs.size() == 1, "Sequential '", name(), "' takes one input, got ", inputs.size());
   // Keras's mask travels with the tensor: made by a layer (Embedding with
   // mask_zero), used and passed on, or dropped (a recurrent layer's last
   // output).
-  Tensor y = x;
-  std::optional<Tensor> mask;
+  MaskedOutputs y{.outputs = inputs, .masks = masks};
+  y.masks.resize(1);
   for (Layer* layer : layers_) {
-    Tensor next = mask ? layer->CallMasked(y, mask, training) : (*layer)(y, training);
-    mask = layer->ComputeMask(y, mask);
-    y = std::move(next);
+    y = layer->CallWithMasks(y.outputs, y.masks, training);
+    EAGER_CHECK(y.outputs.size() == 1, "Sequential '", name(), "': layer '", layer->name(),
+                "' returned ", y.outputs.size(), " outputs, one expected");
+    y.masks.resize(1);
   }
   return y;
 }

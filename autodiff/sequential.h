@@ -55,6 +55,11 @@ class Sequential : public Layer {
   Tensor Call(const Tensor& x) override;
   // Runs every layer in order, passing `training` to each.
   Tensor Call(const Tensor& x, bool training) override;
+  // As a layer of another model: as Model::CallWithMasks (one input).
+  MaskedOutputs CallWithMasks(const std::vector<Tensor>& inputs,
+                              const std::vector<std::optional<Tensor>>& masks,
+                              bool training) override;
+  KerasMaskRule KerasMasking() const override { return {.call_takes_mask = true}; }
 
   const std::vector<Layer*>& layers() const { return layers_; }
   // Keras 3's model._functional.operations: the InputLayer (layer nullptr

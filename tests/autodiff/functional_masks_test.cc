@@ -150,6 +150,60 @@ TEST(FunctionalMaskTest, PassThroughAndDroppingLayers) {
   }
 }
 
+// A nested Model or Sequential takes its input's mask into its layers, and
+// its output keeps the mask its layers made, as Keras 3 runs them (its
+// Functional.call sets the masks on its inputs; TF 2.21 predicts so, see
+// keras_functional_masks_test.py's fn-nested kinds). Keras 3 records the
+// NotEqual before the nested model, whose call takes the mask, and none
+// after it: its symbolic output has no mask.
+TEST(FunctionalMaskTest, NestedModelsTakeAndKeepMasks) {
+  const Tensor ids = Ids({4, 7, 2, 0, 0, 3, 9, 1, 5, 8}, 2);
+  const Tensor first = Ids({4, 7, 2}, 1), second = Ids({3, 9, 1, 5, 8}, 1);
+  {
+    // The mask goes in: an outer Embedding into an inner LSTM.
+    LSTM lstm(3, RecurrentConfig{.seed = 2, .name = "lstm"});
+    const KerasTensor steps = Input({-1, 4}, DType::kFloat32, "steps");
+    Model inner({steps}, {lstm(steps)}, "inner");
+    Embedding embedding(10, 4, true, 1, DType::kFloat32, "embedding");
+    const KerasTensor x = Input({-1}, DType::kInt32, "ids");
+    Model outer({x}, {inner(embedding(x))});
+    EXPECT_EQ(Kinds(outer), (std::vector<std::string>{"Input", "embedding", "NotEqual", "inner"}));
+    const Tensor padded = outer(ids);
+    ExpectNear(Slice(padded, {0, 0}, {1, 3}), outer(first), 1e-6);
+    ExpectNear(Slice(padded, {1, 0}, {1, 3}), outer(second), 1e-6);
+  }
+  {
+    // The mask comes out: an inner Embedding into an outer LSTM.
+    Embedding embedding(10, 4, true, 1, DType::kFloat32, "embedding");
+    const KerasTensor inner_ids = Input({-1}, DType::kInt32, "inner_ids");
+    Model inner({inner_ids}, {embedding(inner_ids)}, "inner");
+    LSTM lstm(3, RecurrentConfig{.seed = 2, .name = "lstm"});
+    const KerasTensor x = Input({-1}, DType::kInt32, "ids");
+    Model outer({x}, {lstm(inner(x))});
+    EXPECT_EQ(Kinds(outer), (std::vector<std::string>{"Input", "inner", "lstm"}));
+    const Tensor padded = outer(ids);
+    ExpectNear(Slice(padded, {0, 0}, {1, 3}), outer(first), 1e-6);
+    ExpectNear(Slice(padded, {1, 0}, {1, 3}), outer(second), 1e-6);
+  }
+  {
+    // Through a nested Sequential whose Dense passes the mask on.
+    Sequential model;
+    model.Add(std::make_unique<Embedding>(10, 4, true, 1, DType::kFloat32, "embedding"));
+    // Its InputLayer, the first layer it calls, passes the mask on.
+    auto inner = std::make_unique<Sequential>("inner");
+    inner->Add(std::make_unique<InputLayer>(Shape::Partial({-1, 4})));
+    inner->Add(std::make_unique<Dense>(4, nullptr, true, 3, "dense"));
+    model.Add(std::move(inner));
+    model.Add(std::make_unique<LSTM>(3, RecurrentConfig{.seed = 2, .name = "lstm"}));
+    // [InputLayer, Embedding, NotEqual, Sequential, LSTM]
+    EXPECT_EQ(SequentialEdges(model),
+              (std::vector<std::string>{"0:input", "1:embedding", "3:inner", "4:lstm"}));
+    const Tensor padded = model(ids);
+    ExpectNear(Slice(padded, {0, 0}, {1, 3}), model(first), 1e-6);
+    ExpectNear(Slice(padded, {1, 0}, {1, 3}), model(second), 1e-6);
+  }
+}
+
 // Masking(0) before an LSTM: Keras 3 records NotEqual (before the Masking,
 // its parent being the input) and Any; the masked steps are skipped.
 TEST(FunctionalMaskTest, MaskingLayer) {

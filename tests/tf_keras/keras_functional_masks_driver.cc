@@ -29,6 +29,9 @@
 //   fn-mha             ids -> Embedding -> MultiHeadAttention(2, 3)(e, e) -> GAP1D -> Dense
 //   seq-emb-dense-lstm Sequential: Embedding, Dense(4), LSTM, Dense
 //   seq-emb-conv-lstm  Sequential: Embedding, Conv1D(4, 2), LSTM, Dense (the mask dropped)
+//   seq-nested         Sequential: Embedding, Sequential([Dense(4)]), LSTM, Dense
+//   fn-nested-in       ids -> Embedding -> Model(steps -> LSTM) -> Dense
+//   fn-nested-out      ids -> Model(ids -> Embedding) -> LSTM -> Dense
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -85,6 +88,11 @@ Built MakeModel(const std::string& kind) {
     b.sequential->Add(std::make_unique<layers::Embedding>(10, 4, true));
     if (kind == "seq-emb-dense-lstm") {
       b.sequential->Add(std::make_unique<eager::Dense>(4));
+    } else if (kind == "seq-nested") {
+      auto inner = std::make_unique<eager::Sequential>();
+      inner->Add(std::make_unique<eager::InputLayer>(eager::Shape{6, 4}));
+      inner->Add(std::make_unique<eager::Dense>(4));
+      b.sequential->Add(std::move(inner));
     } else if (kind == "seq-emb-conv-lstm") {
       b.sequential->Add(std::make_unique<layers::Conv1D>(4, 2));
     } else {
@@ -106,6 +114,26 @@ Built MakeModel(const std::string& kind) {
     b.functional = std::make_unique<eager::Model>(std::vector<KerasTensor>{a, c},
                                                   std::vector<KerasTensor>{out(h)});
     b.inputs = 2;
+    return b;
+  }
+  if (kind == "fn-nested-in" || kind == "fn-nested-out") {
+    const KerasTensor ids = eager::Input({6}, DType::kInt32);
+    KerasTensor h = ids;
+    if (kind == "fn-nested-in") {
+      const KerasTensor steps = eager::Input({6, 4});
+      auto& inner =
+          b.Make<eager::Model>(std::vector<KerasTensor>{steps},
+                               std::vector<KerasTensor>{b.Make<layers::LSTM>(3, rnn)(steps)});
+      h = inner(b.Make<layers::Embedding>(10, 4, true)(ids));
+    } else {
+      const KerasTensor inner_ids = eager::Input({6}, DType::kInt32);
+      auto& inner = b.Make<eager::Model>(
+          std::vector<KerasTensor>{inner_ids},
+          std::vector<KerasTensor>{b.Make<layers::Embedding>(10, 4, true)(inner_ids)});
+      h = b.Make<layers::LSTM>(3, rnn)(inner(ids));
+    }
+    b.functional = std::make_unique<eager::Model>(std::vector<KerasTensor>{ids},
+                                                  std::vector<KerasTensor>{out(h)});
     return b;
   }
   if (kind == "fn-masking") {

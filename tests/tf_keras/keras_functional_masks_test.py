@@ -36,7 +36,8 @@ from kerastest import Tally, run, start  # noqa: E402
 
 TOL = 1e-5
 KINDS = ["fn-emb-lstm", "fn-emb-dense-gru", "fn-add", "fn-concat", "fn-masking", "fn-mha",
-         "seq-emb-dense-lstm", "seq-emb-conv-lstm"]
+         "seq-emb-dense-lstm", "seq-emb-conv-lstm", "fn-nested-in", "fn-nested-out",
+         "seq-nested"]
 IDS = np.array([[3, 5, 2, 0, 0, 0], [4, 0, 7, 1, 9, 0], [0, 0, 6, 8, 2, 5]], np.int32)
 IDS2 = np.array([[1, 0, 0, 0, 0, 0], [4, 2, 0, 0, 0, 0], [0, 0, 0, 0, 2, 5]], np.int32)
 WORST = [0.0]
@@ -46,6 +47,21 @@ def make(kind, keras):
     """(model, inputs) in `keras` (Keras 3 or tf_keras)."""
     L = keras.layers
     out = L.Dense(2)
+    if kind == "seq-nested":  # the mask through a nested Sequential's Dense
+        return keras.Sequential([keras.Input((6,), dtype="int32"),
+                                 L.Embedding(10, 4, mask_zero=True),
+                                 keras.Sequential([keras.Input((6, 4)), L.Dense(4)]), L.LSTM(3),
+                                 out]), [IDS]
+    if kind == "fn-nested-in":  # the outer Embedding's mask into an inner LSTM
+        steps = keras.Input((6, 4))
+        inner = keras.Model(steps, L.LSTM(3)(steps))
+        ids = keras.Input((6,), dtype="int32")
+        return keras.Model(ids, out(inner(L.Embedding(10, 4, mask_zero=True)(ids)))), [IDS]
+    if kind == "fn-nested-out":  # an inner Embedding's mask into an outer LSTM
+        inner_ids = keras.Input((6,), dtype="int32")
+        inner = keras.Model(inner_ids, L.Embedding(10, 4, mask_zero=True)(inner_ids))
+        ids = keras.Input((6,), dtype="int32")
+        return keras.Model(ids, out(L.LSTM(3)(inner(ids)))), [IDS]
     if kind.startswith("seq-"):
         middle = L.Dense(4) if kind == "seq-emb-dense-lstm" else L.Conv1D(4, 2)
         return keras.Sequential([keras.Input((6,), dtype="int32"),
