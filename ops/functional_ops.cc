@@ -132,7 +132,9 @@ FunctionRunner& Runner(const NodeContext& c, const std::string& name) {
   for (const std::string& op : r->body.control_outputs) {
     r->fetches.emplace_back(r->body.graph->OperationByName(op));
   }
-  r->session = std::make_unique<Session>(*r->body.graph);
+  // TF2 places functions softly: a body written on a GPU machine runs here.
+  r->session =
+      std::make_unique<Session>(*r->body.graph, SessionOptions{.allow_soft_placement = true});
   return *runners.emplace(name, std::move(r)).first->second;
 }
 

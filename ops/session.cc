@@ -8,6 +8,7 @@
 #include "ops/execute.h"
 #include "ops/functional_ops.h"
 #include "ops/fused_conv.h"
+#include "ops/internal/device_placement.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/internal/graph_fusion.h"
 #include "ops/internal/memory_limit.h"
@@ -702,6 +703,12 @@ std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetche
   endpoints.reserve(fetches.size());
   for (const Fetch& f : fetches) endpoints.push_back(Resolve(graph_, f));
   RunPlan& plan = state_->plans.Get(graph_, endpoints, fed_endpoints);
+  if (!plan.devices_checked) {
+    for (const PlanStep& step : plan.steps) {
+      internal::CheckDevice(graph_.node(step.node), options_.allow_soft_placement);
+    }
+    plan.devices_checked = true;
+  }
   const bool fuse = options_.fuse_ops && ScopedActiveRun::OuterFuses();
   if (!plan.fusion_done && fuse) internal::FuseRunPlan(graph_, plan);
   state_->last_fused_nodes = 0;

@@ -115,6 +115,14 @@ struct SessionOptions {
   // call; one that goes on throws ResourceExhaustedError naming the node.
   // 0: no bound (TF's semantics). Functions the graph calls keep it.
   int64_t max_loop_iterations = 0;
+  // TF's ConfigProto.allow_soft_placement. Eager computes on this process's
+  // CPU; a node placed on another device type or index ("/device:GPU:0",
+  // "/cpu:1") is InvalidArgumentError in TF's words when a Run needs it
+  // (before anything runs), unless this is true: then it runs on the CPU.
+  // A job, replica or task other than this process's is an error either
+  // way. (ImportMetaGraph's clear_devices drops the devices instead; the
+  // functions a graph calls are placed softly, as TF2's.)
+  bool allow_soft_placement = false;
 };
 
 class Session {

@@ -104,6 +104,7 @@ struct RunPlan {
   bool has_control_flow = false;   // a Switch or Merge is among the steps
   std::vector<FusedStep> fused;    // by step, of the steps with PlanStep::kFused
   bool fusion_done = false;        // FuseRunPlan has seen this plan
+  bool devices_checked = false;    // every step's device is one this process has
 
   std::span<const PlanInput> InputsOf(size_t step) const {
     const size_t begin = step == 0 ? 0 : steps[step - 1].inputs_end;

@@ -263,8 +263,8 @@ std::string WriteTwoDeviceMeta(const std::string& dir) {
   const std::string prefix = SaveSumGraph(dir);
   MetaGraph meta = ReadMetaGraph(prefix + ".meta");
   for (MetaGraphNode& node : meta.nodes) {
-    if (node.name == "v1") node.device = "/job:ps/replica:0/task:0/device:CPU:0";
-    if (node.name == "v2") node.device = "/job:ps/replica:0/task:1/device:CPU:0";
+    if (node.name == "v1") node.device = "/job:localhost/replica:0/task:0/device:CPU:0";
+    if (node.name == "v2") node.device = "/job:localhost/replica:0/task:0/device:CPU:1";
   }
   WriteMetaGraph(dir + "/devices.meta", meta);
   return dir + "/devices.meta";
@@ -281,12 +281,14 @@ TEST_F(SaverOptionsTest, ShardedWritesOneShardPerDeviceAndClearDevicesDropsThem)
     Graph graph;
     Graph::AsDefault in(graph);
     ASSERT_NE(ImportMetaGraph(meta_path), nullptr);
-    EXPECT_EQ(graph.FindNode("v1")->device, "/job:ps/replica:0/task:0/device:CPU:0");
+    EXPECT_EQ(graph.FindNode("v1")->device, "/job:localhost/replica:0/task:0/device:CPU:0");
     SaverOptions options;
     options.sharded = true;
     Saver saver(options);
     EXPECT_TRUE(saver.saver_def().sharded);
-    Session sess(graph);
+    // This process has one CPU: as TF, v2's "CPU:1" runs only softly placed.
+    EXPECT_THROW(Session(graph).Run(GlobalVariablesInitializer()), InvalidArgumentError);
+    Session sess(graph, SessionOptions{.allow_soft_placement = true});
     sess.Run(GlobalVariablesInitializer());
     const std::string prefix = saver.Save(sess, dir + "/sharded/model.ckpt");
     EXPECT_TRUE(fs::exists(prefix + ".data-00000-of-00002"));
