@@ -12,13 +12,12 @@
 
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "benchmarks/call_latency.h"
 #include "ops/session.h"
 #include "runtime/graph.h"
 #include "runtime/machine_cores.h"
@@ -85,22 +84,7 @@ void BM_Graph(benchmark::State& state, const Model& m) {
   Feeds feeds = {{m.input, Input(Shape(dims))}};
   if (m.training_flag != nullptr) feeds.emplace_back(m.training_flag, Tensor(false));
   for (int i = 0; i < 3; ++i) sess.Run(m.output, feeds);  // plans, filter reorders
-  std::vector<double> us;
-  us.reserve(1000);
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    Tensor y = sess.Run(m.output, feeds);
-    benchmark::DoNotOptimize(y);
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                     .count());
-  }
-  std::sort(us.begin(), us.end());
-  const auto at = [&](double q) { return us[static_cast<size_t>(q * (us.size() - 1))]; };
-  state.counters["p50_us"] = at(0.5);
-  state.counters["p99_us"] = at(0.99);
-  state.counters["fused"] = static_cast<double>(sess.last_run_fused_nodes());
-  state.counters["examples_per_s"] =
-      benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
+  bench::TimeCalls(state, sess, batch, [&] { return sess.Run(m.output, feeds); });
   SetNumThreads(internal::MachineCores());
 }
 

@@ -21,14 +21,13 @@
 
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "benchmarks/call_latency.h"
 #include "ops/session.h"
 #include "runtime/machine_cores.h"
 #include "runtime/threads.h"
@@ -90,22 +89,7 @@ void BM_SavedModel(benchmark::State& state, const Model& m) {
     f.write(reinterpret_cast<const char*>(v.data()),
             static_cast<std::streamsize>(v.size() * sizeof(float)));
   }
-  std::vector<double> us;
-  us.reserve(1000);
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    std::map<std::string, Tensor> out = model.Run(sess, m.signature, inputs);
-    benchmark::DoNotOptimize(out);
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                     .count());
-  }
-  std::sort(us.begin(), us.end());
-  const auto at = [&](double q) { return us[static_cast<size_t>(q * (us.size() - 1))]; };
-  state.counters["p50_us"] = at(0.5);
-  state.counters["p99_us"] = at(0.99);
-  state.counters["fused"] = static_cast<double>(sess.last_run_fused_nodes());
-  state.counters["examples_per_s"] =
-      benchmark::Counter(static_cast<double>(batch), benchmark::Counter::kIsIterationInvariantRate);
+  bench::TimeCalls(state, sess, batch, [&] { return model.Run(sess, m.signature, inputs); });
   SetNumThreads(internal::MachineCores());
 }
 
