@@ -43,6 +43,7 @@
 #include "ops/shape_ops.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
+#include "ops/variable_scope.h"
 
 // autodiff: the tape, layers, optimizers, moving averages.
 #include "autodiff/adam.h"

@@ -9,6 +9,7 @@
 #include "ops/graph_ops.h"
 #include "ops/operators.h"
 #include "ops/parallel.h"
+#include "ops/variable_scope.h"
 #include "runtime/flush_denormal.h"
 #include "runtime/live_variables.h"
 #include "runtime/names.h"
@@ -89,6 +90,13 @@ ExponentialMovingAverage::ExponentialMovingAverage(double decay, std::optional<i
 ExponentialMovingAverage::~ExponentialMovingAverage() = default;
 
 std::string ExponentialMovingAverage::AverageName(const Variable& variable) const {
+  // TF's average_name: the shadow's name once it exists, else the name the
+  // current name scope would give it.
+  if (const Variable* shadow = AverageVariable(variable)) return std::string(shadow->shared_name());
+  return NameScope::Current() + ShadowEdge(variable);
+}
+
+std::string ExponentialMovingAverage::ShadowEdge(const Variable& variable) const {
   return std::string(variable.shared_name()) + "/" + name_;
 }
 
@@ -138,7 +146,7 @@ std::vector<size_t> ExponentialMovingAverage::CreateTensorAverages(
       const std::string op_name = graph.OperationOf(t).name();
       TensorEntry entry{t, nullptr, {}};
       {
-        NameScope scope(op_name + "/");
+        NameScope scope(VariableScope::CurrentPrefix() + op_name + "/");
         entry.shadow = std::make_unique<Variable>(Tensor::Zeros(t.shape(), t.dtype()), name_,
                                                   /*trainable=*/false);
       }
@@ -214,9 +222,10 @@ void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_
   if (Graph* graph = Graph::Current()) init_scope.emplace(*graph);
   for (Variable* v : var_list) {
     if (index_.contains(v)) continue;
-    // slot_creator: scope "<var op name>/", the shadow named after the EMA
-    // and made unique ("v/ExponentialMovingAverage_1" if taken).
-    NameScope scope(std::string(v->shared_name()) + "/");
+    // slot_creator: scope "<variable scope>/<var op name>/" (not the name
+    // scope), the shadow named after the EMA and made unique
+    // ("v/ExponentialMovingAverage_1" if taken).
+    NameScope scope(VariableScope::CurrentPrefix() + std::string(v->shared_name()) + "/");
     auto initial_value = [&] {
       Graph* graph = Graph::Current();
       if (graph == nullptr) return v->value();
@@ -230,7 +239,7 @@ void ExponentialMovingAverage::CreateAverages(const std::vector<Variable*>& var_
       graph->AddToCollection(Graph::kMovingAverageVariables, v);
       return initial;
     };
-    CreateVariable(AverageName(*v), v->dtype(), v->shape(), initial_value, name_,
+    CreateVariable(ShadowEdge(*v), v->dtype(), v->shape(), initial_value, name_,
                    /*trainable=*/false, [&](std::unique_ptr<Variable> shadow) {
                      index_[v] = entries_.size();
                      entries_.push_back({v, std::move(shadow)});
@@ -355,7 +364,7 @@ std::map<std::string, Variable*> ExponentialMovingAverage::VariablesToRestore(
 
 std::vector<Trackable::Child> ExponentialMovingAverage::Children() {
   std::vector<Child> out;
-  for (const Entry& e : entries_) out.push_back({AverageName(*e.original), e.shadow.get()});
+  for (const Entry& e : entries_) out.push_back({ShadowEdge(*e.original), e.shadow.get()});
   return out;
 }
 

@@ -124,8 +124,10 @@ class ExponentialMovingAverage final : public Trackable {
   Variable* AverageVariable(const Variable& variable) const;
   // The shadow of a plain graph tensor ("add:0"), or nullptr.
   Variable* AverageVariable(const Tensor& tensor) const;
-  // "<variable op name>/<name>", e.g. "v/ExponentialMovingAverage", whether
-  // or not a shadow exists (tf's average_name).
+  // TF's average_name: the shadow's name once Apply made it (under a
+  // VariableScope("s"): "s/v/ExponentialMovingAverage", ops/variable_scope.h;
+  // "..._1" when the name was taken), else "<name scope><variable op
+  // name>/<name>", e.g. "v/ExponentialMovingAverage".
   std::string AverageName(const Variable& variable) const;
   // "<tensor op name>/<name>" ("add/ExponentialMovingAverage").
   std::string AverageName(const Tensor& tensor) const;
@@ -157,6 +159,9 @@ class ExponentialMovingAverage final : public Trackable {
   std::vector<Child> Children() override;
 
  private:
+  // The checkpoint edge of a variable's shadow: "<variable op
+  // name>/<name>", whatever the shadow's own (possibly scoped) name.
+  std::string ShadowEdge(const Variable& variable) const;
   struct Entry {
     Variable* original;
     std::unique_ptr<Variable> shadow;

@@ -457,6 +457,22 @@ Variable& Graph::ImportVariable(const GraphVariable& record) {
   return *owned_variables_.back();
 }
 
+Variable* Graph::StoredVariable(std::string_view name) const {
+  const auto it = stored_variables_.find(name);
+  return it == stored_variables_.end() ? nullptr : it->second;
+}
+
+Variable& Graph::StoreVariable(std::unique_ptr<Variable> variable) {
+  EAGER_CHECK(variable != nullptr && FindVariable(variable.get()) != nullptr,
+              "Graph::StoreVariable: not a variable of this graph");
+  const std::string name(variable->shared_name());
+  EAGER_CHECK(!stored_variables_.contains(name), "Graph::StoreVariable: '", name,
+              "' is stored already");
+  owned_variables_.push_back(std::move(variable));
+  stored_variables_.emplace(name, owned_variables_.back().get());
+  return *owned_variables_.back();
+}
+
 Graph::CaptureVariables::CaptureVariables(Graph& graph,
                                           std::map<const Variable*, const Variable*> read_instead)
     : graph_(graph), previous_(std::move(read_instead)) {

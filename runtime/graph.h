@@ -304,6 +304,14 @@ class Graph {
   // attributes or already has a Variable. record.variable is ignored.
   Variable& ImportVariable(const GraphVariable& record);
 
+  // TF1's variable store (tf.compat.v1.get_variable, ops/variable_scope.h):
+  // the variables it made in this graph, owned by the graph, by full name
+  // ("foo/v"); nullptr when get_variable made none of that name.
+  Variable* StoredVariable(std::string_view name) const;
+  // Takes `variable` (a variable of this graph) into the store under its
+  // shared name. REQUIRES: no stored variable has that name.
+  Variable& StoreVariable(std::unique_ptr<Variable> variable);
+
   // ---- Tracing: capturing eager variables (tf.function's captures) ---------
 
   // While a CaptureVariables scope of this graph lives and the graph is the
@@ -409,6 +417,7 @@ class Graph {
   std::map<std::string, Collection, std::less<>> collections_;
   std::vector<GraphVariable> variables_;
   std::vector<std::unique_ptr<Variable>> owned_variables_;
+  std::map<std::string, Variable*, std::less<>> stored_variables_;  // of owned_variables_
   std::vector<std::string> control_inputs_;  // "^op" of open ControlDependencies scopes
   int capturing_ = 0;                        // open CaptureVariables scopes
   std::map<const Variable*, const Variable*> read_instead_;  // of the innermost scope

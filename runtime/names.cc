@@ -242,7 +242,9 @@ std::string UniqueObjectName(std::string_view base) {
 
 NameScope::NameScope(std::string_view name) : previous_(current_scope) {
   EAGER_CHECK(!name.empty(), "NameScope: a scope name must not be empty");
-  if (name.back() == '/') {
+  if (name == "/") {
+    prefix_.clear();  // the root scope
+  } else if (name.back() == '/') {
     prefix_ = std::string(name);  // an exact, already-unique scope
   } else {
     prefix_ = DefaultNames().UniqueName(previous_ + std::string(name)) + "/";

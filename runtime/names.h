@@ -143,7 +143,8 @@ std::string UniqueObjectName(std::string_view base);
 // `with tf.name_scope(name):` for this thread while the object lives.
 //   { NameScope scope("dense"); Variable k(..., "kernel"); }  // "dense/kernel:0"
 // The scope's own name is made unique in DefaultNames() ("dense", "dense_1").
-// A name ending in "/" re-enters that exact scope without uniquifying it.
+// A name ending in "/" re-enters that exact scope without uniquifying it;
+// "/" alone the root scope (TF's name_scope("")).
 class NameScope {
  public:
   explicit NameScope(std::string_view name);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "ops/graph_ops.h"
 #include "ops/operators.h"
 #include "ops/session.h"
+#include "ops/variable_scope.h"
 #include "runtime/graph.h"
 
 namespace eager {
@@ -170,6 +172,38 @@ TEST(EmaTfSemanticsTest, AverageVariablesNames) {
   }
   EXPECT_THAT(keys, UnorderedElementsAre("v0/foo", "v1/foo", "add/foo", "add/foo/biased",
                                          "add/foo/local_step", "v2"));
+}
+
+// testAverageVariablesNamesRespectScope: shadows are made in the current
+// variable scope (slot_creator's variable_scope(None, "<var>/<name>")), and
+// average_name before Apply prefixes the name scope, as TF 2.21 printed
+// for this program: "scope2/scope1/v0/foo" both before and after Apply; under
+// a name scope alone "ns/scope1/v0/ExponentialMovingAverage" before and the
+// shadow "scope1/v0/ExponentialMovingAverage" after.
+TEST(EmaTfSemanticsTest, AverageVariablesNamesRespectScope) {
+  Graph graph;
+  Graph::AsDefault in(graph);
+  Variable* v0 = nullptr;
+  {
+    VariableScope scope("scope1");
+    v0 = new Variable(10.0f, "v0");
+  }
+  const std::unique_ptr<Variable> own(v0);
+  EXPECT_EQ(v0->name(), "scope1/v0:0");
+  {
+    VariableScope scope("scope2");
+    ExponentialMovingAverage ema(0.25, std::nullopt, true, "foo");
+    EXPECT_EQ(ema.AverageName(*v0), "scope2/scope1/v0/foo");
+    ema.Apply({v0});
+    EXPECT_EQ(ema.AverageVariable(*v0)->shared_name(), "scope2/scope1/v0/foo");
+    EXPECT_EQ(ema.AverageName(*v0), "scope2/scope1/v0/foo");
+    EXPECT_EQ(ema.VariablesToRestore({v0}).count("scope2/scope1/v0/foo"), 1u);
+  }
+  NameScope ns("ns");
+  ExponentialMovingAverage ema2(0.5);
+  EXPECT_EQ(ema2.AverageName(*v0), "ns/scope1/v0/ExponentialMovingAverage");
+  ema2.Apply({v0});
+  EXPECT_EQ(ema2.AverageName(*v0), "scope1/v0/ExponentialMovingAverage");
 }
 
 TEST(EmaTfSemanticsTest, PlainTensorsNeedAGraph) {
