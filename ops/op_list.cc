@@ -15,6 +15,7 @@
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/index_ops.h"
+#include "ops/list_ops.h"
 #include "ops/lookup_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -221,6 +222,23 @@ const OpDef* const kAllOps[] = {
     &kLookupTableImportV2Op,
     &kLookupTableFindV2Op,
     &kLookupTableSizeV2Op,
+    // list_ops.cc
+    &kEmptyTensorListOp,
+    &kTensorListReserveOp,
+    &kTensorListFromTensorOp,
+    &kTensorListStackOp,
+    &kTensorListGatherOp,
+    &kTensorListGetItemOp,
+    &kTensorListSetItemOp,
+    &kTensorListPushBackOp,
+    &kTensorListPopBackOp,
+    &kTensorListLengthOp,
+    &kTensorListElementShapeOp,
+    &kTensorListScatterIntoExistingListOp,
+    &kTensorListScatterV2Op,
+    &kTensorListResizeOp,
+    &kTensorListConcatV2Op,
+    &kTensorListSplitOp,
     // resource_training_ops.cc
     &kResourceApplyGradientDescentOp,
     &kResourceApplyMomentumOp,

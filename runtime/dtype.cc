@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "runtime/variant.h"
+
 namespace eager {
 namespace {
 
@@ -39,7 +41,7 @@ constexpr std::array<TfDataTypeRow, 24> kTfDataTypes = {{
     {"DT_COMPLEX128", "complex128", "complex128", 16, DType::kComplex128},
     {"DT_HALF", "half", "float16", 2, DType::kHalf},
     {"DT_RESOURCE", "resource", "resource", 0, std::nullopt},
-    {"DT_VARIANT", "variant", "variant", 0, std::nullopt},
+    {"DT_VARIANT", "variant", "variant", 0, DType::kVariant},
     {"DT_UINT32", "uint32", "uint32", 4, DType::kUInt32},
     {"DT_UINT64", "uint64", "uint64", 8, DType::kUInt64},
 }};
@@ -64,14 +66,16 @@ constexpr std::array<int, kNumDTypes> kTfValueOfDType = [] {
 
 // Every DType has exactly one row, and its in-memory size (kDTypeSizes,
 // dtype.h, inline for speed) is the size a checkpoint stores per element,
-// except kString's (a std::string in memory, variable length on disk).
+// except kString's (a std::string in memory, variable length on disk) and
+// kVariant's (a Variant in memory; no fixed layout on disk).
 constexpr bool EveryDTypeHasOneRowOfItsSize() {
   int rows = 0;
   for (const TfDataTypeRow& row : kTfDataTypes) {
     if (!row.dtype) continue;
     ++rows;
     const auto d = static_cast<size_t>(*row.dtype);
-    if (*row.dtype != DType::kString && static_cast<int>(kDTypeSizes[d]) != row.bytes) {
+    if (*row.dtype != DType::kString && *row.dtype != DType::kVariant &&
+        static_cast<int>(kDTypeSizes[d]) != row.bytes) {
       return false;
     }
   }
@@ -92,7 +96,7 @@ constexpr bool SizesMatchTypes() {
 }
 static_assert(SizesMatchTypes<float, double, int32_t, int64_t, bool, std::string, Half, BFloat16,
                               std::complex<float>, std::complex<double>, int8_t, int16_t, uint8_t,
-                              uint16_t, uint32_t, uint64_t>());
+                              uint16_t, uint32_t, uint64_t, Variant>());
 
 const TfDataTypeRow& Row(DType dtype) {
   return kTfDataTypes[static_cast<size_t>(TfDataType(dtype))];

@@ -25,6 +25,8 @@
 
 namespace eager {
 
+class Variant;  // runtime/variant.h
+
 enum class DType : uint8_t {
   kFloat32,
   kFloat64,
@@ -45,8 +47,12 @@ enum class DType : uint8_t {
   kUInt16,
   kUInt32,
   kUInt64,
+  // DT_VARIANT: elements are eager::Variant (runtime/variant.h), TensorLists.
+  // Carried through graphs and function calls; only the TensorList ops
+  // (ops/list_ops.h) compute on them.
+  kVariant,
 };
-inline constexpr int kNumDTypes = static_cast<int>(DType::kUInt64) + 1;
+inline constexpr int kNumDTypes = static_cast<int>(DType::kVariant) + 1;
 
 // tf.DType.name: "float32", "float64", "int32", "int64", "bool", "string",
 // "float16", "bfloat16", "complex64", "complex128", "int8", "int16", "uint8",
@@ -112,6 +118,8 @@ constexpr DType DTypeOf() {
     return DType::kUInt32;
   else if constexpr (std::is_same_v<T, uint64_t>)
     return DType::kUInt64;
+  else if constexpr (std::is_same_v<T, Variant>)
+    return DType::kVariant;
   else
     static_assert(!sizeof(T), "no eager DType for this C++ type");
 }
@@ -158,14 +166,22 @@ decltype(auto) VisitDType(DType dtype, F&& f) {
       return f(DTypeTag<uint32_t>{});
     case DType::kUInt64:
       return f(DTypeTag<uint64_t>{});
+    case DType::kVariant:
+      // Kernels that visit dtypes compute on elements; a variant's elements
+      // are opaque values only the TensorList ops read (runtime/variant.h).
+      throw UnimplementedError(
+          "a variant (DT_VARIANT) tensor here: eager computes on variant tensors only in the "
+          "TensorList ops; other ops take numeric, bool and string tensors");
   }
   throw InternalError(StrCat("VisitDType: invalid dtype value ", static_cast<int>(dtype)));
 }
 
+// sizeof(Variant): one shared_ptr (runtime/variant.h static_asserts it).
+inline constexpr uint8_t kVariantSize = 2 * sizeof(void*);
 // DTypeSize's table, by enum value; dtype.cc checks it against sizeof of
 // each C++ type.
 inline constexpr std::array<uint8_t, kNumDTypes> kDTypeSizes = {
-    4, 8, 4, 8, 1, sizeof(std::string), 2, 2, 8, 16, 1, 2, 1, 2, 4, 8};
+    4, 8, 4, 8, 1, sizeof(std::string), 2, 2, 8, 16, 1, 2, 1, 2, 4, 8, kVariantSize};
 [[noreturn]] void ThrowInvalidDType(DType dtype);
 
 inline size_t DTypeSize(DType dtype) {
@@ -200,6 +216,7 @@ decltype(auto) VisitNumericDType(DType dtype, std::string_view what, F&& f) {
     case DType::kUInt16:
     case DType::kUInt32:
     case DType::kUInt64:
+    case DType::kVariant:
       break;
   }
   throw InvalidArgumentError(
@@ -228,6 +245,7 @@ decltype(auto) VisitFloatDType(DType dtype, std::string_view what, F&& f) {
     case DType::kUInt16:
     case DType::kUInt32:
     case DType::kUInt64:
+    case DType::kVariant:
       break;
   }
   throw InvalidArgumentError(

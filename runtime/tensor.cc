@@ -10,6 +10,7 @@
 #include "runtime/graph.h"
 #include "runtime/internal/buffer.h"
 #include "runtime/tensor_access.h"
+#include "runtime/variant.h"
 
 namespace eager {
 namespace {
@@ -119,6 +120,8 @@ void AppendElement(std::string& out, const T& value) {
       }
     }
     out += "'";
+  } else if constexpr (std::is_same_v<T, Variant>) {
+    out += value.DebugString();
   } else {
     out += std::to_string(value);  // int8 prints as a number, not a character
   }
@@ -186,7 +189,8 @@ const std::string& Tensor::name() const {
 
 Tensor Tensor::Zeros(const Shape& shape, DType dtype) {
   Tensor t = internal::NewTensor(shape, dtype);
-  if (dtype != DType::kString) {
+  // Strings and variants are constructed empty (internal/buffer.h).
+  if (dtype != DType::kString && dtype != DType::kVariant) {
     std::memset(internal::MutableRawData(t), 0, static_cast<size_t>(t.bytes().size()));
   }
   return t;
@@ -195,9 +199,8 @@ Tensor Tensor::Zeros(const Shape& shape, DType dtype) {
 std::span<const std::byte> Tensor::bytes() const {
   if (buffer_ == nullptr) [[unlikely]]
     ThrowBadAccess(dtype_, "bytes");
-  EAGER_CHECK(dtype_ != DType::kString,
-              "Tensor::bytes: a string tensor has no fixed-size byte representation (shape ",
-              shape_, ")");
+  EAGER_CHECK(dtype_ != DType::kString && dtype_ != DType::kVariant, "Tensor::bytes: a ", dtype_,
+              " tensor has no fixed-size byte representation (shape ", shape_, ")");
   return {static_cast<const std::byte*>(buffer_->data()), buffer_->size_bytes()};
 }
 
@@ -217,6 +220,10 @@ std::string Tensor::ValuesString(int64_t max_elements) const {
   if (num_elements() == 0 && rank() > 0) return "[]";
   std::string out;
   int64_t budget = max_elements;
+  if (dtype_ == DType::kVariant) {  // which VisitDType refuses, as kernels must
+    AppendNested<Variant>(out, data<Variant>(), shape_.dims(), budget);
+    return out;
+  }
   VisitDType(dtype_, [&](auto tag) {
     using T = typename decltype(tag)::type;
     AppendNested<T>(out, data<T>(), shape_.dims(), budget);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "runtime/buffer_cache.h"
+#include "runtime/variant.h"
 
 namespace eager::internal {
 namespace {
@@ -52,6 +53,9 @@ Buffer::Buffer(PrivateTag, DType dtype, int64_t num_elements, void* const* stora
   if (dtype_ == DType::kString) {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < num_elements_; ++i) new (strings + i) std::string();
+  } else if (dtype_ == DType::kVariant) {
+    auto* values = static_cast<Variant*>(data_);
+    for (int64_t i = 0; i < num_elements_; ++i) new (values + i) Variant();
   }
 }
 
@@ -59,6 +63,9 @@ Buffer::~Buffer() {
   if (dtype_ == DType::kString) {
     auto* strings = static_cast<std::string*>(data_);
     for (int64_t i = 0; i < num_elements_; ++i) strings[i].~basic_string();
+  } else if (dtype_ == DType::kVariant) {
+    auto* values = static_cast<Variant*>(data_);
+    for (int64_t i = 0; i < num_elements_; ++i) values[i].~Variant();
   }
 }
 

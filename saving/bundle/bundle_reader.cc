@@ -205,6 +205,9 @@ BundleReader::Entry ParseEntry(std::string_view key, std::string_view value, int
   BundleReader::Entry entry;
   entry.tf_dtype = proto.dtype();
   entry.dtype = DTypeFromTfDataType(entry.tf_dtype);
+  // A stored variant is a serialized VariantTensorDataProto: kept opaque,
+  // as DT_RESOURCE's bytes are (eager's variants live in memory only).
+  if (entry.dtype == DType::kVariant) entry.dtype = std::nullopt;
   entry.shard_id = proto.shard_id();
   entry.offset = proto.offset();
   entry.size = proto.size();

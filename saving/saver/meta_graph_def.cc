@@ -113,7 +113,11 @@ MetaTensor FromProto(const pb::TensorProto& p, const std::string& where) {
     }
     n *= d;
   }
-  if (!dtype || shape.dims.size() > static_cast<size_t>(Shape::kMaxRank)) return t;
+  // A variant constant's values are serialized protos eager does not read.
+  if (!dtype || *dtype == DType::kVariant ||
+      shape.dims.size() > static_cast<size_t>(Shape::kMaxRank)) {
+    return t;
+  }
   const Shape s(shape.dims);
   if (!p.tensor_content().empty()) {
     if (*dtype == DType::kString) {

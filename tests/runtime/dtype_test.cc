@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/variant.h"
+
 namespace eager {
 namespace {
 
@@ -30,6 +32,7 @@ TEST(DTypeTest, TensorFlowEnumValuesMatchTypesProto) {
   EXPECT_EQ(TfDataType(DType::kHalf), 19);
   EXPECT_EQ(TfDataType(DType::kUInt32), 22);
   EXPECT_EQ(TfDataType(DType::kUInt64), 23);
+  EXPECT_EQ(TfDataType(DType::kVariant), 21);
 }
 
 // Every dtype, from the enum's range (so a new one cannot be forgotten here).
@@ -67,9 +70,9 @@ TEST(DTypeTest, RoundTripsThroughTensorFlowValues) {
   }
   EXPECT_EQ(DTypeFromTfDataType(19), DType::kHalf);
   EXPECT_EQ(DTypeFromTfDataType(0), std::nullopt);
-  EXPECT_EQ(DTypeFromTfDataType(21), std::nullopt);  // DT_VARIANT: opaque bytes only
-  EXPECT_EQ(DTypeFromTfDataType(20), std::nullopt);  // DT_RESOURCE
-  EXPECT_EQ(DTypeFromTfDataType(11), std::nullopt);  // DT_QINT8
+  EXPECT_EQ(DTypeFromTfDataType(21), DType::kVariant);  // TensorLists (runtime/variant.h)
+  EXPECT_EQ(DTypeFromTfDataType(20), std::nullopt);     // DT_RESOURCE
+  EXPECT_EQ(DTypeFromTfDataType(11), std::nullopt);     // DT_QINT8
 }
 
 TEST(DTypeTest, NamesAndSizes) {
@@ -103,7 +106,7 @@ TEST(DTypeTest, TensorFlowDataTypesEagerLacksHaveTheirNamesAndSizes) {
   for (int variable : {0, 7, 20, 21, 24, 101, -3})
     EXPECT_EQ(TfDataTypeSize(variable), 0) << variable;
   for (DType d : AllDTypes()) {
-    if (d == DType::kString) continue;
+    if (d == DType::kString || d == DType::kVariant) continue;  // no fixed size on disk
     EXPECT_EQ(TfDataTypeSize(TfDataType(d)), static_cast<int>(DTypeSize(d))) << d;
   }
 }
@@ -136,9 +139,11 @@ static_assert(DTypeOf<std::complex<double>>() == DType::kComplex128);
 static_assert(DTypeOf<int8_t>() == DType::kInt8);
 static_assert(DTypeOf<uint8_t>() == DType::kUInt8);
 static_assert(DTypeOf<uint64_t>() == DType::kUInt64);
+static_assert(DTypeOf<Variant>() == DType::kVariant);
 
 TEST(DTypeTest, VisitDTypeAndDTypeOfAgreeForEveryDType) {
   for (DType dtype : AllDTypes()) {
+    if (dtype == DType::kVariant) continue;  // refused: see the next test
     const DType round_trip =
         VisitDType(dtype, [](auto tag) { return DTypeOf<typename decltype(tag)::type>(); });
     EXPECT_EQ(round_trip, dtype) << DTypeName(dtype);
@@ -146,6 +151,19 @@ TEST(DTypeTest, VisitDTypeAndDTypeOfAgreeForEveryDType) {
         VisitDType(dtype, [](auto tag) { return sizeof(typename decltype(tag)::type); });
     EXPECT_EQ(size, DTypeSize(dtype)) << DTypeName(dtype);
   }
+}
+
+// A variant's elements are opaque values (runtime/variant.h): kernels that
+// visit dtypes to compute on elements refuse them, naming the dtype.
+TEST(DTypeTest, VisitDTypeRefusesVariantsAndItsSizeIsAVariantsSize) {
+  try {
+    VisitDType(DType::kVariant, [](auto) { return 0; });
+    FAIL() << "expected UnimplementedError";
+  } catch (const UnimplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("DT_VARIANT"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(DTypeSize(DType::kVariant), sizeof(Variant));
+  EXPECT_EQ(DTypeName(DType::kVariant), "variant");
 }
 
 TEST(DTypeTest, VisitDTypeDispatchesToTheCppType) {
