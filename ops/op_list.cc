@@ -25,6 +25,7 @@
 #include "ops/reduction_ops.h"
 #include "ops/resource_training_ops.h"
 #include "ops/resource_variable_ops.h"
+#include "ops/reverse_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/split_ops.h"
 #include "ops/training_ops.h"
@@ -82,6 +83,7 @@ const OpDef* const kAllOps[] = {
     // shape_ops.cc
     &kReshapeOp,
     &kTransposeOp,
+    &kReverseV2Op,  // reverse_ops.cc
     &kConcatOp,
     &kSliceOp,
     &kSqueezeOp,

@@ -323,6 +323,12 @@ const std::vector<OpSpec>& Specs() {
        {"keep_dims: bool = false", "T: " NUMBER_TYPES, INDEX_TYPE("Tidx", "DT_INT32")}},
       {"Switch", {"data: T", "pred: bool"}, {"output_false: T", "output_true: T"}, {"T: type"}},
       {"Tanh", {"x: T"}, {"y: T"}, {"T: " FLOAT_COMPLEX}},
+      {"ReverseV2",
+       {"tensor: T", "axis: Tidx"},
+       {"output: T"},
+       {INDEX_TYPE("Tidx", "DT_INT32"),
+        "T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, bool, bfloat16, half, "
+        "float, double, complex64, complex128, string}"}},
       {"Transpose",
        {"x: T", "perm: Tperm"},
        {"y: T"},

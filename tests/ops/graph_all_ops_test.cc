@@ -28,6 +28,7 @@
 #include "ops/pooling_ops.h"
 #include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
+#include "ops/reverse_ops.h"
 #include "ops/session.h"
 #include "ops/shape_ops.h"
 #include "ops/split_ops.h"
@@ -128,6 +129,10 @@ std::vector<OpCase> Cases() {
                &kTransposeOp,
                {Floats(Shape{2, 3, 4}, 27)},
                Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}});
+  c.push_back({"ReverseV2",
+               &kReverseV2Op,
+               {Floats(Shape{2, 3, 4}, 901)},
+               Attrs{{"axis", std::vector<int64_t>{1, -1}}}});
   c.push_back({"ConcatV2",
                &kConcatOp,
                {Floats(Shape{2, 1}, 28), Floats(m, 29), Floats(Shape{2, 2}, 30)},

@@ -24,6 +24,7 @@
 #include "ops/pooling_ops.h"
 #include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
+#include "ops/reverse_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/split_ops.h"
 #include "ops/unary_ops.h"
@@ -190,6 +191,10 @@ std::vector<GradientCase> Cases() {
                &kTransposeOp,
                {Uniform(Shape{2, 3, 4}, 57)},
                Attrs{{"perm", std::vector<int64_t>{2, 0, 1}}}});
+  c.push_back({"ReverseV2",
+               &kReverseV2Op,
+               {Uniform(Shape{2, 3, 4}, 901)},
+               Attrs{{"axis", std::vector<int64_t>{0, -1}}}});
   c.push_back({"ConcatAxis1",
                &kConcatOp,
                {Uniform(Shape{2, 1}, 58), Uniform(m, 59), Uniform(Shape{2, 2}, 60)},
