@@ -31,9 +31,12 @@ namespace {
 // One argument or result of a call: a value, or a resource handle.
 using CallArg = std::variant<Tensor, Resource*>;
 
+// A call's arguments belong to its frame: each _Arg node (one per argument,
+// run once per call) moves its value out, so that the body holds the only
+// reference to what the caller gave away (a While's loop variables).
 struct CallFrame {
   const std::string* function = nullptr;
-  const std::vector<CallArg>* args = nullptr;
+  std::vector<CallArg>* args = nullptr;
 };
 
 // The frames of the calls running on this thread, innermost last. A body's
@@ -73,8 +76,8 @@ NodeOutputs RunArg(const NodeContext& c) {
                                       index, "; the call passes ", frame.args->size(),
                                       " arguments"));
   }
-  const CallArg& arg = (*frame.args)[static_cast<size_t>(index)];
-  if (const Tensor* t = std::get_if<Tensor>(&arg)) return {{*t}, nullptr};
+  CallArg& arg = (*frame.args)[static_cast<size_t>(index)];
+  if (Tensor* t = std::get_if<Tensor>(&arg)) return {{std::move(*t)}, nullptr};
   return {{}, std::get<Resource*>(arg)};
 }
 
@@ -171,9 +174,9 @@ void CheckArgs(const NodeContext& c, const FunctionDefinition& f,
   }
 }
 
-// Runs function `r` on `args` for node `c`: its outputs, in order.
-std::vector<CallArg> Invoke(const NodeContext& c, FunctionRunner& r,
-                            const std::vector<CallArg>& args) {
+// Runs function `r` on `args` for node `c`: its outputs, in order. The
+// body takes the argument values (a caller keeping them passes a copy).
+std::vector<CallArg> Invoke(const NodeContext& c, FunctionRunner& r, std::vector<CallArg> args) {
   const FunctionDefinition& f = *r.f;
   CheckArgs(c, f, args);
   if (call_depth >= kMaxFunctionCallDepth) {
@@ -322,7 +325,7 @@ NodeOutputs RunWhile(const NodeContext& c) {
   std::vector<CallArg> vars = NodeArgs(c, *body.f, 0);
   const int64_t limit = internal::loop_limit;
   for (int64_t iteration = 0;; ++iteration) {
-    const std::vector<CallArg> pred = Invoke(c, cond, vars);
+    const std::vector<CallArg> pred = Invoke(c, cond, vars);  // a copy: vars go on
     if (pred.size() != 1 || !std::holds_alternative<Tensor>(pred[0])) {
       throw InvalidArgumentError(StrCat(Where(c), ": cond function '", cond.f->name,
                                         "' must return one tensor, returns ", pred.size(),
@@ -335,11 +338,13 @@ NodeOutputs RunWhile(const NodeContext& c) {
                  "') did not end within ", limit,
                  " iterations, SessionOptions::max_loop_iterations; TF would go on"));
     }
-    std::vector<CallArg> next = Invoke(c, body, vars);
-    if (next.size() != vars.size()) {
+    // The body gets the loop variables, not a copy: a TensorList it sets an
+    // item of each iteration is changed in place, not copied (ops/list_ops.h).
+    const size_t num_vars = vars.size();
+    std::vector<CallArg> next = Invoke(c, body, std::move(vars));
+    if (next.size() != num_vars) {
       throw InvalidArgumentError(StrCat(Where(c), ": body function '", body.f->name, "' returns ",
-                                        next.size(), " values for ", vars.size(),
-                                        " loop variables"));
+                                        next.size(), " values for ", num_vars, " loop variables"));
     }
     vars = std::move(next);
   }

@@ -583,6 +583,11 @@ class RunState {
       if (in.control()) continue;
       if (is_ref(i)) {
         refs.push_back(&RefResource(node, in, i));
+      } else if (!in.fed() && uses_[in.step()] == 1 && refs_[in.step()] == nullptr &&
+                 static_cast<size_t>(in.port) < outputs_[in.step()].size()) {
+        // Its last reader: the value moves in, so that a kernel holding the
+        // only reference may reuse it (a TensorList set item by item in a loop).
+        inputs.push_back(std::move(outputs_[in.step()][static_cast<size_t>(in.port)]));
       } else {
         inputs.push_back(Value(in, node));
       }
