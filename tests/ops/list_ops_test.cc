@@ -125,7 +125,9 @@ TEST(ListOpsTest, SetItemLeavesItsInputListUnchanged) {
   g.AddFromTensor();
   g.Add(
       MakeNode("set", "TensorListSetItem", {"from", "one", "item"}, Attrs{{"element_dtype", kF}}));
-  g.AddStack("old", "from");
+  // Stacked after the SetItem ran (a control input), so that changing the
+  // list in place would show.
+  g.Add(MakeNode("old", "TensorListStack", {"from", "any", "^set"}, Attrs{{"element_dtype", kF}}));
   g.AddStack("new", "set");
   Session sess(g.graph);
   const std::vector<std::optional<Tensor>> out = sess.Run(std::vector<Fetch>{"old:0", "new:0"});
