@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/internal/memory_limit.h"
 #include "ops/op_def.h"
 #include "runtime/graph.h"
 #include "runtime/tensor_access.h"
@@ -114,6 +115,13 @@ Shape MergeShapes(const NodeContext& c, const Shape& a, const Shape& b, const ch
   return Shape::Partial(dims);
 }
 
+// Zeros for an unset element, of a shape the graph gave: within the
+// Session's memory limit (SessionOptions::memory_limit_bytes).
+Tensor Zeros(const NodeContext& c, const Shape& shape, DType dtype) {
+  internal::CheckTensorBytes(c.node.op, shape, dtype);
+  return Tensor::Zeros(shape, dtype);
+}
+
 // The rows of `t` along its first dimension.
 Shape RowShape(const Tensor& t) { return Shape(t.shape().dims().subspan(1)); }
 
@@ -147,7 +155,9 @@ Tensor StackRows(const NodeContext& c, std::span<const Tensor> items, const Shap
                                       " gives rank ", dims.size(), "; eager's limit is ",
                                       Shape::kMaxRank));
   }
-  Tensor out = internal::NewTensor(Shape(dims), dtype);
+  const Shape out_shape(dims);
+  internal::CheckTensorBytes(c.node.op, out_shape, dtype);
+  Tensor out = internal::NewTensor(out_shape, dtype);
   const int64_t n = shape.num_elements();
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -209,7 +219,7 @@ std::vector<Tensor> Items(const NodeContext& c, const TensorList& list,
                  " (TF: \"Trying to read an uninitialized tensor but element_shape is not fully "
                  "defined\")"));
     }
-    if (!zeros) zeros = Tensor::Zeros(shape, list.element_dtype());
+    if (!zeros) zeros = Zeros(c, shape, list.element_dtype());
     items.push_back(*zeros);
   }
   return items;
@@ -508,7 +518,7 @@ NodeOutputs RunTensorListConcatV2(const NodeContext& c) {
       std::vector<int64_t> dims = {first};
       const std::span<const int64_t> rest = inner.dims();
       dims.insert(dims.end(), rest.begin(), rest.end());
-      parts.push_back(Tensor::Zeros(Shape(dims), dtype));
+      parts.push_back(Zeros(c, Shape(dims), dtype));
     }
     lengths.push_back(parts.back().shape().dim(0));
     total += lengths.back();
@@ -516,7 +526,9 @@ NodeOutputs RunTensorListConcatV2(const NodeContext& c) {
   std::vector<int64_t> dims = {CheckedSize(c, total, "the concatenated length")};
   const std::span<const int64_t> rest = inner.dims();
   dims.insert(dims.end(), rest.begin(), rest.end());
-  Tensor out = internal::NewTensor(Shape(dims), dtype);
+  const Shape out_shape(dims);
+  internal::CheckTensorBytes(c.node.op, out_shape, dtype);
+  Tensor out = internal::NewTensor(out_shape, dtype);
   VisitDType(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* to = internal::MutableData<T>(out);

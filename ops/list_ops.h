@@ -35,7 +35,9 @@
 // dtype than the node's element_dtype, an index out of range, an element of
 // a shape incompatible with the list's, stacking elements of different
 // shapes. Sizes read from tensors are bounded (kMaxListElements elements per
-// list) so a crafted graph cannot make eager allocate without limit.
+// list; a tensor made, from stacked elements or as the zeros of an unset
+// one, within SessionOptions::memory_limit_bytes) so a crafted graph cannot
+// make eager allocate without limit.
 //
 // Each op returns a new list value; an input list nobody else can see is
 // changed in place instead (TensorList::TryMutable), as TF forwards it.
@@ -50,7 +52,8 @@ struct OpDef;
 
 // The most elements a list may hold (TensorListReserve's num_elements,
 // SetItem's resize, Resize's size, ScatterV2's num_elements).
-inline constexpr int64_t kMaxListElements = int64_t{1} << 24;
+// An element slot takes about 150 bytes, so a full list's slots take 150 MB.
+inline constexpr int64_t kMaxListElements = int64_t{1} << 20;
 
 extern const OpDef kEmptyTensorListOp;
 extern const OpDef kTensorListReserveOp;

@@ -384,6 +384,21 @@ TEST(ListOpsTest, HugeSizesAreRefusedBeforeAllocating) {
     EXPECT_THAT(g.Error(node), AllOf(HasSubstr(StrCat("node '", node, "'")),
                                      HasSubstr(StrCat("expected 0 to ", kMaxListElements))));
   }
+  // Unset elements of a shape too large for memory: stacking them (their
+  // zeros) is refused before allocating, naming the node.
+  g.Add(ConstNode("vast", Tensor::Vector<int32_t>({1 << 30, 1 << 30})));
+  g.Add(MakeNode("vast_list", "TensorListReserve", {"vast", "two"}, ListAttrs()));
+  g.AddStack("vast_stack", "vast_list");
+  g.Add(MakeNode("vast_get", "TensorListGetItem", {"vast_list", "zero", "any"},
+                 Attrs{{"element_dtype", kF}}));
+  for (const char* node : {"vast_stack", "vast_get"}) {
+    try {
+      g.Run(node);
+      ADD_FAILURE() << node << ": expected ResourceExhaustedError";
+    } catch (const ResourceExhaustedError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(StrCat("{{node ", node, "}}"))) << node;
+    }
+  }
   EXPECT_THAT(g.Error("scalar_shape"),
               AllOf(HasSubstr("node 'scalar_shape'"), HasSubstr("must be -1 (unknown rank)")));
 }
