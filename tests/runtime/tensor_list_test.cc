@@ -44,7 +44,8 @@ TEST(TensorListTest, TryMutableOnlyWhenNobodyElseCanSeeTheList) {
   Tensor t = TensorList::ToTensor(TwoRows());
   EXPECT_NE(TensorList::TryMutable(t), nullptr);
   {
-    const Tensor copy = t;  // shares the buffer
+    // A copy sharing the buffer: the point of this scope.
+    const Tensor copy = t;  // NOLINT(performance-unnecessary-copy-initialization)
     EXPECT_EQ(TensorList::TryMutable(t), nullptr);
   }
   EXPECT_NE(TensorList::TryMutable(t), nullptr);

@@ -30,6 +30,7 @@
 #include "ops/random_generator.h"
 #include "ops/random_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/reverse_ops.h"
 #include "ops/session.h"
 #include "ops/shape_ops.h"
 #include "ops/unary_ops.h"
@@ -242,6 +243,7 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
   (void)BiasAddGrad(logits);
   (void)InvertPermutation(Constant(Tensor::Vector<int32_t>({1, 0})));
   (void)Rank(logits);
+  (void)Reverse(logits, {1});
   (void)PreventGradient(logits, "not differentiated");
   (void)GatherNd(logits, Constant(Tensor::FromVector<int32_t>({1, 0}, Shape{1, 2})));
   (void)ScatterNd(Constant(Tensor::FromVector<int32_t>({1, 0}, Shape{2, 1})),
