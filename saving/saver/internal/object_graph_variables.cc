@@ -74,6 +74,22 @@ std::map<std::string, std::string> KeysByRestoreFunction(const Graph& graph,
   return keys;
 }
 
+// The checkpoint's object graph (its _CHECKPOINTABLE_OBJECT_GRAPH entry);
+// empty when it has none.
+tfproto::TrackableObjectGraph CheckpointObjects(const BundleReader& reader,
+                                                const std::string& prefix) {
+  const std::string key = "_CHECKPOINTABLE_OBJECT_GRAPH";
+  tfproto::TrackableObjectGraph objects;
+  if (reader.Contains(key)) {
+    const Tensor bytes = reader.Read(key);
+    if (bytes.dtype() != DType::kString || bytes.num_elements() != 1 ||
+        !objects.ParseFromString(bytes.data<std::string>()[0])) {
+      throw DataLossError(StrCat(prefix, ": ", key, " is not a TrackableObjectGraph"));
+    }
+  }
+  return objects;
+}
+
 }  // namespace
 
 std::unique_ptr<Saver> SaverForObjectGraphVariables(Graph& graph, const std::string& prefix,
@@ -100,26 +116,38 @@ std::unique_ptr<Saver> SaverForObjectGraphVariables(Graph& graph, const std::str
       handles.emplace(shared != nullptr && !shared->empty() ? *shared : node.name, v);
     }
   }
-  if (!restored.empty()) {
-    if (by_key.empty()) return nullptr;
-    return std::make_unique<Saver>(by_key);
-  }
-  if (handles.empty()) return nullptr;
+  if (restored.empty() && handles.empty()) return nullptr;
   const BundleReader reader(prefix);
-  const std::string key = "_CHECKPOINTABLE_OBJECT_GRAPH";
-  tfproto::TrackableObjectGraph objects;
-  if (reader.Contains(key)) {
-    const Tensor bytes = reader.Read(key);
-    if (bytes.dtype() != DType::kString || bytes.num_elements() != 1 ||
-        !objects.ParseFromString(bytes.data<std::string>()[0])) {
-      throw DataLossError(StrCat(prefix, ": ", key, " is not a TrackableObjectGraph"));
+  const tfproto::TrackableObjectGraph objects = CheckpointObjects(reader, prefix);
+  if (restored.empty()) {
+    // No restore function to follow: the object graph's variable names
+    // match the handles' shared names.
+    for (const auto& object : objects.nodes()) {
+      for (const auto& attribute : object.attributes()) {
+        auto it = handles.find(attribute.full_name());
+        if (it != handles.end() && reader.Contains(attribute.checkpoint_key())) {
+          by_key.emplace(attribute.checkpoint_key(), it->second);
+        }
+      }
     }
-  }
-  for (const auto& object : objects.nodes()) {
-    for (const auto& attribute : object.attributes()) {
-      auto it = handles.find(attribute.full_name());
-      if (it != handles.end() && reader.Contains(attribute.checkpoint_key())) {
-        by_key.emplace(attribute.checkpoint_key(), it->second);
+  } else if (!handles.empty()) {
+    // Handles the restore function does not assign, named as a variable of
+    // the object graph: Keras 3's tf.saved_model.save gives each variable a
+    // second VarHandleOp, the one its signatures capture, while the restore
+    // function assigns the first. The captured one is what runs, so it is
+    // the one restored (and saved) under the variable's key. Only a name
+    // one variable has decides.
+    std::map<std::string, int> uses;
+    for (const auto& object : objects.nodes()) {
+      for (const auto& attribute : object.attributes()) ++uses[attribute.full_name()];
+    }
+    for (const auto& object : objects.nodes()) {
+      for (const auto& attribute : object.attributes()) {
+        auto it = handles.find(attribute.full_name());
+        if (it != handles.end() && uses[attribute.full_name()] == 1 &&
+            reader.Contains(attribute.checkpoint_key())) {
+          by_key[attribute.checkpoint_key()] = it->second;
+        }
       }
     }
   }
