@@ -23,6 +23,12 @@ assigned inside the function
 model.export(): its FusedBatchNormV3 nodes (inference) are folded into the
 convolutions by eager's Session (ops/internal/graph_fusion.h), which must
 say so (the driver's .fused_nodes) and still give TF's values.
+(7) tf.TensorArray in a tf.while_loop (unstack, read, size, write with
+dynamic_size, stack, gather, split, concat): TensorList ops in the library.
+(8) Keras 3 LSTM, GRU and SimpleRNN layers (return_sequences both ways,
+go_backwards), exported with model.export() and saved with
+tf.saved_model.save: While loops over TensorLists, ReverseV2. Both judged
+within the same 1e-5 * max(1, max|TF|).
 """
 
 import os
@@ -104,6 +110,59 @@ class Switch(tf.Module):
         y = tf.switch_case(i, [lambda: x * 2.0, lambda: -x, lambda: tf.square(x)])
         z = tf.switch_case(i, [lambda: x * self.w, lambda: x + 1.0])
         return {"y": y, "z": z}
+
+
+class ArrayLoop(tf.Module):
+    """tf.TensorArray inside a tf.function (TensorList ops in the library):
+    unstack, read and size of one array in a tf.while_loop, write to another
+    of dynamic size, then stack, gather, read and size after the loop; split
+    and concat (TensorListSplit, TensorListConcatV2)."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x"),
+                                  tf.TensorSpec([], tf.int32, name="n")])
+    def __call__(self, x, n):
+        rows = tf.TensorArray(tf.float32, size=tf.shape(x)[0], element_shape=[3]).unstack(x)
+        out = tf.TensorArray(tf.float32, size=0, dynamic_size=True, element_shape=[3])
+
+        def body(i, out):
+            row = rows.read(i % rows.size())
+            return i + 1, out.write(i, row * tf.cast(i + 1, tf.float32))
+
+        _, out = tf.while_loop(lambda i, out: i < n, body, [tf.constant(0), out])
+        parts = tf.TensorArray(tf.float32, size=2, infer_shape=False).split(
+            x, tf.stack([1, tf.shape(x)[0] - 1]))
+        return {"stack": out.stack(), "size": out.size(), "gather": out.gather([n - 1, 0]),
+                "first": out.read(0), "concat": parts.concat() * 2.0}
+
+
+def keras_rnn(export_dir, saved_model_dir):
+    """Keras 3 LSTM, GRU and SimpleRNN layers, each with and without
+    return_sequences and go_backwards, over a time dimension unknown until
+    run time: their time loops are While loops over TensorLists. Exported
+    with model.export() and saved with tf.saved_model.save."""
+    import keras  # Keras 3, imported only here
+    keras.utils.set_random_seed(39)
+    seq = keras.Input((None, 3), name="seq")
+    h = keras.layers.LSTM(4, return_sequences=True)(seq)
+    outputs = [
+        keras.layers.GRU(3, go_backwards=True)(h),
+        keras.layers.SimpleRNN(2, return_sequences=True, go_backwards=True)(seq),
+        keras.layers.LSTM(2, go_backwards=True, return_sequences=True)(seq),
+        keras.layers.GRU(2, return_sequences=True)(seq),
+        keras.layers.SimpleRNN(3)(h),
+    ]
+    model = keras.Model(seq, outputs)
+    model.export(export_dir, verbose=False)
+    tf.saved_model.save(model, saved_model_dir)
+
+
+def library_ops(export_dir):
+    """The op types of the serving signature's graph and its library."""
+    graph = tf.saved_model.load(export_dir).signatures["serving_default"].graph.as_graph_def()
+    ops = {node.op for node in graph.node}
+    for f in graph.library.function:
+        ops |= {node.op for node in f.node_def}
+    return ops
 
 
 def keras_sequential(export_dir):
@@ -223,6 +282,34 @@ def main():
     tf.saved_model.save(Counter(), counter_dir)
     check_model(tally, driver, counter_dir, work, "variable assigned in the function",
                 {"delta": np.float32(0.25)})
+
+    array_dir = os.path.join(work, "tensor_array")
+    tf.saved_model.save(ArrayLoop(), array_dir)
+    ops = library_ops(array_dir)
+    want = {"TensorListReserve", "TensorListFromTensor", "TensorListGetItem",
+            "TensorListSetItem", "TensorListStack", "TensorListGather", "TensorListLength",
+            "TensorListSplit", "TensorListConcatV2"}
+    tally.check("tf.TensorArray saves TensorList ops",
+                None if want <= ops else f"missing {sorted(want - ops)}; has {sorted(ops)}")
+    # n > rows: the loop wraps around the unstacked rows; the written array grows.
+    for n, num_rows in ((1, 1), (4, 6), (9, 5)):
+        check_model(tally, driver, array_dir, work, f"tf.TensorArray loop (n {n}, {num_rows} rows)",
+                    {"x": batch[:num_rows], "n": np.int32(n)})
+
+    rnn_export_dir = os.path.join(work, "rnn_export")
+    rnn_saved_dir = os.path.join(work, "rnn_saved_model")
+    keras_rnn(rnn_export_dir, rnn_saved_dir)
+    sequences = np.random.RandomState(9).randn(4, 7, 3).astype(np.float32)
+    for name, export_dir in (("model.export()", rnn_export_dir),
+                             ("tf.saved_model.save", rnn_saved_dir)):
+        ops = library_ops(export_dir)
+        tally.check(f"Keras 3 RNNs ({name}) loop over TensorLists",
+                    None if {"While", "TensorListSetItem", "ReverseV2"} <= ops
+                    else f"the library holds {sorted(ops)}")
+        check_model(tally, driver, export_dir, work, f"Keras 3 LSTM, GRU, SimpleRNN ({name})",
+                    sequences)
+        check_model(tally, driver, export_dir, work, f"Keras 3 RNNs, one time step ({name})",
+                    sequences[:2, :1])
 
     cnn_dir = os.path.join(work, "tf_keras_cnn")
     tf_keras_cnn(cnn_dir)
