@@ -24,12 +24,14 @@ ScopedLoopLimit::ScopedLoopLimit(int64_t iterations) : previous_(loop_limit) {
 }
 ScopedLoopLimit::~ScopedLoopLimit() { loop_limit = previous_; }
 
+int64_t LoopIterationLimit() { return loop_limit; }
+
 }  // namespace internal
 
 namespace {
 
 // One argument or result of a call: a value, or a resource handle.
-using CallArg = std::variant<Tensor, Resource*>;
+using CallArg = internal::CallArgument;
 
 // A call's arguments belong to its frame: each _Arg node (one per argument,
 // run once per call) moves its value out, so that the body holds the only
@@ -352,6 +354,18 @@ NodeOutputs RunWhile(const NodeContext& c) {
 }
 
 }  // namespace
+
+std::vector<std::optional<Tensor>> internal::RunWithArguments(
+    Session& session, const std::vector<Fetch>& fetches, const std::string& name,
+    const std::vector<CallArgument>& args) {
+  if (call_depth >= kMaxFunctionCallDepth) {
+    throw InvalidArgumentError(StrCat("'", name, "' runs at call depth ", call_depth + 1,
+                                      ", deeper than ", kMaxFunctionCallDepth,
+                                      ": loops and calls nest too deeply"));
+  }
+  const EnterCall enter({&name, &args});
+  return session.Run(fetches);
+}
 
 const OpDef kArgOp = {.type = "_Arg", .run = RunArg};
 const OpDef kPartitionedCallOp = {.type = "PartitionedCall",

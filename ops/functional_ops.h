@@ -46,6 +46,13 @@
 // get as an argument is UnimplementedError.
 
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ops/session.h"
+#include "runtime/resource.h"
 
 namespace eager {
 
@@ -80,6 +87,22 @@ class ScopedLoopLimit {
  private:
   int64_t previous_;
 };
+
+// This thread's bound on a loop's iterations (SessionOptions::
+// max_loop_iterations of the Runs in progress); 0: none.
+int64_t LoopIterationLimit();
+
+// One argument of a body's run: a value, or a resource handle.
+using CallArgument = std::variant<Tensor, Resource*>;
+
+// Runs `fetches` of `session`, a body graph whose _Arg nodes take `args`
+// (what a call does; TF1's while loops run their frames so,
+// ops/while_loop_ops.h). `name` names the body in _Arg's errors. Calls
+// nested deeper than kMaxFunctionCallDepth throw InvalidArgumentError.
+std::vector<std::optional<Tensor>> RunWithArguments(Session& session,
+                                                    const std::vector<Fetch>& fetches,
+                                                    const std::string& name,
+                                                    const std::vector<CallArgument>& args);
 }  // namespace internal
 
 }  // namespace eager

@@ -116,6 +116,9 @@ struct NodeContext {
   // dropped with the Session (a new Session starts afresh, as TF's kernels
   // are made per session). Never null when a Session runs the node.
   std::unique_ptr<NodeState>* state = nullptr;
+  // Ops with handle_inputs: per data input, 1 when it came as the next of
+  // `refs` (its producer gave a resource), 0 when as the next of `inputs`.
+  std::span<const uint8_t> input_is_handle = {};
 
   // refs[i] as a Variable; InvalidArgumentError naming the node when it is
   // another resource (a lookup table) or there is no refs[i].

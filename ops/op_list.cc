@@ -30,6 +30,7 @@
 #include "ops/split_ops.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
+#include "ops/while_loop_ops.h"
 
 namespace eager {
 namespace {
@@ -258,6 +259,17 @@ const OpDef* const kAllOps[] = {
     &kStatelessCaseOp,
     &kWhileOp,
     &kStatelessWhileOp,
+    // while_loop_ops.cc: TF1 while loops, run by the Session as steps
+    &kEnterOp,
+    &kRefEnterOp,
+    &kExitOp,
+    &kRefExitOp,
+    &kNextIterationOp,
+    &kRefNextIterationOp,
+    &kLoopCondOp,
+    &kRefMergeOp,
+    &kWhileLoopStepOp,
+    &kInFrameStepOp,
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "ops/internal/device_placement.h"
 #include "ops/internal/graph_builder.h"
 #include "ops/internal/graph_fusion.h"
+#include "ops/internal/loop_frames.h"
 #include "ops/internal/memory_limit.h"
 #include "ops/internal/node_check.h"
 #include "ops/internal/run_plan.h"
@@ -26,6 +27,8 @@ namespace internal {
 // node needs (most need nothing beyond their record in the Graph).
 struct SessionState {
   RunPlanCache plans;
+  // The graph's TF1 while loops, which plans run as steps (ops/while_loop_ops.h).
+  LoopFramesCache loop_frames;
   // Kernel attributes of nodes that omit some of TF's defaults.
   std::unordered_map<int, Attrs> kernel_attrs;
   // A stateful kernel's, across runs (NodeContext::state), of the nodes whose kernel left one.
@@ -515,7 +518,7 @@ class RunState {
         std::unique_ptr<NodeState> no_state;
         y = in_context(scale_node, [&] {
           return kFusedBatchNormV3Op
-              .run({graph_, scale_node, f.batch_norm_attrs, {}, bn_args, &no_state})
+              .run({graph_, scale_node, f.batch_norm_attrs, {}, bn_args, &no_state, {}})
               .values[0];
         });
       } else {
@@ -569,19 +572,26 @@ class RunState {
     // holds no tensor longer than the step): one allocation per run, not per node.
     struct Emptied {
       std::vector<Tensor>& v;
-      ~Emptied() { v.clear(); }
-    } emptied{scratch_inputs_};
+      std::vector<uint8_t>& mask;
+      ~Emptied() {
+        v.clear();
+        mask.clear();
+      }
+    } emptied{scratch_inputs_, handle_mask_};
     std::vector<Tensor>& inputs = scratch_inputs_;
     inputs.reserve(resolved.size());
     std::vector<Resource*> refs;
+    // A handle is output 0 of its producer (a TensorArray's output 1 is its flow, a value).
     const auto is_ref = [&](size_t i) {
-      return def.IsRefInput(i) ||
-             (def.handle_inputs && !resolved[i].fed() && refs_[resolved[i].step()] != nullptr);
+      return def.IsRefInput(i) || (def.handle_inputs && !resolved[i].fed() &&
+                                   resolved[i].port == 0 && refs_[resolved[i].step()] != nullptr);
     };
     for (size_t i = 0; i < resolved.size(); ++i) {
       const PlanInput& in = resolved[i];
       if (in.control()) continue;
-      if (is_ref(i)) {
+      const bool ref = is_ref(i);
+      if (def.handle_inputs) handle_mask_.push_back(ref ? 1 : 0);
+      if (ref) {
         refs.push_back(&RefResource(node, in, i));
       } else if (!in.fed() && uses_[in.step()] == 1 && refs_[in.step()] == nullptr &&
                  static_cast<size_t>(in.port) < outputs_[in.step()].size()) {
@@ -594,7 +604,10 @@ class RunState {
     }
     // A lookup table has no one dtype: its consumers (ops/lookup_ops.h)
     // check their keys and values against the table's themselves.
-    if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0 &&
+    // A step standing for other nodes (a while loop, ops/while_loop_ops.h)
+    // is not checked against its node's signature.
+    const bool stands_in = def.type.starts_with('_') && node.op != def.type;
+    if ((plan_.steps[s].flags & PlanStep::kTypesChecked) == 0 && !stands_in &&
         std::all_of(refs.begin(), refs.end(),
                     [](Resource* r) { return dynamic_cast<Variable*>(r) != nullptr; })) {
       // TF refuses a node whose type attributes disagree with its inputs
@@ -642,7 +655,7 @@ class RunState {
     auto& states = session_.node_states;
     if (!states.empty()) {
       if (auto it = states.find(n); it != states.end()) {
-        return def.run({graph_, node, attrs, refs, inputs, &it->second});
+        return def.run({graph_, node, attrs, refs, inputs, &it->second, handle_mask_});
       }
     }
     std::unique_ptr<NodeState> state;
@@ -650,7 +663,7 @@ class RunState {
       if (state != nullptr) states.emplace(n, std::move(state));
     };
     try {
-      NodeOutputs out = def.run({graph_, node, attrs, refs, inputs, &state});
+      NodeOutputs out = def.run({graph_, node, attrs, refs, inputs, &state, handle_mask_});
       keep();
       return out;
     } catch (...) {
@@ -665,6 +678,7 @@ class RunState {
   std::vector<Tensor> feeds_;  // the values of plan_.feeds
   std::vector<std::vector<Tensor>> outputs_;
   std::vector<Tensor> scratch_inputs_;  // Compute's, empty between steps
+  std::vector<uint8_t> handle_mask_;    // Compute's NodeContext::input_is_handle, likewise
   std::vector<Resource*> refs_;         // per step: the resource its output 0 refers to, if any
   std::vector<uint64_t> dead_;  // per step: bit i set when output i is dead (with Switch/Merge)
   // Per step: reads of its outputs still to come in this run (CountUses).
@@ -707,7 +721,7 @@ std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetche
   std::vector<Endpoint> endpoints;
   endpoints.reserve(fetches.size());
   for (const Fetch& f : fetches) endpoints.push_back(Resolve(graph_, f));
-  RunPlan& plan = state_->plans.Get(graph_, endpoints, fed_endpoints);
+  RunPlan& plan = state_->plans.Get(graph_, endpoints, fed_endpoints, &state_->loop_frames);
   if (!plan.devices_checked) {
     for (const PlanStep& step : plan.steps) {
       internal::CheckDevice(graph_.node(step.node), options_.allow_soft_placement);

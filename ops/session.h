@@ -22,8 +22,10 @@
 // NoOp). Only tf.cond's Switch/RefSwitch and Merge are the Session's own,
 // with TF's dead tensors (ops/control_flow_ops.h): a node on an untaken
 // branch does not run, and fetching its output throws InvalidArgumentError.
-// A kernel gets the node's attributes with TF's defaults for any the node
-// omits (runtime/op_signature.h).
+// TF1's while loops (Enter ... Exit frames) run as one step each, at the
+// loop's first Exit (ops/while_loop_ops.h); a graph without them is planned
+// as before. A kernel gets the node's attributes with TF's defaults for any
+// the node omits (runtime/op_signature.h).
 //
 // Errors name the node: a missing feed ("You must feed a value for
 // placeholder tensor 'x' ..."), a feed of the wrong dtype or shape, an op

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/internal/loop_frames.h"
+
 namespace eager::internal {
 namespace {
 
@@ -15,9 +17,17 @@ int FeedIndex(const std::vector<Endpoint>& feeds, const Endpoint& e) {
 
 // Appends node n's inputs to `out`: producers by node index (from) and
 // output index (port), or fed tensors as ~feed.
-void ResolveInputs(const Graph& graph, int n, const std::vector<Endpoint>& feeds,
-                   std::vector<PlanInput>& out) {
-  const Node& node = graph.node(n);
+// Node n's record as a plan sees it: a while loop's replacement, or its own.
+const Node& PlannedNode(const Graph& graph, const LoopFrames* frames, int n) {
+  if (frames != nullptr) {
+    if (const Node* replacement = frames->Replacement(n)) return *replacement;
+  }
+  return graph.node(n);
+}
+
+void ResolveInputs(const Graph& graph, const LoopFrames* frames, int n,
+                   const std::vector<Endpoint>& feeds, std::vector<PlanInput>& out) {
+  const Node& node = PlannedNode(graph, frames, n);
   for (const std::string& input : node.inputs) {
     const NodeInput in = ParseNodeInput(input);
     const int m = graph.FindNodeIndex(in.node);
@@ -47,11 +57,13 @@ struct Search {
   std::vector<PlanInput> found;   // from: a graph node index, or ~feed
   std::vector<int32_t> order;     // visits, inputs first
 
+  const LoopFrames* frames = nullptr;
+
   int32_t Reach(const Graph& graph, int n, const std::vector<Endpoint>& feeds) {
     const auto v = static_cast<int32_t>(nodes.size());
     visit_of[static_cast<size_t>(n)] = v;
     nodes.push_back(n);
-    ResolveInputs(graph, n, feeds, found);
+    ResolveInputs(graph, frames, n, feeds, found);
     ends.push_back(static_cast<uint32_t>(found.size()));
     done.push_back(0);
     return v;
@@ -123,12 +135,13 @@ void CheckEveryOpRuns(const Graph& graph, const RunPlan& plan) {
 
 }  // namespace
 
-RunPlan BuildRunPlan(const Graph& graph, std::vector<Endpoint> fetches,
-                     std::vector<Endpoint> feeds) {
+RunPlan BuildRunPlan(const Graph& graph, std::vector<Endpoint> fetches, std::vector<Endpoint> feeds,
+                     LoopFramesCache* frames) {
   RunPlan plan;
   plan.fetches = std::move(fetches);
   plan.feeds = std::move(feeds);
   Search search;
+  if (frames != nullptr) search.frames = frames->For(graph);
   search.visit_of.assign(static_cast<size_t>(graph.num_nodes()), -1);
   for (const Endpoint& e : plan.fetches) {
     if (e.second >= 0 && FeedIndex(plan.feeds, e) >= 0) continue;
@@ -154,7 +167,7 @@ RunPlan BuildRunPlan(const Graph& graph, std::vector<Endpoint> fetches,
     PlanStep step;
     step.node = search.nodes[static_cast<size_t>(v)];
     step.inputs_end = static_cast<uint32_t>(plan.inputs.size());
-    if (const OpDef* op = FindOp(graph.node(step.node).op); op != nullptr) {
+    if (const OpDef* op = FindOp(PlannedNode(graph, search.frames, step.node).op); op != nullptr) {
       const auto known = std::find(plan.ops.begin(), plan.ops.end(), op);
       step.op = static_cast<uint16_t>(known - plan.ops.begin());
       if (known == plan.ops.end()) plan.ops.push_back(op);
@@ -172,7 +185,7 @@ RunPlan BuildRunPlan(const Graph& graph, std::vector<Endpoint> fetches,
 }
 
 RunPlan& RunPlanCache::Get(const Graph& graph, const std::vector<Endpoint>& fetches,
-                           const std::vector<Endpoint>& feeds) {
+                           const std::vector<Endpoint>& feeds, LoopFramesCache* frames) {
   const auto hit = std::find_if(plans_.begin(), plans_.end(), [&](const auto& plan) {
     return plan->fetches == fetches && plan->feeds == feeds;
   });
@@ -180,7 +193,8 @@ RunPlan& RunPlanCache::Get(const Graph& graph, const std::vector<Endpoint>& fetc
     std::rotate(plans_.begin(), hit, hit + 1);
     return *plans_.front();
   }
-  plans_.insert(plans_.begin(), std::make_unique<RunPlan>(BuildRunPlan(graph, fetches, feeds)));
+  plans_.insert(plans_.begin(),
+                std::make_unique<RunPlan>(BuildRunPlan(graph, fetches, feeds, frames)));
   const size_t budget = 2 * static_cast<size_t>(graph.num_nodes()) + kSpareSteps;
   size_t steps = 0;
   for (size_t i = 0; i < plans_.size(); ++i) {

@@ -27,6 +27,8 @@
 
 namespace eager::internal {
 
+class LoopFramesCache;  // ops/internal/loop_frames.h
+
 // A node index and an output index (-1: the node as an operation).
 using Endpoint = std::pair<int, int>;
 
@@ -132,8 +134,10 @@ struct RunPlan {
 // UnimplementedError listing every node whose op type eager lacks (TF
 // builds every kernel of the pruned graph before running any) unless it
 // sits behind a Switch (up to its Merge), where it may not run.
-RunPlan BuildRunPlan(const Graph& graph, std::vector<Endpoint> fetches,
-                     std::vector<Endpoint> feeds);
+// With `frames`, a TF1 while loop is one step (ops/internal/loop_frames.h):
+// its replacement node records are planned instead of the graph's.
+RunPlan BuildRunPlan(const Graph& graph, std::vector<Endpoint> fetches, std::vector<Endpoint> feeds,
+                     LoopFramesCache* frames = nullptr);
 
 // A Session's plans, most recently used first. Bounded, so that running
 // many different fetches (every node of a large graph in turn) keeps no
@@ -149,7 +153,7 @@ class RunPlanCache {
   // cached. A plan that fails to build is not kept (the graph may get the
   // missing node later). The reference stays valid until the next Get.
   RunPlan& Get(const Graph& graph, const std::vector<Endpoint>& fetches,
-               const std::vector<Endpoint>& feeds);
+               const std::vector<Endpoint>& feeds, LoopFramesCache* frames = nullptr);
   size_t size() const { return plans_.size(); }
 
  private:
