@@ -28,6 +28,7 @@
 #include "ops/reverse_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/split_ops.h"
+#include "ops/tensor_array_ops.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
 #include "ops/while_loop_ops.h"
@@ -270,6 +271,14 @@ const OpDef* const kAllOps[] = {
     &kRefMergeOp,
     &kWhileLoopStepOp,
     &kInFrameStepOp,
+    // tensor_array_ops.cc
+    &kTensorArrayV3Op,
+    &kTensorArrayWriteV3Op,
+    &kTensorArrayReadV3Op,
+    &kTensorArrayGatherV3Op,
+    &kTensorArrayScatterV3Op,
+    &kTensorArraySizeV3Op,
+    &kTensorArrayCloseV3Op,
 };
 
 }  // namespace

@@ -13,6 +13,10 @@ variable assigned in a loop):
   in_cond    cond(flag, lambda: while-loop sum of x, lambda: -1)  (a loop in a branch)
   assign     while i < 3: assign_add(v, x) then i += 1; v read after the loop
   read_var   while i < 4: s += w * i  (a variable read inside the body)
+  tensor_arrays  a loop writing x * i to a tf.TensorArray, then stack() and
+             size(); a loop reading an unstack()ed TensorArray
+  rnn        tf1.nn.dynamic_rnn with a BasicRNNCell(5) on a [2, 4, 3] batch:
+             TensorArrayScatterV3/ReadV3/WriteV3/GatherV3 in a v1 loop
 and saves it. eager (graph_run_driver, one Session) runs the same fetches
 with the same feeds; every fetch must equal TF's (integers exactly, floats
 to 1e-6 of their scale: eager adds as TF's kernels do, but the check allows
@@ -24,9 +28,11 @@ import os
 import shutil
 import sys
 
-import numpy as np
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # tf1.nn.rnn_cell needs tf-keras
 
-from tfgraph import Tally, driver_arg, mismatch, run_driver, tf, tf1, write_bundle
+import numpy as np  # noqa: E402
+
+from tfgraph import Tally, driver_arg, mismatch, run_driver, tf, tf1, write_bundle  # noqa: E402
 
 
 def build():
@@ -81,6 +87,19 @@ def build():
     _, t["read_var"] = tf1.while_loop(
         lambda i, s: i < 4, lambda i, s: (i + 1, s + w * tf.cast(i, tf.float32)),
         [tf.constant(0), tf.zeros([3])], name="read_var")
+    ta = tf1.TensorArray(tf.float32, size=4, name="written")
+    _, ta = tf1.while_loop(lambda i, ta: i < 4,
+                           lambda i, ta: (i + 1, ta.write(i, x * tf.cast(i, tf.float32))),
+                           [tf.constant(0), ta], name="ta_write")
+    t["ta_stack"] = ta.stack()
+    t["ta_size"] = ta.size()
+    seq = tf.reshape(tf.range(12, dtype=tf.float32), [4, 3]) * x
+    ta_in = tf1.TensorArray(tf.float32, size=4, name="unstacked").unstack(seq)
+    _, t["ta_read"] = tf1.while_loop(lambda i, s: i < 4, lambda i, s: (i + 1, s + ta_in.read(i)),
+                                     [tf.constant(0), tf.zeros([3])], name="ta_read")
+    inputs = tf1.placeholder(tf.float32, [2, 4, 3], name="inputs")
+    cell = tf1.nn.rnn_cell.BasicRNNCell(5)
+    t["rnn_out"], t["rnn_state"] = tf1.nn.dynamic_rnn(cell, inputs, dtype=tf.float32)
     return t
 
 
@@ -100,7 +119,10 @@ def main():
         saver = tf1.train.Saver()
         loops = ["counting", "several_i", "several_s", "several_p", "nested", "cond_body",
                  "in_cond", "read_var"]
+        seq_value = np.linspace(-1, 1, 24).reshape(2, 4, 3).astype(np.float32)
         plan = [("loops", loops, {"x:0": x_value}),
+                ("tensor_arrays", ["ta_stack", "ta_size", "ta_read"], {"x:0": x_value}),
+                ("rnn", ["rnn_out", "rnn_state"], {"inputs:0": seq_value}),
                 ("fed", ["counting", "several_s", "in_cond"],
                  {"x:0": x_value, "n:0": np.int32(2), "flag:0": False}),
                 ("assign", ["assign"], {"x:0": x_value}),
@@ -108,6 +130,10 @@ def main():
         want = {}
         with tf1.Session(graph=graph) as sess:
             sess.run(tf1.global_variables_initializer())
+            for var in tf1.global_variables():  # TF's RNN kernel, seeded
+                if "rnn" in var.name:
+                    var.load(np.random.RandomState(3).randn(*var.shape).astype(np.float32) * 0.5,
+                             sess)
             saver.save(sess, prefix)
             for line, fetch, feeds in plan:
                 want[line] = dict(zip(fetch, sess.run([names[k] for k in fetch], feeds)))
@@ -116,7 +142,8 @@ def main():
         tally.check(f"TF's graph has {needed}", None if needed in op_types else "missing")
 
     write_bundle(os.path.join(work, "feeds"),
-                 {"x:0": x_value, "n:0": np.int32(2), "flag:0": np.bool_(False)})
+                 {"x:0": x_value, "n:0": np.int32(2), "flag:0": np.bool_(False),
+                 "inputs:0": seq_value})
     lines = [f"run {line} " + " ".join(names[k] for k in fetch) + " | " + " ".join(feeds)
              for line, fetch, feeds in plan]
     got = run_driver(driver, prefix + ".meta", prefix, os.path.join(work, "feeds"), lines,
