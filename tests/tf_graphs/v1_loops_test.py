@@ -15,8 +15,9 @@ variable assigned in a loop):
   read_var   while i < 4: s += w * i  (a variable read inside the body)
   tensor_arrays  a loop writing x * i to a tf.TensorArray, then stack() and
              size(); a loop reading an unstack()ed TensorArray
-  rnn        tf1.nn.dynamic_rnn with a BasicRNNCell(5) on a [2, 4, 3] batch:
-             TensorArrayScatterV3/ReadV3/WriteV3/GatherV3 in a v1 loop
+  rnn        tf1.nn.dynamic_rnn with a BasicRNNCell(5) and with an LSTMCell(4)
+             on a [2, 4, 3] batch: TensorArrayScatterV3/ReadV3/WriteV3/GatherV3
+             in a v1 loop
 and saves it. eager (graph_run_driver, one Session) runs the same fetches
 with the same feeds; every fetch must equal TF's (integers exactly, floats
 to 1e-6 of their scale: eager adds as TF's kernels do, but the check allows
@@ -100,6 +101,9 @@ def build():
     inputs = tf1.placeholder(tf.float32, [2, 4, 3], name="inputs")
     cell = tf1.nn.rnn_cell.BasicRNNCell(5)
     t["rnn_out"], t["rnn_state"] = tf1.nn.dynamic_rnn(cell, inputs, dtype=tf.float32)
+    lstm = tf1.nn.rnn_cell.LSTMCell(4)
+    t["lstm_out"], (t["lstm_c"], t["lstm_h"]) = tf1.nn.dynamic_rnn(lstm, inputs, dtype=tf.float32,
+                                                                  scope="lstm")
     return t
 
 
@@ -122,7 +126,8 @@ def main():
         seq_value = np.linspace(-1, 1, 24).reshape(2, 4, 3).astype(np.float32)
         plan = [("loops", loops, {"x:0": x_value}),
                 ("tensor_arrays", ["ta_stack", "ta_size", "ta_read"], {"x:0": x_value}),
-                ("rnn", ["rnn_out", "rnn_state"], {"inputs:0": seq_value}),
+                ("rnn", ["rnn_out", "rnn_state", "lstm_out", "lstm_c", "lstm_h"],
+                 {"inputs:0": seq_value}),
                 ("fed", ["counting", "several_s", "in_cond"],
                  {"x:0": x_value, "n:0": np.int32(2), "flag:0": False}),
                 ("assign", ["assign"], {"x:0": x_value}),
@@ -131,7 +136,7 @@ def main():
         with tf1.Session(graph=graph) as sess:
             sess.run(tf1.global_variables_initializer())
             for var in tf1.global_variables():  # TF's RNN kernel, seeded
-                if "rnn" in var.name:
+                if "rnn" in var.name or "lstm" in var.name:
                     var.load(np.random.RandomState(3).randn(*var.shape).astype(np.float32) * 0.5,
                              sess)
             saver.save(sess, prefix)
