@@ -31,7 +31,7 @@ class TensorArray final : public Resource {
         size_(size),
         dynamic_size_(dynamic_size),
         clear_after_read_(clear_after_read),
-        element_shape_(std::move(element_shape)) {}
+        element_shape_(element_shape) {}
 
   std::string_view resource_kind() const override { return "TensorArray"; }
   std::string_view resource_name() const override { return name_; }

@@ -105,6 +105,101 @@ TEST(WhileLoopTest, ConsumersOfTheExitsRunAfterTheLoop) {
   EXPECT_EQ(Scalar(sess.Run("sum:0", {{"limit:0", Tensor(int32_t{3})}})), 9);  // 3 + 6
 }
 
+// i, total = 0, 0; while i < 3: (j = 0; while j <= i: total += 1; j += 1);
+// i += 1. The inner loop is frame "o/i" inside frame "o"; total = 1 + 2 + 3.
+void NestedLoop(Graph& g) {
+  Const(g, "zero", 0);
+  Const(g, "three", 3);
+  Enter(g, "o/Enter", "zero", false, "o");
+  Enter(g, "o/Enter_1", "zero", false, "o");
+  Enter(g, "o/Enter_2", "three", true, "o");
+  Add(g, "o/Merge", "Merge", {"o/Enter", "o/NextIteration"}, Int32().Set("N", int64_t{2}));
+  Add(g, "o/Merge_1", "Merge", {"o/Enter_1", "o/NextIteration_1"}, Int32().Set("N", int64_t{2}));
+  Add(g, "o/Less", "Less", {"o/Merge", "o/Enter_2"}, Int32());
+  Add(g, "o/LoopCond", "LoopCond", {"o/Less"});
+  Add(g, "o/Switch", "Switch", {"o/Merge", "o/LoopCond"}, Int32());
+  Add(g, "o/Switch_1", "Switch", {"o/Merge_1", "o/LoopCond"}, Int32());
+  Add(g, "o/Identity", "Identity", {"o/Switch:1"}, Int32());
+  Add(g, "o/Identity_1", "Identity", {"o/Switch_1:1"}, Int32());
+  Const(g, "o/zero", 0, {"^o/Identity"});
+  Enter(g, "o/i/Enter", "o/zero", false, "o/i");
+  Enter(g, "o/i/Enter_1", "o/Identity_1", false, "o/i");
+  Enter(g, "o/i/Enter_2", "o/Identity", true, "o/i");
+  Add(g, "o/i/Merge", "Merge", {"o/i/Enter", "o/i/NextIteration"}, Int32().Set("N", int64_t{2}));
+  Add(g, "o/i/Merge_1", "Merge", {"o/i/Enter_1", "o/i/NextIteration_1"},
+      Int32().Set("N", int64_t{2}));
+  Add(g, "o/i/LessEqual", "LessEqual", {"o/i/Merge", "o/i/Enter_2"}, Int32());
+  Add(g, "o/i/LoopCond", "LoopCond", {"o/i/LessEqual"});
+  Add(g, "o/i/Switch", "Switch", {"o/i/Merge", "o/i/LoopCond"}, Int32());
+  Add(g, "o/i/Switch_1", "Switch", {"o/i/Merge_1", "o/i/LoopCond"}, Int32());
+  Add(g, "o/i/Identity", "Identity", {"o/i/Switch:1"}, Int32());
+  Add(g, "o/i/Identity_1", "Identity", {"o/i/Switch_1:1"}, Int32());
+  Const(g, "o/i/one", 1, {"^o/i/Identity"});
+  Add(g, "o/i/add", "AddV2", {"o/i/Identity", "o/i/one"}, Int32());
+  Add(g, "o/i/add_1", "AddV2", {"o/i/Identity_1", "o/i/one"}, Int32());
+  Add(g, "o/i/NextIteration", "NextIteration", {"o/i/add"}, Int32());
+  Add(g, "o/i/NextIteration_1", "NextIteration", {"o/i/add_1"}, Int32());
+  Add(g, "o/i/Exit", "Exit", {"o/i/Switch"}, Int32());
+  Add(g, "o/i/Exit_1", "Exit", {"o/i/Switch_1"}, Int32());
+  Const(g, "o/one", 1, {"^o/Identity"});
+  Add(g, "o/add", "AddV2", {"o/Identity", "o/one"}, Int32());
+  Add(g, "o/NextIteration", "NextIteration", {"o/add"}, Int32());
+  Add(g, "o/NextIteration_1", "NextIteration", {"o/i/Exit_1"}, Int32());
+  Add(g, "o/Exit", "Exit", {"o/Switch"}, Int32());
+  Add(g, "o/Exit_1", "Exit", {"o/Switch_1"}, Int32());
+}
+
+TEST(WhileLoopTest, ALoopNestedInALoopsBodyRunsPerOuterIteration) {
+  Graph g;
+  NestedLoop(g);
+  Session sess(g);
+  const auto out = sess.Run(std::vector<Fetch>{"o/Exit:0", "o/Exit_1:0"});
+  EXPECT_EQ(Scalar(*out[0]), 3);
+  EXPECT_EQ(Scalar(*out[1]), 6);
+  // The limit bounds each loop's iterations per run of it: 3 each at most.
+  Session three(g, SessionOptions{.max_loop_iterations = 3});
+  EXPECT_EQ(Scalar(three.Run("o/Exit_1:0")), 6);
+  Session two(g, SessionOptions{.max_loop_iterations = 2});
+  try {
+    two.Run("o/Exit_1:0");
+    FAIL() << "expected ResourceExhaustedError";
+  } catch (const ResourceExhaustedError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("while loop 'o' (LoopCond 'o/LoopCond')"));
+  }
+}
+
+TEST(WhileLoopTest, ALoopOnTheUntakenBranchOfASwitchDoesNotRun) {
+  Graph g;
+  Const(g, "zero", 0);
+  Const(g, "ten", 10);
+  Add(g, "pred", "PlaceholderWithDefault", {"true"},
+      Attrs().Set("dtype", DType::kBool).Set("shape", Shape{}));
+  Add(g, "true", "Const", {}, Attrs().Set("dtype", DType::kBool).Set("value", Tensor(true)));
+  Add(g, "gate", "Switch", {"ten", "pred"}, Int32());
+  // The counting loop's limit is the true branch; its Exit meets -1 in a Merge.
+  Add(g, "limit", "Identity", {"gate:1"}, Int32());
+  Enter(g, "while/Enter", "zero", false);
+  Enter(g, "while/Enter_2", "limit", true);
+  Add(g, "while/Merge", "Merge", {"while/Enter", "while/NextIteration"},
+      Int32().Set("N", int64_t{2}));
+  Add(g, "while/Less", "Less", {"while/Merge", "while/Enter_2"}, Int32());
+  Add(g, "while/LoopCond", "LoopCond", {"while/Less"});
+  Add(g, "while/Switch", "Switch", {"while/Merge", "while/LoopCond"}, Int32());
+  Add(g, "while/Identity", "Identity", {"while/Switch:1"}, Int32());
+  Const(g, "while/add/y", 1, {"^while/Identity"});
+  Add(g, "while/add", "AddV2", {"while/Identity", "while/add/y"}, Int32());
+  Add(g, "while/NextIteration", "NextIteration", {"while/add"}, Int32());
+  Add(g, "while/Exit", "Exit", {"while/Switch"}, Int32());
+  Add(g, "minus_one", "Const", {"^gate"},
+      Attrs().Set("dtype", DType::kInt32).Set("value", Tensor(int32_t{-1})));
+  Add(g, "otherwise", "Identity", {"gate:0"}, Int32());
+  Add(g, "else", "AddV2", {"otherwise", "minus_one"}, Int32());  // 10 - 1 = 9
+  Add(g, "result", "Merge", {"else", "while/Exit"}, Int32().Set("N", int64_t{2}));
+  Session sess(g);
+  EXPECT_EQ(Scalar(sess.Run("result:0")), 10);
+  EXPECT_EQ(Scalar(sess.Run("result:0", {{"pred:0", Tensor(false)}})), 9);
+}
+
 TEST(WhileLoopTest, MaxLoopIterationsStopsALoopNamingIt) {
   Graph g;
   CountingLoop(g);
