@@ -28,6 +28,7 @@
 #include "ops/reverse_ops.h"
 #include "ops/shape_ops.h"
 #include "ops/split_ops.h"
+#include "ops/stack_ops.h"
 #include "ops/tensor_array_ops.h"
 #include "ops/training_ops.h"
 #include "ops/unary_ops.h"
@@ -271,6 +272,11 @@ const OpDef* const kAllOps[] = {
     &kRefMergeOp,
     &kWhileLoopStepOp,
     &kInFrameStepOp,
+    // stack_ops.cc
+    &kStackV2Op,
+    &kStackPushV2Op,
+    &kStackPopV2Op,
+    &kControlTriggerOp,
     // tensor_array_ops.cc
     &kTensorArrayV3Op,
     &kTensorArrayWriteV3Op,

@@ -13,6 +13,8 @@ variable assigned in a loop):
   in_cond    cond(flag, lambda: while-loop sum of x, lambda: -1)  (a loop in a branch)
   assign     while i < 3: assign_add(v, x) then i += 1; v read after the loop
   read_var   while i < 4: s += w * i  (a variable read inside the body)
+  grad_x     tf.gradients through y = tanh(y) * x three times: TF's gradient
+             loop (StackV2/StackPushV2/StackPopV2, ControlTrigger)
   tensor_arrays  a loop writing x * i to a tf.TensorArray, then stack() and
              size(); a loop reading an unstack()ed TensorArray
   rnn        tf1.nn.dynamic_rnn with a BasicRNNCell(5) and with an LSTMCell(4)
@@ -98,6 +100,10 @@ def build():
     ta_in = tf1.TensorArray(tf.float32, size=4, name="unstacked").unstack(seq)
     _, t["ta_read"] = tf1.while_loop(lambda i, s: i < 4, lambda i, s: (i + 1, s + ta_in.read(i)),
                                      [tf.constant(0), tf.zeros([3])], name="ta_read")
+    _, grad_y = tf1.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, tf.tanh(y) * x),
+                               [tf.constant(0), x * 0.5], name="grad_loop")
+    t["grad_y"] = grad_y
+    t["grad_x"] = tf.gradients(tf.reduce_sum(grad_y * grad_y), x)[0]
     inputs = tf1.placeholder(tf.float32, [2, 4, 3], name="inputs")
     cell = tf1.nn.rnn_cell.BasicRNNCell(5)
     t["rnn_out"], t["rnn_state"] = tf1.nn.dynamic_rnn(cell, inputs, dtype=tf.float32)
@@ -122,7 +128,7 @@ def main():
         print("op types:", " ".join(op_types))
         saver = tf1.train.Saver()
         loops = ["counting", "several_i", "several_s", "several_p", "nested", "cond_body",
-                 "in_cond", "read_var"]
+                 "in_cond", "read_var", "grad_y", "grad_x"]
         seq_value = np.linspace(-1, 1, 24).reshape(2, 4, 3).astype(np.float32)
         plan = [("loops", loops, {"x:0": x_value}),
                 ("tensor_arrays", ["ta_stack", "ta_size", "ta_read"], {"x:0": x_value}),
@@ -143,7 +149,8 @@ def main():
             for line, fetch, feeds in plan:
                 want[line] = dict(zip(fetch, sess.run([names[k] for k in fetch], feeds)))
     tally = Tally()
-    for needed in ("Enter", "RefEnter", "Exit", "LoopCond", "NextIteration", "Merge", "Switch"):
+    for needed in ("Enter", "RefEnter", "Exit", "LoopCond", "NextIteration", "Merge", "Switch",
+                   "StackPushV2", "StackPopV2"):
         tally.check(f"TF's graph has {needed}", None if needed in op_types else "missing")
 
     write_bundle(os.path.join(work, "feeds"),
