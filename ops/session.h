@@ -113,9 +113,10 @@ struct SessionOptions {
   // oneDNN adds its bias inside the kernel). false: every node runs alone,
   // in the functions the graph calls too (their bodies' Sessions).
   bool fuse_ops = true;
-  // The most iterations one While node (ops/functional_ops.h) may run per
-  // call; one that goes on throws ResourceExhaustedError naming the node.
-  // 0: no bound (TF's semantics). Functions the graph calls keep it.
+  // The most iterations one While node (ops/functional_ops.h) or one run of
+  // a TF1 while loop (ops/while_loop_ops.h) may run; one that goes on
+  // throws ResourceExhaustedError naming the node or the loop. 0: no bound
+  // (TF's semantics). Functions the graph calls and loop bodies keep it.
   int64_t max_loop_iterations = 0;
   // TF's ConfigProto.allow_soft_placement. Eager computes on this process's
   // CPU; a node placed on another device type or index ("/device:GPU:0",
