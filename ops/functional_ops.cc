@@ -363,7 +363,10 @@ std::vector<std::optional<Tensor>> internal::RunWithArguments(
                                       ", deeper than ", kMaxFunctionCallDepth,
                                       ": loops and calls nest too deeply"));
   }
-  const EnterCall enter({&name, &args});
+  // The body's _Arg nodes move their values out of the frame: give it a copy
+  // (handles, not data), as the caller runs the body again with `args`.
+  std::vector<CallArgument> frame_args = args;
+  const EnterCall enter({&name, &frame_args});
   return session.Run(fetches);
 }
 

@@ -1,6 +1,7 @@
 #include "ops/list_ops.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/internal/list_copies.h"
 #include "ops/internal/memory_limit.h"
 #include "ops/op_def.h"
 #include "runtime/graph.h"
@@ -238,12 +240,15 @@ Tensor Stacked(const NodeContext& c, const TensorList& list, std::span<const int
   return StackRows(c, items, shape, list.element_dtype());
 }
 
+std::atomic<int64_t> list_copies{0};
+
 // A list to return: `in`'s own when nobody else can see it, else a copy.
 std::shared_ptr<TensorList> Writable(const NodeContext& c, size_t input) {
   const Tensor& t = c.inputs[input];
   if (TensorList::TryMutable(t) != nullptr) {
     return std::const_pointer_cast<TensorList>(TensorList::Shared(t));
   }
+  list_copies.fetch_add(1, std::memory_order_relaxed);
   return std::make_shared<TensorList>(ListInput(c, input));
 }
 
@@ -625,5 +630,7 @@ const OpDef kTensorListSplitOp = {
     .type = "TensorListSplit", .num_inputs = 3, .run = RunTensorListSplit};
 const OpDef kTensorListResizeOp = {
     .type = "TensorListResize", .num_inputs = 2, .run = RunTensorListResize};
+
+int64_t internal::TensorListCopies() { return list_copies.load(std::memory_order_relaxed); }
 
 }  // namespace eager

@@ -87,6 +87,7 @@ TEST(GraphLayersTest, BatchNormalizationTrainsInASessionAsEagerly) {
   const std::vector<std::string> updates = graph.NameCollection(Graph::kUpdateOps);
   ASSERT_EQ(updates.size(), 2u);
   std::vector<Operation> update_ops;
+  update_ops.reserve(updates.size());
   for (const std::string& name : updates) update_ops.push_back(graph.OperationByName(name));
 
   Session sess(graph);
