@@ -39,6 +39,15 @@ void Adagrad::CreateSlots(const Variable& variable) {
 }
 
 void Adagrad::ApplyDense(const Tensor& grad, Variable& variable) {
+  Update(grad, nullptr, variable);
+}
+
+void Adagrad::ApplyDenseWithSquares(const Tensor& grad, const Tensor& grad_squares,
+                                    Variable& variable) {
+  Update(grad, &grad_squares, variable);
+}
+
+void Adagrad::Update(const Tensor& grad, const Tensor* squares, Variable& variable) {
   VisitFloatDType(variable.dtype(), "Adagrad", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T lr = static_cast<T>(ScalarValue(*learning_rate_));
@@ -47,9 +56,10 @@ void Adagrad::ApplyDense(const Tensor& grad, Variable& variable) {
     T* __restrict accumulator = held.Hold<T>(*GetSlot(variable, "accumulator"));
     T* __restrict x = held.Hold<T>(variable);
     const T* __restrict g = grad.data<T>().data();
+    const T* __restrict g2 = squares != nullptr ? squares->data<T>().data() : nullptr;
     const auto n = static_cast<size_t>(grad.num_elements());
     for (size_t i = 0; i < n; ++i) {
-      accumulator[i] = accumulator[i] + g[i] * g[i];
+      accumulator[i] = accumulator[i] + (g2 != nullptr ? g2[i] : g[i] * g[i]);
       x[i] = x[i] - (lr * g[i]) / std::sqrt(accumulator[i] + epsilon);
     }
     held.Commit();

@@ -54,6 +54,10 @@ class Adagrad final : public Optimizer {
  private:
   void CreateSlots(const Variable& variable) override;
   void ApplyDense(const Tensor& grad, Variable& variable) override;
+  void ApplyDenseWithSquares(const Tensor& grad, const Tensor& grad_squares,
+                             Variable& variable) override;
+  // Both: `squares` null means grad * grad.
+  void Update(const Tensor& grad, const Tensor* squares, Variable& variable);
 
   AdagradOptions options_;
   Variable* learning_rate_ = nullptr;

@@ -24,42 +24,52 @@ AdamOptions MakeOptions(double learning_rate, double beta_1, double beta_2, doub
   return o;
 }
 
-// TF's ApplyAdamWithAmsgrad CPU functor, element by element in its order.
-// Into new buffers: amsgrad is the rarer path, kept simple.
+// TF's ApplyAdam / ApplyAdamWithAmsgrad CPU functors, element by element in
+// their order, for the rarer paths: amsgrad (`vhat_slot`) and a square of
+// the gradient given apart (`squares`, Keras 3's IndexedSlices), either may
+// be null. Into new buffers, kept simple.
 template <typename T>
-void ApplyAmsgrad(const Tensor& grad, Variable& variable, Variable& m_slot, Variable& v_slot,
-                  Variable& vhat_slot, T lr, T one_minus_beta1, T one_minus_beta2, T beta1_power,
-                  T beta2_power, T epsilon) {
+void ApplyAdamElementwise(const Tensor& grad, const Tensor* squares, Variable& variable,
+                          Variable& m_slot, Variable& v_slot, Variable* vhat_slot, T lr,
+                          T one_minus_beta1, T one_minus_beta2, T beta1_power, T beta2_power,
+                          T epsilon) {
   const auto hold_value = internal::LockVariable(variable);
   const auto hold_m = internal::LockVariable(m_slot);
   const auto hold_v = internal::LockVariable(v_slot);
-  const auto hold_vhat = internal::LockVariable(vhat_slot);
-  const Tensor var_in = variable.value(), m_in = m_slot.value(), v_in = v_slot.value(),
-               vhat_in = vhat_slot.value();
+  std::unique_lock<std::recursive_mutex> hold_vhat;
+  if (vhat_slot != nullptr) hold_vhat = internal::LockVariable(*vhat_slot);
+  const Tensor var_in = variable.value(), m_in = m_slot.value(), v_in = v_slot.value();
+  const Tensor vhat_in = vhat_slot != nullptr ? vhat_slot->value() : Tensor();
   Tensor var_out = internal::NewTensor(var_in.shape(), var_in.dtype());
   Tensor m_out = internal::NewTensor(m_in.shape(), m_in.dtype());
   Tensor v_out = internal::NewTensor(v_in.shape(), v_in.dtype());
-  Tensor vhat_out = internal::NewTensor(vhat_in.shape(), vhat_in.dtype());
+  Tensor vhat_out =
+      vhat_slot != nullptr ? internal::NewTensor(vhat_in.shape(), vhat_in.dtype()) : Tensor();
   const T* g = grad.data<T>().data();
+  const T* g2 = squares != nullptr ? squares->data<T>().data() : nullptr;
   const T* var = var_in.data<T>().data();
   const T* m = m_in.data<T>().data();
   const T* v = v_in.data<T>().data();
-  const T* vhat = vhat_in.data<T>().data();
+  const T* vhat = vhat_slot != nullptr ? vhat_in.data<T>().data() : nullptr;
   T* var_o = internal::MutableData<T>(var_out);
   T* m_o = internal::MutableData<T>(m_out);
   T* v_o = internal::MutableData<T>(v_out);
-  T* vhat_o = internal::MutableData<T>(vhat_out);
+  T* vhat_o = vhat_slot != nullptr ? internal::MutableData<T>(vhat_out) : nullptr;
   const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
   const auto n = static_cast<size_t>(var_in.num_elements());
   for (size_t i = 0; i < n; ++i) {
     m_o[i] = m[i] + (g[i] - m[i]) * one_minus_beta1;
-    v_o[i] = v[i] + (g[i] * g[i] - v[i]) * one_minus_beta2;
-    vhat_o[i] = std::max(vhat[i], v_o[i]);  // Eigen's cwiseMax
-    var_o[i] = var[i] - (m_o[i] * alpha) / (std::sqrt(vhat_o[i]) + epsilon);
+    v_o[i] = v[i] + ((g2 != nullptr ? g2[i] : g[i] * g[i]) - v[i]) * one_minus_beta2;
+    T denominator = v_o[i];
+    if (vhat != nullptr) {
+      vhat_o[i] = std::max(vhat[i], v_o[i]);  // Eigen's cwiseMax
+      denominator = vhat_o[i];
+    }
+    var_o[i] = var[i] - (m_o[i] * alpha) / (std::sqrt(denominator) + epsilon);
   }
   m_slot.Assign(m_out);
   v_slot.Assign(v_out);
-  vhat_slot.Assign(vhat_out);
+  if (vhat_slot != nullptr) vhat_slot->Assign(vhat_out);
   variable.Assign(var_out);
 }
 
@@ -187,7 +197,14 @@ void Adam::PrepareStep() {
   }
 }
 
-void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
+void Adam::ApplyDense(const Tensor& grad, Variable& variable) { Update(grad, nullptr, variable); }
+
+void Adam::ApplyDenseWithSquares(const Tensor& grad, const Tensor& grad_squares,
+                                 Variable& variable) {
+  Update(grad, &grad_squares, variable);
+}
+
+void Adam::Update(const Tensor& grad, const Tensor* squares, Variable& variable) {
   VisitFloatDType(variable.dtype(), "Adam", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T lr = static_cast<T>(lr_);
@@ -230,9 +247,10 @@ void Adam::ApplyDense(const Tensor& grad, Variable& variable) {
     }
     Variable& m_slot = *GetSlot(variable, "m");
     Variable& v_slot = *GetSlot(variable, "v");
-    if (amsgrad_) {
-      ApplyAmsgrad<T>(grad, variable, m_slot, v_slot, *GetSlot(variable, "vhat"), lr,
-                      one_minus_beta1, one_minus_beta2, beta1_power, beta2_power, epsilon);
+    if (amsgrad_ || squares != nullptr) {
+      ApplyAdamElementwise<T>(grad, squares, variable, m_slot, v_slot,
+                              amsgrad_ ? GetSlot(variable, "vhat") : nullptr, lr, one_minus_beta1,
+                              one_minus_beta2, beta1_power, beta2_power, epsilon);
       return;
     }
     // Held until the three Assigns: a save on another thread sees each of

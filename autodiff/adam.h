@@ -135,6 +135,10 @@ class Adam final : public Optimizer {
   void CreateSlots(const Variable& variable) override;
   void PrepareStep() override;
   void ApplyDense(const Tensor& grad, Variable& variable) override;
+  void ApplyDenseWithSquares(const Tensor& grad, const Tensor& grad_squares,
+                             Variable& variable) override;
+  // Both: `squares` null means grad * grad.
+  void Update(const Tensor& grad, const Tensor* squares, Variable& variable);
   void FinishStep() override;
   void CreatePowers();  // TF1 mode: beta1_power, beta2_power, once
   Variable& Hyper(Variable* hyper, const char* what) const;

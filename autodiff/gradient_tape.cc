@@ -25,6 +25,8 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/index_ops.h"
+#include "ops/shape_ops.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -151,29 +153,34 @@ struct GradientTape::Impl {
 
   int64_t ProducerOf(TensorId id) const { return tensors.Find(id); }
 
-  std::vector<std::optional<Tensor>> Differentiate(OpRecorder* self,
-                                                   const std::vector<Target>& targets,
-                                                   const std::vector<Source>& sources,
-                                                   UnconnectedGradients unconnected);
+  // keep_slices: a source read only by Gathers on axis 0 gets IndexedSlices
+  // (GradientKeepingSlices); else every gradient is a dense Tensor.
+  std::vector<std::optional<GradientValue>> Differentiate(OpRecorder* self,
+                                                          const std::vector<Target>& targets,
+                                                          const std::vector<Source>& sources,
+                                                          UnconnectedGradients unconnected,
+                                                          bool keep_slices);
   // The gradients of `target` that reach the ids in `source_ids`: per record
   // output (`by_record`, kept for sources) and per source no record produced
   // (`loose`).
   struct Gradients {
     std::vector<std::optional<Tensor>> by_record;
     std::unordered_map<TensorId, std::optional<Tensor>> loose;
+    // With keep_slices: per loose source, the row gradients of the Gathers
+    // that read it, not yet summed.
+    std::unordered_map<TensorId, std::vector<IndexedSlices>> slices;
   };
   // Not const: it tells each record's call which inputs need a gradient.
   struct BackpropPass;
   Gradients Backprop(const std::vector<Target>& targets,
-                     const std::unordered_set<TensorId>& source_ids);
+                     const std::unordered_set<TensorId>& source_ids, bool keep_slices);
   // Drops every record and stops recording: a non-persistent tape is done.
   void Release(GradientTape* tape);
   // Differentiate, then Release a spent (non-persistent) tape, also when a
   // gradient function throws.
-  std::vector<std::optional<Tensor>> DifferentiateAndRelease(GradientTape* tape,
-                                                             const std::vector<Target>& targets,
-                                                             const std::vector<Source>& sources,
-                                                             UnconnectedGradients unconnected);
+  std::vector<std::optional<GradientValue>> DifferentiateAndRelease(
+      GradientTape* tape, const std::vector<Target>& targets, const std::vector<Source>& sources,
+      UnconnectedGradients unconnected, bool keep_slices = false);
   // The targets with their output gradients, checked (`output_gradients`
   // empty: ones). Throws FailedPreconditionError on a spent tape.
   std::vector<Target> ResolveTargets(std::span<const Tensor> targets,
@@ -316,6 +323,7 @@ void GradientTape::Record(const OpCall& call) {
 struct GradientTape::Impl::BackpropPass {
   Impl& tape;
   const std::unordered_set<TensorId>& source_ids;
+  bool keep_slices;
   std::vector<uint8_t> state;      // kUnvisited, kAncestor or kRelevant
   std::vector<uint8_t> is_source;  // the record produced a source
   std::vector<int32_t> uses;       // relevant records still to pass a gradient back
@@ -422,6 +430,29 @@ struct GradientTape::Impl::BackpropPass {
     return call.op->add_input0_gradient(call, grad, *sum);
   }
 
+  // TF's gradient of a Gather on axis 0 for its params: the output gradient
+  // as rows at the flattened indices (IndexedSlices), kept unsummed for a
+  // loose source (a variable read) when asked to. Only when nothing records
+  // this pass: an outer tape must see the dense ops to differentiate them.
+  bool KeepGatherSlices(const Record& rec, const Tensor& grad, Gradients& grads) const {
+    const OpCall& call = rec.call;
+    if (!keep_slices || call.op != &kGatherOp || tape.recording_backward || IsRecording()) {
+      return false;
+    }
+    const auto zero = [&](std::string_view attr) {
+      return !call.attrs.Has(attr) || call.attrs.GetInt(attr) == 0;
+    };
+    if (!zero("axis") || !zero("batch_dims")) return false;
+    if (tape.input_producers[rec.first_input] >= 0 || !Derived(rec, 0)) return false;
+    const Tensor& params = call.inputs[0];
+    const Tensor& indices = call.inputs[1];
+    std::vector<int64_t> rows = {indices.num_elements()};
+    for (int d = 1; d < params.rank(); ++d) rows.push_back(params.shape().dim(d));
+    grads.slices[params.id()].push_back(
+        {Reshape(grad, rows), Reshape(indices, {indices.num_elements()}), params.shape()});
+    return true;
+  }
+
   // 3. Backwards with a ready stack from the targets' producers `roots`,
   //    accumulating gradients. A record's output gradient is dropped once
   //    used unless it is a source's.
@@ -451,7 +482,9 @@ struct GradientTape::Impl::BackpropPass {
       if (std::optional<Tensor>& out = grads.by_record[r]; out.has_value()) {
         const Tensor grad = *out;
         if (!is_source[r]) out.reset();
-        if (!AddInput0GradientInPlace(rec, grad, grads)) input_grads = CallGradient(rec, grad);
+        if (!KeepGatherSlices(rec, grad, grads) && !AddInput0GradientInPlace(rec, grad, grads)) {
+          input_grads = CallGradient(rec, grad);
+        }
       }
       const OpCall& call = rec.call;
       for (size_t i = 0; i < call.inputs.size(); ++i) {
@@ -478,10 +511,15 @@ struct GradientTape::Impl::BackpropPass {
 };
 
 GradientTape::Impl::Gradients GradientTape::Impl::Backprop(
-    const std::vector<Target>& targets, const std::unordered_set<TensorId>& source_ids) {
+    const std::vector<Target>& targets, const std::unordered_set<TensorId>& source_ids,
+    bool keep_slices) {
   const size_t n = records.size();
-  BackpropPass pass{*this, source_ids, std::vector<uint8_t>(n, kUnvisited),
-                    std::vector<uint8_t>(n, 0), std::vector<int32_t>(n, 0)};
+  BackpropPass pass{*this,
+                    source_ids,
+                    keep_slices,
+                    std::vector<uint8_t>(n, kUnvisited),
+                    std::vector<uint8_t>(n, 0),
+                    std::vector<int32_t>(n, 0)};
   // Sources a record produced are marked by index; the others (watched
   // tensors, variable reads, constant inputs) stay in source_ids.
   for (TensorId id : source_ids) {
@@ -523,12 +561,34 @@ std::vector<Target> GradientTape::Impl::ResolveTargets(
   return resolved;
 }
 
-std::vector<std::optional<Tensor>> GradientTape::Impl::Differentiate(
+namespace {
+
+// One IndexedSlices of `pieces` (each for the same dense shape): values and
+// indices concatenated, as TF aggregates sparse gradients; int64 indices if
+// any piece has them.
+IndexedSlices ConcatSlices(std::vector<IndexedSlices>& pieces) {
+  if (pieces.size() == 1) return std::move(pieces[0]);
+  bool int64 = false;
+  for (const IndexedSlices& p : pieces) int64 = int64 || p.indices.dtype() == DType::kInt64;
+  std::vector<Tensor> values;
+  std::vector<Tensor> indices;
+  for (const IndexedSlices& p : pieces) {
+    values.push_back(p.values);
+    indices.push_back(int64 && p.indices.dtype() != DType::kInt64 ? Cast(p.indices, DType::kInt64)
+                                                                  : p.indices);
+  }
+  return {Concat(values, 0), Concat(indices, 0), pieces[0].dense_shape};
+}
+
+}  // namespace
+
+std::vector<std::optional<GradientValue>> GradientTape::Impl::Differentiate(
     OpRecorder* self, const std::vector<Target>& targets, const std::vector<Source>& sources,
-    UnconnectedGradients unconnected) {
+    UnconnectedGradients unconnected, bool keep_slices) {
   if (!persistent) used = true;
 
   std::vector<std::optional<Tensor>> result(sources.size());
+  std::vector<std::vector<IndexedSlices>> slices(sources.size());
   {
     // Outer tapes record our backward pass; we do too when persistent and
     // recording (TF), else we pause ourselves.
@@ -553,10 +613,13 @@ std::vector<std::optional<Tensor>> GradientTape::Impl::Differentiate(
       if (IsFloating(source.dtype)) source_ids.insert(source.ids.begin(), source.ids.end());
     }
     if (!targets.empty() && !source_ids.empty()) {
-      Gradients grads = Backprop(targets, source_ids);
+      Gradients grads = Backprop(targets, source_ids, keep_slices);
       for (size_t i = 0; i < sources.size(); ++i) {
         if (!IsFloating(sources[i].dtype)) continue;
         for (TensorId id : sources[i].ids) {
+          if (auto it = grads.slices.find(id); it != grads.slices.end()) {
+            for (IndexedSlices& piece : it->second) slices[i].push_back(std::move(piece));
+          }
           const std::optional<Tensor>* g = nullptr;
           if (const int64_t p = ProducerOf(id); p >= 0) {
             g = &grads.by_record[p];
@@ -567,13 +630,30 @@ std::vector<std::optional<Tensor>> GradientTape::Impl::Differentiate(
         }
       }
     }
+    // A source reached densely as well sums its slices into the dense
+    // gradient (TF densifies a mixed sum too).
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (!result[i].has_value() || slices[i].empty()) continue;
+      for (const IndexedSlices& piece : slices[i]) result[i] = Add(*result[i], piece.ToDense());
+      slices[i].clear();
+    }
     if (unconnected == UnconnectedGradients::kZero) {
       for (size_t i = 0; i < sources.size(); ++i) {
-        if (!result[i].has_value()) result[i] = Zeros(sources[i].shape, sources[i].dtype);
+        if (!result[i].has_value() && slices[i].empty()) {
+          result[i] = Zeros(sources[i].shape, sources[i].dtype);
+        }
       }
     }
   }
-  return result;
+  std::vector<std::optional<GradientValue>> values(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (!slices[i].empty()) {
+      values[i] = ConcatSlices(slices[i]);
+    } else if (result[i].has_value()) {
+      values[i] = std::move(*result[i]);
+    }
+  }
+  return values;
 }
 
 namespace {
@@ -622,24 +702,45 @@ std::vector<std::optional<Tensor>> GradientTape::Gradient(
                   OneOrNone(output_gradient));
 }
 
+namespace {
+
+// The dense gradients of a Differentiate call that kept no slices.
+std::vector<std::optional<Tensor>> DenseOnly(std::vector<std::optional<GradientValue>> values) {
+  std::vector<std::optional<Tensor>> dense(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i].has_value()) dense[i] = std::get<Tensor>(std::move(*values[i]));
+  }
+  return dense;
+}
+
+}  // namespace
+
 std::vector<std::optional<Tensor>> GradientTape::Gradient(
     std::span<const Tensor> targets, std::span<const Variable* const> sources,
     UnconnectedGradients unconnected, std::span<const Tensor> output_gradients) {
   std::vector<Source> resolved = VariableSources(*impl_, sources);
-  return impl_->DifferentiateAndRelease(this, impl_->ResolveTargets(targets, output_gradients),
-                                        resolved, unconnected);
+  return DenseOnly(impl_->DifferentiateAndRelease(
+      this, impl_->ResolveTargets(targets, output_gradients), resolved, unconnected));
 }
 
 std::vector<std::optional<Tensor>> GradientTape::Gradient(
     std::span<const Tensor> targets, std::span<const Tensor> sources,
     UnconnectedGradients unconnected, std::span<const Tensor> output_gradients) {
-  return impl_->DifferentiateAndRelease(this, impl_->ResolveTargets(targets, output_gradients),
-                                        TensorSources(sources), unconnected);
+  return DenseOnly(impl_->DifferentiateAndRelease(
+      this, impl_->ResolveTargets(targets, output_gradients), TensorSources(sources), unconnected));
 }
 
-std::vector<std::optional<Tensor>> GradientTape::Impl::DifferentiateAndRelease(
-    GradientTape* tape, const std::vector<Target>& targets, const std::vector<Source>& sources,
+std::vector<std::optional<GradientValue>> GradientTape::GradientKeepingSlices(
+    const Tensor& target, std::span<const Variable* const> sources,
     UnconnectedGradients unconnected) {
+  std::vector<Source> resolved = VariableSources(*impl_, sources);
+  return impl_->DifferentiateAndRelease(this, impl_->ResolveTargets({&target, 1}, {}), resolved,
+                                        unconnected, /*keep_slices=*/true);
+}
+
+std::vector<std::optional<GradientValue>> GradientTape::Impl::DifferentiateAndRelease(
+    GradientTape* tape, const std::vector<Target>& targets, const std::vector<Source>& sources,
+    UnconnectedGradients unconnected, bool keep_slices) {
   // A non-persistent tape is spent either way; its records should not
   // outlive the call.
   struct ReleaseAtExit {
@@ -649,7 +750,7 @@ std::vector<std::optional<Tensor>> GradientTape::Impl::DifferentiateAndRelease(
       if (impl->used) impl->Release(tape);
     }
   } release{this, tape};
-  return Differentiate(tape, targets, sources, unconnected);
+  return Differentiate(tape, targets, sources, unconnected, keep_slices);
 }
 
 std::optional<Tensor> GradientTape::Gradient(const Tensor& target, const Variable& source) {

@@ -57,6 +57,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "autodiff/indexed_slices.h"
 #include "ops/op_def.h"
 #include "ops/recorder.h"
 #include "runtime/variable.h"
@@ -109,6 +110,25 @@ class GradientTape final : private OpRecorder, private internal::VariableReadObs
       const std::optional<Tensor>& output_gradient = std::nullopt);
   // Convenience for one variable.
   std::optional<Tensor> Gradient(const Tensor& target, const Variable& source);
+
+  // Gradient() for variables, each in the form TF's tape.gradient returns:
+  // IndexedSlices (autodiff/indexed_slices.h) for a variable whose every
+  // read reached the target only through Gathers on axis 0 (an Embedding's
+  // lookup; one row per index looked up, unsummed), else a dense Tensor
+  // (a variable read both ways gets the dense sum). Optimizer's
+  // ApplyGradients takes these, and Minimize uses them: Keras 3's optimizers
+  // treat repeated rows differently from their sum. Same rules and errors as
+  // Gradient(); while another tape records this one's backward pass (or it
+  // records itself), gradients stay dense so that tape can differentiate them.
+  std::vector<std::optional<GradientValue>> GradientKeepingSlices(
+      const Tensor& target, std::span<const Variable* const> sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone);
+  std::vector<std::optional<GradientValue>> GradientKeepingSlices(
+      const Tensor& target, std::initializer_list<const Variable*> sources,
+      UnconnectedGradients unconnected = UnconnectedGradients::kNone) {
+    return GradientKeepingSlices(
+        target, std::span<const Variable* const>(sources.begin(), sources.size()), unconnected);
+  }
 
   // Several targets at once (tape.gradient([y1, y2], sources)): the gradient
   // of their sum, each target weighted by its output gradient

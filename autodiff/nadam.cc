@@ -59,7 +59,14 @@ void Nadam::PrepareStep() {
   });
 }
 
-void Nadam::ApplyDense(const Tensor& grad, Variable& variable) {
+void Nadam::ApplyDense(const Tensor& grad, Variable& variable) { Update(grad, nullptr, variable); }
+
+void Nadam::ApplyDenseWithSquares(const Tensor& grad, const Tensor& grad_squares,
+                                  Variable& variable) {
+  Update(grad, &grad_squares, variable);
+}
+
+void Nadam::Update(const Tensor& grad, const Tensor* squares, Variable& variable) {
   VisitFloatDType(variable.dtype(), "Nadam", [&](auto tag) {
     using T = typename decltype(tag)::type;
     EAGER_CHECK(u_product_->dtype() == variable.dtype(), "Nadam '", name(), "': variable '",
@@ -87,10 +94,11 @@ void Nadam::ApplyDense(const Tensor& grad, Variable& variable) {
     T* __restrict v = held.Hold<T>(*GetSlot(variable, "v"));
     T* __restrict x = held.Hold<T>(variable);
     const T* __restrict g = grad.data<T>().data();
+    const T* __restrict g2 = squares != nullptr ? squares->data<T>().data() : nullptr;
     const auto n = static_cast<size_t>(grad.num_elements());
     for (size_t i = 0; i < n; ++i) {
       m[i] = m[i] + (g[i] - m[i]) * (T(1) - beta_1);
-      v[i] = v[i] + (g[i] * g[i] - v[i]) * (T(1) - beta_2);
+      v[i] = v[i] + ((g2 != nullptr ? g2[i] : g[i] * g[i]) - v[i]) * (T(1) - beta_2);
       const T m_hat =
           (u_t_1 * m[i]) / (T(1) - u_product_t_1) + ((T(1) - u_t) * g[i]) / (T(1) - u_product_t);
       const T v_hat = v[i] / (T(1) - beta_2_power);

@@ -69,6 +69,10 @@ class Nadam final : public Optimizer {
   void CreateSlots(const Variable& variable) override;
   void PrepareStep() override;
   void ApplyDense(const Tensor& grad, Variable& variable) override;
+  void ApplyDenseWithSquares(const Tensor& grad, const Tensor& grad_squares,
+                             Variable& variable) override;
+  // Both: `squares` null means grad * grad.
+  void Update(const Tensor& grad, const Tensor* squares, Variable& variable);
 
   NadamOptions options_;
   Variable* learning_rate_ = nullptr;

@@ -248,6 +248,11 @@ void Optimizer::CheckDType(const Variable& variable) const {
 }
 
 void Optimizer::ApplyGradients(const std::vector<GradientAndVariable>& grads_and_vars) {
+  ApplyChecked(grads_and_vars, {});
+}
+
+void Optimizer::ApplyChecked(const std::vector<GradientAndVariable>& grads_and_vars,
+                             std::span<const std::optional<Tensor>> squares) {
   // Everything is checked before anything changes, so a bad pair cannot
   // leave half the model updated.
   bool any = false;
@@ -270,12 +275,13 @@ void Optimizer::ApplyGradients(const std::vector<GradientAndVariable>& grads_and
         StrCat("Optimizer '", name_, "': No gradients provided for any variable: [", names, "]"));
   }
   if (clipping_.clipnorm || clipping_.clipvalue || clipping_.global_clipnorm) {
-    return ApplyValidated(Clip(grads_and_vars));
+    return ApplyValidated(Clip(grads_and_vars), {});
   }
-  ApplyValidated(grads_and_vars);
+  ApplyValidated(grads_and_vars, squares);
 }
 
-void Optimizer::ApplyValidated(const std::vector<GradientAndVariable>& grads_and_vars) {
+void Optimizer::ApplyValidated(const std::vector<GradientAndVariable>& grads_and_vars,
+                               std::span<const std::optional<Tensor>> squares) {
   bool created = false;
   for (const auto& [grad, variable] : grads_and_vars) {
     if (grad) created = EnsureSlots(*variable) || created;
@@ -288,8 +294,14 @@ void Optimizer::ApplyValidated(const std::vector<GradientAndVariable>& grads_and
     // an input that is always zero decays into them), round to nearest.
     // FinishStep is not: TF1 Adam's powers are kept denormal (FORMAT.md 7.2).
     const internal::ScopedFlushDenormal flush;
-    for (const auto& [grad, variable] : grads_and_vars) {
-      if (grad) ApplyDense(*grad, *variable);
+    for (size_t i = 0; i < grads_and_vars.size(); ++i) {
+      const auto& [grad, variable] = grads_and_vars[i];
+      if (!grad) continue;
+      if (i < squares.size() && squares[i].has_value()) {
+        ApplyDenseWithSquares(*grad, *squares[i], *variable);
+      } else {
+        ApplyDense(*grad, *variable);
+      }
     }
   }
   FinishStep();
@@ -310,6 +322,54 @@ void Optimizer::ApplyGradients(std::span<const std::optional<Tensor>> grads,
   ApplyGradients(pairs);
 }
 
+void Optimizer::ApplyGradients(std::span<const std::optional<GradientValue>> grads,
+                               std::span<Variable* const> vars) {
+  EAGER_CHECK(grads.size() == vars.size(), "Optimizer '", name_, "'.ApplyGradients: got ",
+              grads.size(), " gradients for ", vars.size(), " variables");
+  std::vector<GradientAndVariable> pairs;
+  std::vector<std::optional<Tensor>> squares(vars.size());
+  pairs.reserve(vars.size());
+  for (size_t i = 0; i < vars.size(); ++i) {
+    const auto* slices = grads[i].has_value() ? std::get_if<IndexedSlices>(&*grads[i]) : nullptr;
+    if (slices == nullptr) {
+      pairs.emplace_back(
+          grads[i].has_value() ? std::optional<Tensor>(std::get<Tensor>(*grads[i])) : std::nullopt,
+          vars[i]);
+      continue;
+    }
+    Variable* variable = vars[i];
+    EAGER_CHECK(variable != nullptr, "Optimizer '", name_, "'.ApplyGradients: got a null variable");
+    CheckSlices(*slices, *variable);
+    // Densified here, before anything changes: an index out of range throws
+    // now. Keras 3 squares each row before the rows of one index are summed
+    // (ops.square keeps the slices, its scatter sums them); every other
+    // line sums repeated rows first (_deduplicate_sparse_grad, TF1's
+    // _apply_sparse_duplicate_indices), which is the dense update.
+    pairs.emplace_back(slices->ToDense(), variable);
+    if (layout_ == KerasLayout::kKeras3) squares[i] = slices->SquaresToDense();
+  }
+  ApplyChecked(pairs, squares);
+}
+
+void Optimizer::CheckSlices(const IndexedSlices& slices, const Variable& variable) const {
+  const Shape& shape = variable.shape();
+  bool rows_fit = slices.values.rank() == shape.rank() && shape.rank() >= 1 &&
+                  slices.indices.rank() == 1 &&
+                  slices.values.shape().dim(0) == slices.indices.num_elements();
+  for (int d = 1; rows_fit && d < shape.rank(); ++d) {
+    rows_fit = slices.values.shape().dim(d) == shape.dim(d);
+  }
+  EAGER_CHECK(
+      slices.values.dtype() == variable.dtype() && slices.dense_shape == shape && rows_fit &&
+          (slices.indices.dtype() == DType::kInt32 || slices.indices.dtype() == DType::kInt64),
+      "Optimizer '", name_, "'.ApplyGradients: the IndexedSlices gradient for variable '",
+      variable.shared_name(), "' has values ", slices.values.dtype(), " of shape ",
+      slices.values.shape(), ", indices ", slices.indices.dtype(), " of shape ",
+      slices.indices.shape(), " and dense shape ", slices.dense_shape, "; expected ",
+      variable.dtype(), " rows of ", shape,
+      " with one int32/int64 index per row and that dense shape");
+}
+
 Tensor Optimizer::Minimize(const std::function<Tensor()>& loss_fn,
                            const std::vector<Variable*>& var_list) {
   GradientTape tape;
@@ -318,7 +378,9 @@ Tensor Optimizer::Minimize(const std::function<Tensor()>& loss_fn,
     tape.Watch(*v);
   }
   Tensor loss = loss_fn();
-  ApplyGradients(tape.Gradient(loss, var_list), var_list);
+  // Keeping slices lets Keras 3's optimizers treat an Embedding's rows as
+  // Keras 3's fit does.
+  ApplyGradients(tape.GradientKeepingSlices(loss, var_list), var_list);
   return loss;
 }
 

@@ -51,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "autodiff/indexed_slices.h"
 #include "autodiff/learning_rate_schedule.h"
 #include "runtime/tensor.h"
 #include "runtime/trackable.h"
@@ -103,6 +104,19 @@ class Optimizer : public Trackable {
   // grads[i] is for vars[i]. Throws InvalidArgumentError, before anything
   // changes, when the two differ in length.
   void ApplyGradients(std::span<const std::optional<Tensor>> grads,
+                      std::span<Variable* const> vars);
+  // The same for gradients in TF's forms (GradientTape::GradientKeepingSlices):
+  // IndexedSlices update as TF's line of this optimizer does. Keras 3
+  // (kKeras3) squares each row before the rows of a repeated index sum, so
+  // Adam's and Nadam's v, RMSprop's velocity and Adagrad's accumulator get
+  // the sum of the squares; the other layouts sum repeated rows first, as
+  // tf_keras, OptimizerV2 and TF1 do, which is the dense update. With
+  // clipping set the slices are densified before clipping (Keras 3 clips
+  // the rows themselves). Every row updates its variable's slots densely, as
+  // all these lines do (no lazy Adam). Throws InvalidArgumentError, before
+  // anything changes, for slices that do not fit their variable (naming it,
+  // the values', indices' and dense shapes) or an index out of range.
+  void ApplyGradients(std::span<const std::optional<GradientValue>> grads,
                       std::span<Variable* const> vars);
 
   // Runs loss_fn under a GradientTape watching `var_list`, differentiates
@@ -224,6 +238,15 @@ class Optimizer : public Trackable {
   virtual void PrepareStep() {}
   // Updates `variable` with `grad` (same dtype and shape).
   virtual void ApplyDense(const Tensor& grad, Variable& variable) = 0;
+  // ApplyDense where the update's square of the gradient is `grad_squares`
+  // (the summed squares of an IndexedSlices' rows, Keras 3) instead of
+  // grad * grad. Optimizers that square the gradient override it; the
+  // default, for those that do not, is ApplyDense.
+  virtual void ApplyDenseWithSquares(const Tensor& grad, const Tensor& grad_squares,
+                                     Variable& variable) {
+    (void)grad_squares;
+    ApplyDense(grad, variable);
+  }
   // Called once per step after all updates (e.g. TF1 Adam's powers).
   virtual void FinishStep() {}
 
@@ -232,8 +255,15 @@ class Optimizer : public Trackable {
  private:
   // Creates the slots of `variable` unless done already; true if it did.
   bool EnsureSlots(Variable& variable);
-  // ApplyGradients after validation (and clipping).
-  void ApplyValidated(const std::vector<GradientAndVariable>& grads_and_vars);
+  // ApplyGradients with `squares` (empty, or one per pair: see
+  // ApplyDenseWithSquares), validated and clipped (clipping drops squares).
+  void ApplyChecked(const std::vector<GradientAndVariable>& grads_and_vars,
+                    std::span<const std::optional<Tensor>> squares);
+  // ApplyChecked after validation (and clipping).
+  void ApplyValidated(const std::vector<GradientAndVariable>& grads_and_vars,
+                      std::span<const std::optional<Tensor>> squares);
+  // Throws InvalidArgumentError unless `slices` fit `variable`.
+  void CheckSlices(const IndexedSlices& slices, const Variable& variable) const;
   // Applies clipping_ to the gradients of `grads_and_vars`.
   std::vector<GradientAndVariable> Clip(
       const std::vector<GradientAndVariable>& grads_and_vars) const;

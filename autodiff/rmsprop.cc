@@ -56,6 +56,15 @@ void RMSprop::CreateSlots(const Variable& variable) {
 }
 
 void RMSprop::ApplyDense(const Tensor& grad, Variable& variable) {
+  Update(grad, nullptr, variable);
+}
+
+void RMSprop::ApplyDenseWithSquares(const Tensor& grad, const Tensor& grad_squares,
+                                    Variable& variable) {
+  Update(grad, &grad_squares, variable);
+}
+
+void RMSprop::Update(const Tensor& grad, const Tensor* squares, Variable& variable) {
   VisitFloatDType(variable.dtype(), "RMSprop", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T lr = static_cast<T>(ScalarValue(*learning_rate_));
@@ -72,9 +81,10 @@ void RMSprop::ApplyDense(const Tensor& grad, Variable& variable) {
         options_.centered ? held.Hold<T>(*GetSlot(variable, "average_gradient")) : nullptr;
     T* __restrict x = held.Hold<T>(variable);
     const T* __restrict g = grad.data<T>().data();
+    const T* __restrict g2 = squares != nullptr ? squares->data<T>().data() : nullptr;
     const auto n = static_cast<size_t>(grad.num_elements());
     for (size_t i = 0; i < n; ++i) {
-      velocity[i] = rho * velocity[i] + one_minus_rho * (g[i] * g[i]);
+      velocity[i] = rho * velocity[i] + one_minus_rho * (g2 != nullptr ? g2[i] : g[i] * g[i]);
       T denominator;
       if (average != nullptr) {
         average[i] = rho * average[i] + one_minus_rho * g[i];

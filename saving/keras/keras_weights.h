@@ -70,7 +70,9 @@
 // NotFoundError. The optimizer's slots are created first (Optimizer::Build
 // over the trainable variables, as Keras's build(var_list)), then checked
 // and assigned with the rest, so the next step continues from the file's
-// state.
+// state. The optimizer keeps its layout: to step as Keras 3 does (its betas
+// as Python floats, an Embedding's rows squared one by one) set kKeras3
+// (UseKerasLayout), as LoadKerasModel's optimizer is.
 //
 // Writing is crash-safe as eager's bundles: a temporary file beside `path`,
 // fsync, rename, fsync of the directory: a kill leaves the old file or the

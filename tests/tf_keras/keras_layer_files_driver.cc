@@ -146,13 +146,13 @@ Spec ModelSpec(const std::string& name) {
 }
 
 // The batch keras_layer_files_test.py feeds: x[i] = ((i * 7) % 11) / 10 -
-// 0.5 (ids: (i * 7) % 32, distinct), y[i] = ((i * 5) % 3) / 2.
+// 0.5 (ids: (i * 7) % 13, repeating within the batch), y[i] = ((i * 5) % 3) / 2.
 Tensor Inputs(const Spec& spec) {
   const int64_t n = spec.x_shape.num_elements();
   if (spec.ids) {
     std::vector<int32_t> ids(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i)
-      ids[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7) % 32);
+      ids[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7) % 13);
     return Tensor::FromVector<int32_t>(ids, spec.x_shape);
   }
   std::vector<float> xs(static_cast<size_t>(n));
@@ -190,6 +190,7 @@ int Run(int argc, char** argv) {
     KerasModel loaded = LoadKerasModel(dir + "/keras.keras");
     Print(*loaded.model, x);
     Adam adam(0.01);
+    adam.UseKerasLayout(KerasLayout::kKeras3);  // steps as Keras 3 does
     const bool compiled = loaded.optimizer != nullptr;
     model(x);  // builds every layer in eager's own way
     LoadKerasWeights(dir + "/keras.weights.h5", model, compiled ? &adam : nullptr);
@@ -204,6 +205,7 @@ int Run(int argc, char** argv) {
   } else if (mode == "e2k" && argc == 5) {
     const bool compiled = std::string(argv[4]) == "compiled";
     Adam adam(0.01);
+    adam.UseKerasLayout(KerasLayout::kKeras3);
     model(x);
     if (compiled) Step(model, adam, x, y);
     SaveKerasWeights(dir + "/eager.weights.h5", model, compiled ? &adam : nullptr);

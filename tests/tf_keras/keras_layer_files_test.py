@@ -40,10 +40,11 @@ A Keras model whose Embedding mask would reach GlobalAveragePooling1D is
 refused by eager's loader, naming both layers.
 Predictions agree to 1e-5 * max(1, max|Keras|) (summation order).
 
-The Embedding's ids are distinct within the batch: Keras 3's Adam on TF
-squares an IndexedSlices gradient per occurrence (ops.square of the slices,
-then scatter-added), so a repeated id's velocity is the sum of the squares,
-not eager's (and tf_keras's) square of the summed gradient.
+The Embedding's ids repeat within the batch (24 lookups of 13 ids): Keras
+3's Adam on TF squares an IndexedSlices gradient row by row (ops.square of
+the slices, then scatter-added), so a repeated id's velocity is the sum of
+the squares; tf_keras sums the rows first. eager's Minimize keeps the slices
+and does each (GradientTape::GradientKeepingSlices).
 """
 
 import os
@@ -116,7 +117,7 @@ def data(name):
     shape, ids, outputs = MODELS[name][:3]
     n = 4 * int(np.prod(shape))
     i = np.arange(n)
-    x = ((i * 7) % 32).astype(np.int32) if ids else (((i * 7) % 11) / 10.0 - 0.5).astype(np.float32)
+    x = ((i * 7) % 13).astype(np.int32) if ids else (((i * 7) % 11) / 10.0 - 0.5).astype(np.float32)
     j = np.arange(4 * outputs)
     return x.reshape((4,) + shape), (((j * 5) % 3) / 2.0).astype(np.float32).reshape(4, outputs)
 

@@ -46,12 +46,12 @@ TOL = 1e-5
 # restored value from another.
 NOISE_TOL = 5e-3
 KINDS = ["cnn", "lstm", "two-input", "transformer"]
-# No id repeats within the batch: Keras 3's Adam takes the Embedding's sparse
-# gradient (IndexedSlices) slice by slice, so a row looked up k times gets
-# v += (1 - beta_2) * sum of its k squared slices instead of the square of
-# their sum (seen: v 3.3e-8 in eager against 2.2e-8 in Keras for ids read
-# twice); eager's Adam sees the dense sum. Not matched yet.
-IDS = np.array([[3, 5, 2, 0, 0, 0], [4, 7, 1, 9, 6, 0], [8, 0, 0, 0, 0, 0]], np.int32)
+# Ids repeat within a sequence and across the batch: Keras 3's Adam takes the
+# Embedding's sparse gradient (IndexedSlices) row by row, so a row looked up k
+# times gets v += (1 - beta_2) * the sum of its k squared rows, not the square
+# of their sum (seen before eager kept the slices: v 3.3e-8 in eager against
+# 2.2e-8 in Keras for an id read twice). eager's Minimize keeps the slices.
+IDS = np.array([[3, 5, 3, 2, 0, 0], [4, 7, 1, 4, 6, 0], [8, 8, 3, 0, 0, 0]], np.int32)
 WORST = [0.0]
 L = keras.layers
 
