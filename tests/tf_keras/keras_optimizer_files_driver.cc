@@ -25,6 +25,10 @@
 //   keras_optimizer_files_driver e2k OPT DIR
 //     eager's model with OPT takes one step (a schedule's: 3), is saved as DIR/eager.keras and
 //     DIR/eager.weights.h5, prints; takes one more step, prints.
+//   k2e_embed / e2k_embed: the same with the model Sequential [Input(6,
+//     int32), Embedding(5, 3), Flatten, Dense(2)] on ids [4, 6] = (7 i) mod
+//     5, which repeat (Keras 3 squares each looked-up row of the sparse
+//     gradient), and OPT in Keras 3's layout.
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -92,9 +96,16 @@ Tensor Ramp(int64_t rows, int64_t cols, int step, int mod, float scale, float sh
   return Tensor::FromVector<float>(v, Shape{rows, cols});
 }
 
+bool embed_model = false;  // the *_embed modes
+
 const Tensor& X() {
   static const Tensor x = Ramp(4, 3, 7, 11, 0.1f, -0.5f);
-  return x;
+  static const Tensor ids = [] {
+    std::vector<int32_t> v(24);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>((i * 7) % 5);
+    return Tensor::FromVector<int32_t>(v, Shape{4, 6});
+  }();
+  return embed_model ? ids : x;
 }
 
 void Print(Sequential& model) {
@@ -109,16 +120,27 @@ void Step(Sequential& model, Optimizer& optimizer) {
 }
 
 void Build(Sequential& model) {
-  model.Add(std::make_unique<InputLayer>(Shape{3}));
-  model.Add(std::make_unique<Dense>(4, Tanh));
+  if (embed_model) {
+    model.Add(std::make_unique<InputLayer>(Shape{6}));
+    model.Add(std::make_unique<layers::Embedding>(5, 3));
+    model.Add(std::make_unique<Flatten>());
+  } else {
+    model.Add(std::make_unique<InputLayer>(Shape{3}));
+    model.Add(std::make_unique<Dense>(4, Tanh));
+  }
   model.Add(std::make_unique<Dense>(2));
   model(X());
 }
 
-int Run(const std::string& mode, const std::string& opt, const std::string& dir) {
+int Run(std::string mode, const std::string& opt, const std::string& dir) {
+  if (mode.ends_with("_embed")) {
+    embed_model = true;
+    mode.resize(mode.size() - 6);
+  }
   Sequential own;
   Build(own);
   std::unique_ptr<Optimizer> optimizer = MakeOptimizer(opt);
+  if (embed_model) optimizer->UseKerasLayout(KerasLayout::kKeras3);
   if (mode == "k2e") {
     KerasModel loaded = LoadKerasModel(dir + "/keras.keras");
     Step(*loaded.model, *loaded.optimizer);

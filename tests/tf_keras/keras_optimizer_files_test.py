@@ -21,6 +21,9 @@ Keras -> eager: Keras compiles, takes a step and saves .keras and
 eager -> Keras: eager steps and saves; Keras's load_model (same optimizer
   class and arguments) and load_weights take the next step, equal to
   eager's next step.
+The same both ways for an Embedding model on ids that repeat (EMBEDDED):
+Keras 3 squares each looked-up row of the IndexedSlices gradient before a
+repeated id's rows sum, so those optimizers' slots differ from the dense sum's.
 Predictions agree to 1e-5 * max(1, max|Keras|).
 """
 
@@ -78,7 +81,16 @@ def ramp(rows, cols, step, mod, scale, shift):
 X, Y = ramp(4, 3, 7, 11, 0.1, -0.5), ramp(4, 2, 5, 3, 0.5, 0.0)
 
 
-def make(opt):
+EMBEDDED = ["sgd_m", "rmsprop", "adagrad", "nadam", "adamw", "adam_ams"]
+IDS = ((np.arange(24) * 7) % 5).astype(np.int32).reshape(4, 6)
+
+
+def make(opt, embed=False):
+    if embed:
+        m = keras.Sequential([keras.Input((6,), dtype="int32"), keras.layers.Embedding(5, 3),
+                              keras.layers.Flatten(), keras.layers.Dense(2)])
+        m.compile(optimizer=OPTIMIZERS[opt](), loss="mse")
+        return m
     m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(4, activation="tanh"),
                           keras.layers.Dense(2)])
     m.compile(optimizer=OPTIMIZERS[opt](), loss="mse")
@@ -161,6 +173,28 @@ for opt in OPTIMIZERS:
     check(f"{opt}: Keras's next step from eager's .keras equals eager's", close(got[1], predict(km)))
     check(f"{opt}: Keras's next step from eager's .weights.h5 equals eager's",
           close(got[1], predict(kw)))
+
+for opt in EMBEDDED:
+    # Keras -> eager: eager's next step equals Keras's.
+    d = fresh(opt + "_k2e_embed")
+    k = make(opt, embed=True)
+    k.train_on_batch(IDS, Y)
+    k.save(os.path.join(d, "keras.keras"))
+    k.save_weights(os.path.join(d, "keras.weights.h5"))
+    got = run("k2e_embed", opt, d)
+    k.train_on_batch(IDS, Y)
+    want2 = k.predict(IDS, verbose=0)
+    check(f"{opt}, repeated ids: eager's step from Keras's .keras equals Keras's step 2",
+          close(got[0], want2))
+    check(f"{opt}, repeated ids: eager's step after LoadKerasWeights equals Keras's step 2",
+          close(got[1], want2))
+    # eager -> Keras: Keras's next step from eager's state equals eager's.
+    d = fresh(opt + "_e2k_embed")
+    got = run("e2k_embed", opt, d)
+    km = keras.models.load_model(os.path.join(d, "eager.keras"))
+    km.train_on_batch(IDS, Y)
+    check(f"{opt}, repeated ids: Keras's next step from eager's .keras equals eager's",
+          close(got[1], km.predict(IDS, verbose=0)))
 
 # Keras's own files with a schedule eager lacks: errors naming it and its
 # config path.
