@@ -11,6 +11,7 @@
 #include "ops/depthwise_conv.h"
 #include "ops/functional_ops.h"
 #include "ops/fused_conv.h"
+#include "ops/fused_lstm_cell.h"
 #include "ops/fused_matmul.h"
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
@@ -73,6 +74,9 @@ const OpDef* const kAllOps[] = {
     &kMatMulOp,
     // fused_matmul.cc
     &kFusedMatMulOp,
+    // fused_lstm_cell.cc
+    &kLstmCellStateOp,
+    &kLstmCellOutputOp,
     // reduction_ops.cc
     &kSumOp,
     &kMeanOp,

@@ -6,8 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "autodiff/activations.h"
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/fused_lstm_cell.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
 #include "ops/random_generator.h"
@@ -329,7 +331,9 @@ std::vector<Tensor> SimpleRNN::Step(const Tensor& xp, const std::vector<Tensor>&
 }
 
 LSTM::LSTM(int64_t units, RecurrentConfig config)
-    : Recurrent("LSTM", "lstm", "lstm_cell", units, 4, 2, std::move(config)) {}
+    : Recurrent("LSTM", "lstm", "lstm_cell", units, 4, 2, std::move(config)),
+      default_activations_(KerasActivationName(config_.recurrent_activation) == "sigmoid" &&
+                           KerasActivationName(config_.activation) == "tanh") {}
 
 Tensor LSTM::InitialBias(DType dtype) const {
   if (!config_.unit_forget_bias) return Recurrent::InitialBias(dtype);
@@ -347,6 +351,12 @@ Tensor LSTM::ProjectInputs(const Tensor& rows) const {
 std::vector<Tensor> LSTM::Step(const Tensor& xp, const std::vector<Tensor>& states) const {
   Tensor z = Add(xp, RecurrentProduct(states[0], recurrent_kernel().value()));
   if (bias() != nullptr) z = BiasAdd(z, bias()->value());
+  if (default_activations_) {
+    // Keras's defaults (sigmoid, tanh): the gate math in two fused ops,
+    // the same values as the ops below (ops/fused_lstm_cell.h).
+    const Tensor c = LstmCellState(z, states[1]);
+    return {LstmCellOutput(z, c), c};
+  }
   const Activation& ra = config_.recurrent_activation;
   const Tensor i = ra(Gate(z, 0));
   const Tensor f = ra(Gate(z, 1));

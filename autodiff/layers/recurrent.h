@@ -235,6 +235,11 @@ class LSTM final : public Recurrent {
   Tensor InitialBias(DType dtype) const override;
   Tensor ProjectInputs(const Tensor& rows) const override;
   std::vector<Tensor> Step(const Tensor& xp, const std::vector<Tensor>& states) const override;
+
+ private:
+  // Sigmoid gates and a tanh cell, Keras's defaults: Step runs the fused
+  // cell ops.
+  bool default_activations_;
 };
 
 // keras.layers.GRU (gates z, r, h), reset_after either way.

@@ -1,0 +1,226 @@
+#include "ops/fused_lstm_cell.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "ops/array_ops.h"
+#include "ops/binary_ops.h"
+#include "ops/execute.h"
+#include "ops/fp_contract_off.h"
+#include "ops/internal/eigen_view.h"
+#include "ops/parallel.h"
+#include "ops/recorder.h"
+#include "ops/shape_ops.h"
+#include "ops/unary_ops.h"
+#include "runtime/graph.h"
+#include "runtime/tensor_access.h"
+
+namespace eager {
+namespace {
+
+using Grads = std::vector<std::optional<Tensor>>;
+using internal::ArrayMap;
+using internal::ConstArrayMap;
+
+// Rows per block of work: at least 16K elements of z, so a block is worth a
+// thread's wake-up.
+int64_t RowGrain(int64_t units) { return std::max<int64_t>(1, (int64_t{1} << 14) / (4 * units)); }
+
+// units, after checking z [batch, 4 units] against state [batch, units].
+int64_t CheckShapes(const Tensor& z, const Tensor& state, const char* op, const char* state_name) {
+  const bool ok = z.rank() == 2 && state.rank() == 2 && z.shape().dim(1) % 4 == 0 &&
+                  state.shape().dim(0) == z.shape().dim(0) &&
+                  state.shape().dim(1) * 4 == z.shape().dim(1) && z.dtype() == state.dtype() &&
+                  IsFloating(z.dtype());
+  if (!ok) {
+    throw InvalidArgumentError(StrCat(op, ": expected z [batch, 4 units] and ", state_name,
+                                      " [batch, units] of one float dtype; got z ", z.dtype(), " ",
+                                      z.shape(), " and ", state_name, " ", state.dtype(), " ",
+                                      state.shape()));
+  }
+  return state.shape().dim(1);
+}
+
+OutputSpec InferState(std::span<const Tensor> in, const Attrs&) {
+  CheckShapes(in[0], in[1], "_LstmCellState", "c_prev");
+  return {in[1].shape(), in[1].dtype()};
+}
+OutputSpec InferOutput(std::span<const Tensor> in, const Attrs&) {
+  CheckShapes(in[0], in[1], "_LstmCellOutput", "c");
+  return {in[1].shape(), in[1].dtype()};
+}
+
+// Columns [gate * units, (gate + 1) * units) of z; StridedSlice, as
+// autodiff/layers/recurrent.cc, so a graph with an unknown batch builds.
+Tensor GateOf(const Tensor& z, int gate, int64_t units) {
+  return StridedSlice(z, {0, gate * units}, {0, (gate + 1) * units}, {1, 1},
+                      {.begin = 1, .end = 1});
+}
+
+// The unfused ops, for graph mode and dtypes other than float32.
+Tensor UnfusedState(const Tensor& z, const Tensor& c_prev, int64_t units) {
+  const Tensor i = Sigmoid(GateOf(z, 0, units));
+  const Tensor f = Sigmoid(GateOf(z, 1, units));
+  return Add(Mul(f, c_prev), Mul(i, Tanh(GateOf(z, 2, units))));
+}
+Tensor UnfusedOutput(const Tensor& z, const Tensor& c, int64_t units) {
+  return Mul(Sigmoid(GateOf(z, 3, units)), Tanh(c));
+}
+
+// The Sigmoid and Tanh gradients of eager's ops, as Eigen expressions of
+// the output y and its gradient dy: dy * (y * (1 - y)), dy * (1 - y * y).
+template <typename A, typename B>
+auto SigmoidBack(const A& y, const B& dy) {
+  return dy * (y * (1.0f - y));
+}
+template <typename A, typename B>
+auto TanhBack(const A& y, const B& dy) {
+  return dy * (1.0f - y.square());
+}
+template <typename A>
+auto SigmoidOf(const A& x) {
+  return (1.0f + (-x).exp()).inverse();  // the Sigmoid kernel's expression
+}
+
+Tensor StateKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Tensor& z = in[0];
+  const Tensor& c_prev = in[1];
+  const int64_t units = c_prev.shape().dim(1);
+  Tensor c = internal::NewTensor(spec.shape, spec.dtype);
+  const float* zd = z.data<float>().data();
+  const float* cp = c_prev.data<float>().data();
+  float* cd = internal::MutableData<float>(c);
+  internal::ParallelFor(c.shape().dim(0), RowGrain(units), 2, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* zr = zd + r * 4 * units;
+      const ConstArrayMap<float> zi(zr, units), zf(zr + units, units), zc(zr + 2 * units, units);
+      ArrayMap<float>(cd + r * units, units) =
+          SigmoidOf(zf) * ConstArrayMap<float>(cp + r * units, units) + SigmoidOf(zi) * zc.tanh();
+    }
+  });
+  return c;
+}
+
+Tensor OutputKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  const Tensor& z = in[0];
+  const Tensor& c = in[1];
+  const int64_t units = c.shape().dim(1);
+  Tensor h = internal::NewTensor(spec.shape, spec.dtype);
+  const float* zd = z.data<float>().data();
+  const float* cd = c.data<float>().data();
+  float* hd = internal::MutableData<float>(h);
+  internal::ParallelFor(h.shape().dim(0), RowGrain(units), 2, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const ConstArrayMap<float> zo(zd + r * 4 * units + 3 * units, units);
+      ArrayMap<float>(hd + r * units, units) =
+          SigmoidOf(zo) * ConstArrayMap<float>(cd + r * units, units).tanh();
+    }
+  });
+  return h;
+}
+
+// d/dz and d/dc_prev of c given dc. Fused: one pass writes both (z's o
+// columns get zeros); recorded: the unfused ops' gradients as ops.
+Grads StateGradient(const OpCall& call, const Tensor& dc) {
+  const Tensor& z = call.inputs[0];
+  const Tensor& c_prev = call.inputs[1];
+  const int64_t units = c_prev.shape().dim(1);
+  if (IsRecording()) {
+    const Tensor i = Sigmoid(GateOf(z, 0, units));
+    const Tensor f = Sigmoid(GateOf(z, 1, units));
+    const Tensor g = Tanh(GateOf(z, 2, units));
+    const Tensor one = Ones(Shape{}, z.dtype());
+    const Tensor dz_i = Mul(Mul(dc, g), Mul(i, Sub(one, i)));
+    const Tensor dz_f = Mul(Mul(dc, c_prev), Mul(f, Sub(one, f)));
+    const Tensor dz_c = Mul(Mul(dc, i), Sub(one, Square(g)));
+    return {Concat({dz_i, dz_f, dz_c, ZerosLike(dz_i)}, 1), Mul(dc, f)};
+  }
+  Tensor dz = internal::NewTensor(z.shape(), z.dtype());
+  Tensor dc_prev = internal::NewTensor(c_prev.shape(), c_prev.dtype());
+  const float* zd = z.data<float>().data();
+  const float* cp = c_prev.data<float>().data();
+  const float* g = dc.data<float>().data();
+  float* dzd = internal::MutableData<float>(dz);
+  float* dcp = internal::MutableData<float>(dc_prev);
+  internal::ParallelFor(z.shape().dim(0), RowGrain(units), 2, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float* zr = zd + r * 4 * units;
+      float* dzr = dzd + r * 4 * units;
+      const ConstArrayMap<float> zi(zr, units), zf(zr + units, units), zc(zr + 2 * units, units);
+      const ConstArrayMap<float> grad(g + r * units, units), prev(cp + r * units, units);
+      const Eigen::ArrayXf i = SigmoidOf(zi), f = SigmoidOf(zf), t = zc.tanh();
+      ArrayMap<float>(dzr, units) = SigmoidBack(i, grad * t);
+      ArrayMap<float>(dzr + units, units) = SigmoidBack(f, grad * prev);
+      ArrayMap<float>(dzr + 2 * units, units) = TanhBack(t, grad * i);
+      ArrayMap<float>(dzr + 3 * units, units).setZero();
+      ArrayMap<float>(dcp + r * units, units) = grad * f;
+    }
+  });
+  return {std::move(dz), std::move(dc_prev)};
+}
+
+// d/dz and d/dc of h given dh (z's i, f, c columns get zeros).
+Grads OutputGradient(const OpCall& call, const Tensor& dh) {
+  const Tensor& z = call.inputs[0];
+  const Tensor& c = call.inputs[1];
+  const int64_t units = c.shape().dim(1);
+  if (IsRecording()) {
+    const Tensor o = Sigmoid(GateOf(z, 3, units));
+    const Tensor t = Tanh(c);
+    const Tensor one = Ones(Shape{}, z.dtype());
+    const Tensor dz_o = Mul(Mul(dh, t), Mul(o, Sub(one, o)));
+    const Tensor zeros = ZerosLike(dz_o);
+    return {Concat({zeros, zeros, zeros, dz_o}, 1), Mul(Mul(dh, o), Sub(one, Square(t)))};
+  }
+  Tensor dz = internal::NewTensor(z.shape(), z.dtype());
+  Tensor dc = internal::NewTensor(c.shape(), c.dtype());
+  const float* zd = z.data<float>().data();
+  const float* cd = c.data<float>().data();
+  const float* g = dh.data<float>().data();
+  float* dzd = internal::MutableData<float>(dz);
+  float* dcd = internal::MutableData<float>(dc);
+  internal::ParallelFor(z.shape().dim(0), RowGrain(units), 2, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      float* dzr = dzd + r * 4 * units;
+      const ConstArrayMap<float> zo(zd + r * 4 * units + 3 * units, units);
+      const ConstArrayMap<float> grad(g + r * units, units);
+      const Eigen::ArrayXf o = SigmoidOf(zo);
+      const Eigen::ArrayXf t = ConstArrayMap<float>(cd + r * units, units).tanh();
+      std::fill(dzr, dzr + 3 * units, 0.0f);
+      ArrayMap<float>(dzr + 3 * units, units) = SigmoidBack(o, grad * t);
+      ArrayMap<float>(dcd + r * units, units) = TanhBack(t, grad * o);
+    }
+  });
+  return {std::move(dz), std::move(dc)};
+}
+
+bool Fused(const Tensor& z) { return Graph::Current() == nullptr && z.dtype() == DType::kFloat32; }
+
+}  // namespace
+
+const OpDef kLstmCellStateOp = {.type = "_LstmCellState",
+                                .num_inputs = 2,
+                                .infer = InferState,
+                                .compute = StateKernel,
+                                .gradient = StateGradient,
+                                .eager_only = true};
+const OpDef kLstmCellOutputOp = {.type = "_LstmCellOutput",
+                                 .num_inputs = 2,
+                                 .infer = InferOutput,
+                                 .compute = OutputKernel,
+                                 .gradient = OutputGradient,
+                                 .eager_only = true};
+
+Tensor LstmCellState(const Tensor& z, const Tensor& c_prev) {
+  const int64_t units = CheckShapes(z, c_prev, "_LstmCellState", "c_prev");
+  if (!Fused(z)) return UnfusedState(z, c_prev, units);
+  return Execute(kLstmCellStateOp, {z, c_prev});
+}
+
+Tensor LstmCellOutput(const Tensor& z, const Tensor& c) {
+  const int64_t units = CheckShapes(z, c, "_LstmCellOutput", "c");
+  if (!Fused(z)) return UnfusedOutput(z, c, units);
+  return Execute(kLstmCellOutputOp, {z, c});
+}
+
+}  // namespace eager
