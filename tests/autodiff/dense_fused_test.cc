@@ -20,14 +20,12 @@
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/threads.h"
+#include "tests/testing/tensor_compare.h"
 
 namespace eager {
 namespace {
 
-bool SameBits(const Tensor& x, const Tensor& y) {
-  return x.dtype() == y.dtype() && x.shape() == y.shape() &&
-         std::memcmp(x.bytes().data(), y.bytes().data(), x.bytes().size()) == 0;
-}
+using testing::SameBits;
 
 // The op types run while registered, recording nothing.
 class OpTypes : public OpRecorder {

@@ -27,28 +27,15 @@
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 #include "runtime/threads.h"
+#include "tests/testing/tensor_compare.h"
 
 namespace eager {
 namespace {
 
+using testing::SameBits;
+using testing::WorstError;
+
 using Grads = std::vector<std::optional<Tensor>>;
-
-bool SameBits(const Tensor& x, const Tensor& y) {
-  return x.dtype() == y.dtype() && x.shape() == y.shape() &&
-         std::memcmp(x.bytes().data(), y.bytes().data(), x.bytes().size()) == 0;
-}
-
-// The largest |a - b| / (1 + |b|).
-double WorstError(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  const std::vector<double> x = Cast(a, DType::kFloat64).ToVector<double>();
-  const std::vector<double> y = Cast(b, DType::kFloat64).ToVector<double>();
-  double worst = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-    worst = std::max(worst, std::abs(x[i] - y[i]) / (1 + std::abs(y[i])));
-  }
-  return worst;
-}
 
 Tensor Gate(const Tensor& z, int gate, int64_t units) {
   return Slice(z, {0, gate * units}, {-1, units});
@@ -83,7 +70,7 @@ class FusedLstmCellTest : public ::testing::Test {
 TEST_F(FusedLstmCellTest, EqualsTheUnfusedOpsOnAnyThreadCount) {
   uint64_t seed = 1;
   for (const Size& s : Sizes()) {
-    SCOPED_TRACE(testing::Message() << "batch " << s.batch << " units " << s.units);
+    SCOPED_TRACE(::testing::Message() << "batch " << s.batch << " units " << s.units);
     // Pre-activations wide enough to reach both tails of the sigmoid.
     const Tensor z = RandomUniform(Shape{s.batch, 4 * s.units}, seed++, -9, 9);
     const Tensor c_prev = RandomUniform(Shape{s.batch, s.units}, seed++, -2, 2);
@@ -109,7 +96,7 @@ TEST_F(FusedLstmCellTest, EqualsTheUnfusedOpsOnAnyThreadCount) {
 TEST_F(FusedLstmCellTest, GradientsAreTheUnfusedOpsGradients) {
   uint64_t seed = 50;
   for (const Size& s : Sizes()) {
-    SCOPED_TRACE(testing::Message() << "batch " << s.batch << " units " << s.units);
+    SCOPED_TRACE(::testing::Message() << "batch " << s.batch << " units " << s.units);
     const Tensor z = RandomUniform(Shape{s.batch, 4 * s.units}, seed++, -6, 6);
     const Tensor c_prev = RandomUniform(Shape{s.batch, s.units}, seed++, -2, 2);
     const Tensor wc = RandomUniform(Shape{s.batch, s.units}, seed++, -1, 1);

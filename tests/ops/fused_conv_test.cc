@@ -27,28 +27,15 @@
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 #include "runtime/threads.h"
+#include "tests/testing/tensor_compare.h"
 
 namespace eager {
 namespace {
 
+using testing::SameBits;
+using testing::WorstError;
+
 using Grads = std::vector<std::optional<Tensor>>;
-
-bool SameBits(const Tensor& x, const Tensor& y) {
-  return x.dtype() == y.dtype() && x.shape() == y.shape() &&
-         std::memcmp(x.bytes().data(), y.bytes().data(), x.bytes().size()) == 0;
-}
-
-// The largest |a - b| / (1 + |b|) over the elements.
-double WorstError(const Tensor& a, const Tensor& b) {
-  EXPECT_EQ(a.shape(), b.shape());
-  const std::vector<double> x = Cast(a, DType::kFloat64).ToVector<double>();
-  const std::vector<double> y = Cast(b, DType::kFloat64).ToVector<double>();
-  double worst = 0;
-  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-    worst = std::max(worst, std::abs(x[i] - y[i]) / (1 + std::abs(y[i])));
-  }
-  return worst;
-}
 
 Tensor Sizes(const Shape& shape) {
   std::vector<int32_t> dims;
@@ -103,8 +90,8 @@ TEST_F(FusedConv2DTest, EqualsConvBiasAddReluOnAnyThreadCount) {
       const Tensor w = RandomUniform(c.filter, seed++, -0.5, 0.5, dtype);
       const Tensor b = RandomUniform(Shape{c.filter.dim(3)}, seed++, -1, 1, dtype);
       for (bool relu : {false, true}) {
-        SCOPED_TRACE(testing::Message() << dtype << " input " << c.input << " filter " << c.filter
-                                        << " relu " << relu);
+        SCOPED_TRACE(::testing::Message() << dtype << " input " << c.input << " filter " << c.filter
+                                          << " relu " << relu);
         SetNumThreads(1);
         const Tensor sum = BiasAdd(Conv2D(x, w, c.options), b);
         const Tensor want = relu ? Relu(sum) : sum;
@@ -140,8 +127,8 @@ TEST_F(FusedConv2DTest, GradientIsTheUnfusedOpsGradient) {
   for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
     for (const Case& c : Cases()) {
       for (bool relu : {false, true}) {
-        SCOPED_TRACE(testing::Message() << dtype << " input " << c.input << " filter " << c.filter
-                                        << " relu " << relu);
+        SCOPED_TRACE(::testing::Message() << dtype << " input " << c.input << " filter " << c.filter
+                                          << " relu " << relu);
         const Tensor x = RandomUniform(c.input, seed++, -1, 1, dtype);
         const Tensor w = RandomUniform(c.filter, seed++, -0.5, 0.5, dtype);
         const Tensor b = RandomUniform(Shape{c.filter.dim(3)}, seed++, -0.2, 0.2, dtype);

@@ -21,14 +21,12 @@
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
 #include "runtime/threads.h"
+#include "tests/testing/tensor_compare.h"
 
 namespace eager {
 namespace {
 
-bool SameBits(const Tensor& x, const Tensor& y) {
-  return x.dtype() == y.dtype() && x.shape() == y.shape() &&
-         std::memcmp(x.bytes().data(), y.bytes().data(), x.bytes().size()) == 0;
-}
+using testing::SameBits;
 
 class FusedMatMulTest : public ::testing::Test {
  protected:
