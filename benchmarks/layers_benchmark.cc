@@ -15,6 +15,13 @@
 //                                                 global average pooling,
 //                                                 Dense(10), Adam: one step
 //
+//   BM_LstmCell/fused:F/threads:T                 one LSTM cell step's gate math
+//                                                 on z [64, 4 x 256] and its
+//                                                 gradient: the fused ops
+//                                                 (F = 1, what LSTM runs) or
+//                                                 the Sigmoid/Tanh/Mul/Add
+//                                                 ops they replace (F = 0)
+//
 //   build/benchmarks/layers_benchmark --benchmark_min_time=1
 //
 // flop_per_iter counts the multiply-adds of the matmuls and convolutions
@@ -25,6 +32,7 @@
 
 #include <array>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "autodiff/adam.h"
@@ -36,9 +44,13 @@
 #include "autodiff/layers/recurrent.h"
 #include "autodiff/layers/reshaping.h"
 #include "autodiff/sequential.h"
+#include "ops/binary_ops.h"
+#include "ops/fused_lstm_cell.h"
 #include "ops/nn_ops.h"
 #include "ops/random_generator.h"
 #include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
+#include "ops/unary_ops.h"
 #include "runtime/threads.h"
 
 namespace {
@@ -134,6 +146,45 @@ void BM_EagerConvBNReLUStep(benchmark::State& state) {
                       static_cast<double>(kChannels);
   RunSteps(state, model, x, batch, 3.0 * conv);
 }
+void BM_LstmCell(benchmark::State& state) {
+  const bool fused = state.range(0) != 0;
+  eager::SetNumThreads(static_cast<int>(state.range(1)));
+  constexpr int64_t kBatch = 64;
+  const eager::Tensor z = eager::RandomUniform(eager::Shape{kBatch, 4 * kUnits}, 1, -3, 3);
+  const eager::Tensor c_prev = eager::RandomUniform(eager::Shape{kBatch, kUnits}, 2, -1, 1);
+  const auto gate = [&](int g) {
+    return eager::StridedSlice(z, {0, g * kUnits}, {0, (g + 1) * kUnits}, {1, 1},
+                               {.begin = 1, .end = 1});
+  };
+  for (auto _ : state) {
+    eager::GradientTape tape;
+    tape.Watch(z);
+    tape.Watch(c_prev);
+    eager::Tensor c, h;
+    if (fused) {
+      c = eager::LstmCellState(z, c_prev);
+      h = eager::LstmCellOutput(z, c);
+    } else {
+      const eager::Tensor i = eager::Sigmoid(gate(0));
+      const eager::Tensor f = eager::Sigmoid(gate(1));
+      c = eager::Add(eager::Mul(f, c_prev), eager::Mul(i, eager::Tanh(gate(2))));
+      h = eager::Mul(eager::Sigmoid(gate(3)), eager::Tanh(c));
+    }
+    // The two states' gradients arrive as in a sequence: h's from above, c's
+    // from the next step.
+    const std::vector<eager::Tensor> targets = {h, c}, sources = {z, c_prev};
+    auto grads = tape.Gradient(std::span<const eager::Tensor>(targets),
+                               std::span<const eager::Tensor>(sources));
+    benchmark::DoNotOptimize(grads);
+  }
+  state.counters["threads"] = eager::GetNumThreads();
+}
+BENCHMARK(BM_LstmCell)
+    ->ArgsProduct({{0, 1}, {1, 2}})
+    ->ArgNames({"fused", "threads"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(BM_EagerConvBNReLUStep)
     ->ArgsProduct({{64}, {1, 2}})
     ->ArgNames({"batch", "threads"})
