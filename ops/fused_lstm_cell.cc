@@ -31,14 +31,32 @@ int64_t CheckShapes(const Tensor& z, const Tensor& state, const char* op, const 
   const bool ok = z.rank() == 2 && state.rank() == 2 && z.shape().dim(1) % 4 == 0 &&
                   state.shape().dim(0) == z.shape().dim(0) &&
                   state.shape().dim(1) * 4 == z.shape().dim(1) && z.dtype() == state.dtype() &&
-                  IsFloating(z.dtype());
+                  (z.dtype() == DType::kFloat32 || z.dtype() == DType::kFloat64);
   if (!ok) {
     throw InvalidArgumentError(StrCat(op, ": expected z [batch, 4 units] and ", state_name,
-                                      " [batch, units] of one float dtype; got z ", z.dtype(), " ",
-                                      z.shape(), " and ", state_name, " ", state.dtype(), " ",
+                                      " [batch, units], both float32 or float64; got z ", z.dtype(),
+                                      " ", z.shape(), " and ", state_name, " ", state.dtype(), " ",
                                       state.shape()));
   }
   return state.shape().dim(1);
+}
+
+// Graph mode, some dimensions unknown (-1): the ranks and dtypes, and the
+// dimensions both sides know.
+OutputSpec InferPartial(std::span<const Tensor> in, const Attrs&) {
+  const Tensor& z = in[0];
+  const Tensor& state = in[1];
+  const auto fits = [](int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; };
+  const bool ok = z.rank() == 2 && state.rank() == 2 && z.dtype() == state.dtype() &&
+                  fits(z.shape().dim(0), state.shape().dim(0)) &&
+                  (z.shape().dim(1) < 0 || state.shape().dim(1) < 0 ||
+                   z.shape().dim(1) == 4 * state.shape().dim(1));
+  if (!ok) {
+    throw InvalidArgumentError(
+        StrCat("expected z [batch, 4 units] and a state [batch, units]; got z ", z.dtype(), " ",
+               z.shape(), " and ", state.dtype(), " ", state.shape()));
+  }
+  return {state.shape(), state.dtype()};
 }
 
 OutputSpec InferState(std::span<const Tensor> in, const Attrs&) {
@@ -57,7 +75,8 @@ Tensor GateOf(const Tensor& z, int gate, int64_t units) {
                       {.begin = 1, .end = 1});
 }
 
-// The unfused ops, for graph mode and dtypes other than float32.
+// The unfused ops, for graph mode and float64 (whose Tanh kernel is not
+// Eigen's, so the fused kernel's float64 path serves direct calls only).
 Tensor UnfusedState(const Tensor& z, const Tensor& c_prev, int64_t units) {
   const Tensor i = Sigmoid(GateOf(z, 0, units));
   const Tensor f = Sigmoid(GateOf(z, 1, units));
@@ -71,57 +90,71 @@ Tensor UnfusedOutput(const Tensor& z, const Tensor& c, int64_t units) {
 // the output y and its gradient dy: dy * (y * (1 - y)), dy * (1 - y * y).
 template <typename A, typename B>
 auto SigmoidBack(const A& y, const B& dy) {
-  return dy * (y * (1.0f - y));
+  return dy * (y * (typename A::Scalar(1) - y));
 }
 template <typename A, typename B>
 auto TanhBack(const A& y, const B& dy) {
-  return dy * (1.0f - y.square());
+  return dy * (typename A::Scalar(1) - y.square());
 }
 template <typename A>
 auto SigmoidOf(const A& x) {
-  return (1.0f + (-x).exp()).inverse();  // the Sigmoid kernel's expression
+  // The Sigmoid kernel's expression.
+  return (typename A::Scalar(1) + (-x).exp()).inverse();
 }
 
-Tensor StateKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+template <typename T>
+Tensor StateKernelImpl(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
   const Tensor& z = in[0];
   const Tensor& c_prev = in[1];
   const int64_t units = c_prev.shape().dim(1);
   Tensor c = internal::NewTensor(spec.shape, spec.dtype);
-  const float* zd = z.data<float>().data();
-  const float* cp = c_prev.data<float>().data();
-  float* cd = internal::MutableData<float>(c);
+  const T* zd = z.data<T>().data();
+  const T* cp = c_prev.data<T>().data();
+  T* cd = internal::MutableData<T>(c);
   internal::ParallelFor(c.shape().dim(0), RowGrain(units), 2, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const float* zr = zd + r * 4 * units;
-      const ConstArrayMap<float> zi(zr, units), zf(zr + units, units), zc(zr + 2 * units, units);
-      ArrayMap<float>(cd + r * units, units) =
-          SigmoidOf(zf) * ConstArrayMap<float>(cp + r * units, units) + SigmoidOf(zi) * zc.tanh();
+      const T* zr = zd + r * 4 * units;
+      const ConstArrayMap<T> zi(zr, units), zf(zr + units, units), zc(zr + 2 * units, units);
+      ArrayMap<T>(cd + r * units, units) =
+          SigmoidOf(zf) * ConstArrayMap<T>(cp + r * units, units) + SigmoidOf(zi) * zc.tanh();
     }
   });
   return c;
 }
 
-Tensor OutputKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+Tensor StateKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  return in[0].dtype() == DType::kFloat64 ? StateKernelImpl<double>(in, attrs, spec)
+                                          : StateKernelImpl<float>(in, attrs, spec);
+}
+
+template <typename T>
+Tensor OutputKernelImpl(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
   const Tensor& z = in[0];
   const Tensor& c = in[1];
   const int64_t units = c.shape().dim(1);
   Tensor h = internal::NewTensor(spec.shape, spec.dtype);
-  const float* zd = z.data<float>().data();
-  const float* cd = c.data<float>().data();
-  float* hd = internal::MutableData<float>(h);
+  const T* zd = z.data<T>().data();
+  const T* cd = c.data<T>().data();
+  T* hd = internal::MutableData<T>(h);
   internal::ParallelFor(h.shape().dim(0), RowGrain(units), 2, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const ConstArrayMap<float> zo(zd + r * 4 * units + 3 * units, units);
-      ArrayMap<float>(hd + r * units, units) =
-          SigmoidOf(zo) * ConstArrayMap<float>(cd + r * units, units).tanh();
+      const ConstArrayMap<T> zo(zd + r * 4 * units + 3 * units, units);
+      ArrayMap<T>(hd + r * units, units) =
+          SigmoidOf(zo) * ConstArrayMap<T>(cd + r * units, units).tanh();
     }
   });
   return h;
 }
 
+Tensor OutputKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  return in[0].dtype() == DType::kFloat64 ? OutputKernelImpl<double>(in, attrs, spec)
+                                          : OutputKernelImpl<float>(in, attrs, spec);
+}
+
 // d/dz and d/dc_prev of c given dc. Fused: one pass writes both (z's o
 // columns get zeros); recorded: the unfused ops' gradients as ops.
-Grads StateGradient(const OpCall& call, const Tensor& dc) {
+template <typename T>
+Grads StateGradientImpl(const OpCall& call, const Tensor& dc) {
   const Tensor& z = call.inputs[0];
   const Tensor& c_prev = call.inputs[1];
   const int64_t units = c_prev.shape().dim(1);
@@ -137,30 +170,36 @@ Grads StateGradient(const OpCall& call, const Tensor& dc) {
   }
   Tensor dz = internal::NewTensor(z.shape(), z.dtype());
   Tensor dc_prev = internal::NewTensor(c_prev.shape(), c_prev.dtype());
-  const float* zd = z.data<float>().data();
-  const float* cp = c_prev.data<float>().data();
-  const float* g = dc.data<float>().data();
-  float* dzd = internal::MutableData<float>(dz);
-  float* dcp = internal::MutableData<float>(dc_prev);
+  const T* zd = z.data<T>().data();
+  const T* cp = c_prev.data<T>().data();
+  const T* g = dc.data<T>().data();
+  T* dzd = internal::MutableData<T>(dz);
+  T* dcp = internal::MutableData<T>(dc_prev);
   internal::ParallelFor(z.shape().dim(0), RowGrain(units), 2, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      const float* zr = zd + r * 4 * units;
-      float* dzr = dzd + r * 4 * units;
-      const ConstArrayMap<float> zi(zr, units), zf(zr + units, units), zc(zr + 2 * units, units);
-      const ConstArrayMap<float> grad(g + r * units, units), prev(cp + r * units, units);
-      const Eigen::ArrayXf i = SigmoidOf(zi), f = SigmoidOf(zf), t = zc.tanh();
-      ArrayMap<float>(dzr, units) = SigmoidBack(i, grad * t);
-      ArrayMap<float>(dzr + units, units) = SigmoidBack(f, grad * prev);
-      ArrayMap<float>(dzr + 2 * units, units) = TanhBack(t, grad * i);
-      ArrayMap<float>(dzr + 3 * units, units).setZero();
-      ArrayMap<float>(dcp + r * units, units) = grad * f;
+      const T* zr = zd + r * 4 * units;
+      T* dzr = dzd + r * 4 * units;
+      const ConstArrayMap<T> zi(zr, units), zf(zr + units, units), zc(zr + 2 * units, units);
+      const ConstArrayMap<T> grad(g + r * units, units), prev(cp + r * units, units);
+      const Eigen::Array<T, Eigen::Dynamic, 1> i = SigmoidOf(zi), f = SigmoidOf(zf), t = zc.tanh();
+      ArrayMap<T>(dzr, units) = SigmoidBack(i, grad * t);
+      ArrayMap<T>(dzr + units, units) = SigmoidBack(f, grad * prev);
+      ArrayMap<T>(dzr + 2 * units, units) = TanhBack(t, grad * i);
+      ArrayMap<T>(dzr + 3 * units, units).setZero();
+      ArrayMap<T>(dcp + r * units, units) = grad * f;
     }
   });
   return {std::move(dz), std::move(dc_prev)};
 }
 
+Grads StateGradient(const OpCall& call, const Tensor& dc) {
+  return call.inputs[0].dtype() == DType::kFloat64 ? StateGradientImpl<double>(call, dc)
+                                                   : StateGradientImpl<float>(call, dc);
+}
+
 // d/dz and d/dc of h given dh (z's i, f, c columns get zeros).
-Grads OutputGradient(const OpCall& call, const Tensor& dh) {
+template <typename T>
+Grads OutputGradientImpl(const OpCall& call, const Tensor& dh) {
   const Tensor& z = call.inputs[0];
   const Tensor& c = call.inputs[1];
   const int64_t units = c.shape().dim(1);
@@ -174,24 +213,29 @@ Grads OutputGradient(const OpCall& call, const Tensor& dh) {
   }
   Tensor dz = internal::NewTensor(z.shape(), z.dtype());
   Tensor dc = internal::NewTensor(c.shape(), c.dtype());
-  const float* zd = z.data<float>().data();
-  const float* cd = c.data<float>().data();
-  const float* g = dh.data<float>().data();
-  float* dzd = internal::MutableData<float>(dz);
-  float* dcd = internal::MutableData<float>(dc);
+  const T* zd = z.data<T>().data();
+  const T* cd = c.data<T>().data();
+  const T* g = dh.data<T>().data();
+  T* dzd = internal::MutableData<T>(dz);
+  T* dcd = internal::MutableData<T>(dc);
   internal::ParallelFor(z.shape().dim(0), RowGrain(units), 2, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      float* dzr = dzd + r * 4 * units;
-      const ConstArrayMap<float> zo(zd + r * 4 * units + 3 * units, units);
-      const ConstArrayMap<float> grad(g + r * units, units);
-      const Eigen::ArrayXf o = SigmoidOf(zo);
-      const Eigen::ArrayXf t = ConstArrayMap<float>(cd + r * units, units).tanh();
-      std::fill(dzr, dzr + 3 * units, 0.0f);
-      ArrayMap<float>(dzr + 3 * units, units) = SigmoidBack(o, grad * t);
-      ArrayMap<float>(dcd + r * units, units) = TanhBack(t, grad * o);
+      T* dzr = dzd + r * 4 * units;
+      const ConstArrayMap<T> zo(zd + r * 4 * units + 3 * units, units);
+      const ConstArrayMap<T> grad(g + r * units, units);
+      const Eigen::Array<T, Eigen::Dynamic, 1> o = SigmoidOf(zo);
+      const Eigen::Array<T, Eigen::Dynamic, 1> t = ConstArrayMap<T>(cd + r * units, units).tanh();
+      std::fill(dzr, dzr + 3 * units, T(0));
+      ArrayMap<T>(dzr + 3 * units, units) = SigmoidBack(o, grad * t);
+      ArrayMap<T>(dcd + r * units, units) = TanhBack(t, grad * o);
     }
   });
   return {std::move(dz), std::move(dc)};
+}
+
+Grads OutputGradient(const OpCall& call, const Tensor& dh) {
+  return call.inputs[0].dtype() == DType::kFloat64 ? OutputGradientImpl<double>(call, dh)
+                                                   : OutputGradientImpl<float>(call, dh);
 }
 
 bool Fused(const Tensor& z) { return Graph::Current() == nullptr && z.dtype() == DType::kFloat32; }
@@ -203,12 +247,14 @@ const OpDef kLstmCellStateOp = {.type = "_LstmCellState",
                                 .infer = InferState,
                                 .compute = StateKernel,
                                 .gradient = StateGradient,
+                                .infer_partial = InferPartial,
                                 .eager_only = true};
 const OpDef kLstmCellOutputOp = {.type = "_LstmCellOutput",
                                  .num_inputs = 2,
                                  .infer = InferOutput,
                                  .compute = OutputKernel,
                                  .gradient = OutputGradient,
+                                 .infer_partial = InferPartial,
                                  .eager_only = true};
 
 Tensor LstmCellState(const Tensor& z, const Tensor& c_prev) {

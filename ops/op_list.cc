@@ -13,6 +13,7 @@
 #include "ops/fused_conv.h"
 #include "ops/fused_lstm_cell.h"
 #include "ops/fused_matmul.h"
+#include "ops/fused_normalization.h"
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/index_ops.h"
@@ -77,6 +78,9 @@ const OpDef* const kAllOps[] = {
     // fused_lstm_cell.cc
     &kLstmCellStateOp,
     &kLstmCellOutputOp,
+    // fused_normalization.cc
+    &kBatchMomentsOp,
+    &kChannelScaleShiftOp,
     // reduction_ops.cc
     &kSumOp,
     &kMeanOp,

@@ -8,6 +8,7 @@
 
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
+#include "ops/fused_normalization.h"
 #include "ops/graph_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -42,6 +43,13 @@ Tensor Normalize(const Tensor& x, const Tensor& mean, const Tensor& variance, co
   Tensor inv = Rsqrt(Add(variance, ScalarOf(epsilon, x.dtype())));
   if (gamma != nullptr) inv = Mul(inv, gamma->value());
   const Tensor shift = beta != nullptr ? Sub(beta->value(), Mul(mean, inv)) : Neg(Mul(mean, inv));
+  // Per channel (BatchNormalization's inv and shift are [channels]),
+  // Add(Mul(x, inv), shift) in one pass (ops/fused_normalization.h); per
+  // position (LayerNormalization's [..., 1]) the broadcasting ops.
+  if (inv.rank() == 1 && shift.rank() == 1 && x.rank() >= 1 &&
+      inv.shape().dim(0) == x.shape().dim(x.rank() - 1)) {
+    return ChannelScaleShift(x, inv, shift);
+  }
   return Add(Mul(x, inv), shift);
 }
 
@@ -128,7 +136,13 @@ Tensor BatchNormalization::TrainingCall(const Tensor& x, const std::optional<Ten
   std::vector<int64_t> axes(x.rank() - 1);
   std::iota(axes.begin(), axes.end(), 0);
   Tensor mean, variance;
-  if (!mask) {
+  if (!mask && Graph::Current() == nullptr && x.dtype() == DType::kFloat32) {
+    // The same moments in two fused passes (ops/fused_normalization.h).
+    const Tensor moments = BatchMoments(x);
+    mean = StridedSlice(moments, {0, 0}, {1, 0}, {1, 1}, {.begin = 2, .end = 2, .shrink_axis = 1});
+    variance =
+        StridedSlice(moments, {1, 0}, {2, 0}, {1, 1}, {.begin = 2, .end = 2, .shrink_axis = 1});
+  } else if (!mask) {
     // tf.nn.moments: the variance about the stopped mean (the same gradient,
     // since d variance / d mean is zero at the mean).
     mean = ReduceMean(x, axes);

@@ -18,7 +18,9 @@
 #include "ops/depthwise_conv.h"
 #include "ops/execute.h"
 #include "ops/fused_conv.h"
+#include "ops/fused_lstm_cell.h"
 #include "ops/fused_matmul.h"
+#include "ops/fused_normalization.h"
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/index_ops.h"
@@ -218,6 +220,19 @@ std::vector<OpCase> Cases() {
                &kFusedMatMulOp,
                {Floats(m, 43), Floats(Shape{3, 4}, 44), Floats(Shape{4}, 45)},
                Attrs{{"transpose_a", false}, {"transpose_b", false}, {"relu", true}}});
+  c.push_back({"_LstmCellState",
+               &kLstmCellStateOp,
+               {Floats(Shape{2, 8}, 60), Floats(Shape{2, 2}, 61)},
+               {}});
+  c.push_back({"_LstmCellOutput",
+               &kLstmCellOutputOp,
+               {Floats(Shape{2, 8}, 62), Floats(Shape{2, 2}, 63)},
+               {}});
+  c.push_back({"_BatchMoments", &kBatchMomentsOp, {Floats(Shape{4, 3}, 64)}, {}});
+  c.push_back({"_ChannelScaleShift",
+               &kChannelScaleShiftOp,
+               {Floats(Shape{4, 3}, 65), Floats(Shape{3}, 66), Floats(Shape{3}, 67)},
+               {}});
   Attrs fused_conv = conv;
   fused_conv.Set("relu", true);
   c.push_back({"_FusedConv2D",

@@ -15,7 +15,9 @@
 #include "ops/cumulative_ops.h"
 #include "ops/depthwise_conv.h"
 #include "ops/fused_conv.h"
+#include "ops/fused_lstm_cell.h"
 #include "ops/fused_matmul.h"
+#include "ops/fused_normalization.h"
 #include "ops/gradient_helper_ops.h"
 #include "ops/graph_ops.h"
 #include "ops/index_ops.h"
@@ -144,6 +146,20 @@ std::vector<GradientCase> Cases() {
                &kFusedMatMulOp,
                {Uniform(Shape{2, 3}, 79), Uniform(Shape{4, 3}, 80), Uniform(Shape{4}, 81)},
                fused(true, false, true)});
+  // The fused LSTM cell (units 3: z [2, 12]) and batch-norm ops.
+  c.push_back({"LstmCellState",
+               &kLstmCellStateOp,
+               {Uniform(Shape{2, 12}, 174), Uniform(Shape{2, 3}, 175)},
+               {}});
+  c.push_back({"LstmCellOutput",
+               &kLstmCellOutputOp,
+               {Uniform(Shape{2, 12}, 176), Uniform(Shape{2, 3}, 177)},
+               {}});
+  c.push_back({"BatchMoments", &kBatchMomentsOp, {Uniform(Shape{4, 2, 3}, 178)}, {}});
+  c.push_back({"ChannelScaleShift",
+               &kChannelScaleShiftOp,
+               {Uniform(Shape{4, 2, 3}, 179), Uniform(Shape{3}, 180), Uniform(Shape{3}, 181)},
+               {}});
   // Reductions.
   c.push_back({"SumAll", &kSumOp, {Uniform(m, 49)}, ReduceAttrs({0, 1}, false)});
   // TF's empty reduction_indices reduce nothing.
