@@ -702,6 +702,7 @@ std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetche
   const internal::ScopedFlushDenormal flush;
   const internal::ScopedMemoryLimit limit(options_.memory_limit_bytes);
   const internal::ScopedLoopLimit loops(options_.max_loop_iterations);
+  const internal::ScopedLoopDeadline deadline(options_.operation_timeout_in_ms);
   // Feeds in the order given, each checked; a tensor fed twice gets the last value.
   std::vector<std::pair<Endpoint, Tensor>> fed;
   fed.reserve(feeds.size());
