@@ -100,6 +100,8 @@ std::pair<std::vector<std::string>, std::vector<std::string>> SavedFunction::Cal
     const SavedConcreteFunction& trace) const {
   const std::string base = StrCat("__saved_function/", trace.name);
   std::vector<std::string> feeds, fetches;
+  feeds.reserve(trace.inputs.size());
+  fetches.reserve(trace.outputs.size());
   for (size_t i = 0; i < trace.inputs.size(); ++i) {
     feeds.push_back(StrCat(base, "/input_", i, ":0"));
   }
@@ -128,6 +130,8 @@ std::pair<std::vector<std::string>, std::vector<std::string>> SavedFunction::Cal
   }
   Node call{.name = base, .op = "StatefulPartitionedCall"};
   std::vector<Node> placeholders;
+  placeholders.reserve(trace.inputs.size());
+  call.inputs.reserve(trace.inputs.size() + trace.captures.size());
   for (size_t i = 0; i < trace.inputs.size(); ++i) {
     const SavedTensorSpec& spec = trace.inputs[i];
     const std::optional<DType> dtype = DTypeFromTfDataType(spec.tf_dtype);
@@ -143,6 +147,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> SavedFunction::Cal
   }
   for (const std::string& handle : trace.captures) call.inputs.push_back(handle);
   std::vector<DType> tout;
+  tout.reserve(f->outputs.size());
   for (const FunctionArg& out : f->outputs) {
     const std::optional<DType> d = DTypeFromTfDataType(out.tf_type);
     if (!d) {

@@ -27,6 +27,8 @@ std::map<std::string, std::vector<SavedConcreteFunction>> SavedFunctionsOf(
   internal::SavedFunctions read = internal::ReadSavedFunctions(object_graph, where);
   for (auto& [name, traces] : read.functions) {
     for (SavedConcreteFunction& trace : traces) {
+      trace.capture_paths.reserve(trace.bound_inputs.size());
+      trace.captures.reserve(trace.bound_inputs.size());
       for (const int id : trace.bound_inputs) {
         const std::string& object = read.object_paths[static_cast<size_t>(id)];
         auto it = handle_by_path.find(object);
@@ -279,6 +281,7 @@ SavedFunction SavedModelBundle::Function(const std::string& path) const {
 
 std::vector<std::string> SavedModelBundle::FunctionNames() const {
   std::vector<std::string> names;
+  names.reserve(functions_.size());
   for (const auto& [name, unused] : functions_) names.push_back(name);
   return names;
 }

@@ -166,6 +166,7 @@ using SavedFunctionMap = std::map<std::string, std::vector<SavedConcreteFunction
 // "(x: float32 [?,3], n: int32 [])"
 std::string SpecsText(const std::vector<SavedTensorSpec>& specs) {
   std::vector<std::string> texts;
+  texts.reserve(specs.size());
   for (const SavedTensorSpec& spec : specs) texts.push_back(DescribeSpec(spec));
   return StrCat("(", Joined(texts, ", "), ")");
 }

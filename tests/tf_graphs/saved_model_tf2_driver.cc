@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
         outputs = model.Function(what.substr(9))(sess, inputs);
       } else if (what.starts_with("positional:")) {
         std::vector<eager::Tensor> args;
+        args.reserve(inputs.size());
         for (const auto& [key, value] : inputs) args.push_back(value);
         outputs = model.Function(what.substr(11))(sess, args);
       } else {

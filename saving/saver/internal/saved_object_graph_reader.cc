@@ -51,6 +51,7 @@ void Flatten(const pb::StructuredValue& v, const std::string& name, bool top, bo
     }
     case pb::StructuredValue::kDictValue: {
       std::vector<std::string> keys;
+      keys.reserve(static_cast<size_t>(v.dict_value().fields().size()));
       for (const auto& [key, unused] : v.dict_value().fields()) keys.push_back(key);
       std::sort(keys.begin(), keys.end());
       for (const std::string& key : keys) {
@@ -149,6 +150,7 @@ SavedFunctions ReadSavedFunctions(const std::string& bytes, const std::string& w
       SavedConcreteFunction trace{.name = f};
       trace.inputs = Inputs(it->second.canonicalized_input_signature(), at);
       trace.outputs = Outputs(it->second.output_signature(), at);
+      trace.bound_inputs.reserve(static_cast<size_t>(it->second.bound_inputs_size()));
       for (const int bound : it->second.bound_inputs()) {
         if (bound < 0 || static_cast<size_t>(bound) >= n) {
           throw InvalidArgumentError(
