@@ -1,5 +1,8 @@
 #include "ops/functional_ops.h"
 
+#include <algorithm>
+#include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +28,41 @@ ScopedLoopLimit::ScopedLoopLimit(int64_t iterations) : previous_(loop_limit) {
 ScopedLoopLimit::~ScopedLoopLimit() { loop_limit = previous_; }
 
 int64_t LoopIterationLimit() { return loop_limit; }
+
+namespace {
+// steady_clock nanoseconds; 0: no deadline.
+thread_local int64_t loop_deadline_ns = 0;
+thread_local int64_t loop_timeout_ms = 0;  // the timeout that set it, for messages
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+ScopedLoopDeadline::ScopedLoopDeadline(int64_t timeout_ms)
+    : previous_deadline_ns_(loop_deadline_ns), previous_timeout_ms_(loop_timeout_ms) {
+  if (timeout_ms <= 0) return;
+  // Saturate: a timeout of years must not wrap the deadline into the past.
+  constexpr int64_t kMaxMs = std::numeric_limits<int64_t>::max() / 2'000'000;
+  const int64_t deadline = NowNs() + std::min(timeout_ms, kMaxMs) * 1'000'000;
+  if (loop_deadline_ns == 0 || deadline < loop_deadline_ns) {
+    loop_deadline_ns = deadline;
+    loop_timeout_ms = timeout_ms;
+  }
+}
+ScopedLoopDeadline::~ScopedLoopDeadline() {
+  loop_deadline_ns = previous_deadline_ns_;
+  loop_timeout_ms = previous_timeout_ms_;
+}
+
+void CheckLoopDeadline(const std::string& loop, int64_t iterations) {
+  if (loop_deadline_ns == 0 || NowNs() < loop_deadline_ns) return;
+  throw DeadlineExceededError(StrCat(
+      loop, " did not end within the Run's deadline of ", loop_timeout_ms,
+      " ms (SessionOptions::operation_timeout_in_ms); stopped after ", iterations, " iterations"));
+}
 
 }  // namespace internal
 
@@ -340,6 +378,9 @@ NodeOutputs RunWhile(const NodeContext& c) {
                  "') did not end within ", limit,
                  " iterations, SessionOptions::max_loop_iterations; TF would go on"));
     }
+    internal::CheckLoopDeadline(
+        StrCat(Where(c), ": the loop (cond '", cond.f->name, "', body '", body.f->name, "')"),
+        iteration);
     // The body gets the loop variables, not a copy: a TensorList it sets an
     // item of each iteration is changed in place, not copied (ops/list_ops.h).
     const size_t num_vars = vars.size();

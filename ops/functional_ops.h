@@ -41,7 +41,9 @@
 // elements. A loop runs until its cond is false, as TF's; a Session with
 // SessionOptions::max_loop_iterations stops one that goes on longer with
 // ResourceExhaustedError naming the node and its functions (a crafted file
-// must not hang a server). A loop's resource variables stay handles from
+// must not hang a server), and one with SessionOptions::
+// operation_timeout_in_ms stops a loop still running when the Run's time is
+// up with DeadlineExceededError naming the node. A loop's resource variables stay handles from
 // one iteration to the next; a function that returns a handle it did not
 // get as an argument is UnimplementedError.
 
@@ -91,6 +93,28 @@ class ScopedLoopLimit {
 // This thread's bound on a loop's iterations (SessionOptions::
 // max_loop_iterations of the Runs in progress); 0: none.
 int64_t LoopIterationLimit();
+
+// Sets this thread's loop deadline to `timeout_ms` from now (if positive and
+// earlier than the one in force; none without a scope) until destroyed:
+// what Session::Run sets from SessionOptions::operation_timeout_in_ms, so
+// that the bodies' own Sessions keep the caller's deadline.
+class ScopedLoopDeadline {
+ public:
+  explicit ScopedLoopDeadline(int64_t timeout_ms);
+  ~ScopedLoopDeadline();
+  ScopedLoopDeadline(const ScopedLoopDeadline&) = delete;
+  ScopedLoopDeadline& operator=(const ScopedLoopDeadline&) = delete;
+
+ private:
+  int64_t previous_deadline_ns_;
+  int64_t previous_timeout_ms_;
+};
+
+// Throws DeadlineExceededError "<loop> did not end within the Run's
+// deadline..." when this thread's loop deadline has passed; `loop` names
+// the loop's node (and its functions or frame), `iterations` says how far
+// it got. Called by every loop once per iteration.
+void CheckLoopDeadline(const std::string& loop, int64_t iterations);
 
 // One argument of a body's run: a value, or a resource handle.
 using CallArgument = std::variant<Tensor, Resource*>;

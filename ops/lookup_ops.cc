@@ -158,8 +158,42 @@ class LookupTable final : public Resource {
 };
 
 struct TableState final : NodeState {
-  std::unique_ptr<LookupTable> table;
+  std::shared_ptr<LookupTable> table;
 };
+
+// The table a HashTableV2 node stands for, by TF's naming rule
+// (ResourceManager's ContainerInfo): its shared_name, else its node name
+// under use_node_name_sharing, else a table of its own. A named table is
+// looked up in the Session's shared resources by (container, name), so
+// every node naming it reaches one table, which must have its dtypes.
+std::shared_ptr<LookupTable> MakeOrFindTable(const NodeContext& c, DType key, DType value) {
+  std::string name = c.attrs.GetString("shared_name");
+  if (name.empty() && c.attrs.Has("use_node_name_sharing") &&
+      c.attrs.GetBool("use_node_name_sharing")) {
+    name = c.node.name;
+  }
+  if (name.empty() || c.shared_resources == nullptr) {
+    return std::make_shared<LookupTable>(name.empty() ? c.node.name : name, key, value);
+  }
+  const std::string container = c.attrs.Has("container") ? c.attrs.GetString("container") : "";
+  std::shared_ptr<Resource>& slot = (*c.shared_resources)[{container, name}];
+  if (slot == nullptr) {
+    auto table = std::make_shared<LookupTable>(name, key, value);
+    slot = table;
+    return table;
+  }
+  auto table = std::dynamic_pointer_cast<LookupTable>(slot);
+  if (table == nullptr) {
+    throw InvalidArgumentError(StrCat(Where(c), ": shared_name '", name, "' names a ",
+                                      slot->resource_kind(), ", not a lookup table"));
+  }
+  if (table->key_dtype() != key || table->value_dtype() != value) {
+    throw InvalidArgumentError(StrCat("Conflicting key/value dtypes ", key, "->", value, " with ",
+                                      table->key_dtype(), "-", table->value_dtype(), " for table ",
+                                      name, " (", Where(c), " shares ", table->Describe(), ")"));
+  }
+  return table;
+}
 
 NodeOutputs RunHashTable(const NodeContext& c) {
   auto& state = *c.state;
@@ -171,9 +205,8 @@ NodeOutputs RunHashTable(const NodeContext& c) {
                                       " is not supported; eager's tables take string, int64 or "
                                       "int32 keys"));
     }
-    const std::string& shared = c.attrs.GetString("shared_name");
     auto s = std::make_unique<TableState>();
-    s->table = std::make_unique<LookupTable>(shared.empty() ? c.node.name : shared, key, value);
+    s->table = MakeOrFindTable(c, key, value);
     state = std::move(s);
   }
   return {.values = {}, .ref = static_cast<TableState&>(*state).table.get()};

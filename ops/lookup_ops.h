@@ -17,11 +17,17 @@
 // The table is a Resource (runtime/resource.h) and travels as resource
 // variables do (ops/resource_variable_ops.h): a Session carries its handle
 // as the object along the edges TF declares `resource`. It lives in the
-// Session running its HashTableV2 node (that node's state), as TF keeps a
-// table in each Session's resource manager: a new Session starts with an
-// uninitialized table, so its init op (legacy_init_op, tables_initializer)
-// runs once per Session. Two HashTableV2 nodes are two tables even with one
-// shared_name (eager does not share tables across nodes).
+// Session running its HashTableV2 node, as TF keeps a table in each
+// Session's resource manager: a new Session starts with an uninitialized
+// table, so its init op (legacy_init_op, tables_initializer) runs once per
+// Session. Nodes share tables as TF's resource manager makes them: two
+// HashTableV2 nodes with one shared_name and container are one table in a
+// Session (NodeContext::shared_resources), with use_node_name_sharing a
+// node without a shared_name is named by its node name, and a node with
+// neither has a table of its own. A node sharing a table of other dtypes is
+// InvalidArgumentError "Conflicting key/value dtypes ...". (A function
+// body's nodes run in a Session of their own: they share among
+// themselves, not with the calling graph's.)
 //
 // Errors, as TF's kernels raise them, plus the node and the table:
 // initializing a table again with other entries is FailedPreconditionError

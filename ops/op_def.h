@@ -37,9 +37,11 @@
 // ("Sum/reduction_indices"); a Session turns their values back into Attrs.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -102,6 +104,11 @@ struct NodeState {
   virtual ~NodeState() = default;
 };
 
+// The resources a Session's nodes share by name, as TF's resource manager
+// keeps them by (container, shared_name): two HashTableV2 nodes with one
+// shared_name are one table. They live as long as the Session.
+using SharedResources = std::map<std::pair<std::string, std::string>, std::shared_ptr<Resource>>;
+
 // What a graph-only kernel (OpDef::run) gets when a Session runs its node.
 struct NodeContext {
   const Graph& graph;
@@ -119,6 +126,8 @@ struct NodeContext {
   // Ops with handle_inputs: per data input, 1 when it came as the next of
   // `refs` (its producer gave a resource), 0 when as the next of `inputs`.
   std::span<const uint8_t> input_is_handle = {};
+  // The Session's shared resources; null outside a Session.
+  SharedResources* shared_resources = nullptr;
 
   // refs[i] as a Variable; InvalidArgumentError naming the node when it is
   // another resource (a lookup table) or there is no refs[i].

@@ -33,6 +33,8 @@ struct SessionState {
   std::unordered_map<int, Attrs> kernel_attrs;
   // A stateful kernel's, across runs (NodeContext::state), of the nodes whose kernel left one.
   std::unordered_map<int, std::unique_ptr<NodeState>> node_states;
+  // Resources its nodes share by name (NodeContext::shared_resources).
+  SharedResources shared_resources;
   // Graph nodes the last Run ran inside fused steps.
   int64_t last_fused_nodes = 0;
 };
@@ -655,7 +657,8 @@ class RunState {
     auto& states = session_.node_states;
     if (!states.empty()) {
       if (auto it = states.find(n); it != states.end()) {
-        return def.run({graph_, node, attrs, refs, inputs, &it->second, handle_mask_});
+        return def.run({graph_, node, attrs, refs, inputs, &it->second, handle_mask_,
+                        &session_.shared_resources});
       }
     }
     std::unique_ptr<NodeState> state;
@@ -663,7 +666,8 @@ class RunState {
       if (state != nullptr) states.emplace(n, std::move(state));
     };
     try {
-      NodeOutputs out = def.run({graph_, node, attrs, refs, inputs, &state, handle_mask_});
+      NodeOutputs out = def.run(
+          {graph_, node, attrs, refs, inputs, &state, handle_mask_, &session_.shared_resources});
       keep();
       return out;
     } catch (...) {
@@ -702,6 +706,7 @@ std::vector<std::optional<Tensor>> Session::Run(const std::vector<Fetch>& fetche
   const internal::ScopedFlushDenormal flush;
   const internal::ScopedMemoryLimit limit(options_.memory_limit_bytes);
   const internal::ScopedLoopLimit loops(options_.max_loop_iterations);
+  const internal::ScopedLoopDeadline deadline(options_.operation_timeout_in_ms);
   // Feeds in the order given, each checked; a tensor fed twice gets the last value.
   std::vector<std::pair<Endpoint, Tensor>> fed;
   fed.reserve(feeds.size());

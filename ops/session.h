@@ -118,6 +118,13 @@ struct SessionOptions {
   // throws ResourceExhaustedError naming the node or the loop. 0: no bound
   // (TF's semantics). Functions the graph calls and loop bodies keep it.
   int64_t max_loop_iterations = 0;
+  // TF's ConfigProto.operation_timeout_in_ms, as a bound on loops: a While
+  // node or a TF1 while loop still running this many milliseconds after its
+  // Run began stops with DeadlineExceededError naming the node or the loop
+  // (checked once per iteration, so a bound a crafted loop cannot outrun
+  // where max_loop_iterations would let slow iterations go on). 0: none.
+  // Functions the graph calls and loop bodies keep the Run's deadline.
+  int64_t operation_timeout_in_ms = 0;
   // TF's ConfigProto.allow_soft_placement. Eager computes on this process's
   // CPU; a node placed on another device type or index ("/device:GPU:0",
   // "/cpu:1") is InvalidArgumentError in TF's words when a Run needs it

@@ -110,6 +110,8 @@ NodeOutputs RunWhileLoop(const NodeContext& c) {
           StrCat(Where(c), ": the ", loop, " (LoopCond '", s.loop_cond, "') did not end within ",
                  limit, " iterations, SessionOptions::max_loop_iterations; TF would go on"));
     }
+    internal::CheckLoopDeadline(StrCat(Where(c), ": the ", loop, " (LoopCond '", s.loop_cond, "')"),
+                                iteration);
     std::vector<std::optional<Tensor>> next = run(s.next);
     for (size_t v = 0; v < s.body.next.size(); ++v) args[num_enters + v] = std::move(*next[v]);
   }

@@ -25,8 +25,10 @@
 // plan is built (loop_frames.h lists them); LoopCond's input must be a bool
 // scalar (InvalidArgumentError naming the loop); a loop that runs more
 // iterations than SessionOptions::max_loop_iterations throws
-// ResourceExhaustedError naming the loop's frame and its LoopCond; an
-// error in the body keeps its kind and names the body node and the loop.
+// ResourceExhaustedError naming the loop's frame and its LoopCond, and one
+// still running past SessionOptions::operation_timeout_in_ms throws
+// DeadlineExceededError naming them likewise; an error in the body keeps
+// its kind and names the body node and the loop.
 // A node of a frame fetched on its own (not through its Exit) throws
 // InvalidArgumentError naming it.
 //

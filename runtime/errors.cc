@@ -6,6 +6,8 @@ std::string_view ErrorCodeName(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidArgument:
       return "InvalidArgument";
+    case ErrorCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
     case ErrorCode::kNotFound:
       return "NotFound";
     case ErrorCode::kResourceExhausted:
@@ -28,6 +30,8 @@ void ThrowError(ErrorCode code, const std::string& message) {
   switch (code) {
     case ErrorCode::kInvalidArgument:
       throw InvalidArgumentError(message);
+    case ErrorCode::kDeadlineExceeded:
+      throw DeadlineExceededError(message);
     case ErrorCode::kNotFound:
       throw NotFoundError(message);
     case ErrorCode::kResourceExhausted:

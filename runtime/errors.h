@@ -10,6 +10,7 @@
 //   NotFoundError         a missing file, checkpoint key or tensor name
 //   FailedPreconditionError  wrong state: an uninitialized variable, a used tape
 //   OutOfRangeError       an index or value outside its valid range
+//   DeadlineExceededError a run past its time bound (SessionOptions)
 //   DataLossError         a checksum mismatch, a truncated or corrupt file
 //   UnimplementedError    a dtype or feature a file uses that we do not support
 //   InternalError         a bug in eager itself (EAGER_INTERNAL_CHECK)
@@ -29,6 +30,7 @@ namespace eager {
 // TensorFlow's canonical error codes (tensorflow/core/protobuf/error_codes.proto).
 enum class ErrorCode {
   kInvalidArgument = 3,
+  kDeadlineExceeded = 4,
   kNotFound = 5,
   kResourceExhausted = 8,
   kFailedPrecondition = 9,
@@ -56,6 +58,7 @@ class Error : public std::runtime_error {
     explicit Kind##Error(const std::string& message) : Error(ErrorCode::k##Kind, message) {} \
   };
 EAGER_DEFINE_ERROR_KIND(InvalidArgument)
+EAGER_DEFINE_ERROR_KIND(DeadlineExceeded)
 EAGER_DEFINE_ERROR_KIND(NotFound)
 EAGER_DEFINE_ERROR_KIND(ResourceExhausted)
 EAGER_DEFINE_ERROR_KIND(FailedPrecondition)

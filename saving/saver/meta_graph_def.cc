@@ -345,6 +345,7 @@ MetaGraph FromProto(const pb::MetaGraphDef& p, const std::string& path) {
     meta.asset_files.push_back({FromProto(asset.tensor_info()), asset.filename()});
   }
   meta.has_object_graph = !p.object_graph_def().empty();
+  meta.object_graph = p.object_graph_def();
   return meta;
 }
 

@@ -321,8 +321,10 @@ struct MetaGraph {
   // SignatureDefs by key ("serving_default") and AssetFileDefs (SavedModel).
   std::map<std::string, MetaSignature> signatures{};
   std::vector<MetaAssetFile> asset_files{};
-  // Whether a SavedObjectGraph is present (a TF2 SavedModel).
+  // Whether a SavedObjectGraph is present (a TF2 SavedModel), and its
+  // bytes as read (saved_function.h reads its functions).
   bool has_object_graph = false;
+  std::string object_graph{};
 };
 
 // A graph file read for streaming: kept open, each meta graph's fields other

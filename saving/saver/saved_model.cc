@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "runtime/errors.h"
@@ -9,12 +10,35 @@
 #include "saving/bundle/posix_file.h"
 #include "saving/saver/internal/function_library_reader.h"
 #include "saving/saver/internal/object_graph_variables.h"
+#include "saving/saver/internal/saved_object_graph_reader.h"
 #include "saving/saver/internal/saver_for_imported_graph.h"
 #include "saving/saver/meta_graph_import_export.h"
 #include "saving/saver/saver.h"
 
 namespace eager {
 namespace {
+
+// The object graph's functions, each capture resolved to the handle node of
+// the variable at its object path ("" when none is: a captured constant,
+// table or asset, which a call then refuses naming it).
+std::map<std::string, std::vector<SavedConcreteFunction>> SavedFunctionsOf(
+    const std::string& object_graph, const std::map<std::string, std::string>& handle_by_path,
+    const std::string& where) {
+  internal::SavedFunctions read = internal::ReadSavedFunctions(object_graph, where);
+  for (auto& [name, traces] : read.functions) {
+    for (SavedConcreteFunction& trace : traces) {
+      trace.capture_paths.reserve(trace.bound_inputs.size());
+      trace.captures.reserve(trace.bound_inputs.size());
+      for (const int id : trace.bound_inputs) {
+        const std::string& object = read.object_paths[static_cast<size_t>(id)];
+        auto it = handle_by_path.find(object);
+        trace.capture_paths.push_back(object);
+        trace.captures.push_back(it == handle_by_path.end() ? "" : it->second);
+      }
+    }
+  }
+  return std::move(read.functions);
+}
 
 // TF's collection keys for the op a loader runs after restoring
 // (saved_model/constants.py: MAIN_OP_KEY, and the older LEGACY_INIT_OP_KEY).
@@ -241,6 +265,27 @@ std::shared_ptr<const FunctionLibrary> ReadSavedModelFunctionLibrary(const std::
   return internal::ReadSavedModelFunctions(path, index);
 }
 
+SavedFunction SavedModelBundle::Function(const std::string& path) const {
+  if (functions_error_) ThrowError(functions_error_->first, functions_error_->second);
+  auto it = functions_.find(path);
+  if (it == functions_.end()) {
+    std::string known;
+    for (const auto& [name, unused] : functions_) {
+      known += StrCat(known.empty() ? "" : ", ", "'", name, "'");
+    }
+    throw NotFoundError(StrCat("SavedModel has no function '", path,
+                               "'; its functions: ", known.empty() ? "none" : known));
+  }
+  return SavedFunction(path, it->second, graph_.get());
+}
+
+std::vector<std::string> SavedModelBundle::FunctionNames() const {
+  std::vector<std::string> names;
+  names.reserve(functions_.size());
+  for (const auto& [name, unused] : functions_) names.push_back(name);
+  return names;
+}
+
 SavedModelBundle LoadSavedModel(const std::string& export_dir,
                                 const std::vector<std::string>& tags) {
   const std::string path = SavedModelPath(export_dir);
@@ -292,8 +337,16 @@ SavedModelBundle LoadSavedModel(const std::string& export_dir,
   if (tf2) {
     const std::string restore_op =
         bundle.meta_.saver_def ? bundle.meta_.saver_def->restore_op_name : "";
-    bundle.saver_ = internal::SaverForObjectGraphVariables(*bundle.graph_,
-                                                           VariablesPrefix(export_dir), restore_op);
+    std::map<std::string, std::string> handle_by_path;
+    bundle.saver_ = internal::SaverForObjectGraphVariables(
+        *bundle.graph_, VariablesPrefix(export_dir), restore_op, &handle_by_path);
+    // A malformed object graph leaves the signatures runnable: Function()
+    // reports it.
+    try {
+      bundle.functions_ = SavedFunctionsOf(bundle.meta_.object_graph, handle_by_path, path);
+    } catch (const Error& e) {
+      bundle.functions_error_.emplace(e.code(), e.what());
+    }
   } else {
     Graph::AsDefault in(*bundle.graph_);
     bundle.saver_ = internal::SaverForImportedGraph(bundle.meta_, *bundle.graph_);

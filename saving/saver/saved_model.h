@@ -51,6 +51,9 @@
 //   eager::SavedModelBundle model = eager::LoadSavedModel("mlp", {"serve"});
 //   eager::Session sess(model.graph());
 //   auto out = model.Run(sess, "serving_default", {{"x", batch}});  // out["output_0"]
+//
+// Its other tf.functions (a tf.Module's __call__, any traced method) run by
+// their object path: model.Function("__call__")(sess, {x}) (saved_function.h).
 
 #include <map>
 #include <memory>
@@ -60,10 +63,12 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/errors.h"
 #include "runtime/function_library.h"
 #include "runtime/graph.h"
 #include "runtime/tensor.h"
 #include "saving/saver/meta_graph_def.h"
+#include "saving/saver/saved_function.h"
 
 namespace eager {
 
@@ -157,6 +162,18 @@ class SavedModelBundle {
   // or "" when there is none.
   const std::string& main_op() const { return main_op_; }
 
+  // A TF 2 SavedModel's tf.function `path` that is not a signature: a
+  // method of the root ("__call__") or of a child object ("encoder.scale"),
+  // with its traces (saved_function.h says how a call picks one). Throws
+  // NotFoundError listing the functions there are (none for a TF1
+  // SavedModel), and the object graph's errors when it does not parse or
+  // describes a trace it cannot (DataLossError, InvalidArgumentError naming
+  // the function: LoadSavedModel itself does not fail for them, so that the
+  // signatures still run).
+  SavedFunction Function(const std::string& path) const;
+  // The paths Function() takes, sorted.
+  std::vector<std::string> FunctionNames() const;
+
   // Runs the main op in `sess` (nothing when there is none).
   template <typename SessionLike>
   void RunMainOp(SessionLike& sess) const {
@@ -181,6 +198,10 @@ class SavedModelBundle {
 
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<Saver> saver_;
+  // A TF 2 SavedModel's functions by path, their captures resolved.
+  std::map<std::string, std::vector<SavedConcreteFunction>> functions_;
+  // Why the object graph's functions could not be read, if they could not.
+  std::optional<std::pair<ErrorCode, std::string>> functions_error_;
   MetaGraph meta_;
   std::string main_op_;
 };

@@ -20,6 +20,7 @@
 #include "saving/bundle/directory_lock.h"
 #include "saving/bundle/posix_file.h"
 #include "saving/saver/internal/closest_keys.h"
+#include "saving/saver/internal/function_library_reader.h"
 #include "saving/saver/internal/save_restore_nodes.h"
 #include "saving/saver/internal/saver_for_imported_graph.h"
 #include "saving/saver/internal/tf_op_defs.h"
@@ -243,9 +244,26 @@ Saver::Saver(const std::map<std::string, Variable*>& var_map, SaverOptions optio
               graph_ != nullptr ? "no global variable in the default graph"
                                 : "no live variable in the default name registry",
               ", or an empty list; SaverOptions::allow_empty makes an empty Saver)");
-  // TF's Saver opens the name scope "save" (made unique) for its nodes.
+  // TF's Saver opens the name scope "save" (made unique) for its nodes, and
+  // adds them to its graph: another Saver of the graph can then be made from
+  // this one's SaverDef (TF's Saver(saver_def=saver.as_saver_def())).
   if (graph_ != nullptr && !options_.saver_def) {
-    scope_ = graph_->UniqueName(options_.name.empty() ? "save" : options_.name) + "/";
+    // An imported graph may hold another Saver's "save/..." nodes without
+    // "save" being a used name: the next unique scope whose nodes are free.
+    MetaGraphNodes nodes;
+    MetaSaverDef def;
+    const auto taken = [&](const MetaGraphNode& n) { return graph_->FindNode(n.name) != nullptr; };
+    do {
+      scope_ = graph_->UniqueName(options_.name.empty() ? "save" : options_.name) + "/";
+      nodes.clear();
+      def = internal::AppendSaverNodes(nodes, scope_, SaverVariables(), MaxToKeepForDef(),
+                                       static_cast<float>(options_.keep_checkpoint_every_n_hours));
+    } while (std::any_of(nodes.begin(), nodes.end(), taken));
+    // The same subgraph saves a sharded checkpoint: eager's writer merges
+    // the shards itself, so TF's restore op and save tensor work unchanged.
+    def.sharded = options_.sharded;
+    for (MetaGraphNode& node : nodes) graph_->AddNode(internal::GraphNodeFromMeta(std::move(node)));
+    own_saver_def_ = std::move(def);
   }
 }
 
@@ -346,6 +364,7 @@ void Saver::CheckSessionGraph(const Graph* graph) const {
 
 MetaSaverDef Saver::saver_def() const {
   if (imported_saver_def_) return *imported_saver_def_;
+  if (own_saver_def_) return *own_saver_def_;
   MetaGraphNodes ignored;
   MetaSaverDef def =
       internal::AppendSaverNodes(ignored, scope_, SaverVariables(), MaxToKeepForDef(),
@@ -355,16 +374,13 @@ MetaSaverDef Saver::saver_def() const {
 }
 
 void Saver::WriteMetaGraphFile(const std::string& path) const {
+  // The SaverDef's nodes are in the graph already: this Saver's (added when
+  // it was made) or an imported one's.
   MetaGraph meta = GraphToMetaGraph(*graph_);
   if (imported_saver_def_) {
-    meta.saver_def = imported_saver_def_;  // its nodes are in the graph already
+    meta.saver_def = imported_saver_def_;
   } else {
-    meta.saver_def =
-        internal::AppendSaverNodes(meta.nodes, scope_, SaverVariables(), MaxToKeepForDef(),
-                                   static_cast<float>(options_.keep_checkpoint_every_n_hours));
-    // The same subgraph saves a sharded checkpoint: eager's writer merges
-    // the shards itself, so TF's restore op and save tensor work unchanged.
-    meta.saver_def->sharded = options_.sharded;
+    meta.saver_def = own_saver_def_;
     meta.stripped_op_list = internal::StrippedOpList(meta.nodes);
   }
   WriteMetaGraph(path, meta);

@@ -26,10 +26,13 @@
 // crash at any point leaves the previous checkpoint restorable.
 //
 // Graph mode (runtime/graph.h): a Saver made while a Graph is the default
-// belongs to that graph. Saver() takes the graph's global variables (its
-// "variables" collection), Save(sess, ...) also writes PREFIX.meta, the
-// graph as a MetaGraphDef with TF1's save/restore subgraph under a unique
-// scope ("save/", "save_1/") and its SaverDef (saving/saver/meta_graph_import_export.h),
+// belongs to that graph and adds TF1's save/restore subgraph to it, under a
+// unique scope ("save/", "save_1/"), as TF's Saver does; so a second Saver
+// made from its SaverDef (SaverOptions::saver_def = saver.saver_def(), TF's
+// Saver(saver_def=saver.as_saver_def())) finds the restore op and its
+// variables. Saver() takes the graph's global variables (its "variables"
+// collection), Save(sess, ...) also writes PREFIX.meta, the graph (with
+// that subgraph) as a MetaGraphDef and its SaverDef (saving/saver/meta_graph_import_export.h),
 // and Restore(sess, ...) assigns the graph's Variables directly (their
 // state lives in the Variable objects); variables a Saver does not cover
 // stay uninitialized, and a Session reading one fails with "Attempting to
@@ -205,6 +208,7 @@ class Saver {
   Graph* graph_ = nullptr;              // graph mode
   std::string scope_;                   // graph mode: "save/", "save_1/", ...
   std::optional<MetaSaverDef> imported_saver_def_;
+  std::optional<MetaSaverDef> own_saver_def_;  // graph mode: of the nodes it added
 };
 
 }  // namespace eager

@@ -161,9 +161,29 @@ std::string JsonArgs(const std::vector<FunctionArg>& args) {
   return out + "]";
 }
 
+using SavedFunctionMap = std::map<std::string, std::vector<SavedConcreteFunction>>;
+
+// "(x: float32 [?,3], n: int32 [])"
+std::string SpecsText(const std::vector<SavedTensorSpec>& specs) {
+  std::vector<std::string> texts;
+  texts.reserve(specs.size());
+  for (const SavedTensorSpec& spec : specs) texts.push_back(DescribeSpec(spec));
+  return StrCat("(", Joined(texts, ", "), ")");
+}
+
+std::string JsonSpecs(const std::vector<SavedTensorSpec>& specs) {
+  std::string out = "[";
+  for (size_t i = 0; i < specs.size(); ++i) {
+    out += StrCat(i ? "," : "", "{\"name\":", JsonString(specs[i].name),
+                  ",\"dtype\":", JsonString(TfDataTypeName(specs[i].tf_dtype)),
+                  ",\"shape\":", JsonString(ShapeText(specs[i].shape)), "}");
+  }
+  return out + "]";
+}
+
 // Graph `index` of `file`; its nodes are printed as they are read.
 void PrintText(const MetaGraphFile& file, size_t index, const FunctionLibrary* functions,
-               std::ostream& out) {
+               const SavedFunctionMap& object_functions, std::ostream& out) {
   const MetaGraph& meta = file.graph(index);
   out << "MetaGraphDef: tensorflow_version "
       << (meta.tensorflow_version.empty() ? "-" : meta.tensorflow_version) << ", tags ["
@@ -203,6 +223,13 @@ void PrintText(const MetaGraphFile& file, size_t index, const FunctionLibrary* f
         << d.snapshot_name << (IsTrainable(meta, d.variable_name) ? "  trainable" : "")
         << (d.is_resource ? "  resource" : "") << "\n";
   }
+  for (const auto& [path, traces] : object_functions) {
+    for (const SavedConcreteFunction& trace : traces) {
+      out << "object function " << path << " " << SpecsText(trace.inputs) << " -> "
+          << SpecsText(trace.outputs) << "  (" << trace.name << ", " << trace.bound_inputs.size()
+          << " captured)\n";
+    }
+  }
   if (functions != nullptr) {
     out << "functions (" << functions->size() << ")\n";
     for (const std::string& name : functions->Names()) {
@@ -229,7 +256,7 @@ void PrintText(const MetaGraphFile& file, size_t index, const FunctionLibrary* f
 }
 
 void PrintJson(const MetaGraphFile& file, size_t index, const FunctionLibrary* functions,
-               std::ostream& out) {
+               const SavedFunctionMap& object_functions, std::ostream& out) {
   const MetaGraph& meta = file.graph(index);
   out << "{\"tensorflow_version\":" << JsonString(meta.tensorflow_version)
       << ",\"tags\":" << JsonStrings(meta.tags)
@@ -287,6 +314,17 @@ void PrintJson(const MetaGraphFile& file, size_t index, const FunctionLibrary* f
         << ",\"is_resource\":" << (d.is_resource ? "true" : "false") << "}";
     first = false;
   }
+  out << "],\"object_functions\":[";
+  first = true;
+  for (const auto& [path, traces] : object_functions) {
+    for (const SavedConcreteFunction& trace : traces) {
+      out << (first ? "" : ",") << "{\"path\":" << JsonString(path)
+          << ",\"function\":" << JsonString(trace.name) << ",\"inputs\":" << JsonSpecs(trace.inputs)
+          << ",\"outputs\":" << JsonSpecs(trace.outputs)
+          << ",\"captured\":" << trace.bound_inputs.size() << "}";
+      first = false;
+    }
+  }
   out << "],\"functions\":[";
   first = true;
   if (functions != nullptr) {
@@ -318,6 +356,11 @@ void PrintJson(const MetaGraphFile& file, size_t index, const FunctionLibrary* f
 
 const FunctionLibrary* FunctionsOf(const MetaGraphListing& listing, size_t index) {
   return index < listing.functions.size() ? listing.functions[index].get() : nullptr;
+}
+
+const SavedFunctionMap& ObjectFunctionsOf(const MetaGraphListing& listing, size_t index) {
+  static const SavedFunctionMap kNone;
+  return index < listing.object_functions.size() ? listing.object_functions[index] : kNone;
 }
 
 }  // namespace
@@ -359,6 +402,9 @@ MetaGraphListing ReadMetaGraphListing(const std::string& path) {
     listing.functions.push_back(saved_model && listing.graphs->graph(i).has_object_graph
                                     ? ReadSavedModelFunctionLibrary(listing.file, i)
                                     : nullptr);
+    listing.object_functions.push_back(
+        saved_model ? ReadSavedFunctionSpecs(listing.graphs->graph(i), listing.file)
+                    : std::map<std::string, std::vector<SavedConcreteFunction>>{});
   }
   return listing;
 }
@@ -369,14 +415,14 @@ void PrintMetaGraphListing(const MetaGraphListing& listing, bool json, std::ostr
     out << "{\"file\":" << JsonString(listing.file) << ",\"meta_graphs\":[";
     for (size_t i = 0; i < count; ++i) {
       if (i > 0) out << ",";
-      PrintJson(*listing.graphs, i, FunctionsOf(listing, i), out);
+      PrintJson(*listing.graphs, i, FunctionsOf(listing, i), ObjectFunctionsOf(listing, i), out);
     }
     out << "]}\n";
     return;
   }
   for (size_t i = 0; i < count; ++i) {
     if (count > 1) out << (i ? "\n" : "") << "# meta graph " << i << "\n";
-    PrintText(*listing.graphs, i, FunctionsOf(listing, i), out);
+    PrintText(*listing.graphs, i, FunctionsOf(listing, i), ObjectFunctionsOf(listing, i), out);
   }
 }
 

@@ -3,13 +3,15 @@
 // What eager-ckpt's `meta` command shows of a `.meta` file (a MetaGraphDef)
 // or a SavedModel's saved_model.pb: versions and tags, the op types used,
 // the SaverDef, the collections with their VariableDefs, a SavedModel's
-// signatures (each input and output: key, tensor, dtype, shape) and a TF 2
-// SavedModel's functions, and every node with its op type, inputs and
+// signatures (each input and output: key, tensor, dtype, shape), a TF 2
+// SavedModel's tf.functions by object path (each trace's input and output
+// specs) and its function library, and every node with its op type, inputs and
 // attributes, as text or JSON.
 //
 //   eager-ckpt meta model.ckpt.meta          (or the prefix model.ckpt)
 //   eager-ckpt meta export/saved_model.pb --json
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -18,6 +20,7 @@
 
 #include "runtime/function_library.h"
 #include "saving/saver/meta_graph_def.h"
+#include "saving/saver/saved_function.h"
 
 namespace eager {
 
@@ -32,6 +35,10 @@ struct MetaGraphListing {
   // arguments and results with their dtypes, its node count, whether it is
   // stateful. Read whole (a TF 1 file is never read twice).
   std::vector<std::shared_ptr<const FunctionLibrary>> functions;
+  // Per meta graph, a TF 2 SavedModel's tf.functions by object path (what
+  // SavedModelBundle::Function calls), listed with each trace's input and
+  // output specs; empty without an object graph.
+  std::vector<std::map<std::string, std::vector<SavedConcreteFunction>>> object_functions;
 };
 
 // Reads PATH: a file named saved_model.pb as a SavedModel, any other file

@@ -9,6 +9,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -334,6 +337,28 @@ TEST(FunctionalOpsTest, WhileStopsAtTheSessionsIterationBound) {
   AddLoop(h);
   Session unbounded(h.graph);
   EXPECT_EQ(unbounded.Run("call:0").ToVector<int32_t>(), (std::vector<int32_t>{100}));
+}
+
+// A loop that would run for hours (2^31 - 1 iterations) stops at the Run's
+// deadline, well before it, naming the node; a loop that ends in time runs.
+TEST(FunctionalOpsTest, WhileStopsAtTheSessionsDeadline) {
+  CallGraph g(CountingLoop(std::numeric_limits<int32_t>::max()));
+  AddLoop(g);
+  Session sess(g.graph, SessionOptions{.operation_timeout_in_ms = 200});
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    sess.Run("call:0");
+    FAIL() << "no error";
+  } catch (const DeadlineExceededError& e) {
+    EXPECT_THAT(std::string(e.what()),
+                AllOf(HasSubstr("node 'loop' (While)"), HasSubstr("cond 'cond', body 'body'"),
+                      HasSubstr("deadline of 200 ms")));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  CallGraph h(CountingLoop(100));
+  AddLoop(h);
+  Session timed(h.graph, SessionOptions{.operation_timeout_in_ms = 60'000});
+  EXPECT_EQ(timed.Run("call:0").ToVector<int32_t>(), (std::vector<int32_t>{100}));
 }
 
 // A Case node over `branches` on index node `index` and input "x".

@@ -27,12 +27,18 @@ using ::testing::HasSubstr;
 class TableGraph {
  public:
   TableGraph(DType key_dtype, DType value_dtype) {
-    Node node{.name = "table", .op = "HashTableV2"};
+    Table("table", key_dtype, value_dtype, "vocab");
+  }
+  // Another HashTableV2 node.
+  void Table(const std::string& name, DType key_dtype, DType value_dtype,
+             const std::string& shared_name, bool use_node_name_sharing = false,
+             const std::string& container = "") {
+    Node node{.name = name, .op = "HashTableV2"};
     node.attrs = {{"key_dtype", key_dtype},
                   {"value_dtype", value_dtype},
-                  {"container", std::string()},
-                  {"shared_name", std::string("vocab")},
-                  {"use_node_name_sharing", false}};
+                  {"container", container},
+                  {"shared_name", shared_name},
+                  {"use_node_name_sharing", use_node_name_sharing}};
     graph.AddNode(std::move(node));
   }
   std::string Const(const std::string& name, const Tensor& value) {
@@ -43,20 +49,22 @@ class TableGraph {
   }
   // An InitializeTableV2 (or LookupTableImportV2) node `name` from constants.
   std::string Init(const std::string& name, const Tensor& keys, const Tensor& values,
-                   const std::string& op = "InitializeTableV2") {
+                   const std::string& op = "InitializeTableV2",
+                   const std::string& table = "table") {
     const std::string k = Const(name + "/keys", keys);
     const std::string v = Const(name + "/values", values);
     const bool import = op == "LookupTableImportV2";
-    Node node{.name = name, .op = op, .inputs = {"table", k, v}};
+    Node node{.name = name, .op = op, .inputs = {table, k, v}};
     node.attrs = {{import ? "Tin" : "Tkey", keys.dtype()},
                   {import ? "Tout" : "Tval", values.dtype()}};
     graph.AddNode(std::move(node));
     return name;
   }
-  std::string Find(const std::string& name, const Tensor& keys, const Tensor& fallback) {
+  std::string Find(const std::string& name, const Tensor& keys, const Tensor& fallback,
+                   const std::string& table = "table") {
     const std::string k = Const(name + "/keys", keys);
     const std::string d = Const(name + "/default", fallback);
-    Node node{.name = name, .op = "LookupTableFindV2", .inputs = {"table", k, d}};
+    Node node{.name = name, .op = "LookupTableFindV2", .inputs = {table, k, d}};
     node.attrs = {{"Tin", keys.dtype()}, {"Tout", fallback.dtype()}};
     graph.AddNode(std::move(node));
     return name;
@@ -177,6 +185,54 @@ TEST(LookupOpsTest, TFErrorsNameTheNodeAndTable) {
                                     {"default_value are float32", "takes int64"});
   ExpectError<InvalidArgumentError>(sess, "find_vector_default", {"must be a scalar"});
   EXPECT_EQ(sess.Run("find:0").ToVector<int64_t>(), (std::vector<int64_t>{1}));
+}
+
+// TF's resource manager: nodes naming one (container, shared_name) reach one
+// table; another shared_name or container is another table; without a
+// shared_name, use_node_name_sharing names the table by its node.
+TEST(LookupOpsTest, NodesWithOneSharedNameAreOneTable) {
+  TableGraph g(DType::kString, DType::kInt64);  // "table", shared_name "vocab"
+  g.Table("same", DType::kString, DType::kInt64, "vocab");
+  g.Table("other", DType::kString, DType::kInt64, "words");
+  g.Table("boxed", DType::kString, DType::kInt64, "vocab", false, "box");
+  g.Table("words", DType::kString, DType::kInt64, "", true);  // named "words" too
+  g.Table("private", DType::kString, DType::kInt64, "");
+  g.Table("vocab", DType::kString, DType::kInt64, "");  // its node name is not its name
+  const Tensor keys = Tensor::Vector<std::string>({"a", "b"});
+  g.Init("init", keys, Tensor::Vector<int64_t>({1, 2}));
+  g.Init("init_other", keys, Tensor::Vector<int64_t>({3, 4}), "InitializeTableV2", "other");
+  for (const char* table : {"same", "other", "boxed", "words", "private", "vocab"}) {
+    g.Find(StrCat("find_", table), keys, Tensor(int64_t{0}), table);
+  }
+  Session sess(g.graph);
+  Do(sess, "init");
+  Do(sess, "init_other");
+  EXPECT_EQ(sess.Run("find_same:0").ToVector<int64_t>(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(sess.Run("find_other:0").ToVector<int64_t>(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(sess.Run("find_words:0").ToVector<int64_t>(), (std::vector<int64_t>{3, 4}));
+  for (const char* table : {"boxed", "private", "vocab"}) {
+    ExpectError<FailedPreconditionError>(sess, StrCat("find_", table), {"Table not initialized."});
+  }
+  // Initializing through one node is initializing the shared table.
+  g.Init("init_same_again", keys, Tensor::Vector<int64_t>({9, 9}), "InitializeTableV2", "same");
+  ExpectError<FailedPreconditionError>(sess, "init_same_again",
+                                       {"Table was already initialized with different data."});
+  // Another Session has its own tables, shared among its nodes.
+  Session fresh(g.graph);
+  ExpectError<FailedPreconditionError>(fresh, "find_same", {"Table not initialized."});
+}
+
+TEST(LookupOpsTest, SharingATableOfOtherDTypesIsAnError) {
+  TableGraph g(DType::kString, DType::kInt64);
+  g.Table("floats", DType::kString, DType::kFloat32, "vocab");
+  g.Find("find", Tensor::Vector<std::string>({"a"}), Tensor(int64_t{0}));
+  g.Find("find_floats", Tensor::Vector<std::string>({"a"}), Tensor(0.0f), "floats");
+  Session sess(g.graph);
+  ExpectError<FailedPreconditionError>(sess, "find", {"Table not initialized."});
+  ExpectError<InvalidArgumentError>(
+      sess, "find_floats",
+      {"Conflicting key/value dtypes string->float32 with string-int64 for table vocab",
+       "node 'floats'"});
 }
 
 TEST(LookupOpsTest, ATableHandleIsNoVariableNorAValue) {

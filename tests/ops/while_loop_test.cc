@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -276,6 +279,24 @@ TEST(WhileLoopTest, ExitMustReadALoopSwitch) {
   CountingLoop(g);
   Add(g, "while/Exit_2", "Exit", {"while/add"}, Int32());
   ExpectRefused(g, "while/Exit:0", "node 'while/Exit_2' (Exit) of frame 'while/while_context'");
+}
+
+// A crafted loop with no practical end (2^31 - 1 iterations) returns within
+// the Run's deadline, naming its frame; the same Session runs a short one.
+TEST(WhileLoopTest, OperationTimeoutStopsALoopNamingIt) {
+  Graph g;
+  CountingLoop(g);
+  Session sess(g, SessionOptions{.operation_timeout_in_ms = 200});
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    sess.Run("while/Exit:0", {{"limit:0", Tensor(std::numeric_limits<int32_t>::max())}});
+    FAIL() << "expected DeadlineExceededError";
+  } catch (const DeadlineExceededError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("while loop 'while/while_context'"));
+    EXPECT_THAT(e.what(), HasSubstr("deadline of 200 ms"));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(Scalar(sess.Run("while/Exit:0", {{"limit:0", Tensor(int32_t{5})}})), 5);
 }
 
 }  // namespace

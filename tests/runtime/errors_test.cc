@@ -11,6 +11,8 @@ TEST(ErrorsTest, KindsCarryTensorFlowCodes) {
   EXPECT_EQ(DataLossError("x").code(), ErrorCode::kDataLoss);
   EXPECT_EQ(static_cast<int>(ErrorCode::kFailedPrecondition), 9);
   EXPECT_EQ(ErrorCodeName(ErrorCode::kDataLoss), "DataLoss");
+  EXPECT_EQ(static_cast<int>(ErrorCode::kDeadlineExceeded), 4);
+  EXPECT_EQ(ErrorCodeName(ErrorCode::kDeadlineExceeded), "DeadlineExceeded");
 }
 
 TEST(ErrorsTest, CheckThrowsInvalidArgumentWithConcatenatedMessage) {
@@ -50,6 +52,7 @@ void ExpectThrowsKind(ErrorCode code) {
 TEST(ErrorsTest, ThrowErrorRaisesTheKindItsCodeNames) {
   ExpectThrowsKind<InvalidArgumentError>(ErrorCode::kInvalidArgument);
   ExpectThrowsKind<NotFoundError>(ErrorCode::kNotFound);
+  ExpectThrowsKind<DeadlineExceededError>(ErrorCode::kDeadlineExceeded);
   ExpectThrowsKind<ResourceExhaustedError>(ErrorCode::kResourceExhausted);
   ExpectThrowsKind<FailedPreconditionError>(ErrorCode::kFailedPrecondition);
   ExpectThrowsKind<OutOfRangeError>(ErrorCode::kOutOfRange);

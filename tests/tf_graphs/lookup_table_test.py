@@ -10,7 +10,8 @@ int64 keys the other way, and reports a table's size (LookupTableSizeV2).
 eager's driver loads it with LoadSavedModel, runs the main op, then the
 signature; every output must equal TF's own (tf1 loader + Session) bit for
 bit. Without the init op, eager refuses as TF does ("Table not
-initialized."). (2) A TF 2 tf.Module holding a tf.lookup.StaticHashTable,
+initialized."). Tables shared by name (shared_name, container,
+use_node_name_sharing) must be shared as TF shares them. (2) A TF 2 tf.Module holding a tf.lookup.StaticHashTable,
 saved with tf.saved_model.save: eager's TF2 loader must give TF's outputs.
 There the table's HashTableV2 is a node of the top-level graph, its
 initializer a library function (LookupTableImportV2) that the
@@ -66,6 +67,40 @@ def tf1_classify_model(export_dir, init=True):
                                         name="legacy_init_op") if init else None)
             builder.save()
     return {o.type for o in g.get_operations()}
+
+
+def tf1_shared_tables_model(export_dir):
+    """Tables shared by name, as TF's resource manager shares them: "alias"
+    names the table "vocab" initializes; "other_vocab" (use_node_name_sharing,
+    no shared_name) is the table "other" initializes; "boxed" has vocab's
+    shared_name in another container, a table of its own."""
+    g = tf.Graph()
+    with g.as_default():
+        keys = tf1.placeholder(tf.string, [None], name="keys")
+        table = lambda name, **kw: tf.raw_ops.HashTableV2(key_dtype=tf.string,
+                                                          value_dtype=tf.int64, name=name, **kw)
+        vocab = table("vocab", shared_name="shared_vocab")
+        alias = table("alias", shared_name="shared_vocab")
+        other = table("other", shared_name="other_vocab")
+        by_node = table("other_vocab", use_node_name_sharing=True)
+        boxed = table("boxed", shared_name="shared_vocab", container="box")
+        inits = [tf.raw_ops.InitializeTableV2(table_handle=t, keys=WORDS[:3], values=v)
+                 for t, v in ((vocab, np.array([1, 2, 3], np.int64)),
+                              (other, np.array([10, 20, 30], np.int64)),
+                              (boxed, np.array([7, 7, 7], np.int64)))]
+        find = lambda t: tf.raw_ops.LookupTableFindV2(table_handle=t, keys=keys,
+                                                      default_value=np.int64(-1))
+        outputs = {"alias": find(alias), "by_node": find(by_node), "boxed": find(boxed),
+                   "alias_size": tf.raw_ops.LookupTableSizeV2(table_handle=alias)}
+        signature = tf1.saved_model.signature_def_utils.predict_signature_def(
+            inputs={"keys": keys}, outputs=outputs)
+        with tf1.Session(graph=g) as sess:
+            builder = tf1.saved_model.Builder(export_dir)
+            builder.add_meta_graph_and_variables(
+                sess, [tf1.saved_model.tag_constants.SERVING],
+                signature_def_map={"serving_default": signature},
+                legacy_init_op=tf.group(*inits, name="legacy_init_op"))
+            builder.save()
 
 
 def tf1_outputs(export_dir, inputs):
@@ -145,6 +180,18 @@ def main():
         error = got.get(".error", "")
         tally.check("TF1 without init op", None if "Table not initialized." in error
                     else f"eager gave {got!r}")
+
+    # Tables shared by shared_name / node name: eager's values must be TF's,
+    # and TF's must show the sharing (alias finds vocab's entries).
+    shared_dir = os.path.join(work, "tf1_shared")
+    tf1_shared_tables_model(shared_dir)
+    shared_inputs = {"keys": np.array([b"cat", b"emu", b"owl"], dtype=object)}
+    want = tf1_outputs(shared_dir, shared_inputs)
+    tally.check("TF shares tables by name",
+                None if list(want["alias"]) == [1, 3, -1] and list(want["by_node"]) == [10, 30, -1]
+                else f"TF gave {want}")
+    compare(tally, "TF1 shared tables",
+            run_eager(driver, shared_dir, shared_inputs, work, "tf1_shared"), want)
 
     tf2_dir = os.path.join(work, "tf2_vocab")
     tf.saved_model.save(Vocab(), tf2_dir)

@@ -28,7 +28,10 @@ dynamic_size, stack, gather, split, concat): TensorList ops in the library.
 (8) Keras 3 LSTM, GRU and SimpleRNN layers (return_sequences both ways,
 go_backwards), exported with model.export() and saved with
 tf.saved_model.save: While loops over TensorLists, ReverseV2. Both judged
-within the same 1e-5 * max(1, max|TF|).
+within the same 1e-5 * max(1, max|TF|). (9) A tf.Module's non-signature
+tf.functions (__call__, and a method traced for two shapes, capturing
+variables) called through SavedModelBundle::Function by argument name and
+positionally give TF's outputs; a shape no trace takes is refused by both.
 """
 
 import os
@@ -133,6 +136,58 @@ class ArrayLoop(tf.Module):
             x, tf.stack([1, tf.shape(x)[0] - 1]))
         return {"stack": out.stack(), "size": out.size(), "gather": out.gather([n - 1, 0]),
                 "first": out.read(0), "concat": parts.concat() * 2.0}
+
+
+class Methods(tf.Module):
+    """Non-signature tf.functions, called by eager's SavedModelBundle::Function:
+    __call__ (one trace, a dict out) and `scale`, traced twice (float32 [2]
+    and [2, 2]), capturing two variables (one int32)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(np.array([[1, -2], [0.5, 3], [2, 1]], np.float32), name="w")
+        self.k = tf.Variable(np.float32(0.75), name="k")
+        self.n = tf.Variable(np.int32(3), name="n")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def __call__(self, x):
+        return {"y": tf.matmul(x, self.w) * self.k}
+
+    @tf.function
+    def scale(self, a, b):
+        return a * self.k + tf.cast(b * self.n, tf.float32)
+
+
+def saved_methods(export_dir):
+    m = Methods()
+    for shape in ([2], [2, 2]):
+        m.scale.get_concrete_function(tf.TensorSpec(shape, tf.float32, name="a"),
+                                      tf.TensorSpec([], tf.int32, name="b"))
+    tf.saved_model.save(m, export_dir)
+
+
+def check_function(tally, driver, export_dir, work, name, path, inputs, positional):
+    """eager's model.Function(path) against TF's loaded.<path>(...)."""
+    loaded = tf.saved_model.load(export_dir)
+    fn = getattr(loaded, path)
+    args = [tf.constant(v) for _, v in sorted(inputs.items())]
+    want = fn(*args)
+    want = ({k: v.numpy() for k, v in want.items()} if isinstance(want, dict)
+            else {"output_0": want.numpy()})
+    if positional:
+        feeds = {str(i): v for i, (_, v) in enumerate(sorted(inputs.items()))}
+        got = run_eager(driver, export_dir, "positional:" + path, feeds, work, name)
+    else:
+        got = run_eager(driver, export_dir, "function:" + path, inputs, work, name)
+    if ".error" in got:
+        tally.check(name, "eager: " + got[".error"])
+        return
+    got.pop(".fused_nodes")
+    tally.check(f"{name} output keys", None if sorted(got) == sorted(want)
+                else f"eager {sorted(got)}, TF {sorted(want)}")
+    for key in sorted(want):
+        if key in got:
+            tally.check(f"{name} {key}", mismatch(key, got[key], want[key], TOL))
 
 
 def keras_rnn(export_dir, saved_model_dir):
@@ -282,6 +337,29 @@ def main():
     tf.saved_model.save(Counter(), counter_dir)
     check_model(tally, driver, counter_dir, work, "variable assigned in the function",
                 {"delta": np.float32(0.25)})
+
+    methods_dir = os.path.join(work, "methods")
+    saved_methods(methods_dir)
+    check_function(tally, driver, methods_dir, work, "Function __call__ by name", "__call__",
+                   {"x": batch}, positional=False)
+    check_function(tally, driver, methods_dir, work, "Function __call__ positional", "__call__",
+                   {"x": batch}, positional=True)
+    for shape in ((2,), (2, 2)):
+        a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 1.5
+        check_function(tally, driver, methods_dir, work,
+                       f"Function scale {'x'.join(map(str, shape))}",
+                       "scale", {"a": a, "b": np.int32(2)}, positional=shape == (2,))
+    # A shape no trace has: TF refuses it, eager too, naming the traces.
+    try:
+        tf.saved_model.load(methods_dir).scale(tf.zeros([3]), tf.constant(2))
+        tally.check("Function scale 3", "TF ran it; the test expects a refusal")
+    except (ValueError, TypeError):
+        got = run_eager(driver, methods_dir, "function:scale",
+                        {"a": np.zeros(3, np.float32), "b": np.int32(2)}, work, "scale3")
+        error = got.get(".error", "")
+        tally.check("Function scale 3",
+                    None if "function 'scale' has no trace" in error and "a: float32 [2,2]" in error
+                    else f"eager gave {got!r}")
 
     array_dir = os.path.join(work, "tensor_array")
     tf.saved_model.save(ArrayLoop(), array_dir)

@@ -1,6 +1,7 @@
 #include "saving/saver/internal/object_graph_variables.h"
 
 #include <map>
+#include <vector>
 
 #include "runtime/errors.h"
 #include "runtime/function_library.h"
@@ -90,10 +91,36 @@ tfproto::TrackableObjectGraph CheckpointObjects(const BundleReader& reader,
   return objects;
 }
 
+// Each object's path from the root (local names joined by '/'), the first
+// found breadth-first; "" for the root and for objects not reached. Child
+// ids out of range are skipped (a crafted object graph).
+std::vector<std::string> ObjectPaths(const tfproto::TrackableObjectGraph& objects) {
+  const size_t n = static_cast<size_t>(objects.nodes_size());
+  std::vector<std::string> paths(n);
+  std::vector<bool> seen(n, false);
+  std::vector<size_t> queue;
+  if (n > 0) {
+    queue.push_back(0);
+    seen[0] = true;
+  }
+  for (size_t q = 0; q < queue.size(); ++q) {
+    const size_t id = queue[q];
+    for (const auto& child : objects.nodes(static_cast<int>(id)).children()) {
+      const auto c = static_cast<size_t>(child.node_id());
+      if (child.node_id() < 0 || c >= n || seen[c]) continue;
+      seen[c] = true;
+      paths[c] = paths[id].empty() ? child.local_name() : paths[id] + "/" + child.local_name();
+      queue.push_back(c);
+    }
+  }
+  return paths;
+}
+
 }  // namespace
 
-std::unique_ptr<Saver> SaverForObjectGraphVariables(Graph& graph, const std::string& prefix,
-                                                    const std::string& restore_op) {
+std::unique_ptr<Saver> SaverForObjectGraphVariables(
+    Graph& graph, const std::string& prefix, const std::string& restore_op,
+    std::map<std::string, std::string>* handle_by_path) {
   const std::map<std::string, std::string> restored = KeysByRestoreFunction(graph, restore_op);
   std::map<std::string, Variable*> by_key;
   std::map<std::string, Variable*> handles;  // shared_name -> variable
@@ -152,6 +179,24 @@ std::unique_ptr<Saver> SaverForObjectGraphVariables(Graph& graph, const std::str
     }
   }
   if (by_key.empty()) return nullptr;
+  if (handle_by_path != nullptr) {
+    std::map<const Variable*, std::string> node_of;
+    for (int i = 0; i < graph.num_nodes(); ++i) {
+      const Node& node = graph.node(i);
+      if (node.op != "VarHandleOp") continue;
+      if (const Variable* v = graph.VariableForNode(node.name)) node_of.emplace(v, node.name);
+    }
+    const std::vector<std::string> paths = ObjectPaths(objects);
+    for (int id = 0; id < objects.nodes_size(); ++id) {
+      for (const auto& attribute : objects.nodes(id).attributes()) {
+        auto v = by_key.find(attribute.checkpoint_key());
+        if (v == by_key.end() || attribute.name() != "VARIABLE_VALUE") continue;
+        if (auto node = node_of.find(v->second); node != node_of.end()) {
+          handle_by_path->emplace(paths[static_cast<size_t>(id)], node->second);
+        }
+      }
+    }
+  }
   return std::make_unique<Saver>(by_key);
 }
 

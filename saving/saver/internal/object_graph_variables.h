@@ -4,6 +4,7 @@
 // VarHandleOp nodes name, restored from variables/ by the checkpoint's
 // object graph. Not public API.
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -26,7 +27,12 @@ namespace eager::internal {
 // TF's "Could not find variable"). Returns nullptr when nothing is restored.
 // Throws the bundle reader's errors, and DataLossError naming the bundle
 // when its object graph does not parse.
-std::unique_ptr<Saver> SaverForObjectGraphVariables(Graph& graph, const std::string& prefix,
-                                                    const std::string& restore_op);
+// When `handle_by_path` is given, it gets each restored variable's handle
+// node by its object's path in the checkpoint's object graph (local names
+// from the root joined by '/': "encoder/kernel"), the first path found
+// breadth-first: what a saved function's captures are resolved by.
+std::unique_ptr<Saver> SaverForObjectGraphVariables(
+    Graph& graph, const std::string& prefix, const std::string& restore_op,
+    std::map<std::string, std::string>* handle_by_path = nullptr);
 
 }  // namespace eager::internal

@@ -137,6 +137,53 @@ TEST(GraphSaverTest, PartialRestoreLeavesTheOthersUninitialized) {
   }
 }
 
+// saver_test.py's pattern: saver2 = Saver(saver_def=saver.as_saver_def()) in
+// the graph of `saver`. The first Saver's save/restore nodes are in the live
+// graph, so the second finds its restore op and variables (under the first
+// one's renamed keys), restores what the first saved, and its .meta names
+// the first one's nodes, which the graph has once.
+TEST(GraphSaverTest, ASaverFromTheSaverDefOfASaverOfTheSameGraphWorks) {
+  const std::string dir = TempDir();
+  Graph graph;
+  Graph::AsDefault in(graph);
+  Variable v1(Tensor::FromVector<float>({1.0f}, Shape{1}), "v1");
+  Variable v2(Tensor::FromVector<float>({2.0f, 3.0f}, Shape{2}), "v2");
+  Tensor sum = ReduceSum(v1.value()) + ReduceSum(v2.value());
+  Saver saver({{"first", &v1}, {"second", &v2}});
+  const MetaSaverDef def = saver.saver_def();
+  EXPECT_EQ(def.restore_op_name, "save/restore_all");
+  EXPECT_NE(graph.FindNode("save/restore_all"), nullptr);
+  EXPECT_NE(graph.FindNode("save/RestoreV2"), nullptr);
+  Session sess(graph);
+  sess.Run(GlobalVariablesInitializer());
+  const std::string prefix = saver.Save(sess, dir + "/model.ckpt");
+
+  SaverOptions options;
+  options.saver_def = def;
+  Saver saver2(options);
+  ASSERT_EQ(saver2.variables().size(), 2u);
+  EXPECT_EQ(saver2.variables().at("first"), &v1);
+  EXPECT_EQ(saver2.variables().at("second"), &v2);
+  EXPECT_EQ(saver2.saver_def().restore_op_name, "save/restore_all");
+  v1.Assign(Tensor::FromVector<float>({-5.0f}, Shape{1}));
+  v2.Assign(Tensor::FromVector<float>({0.0f, 0.0f}, Shape{2}));
+  EXPECT_EQ(sess.Run(sum).ToVector<float>(), std::vector<float>{-5.0f});
+  saver2.Restore(sess, prefix);
+  EXPECT_EQ(sess.Run(sum).ToVector<float>(), std::vector<float>{6.0f});
+  // saver2's .meta holds one save/restore subgraph, the first Saver's.
+  saver2.Save(sess, dir + "/again.ckpt");
+  const MetaGraph meta = ReadMetaGraph(dir + "/again.ckpt.meta");
+  ASSERT_TRUE(meta.saver_def);
+  EXPECT_EQ(meta.saver_def->restore_op_name, "save/restore_all");
+  int restores = 0;
+  for (const MetaGraphNode& node : meta.nodes) restores += node.op == "RestoreV2" ? 1 : 0;
+  EXPECT_EQ(restores, 1);
+  // A second Saver built afresh gets its own scope.
+  Saver third;
+  EXPECT_EQ(third.saver_def().restore_op_name, "save_1/restore_all");
+  EXPECT_NE(graph.FindNode("save_1/restore_all"), nullptr);
+}
+
 TEST(GraphSaverTest, SessionOfAnotherGraphIsRejected) {
   const std::string dir = TempDir();
   Graph a, b;

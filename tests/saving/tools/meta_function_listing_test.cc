@@ -35,6 +35,11 @@ TEST(MetaFunctionListingTest, ATf2SavedModelListsEachFunctionWithItsArgumentsAnd
             std::string::npos);
   // The functions come before the graph's nodes, which call them.
   EXPECT_LT(text.find("functions (14)"), text.find("StatefulPartitionedCall_5  "));
+  // Its tf.functions by object path, each trace's input specs (the
+  // SavedObjectGraph's), and how many variables it captures.
+  EXPECT_NE(text.find("object function predict (x: float32 [1]) -> "), std::string::npos);
+  EXPECT_NE(text.find("(__inference_predict_235, 2 captured)"), std::string::npos);
+  EXPECT_NE(text.find("object function regress_xy (inputs: string [?])"), std::string::npos);
 
   const std::string json = Listing(pb, true);
   EXPECT_NE(json.find("{\"name\":\"__inference_signature_wrapper_predict_245\",\"inputs\":[{"
