@@ -1,8 +1,11 @@
 #include "autodiff/graph_gradients.h"
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
+#include "autodiff/internal/inline_call.h"
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
@@ -23,8 +26,13 @@ enum : uint8_t { kUnvisited = 0, kAncestor = 1, kRelevant = 2 };
 // once all its consumers have passed their gradients back.
 class GraphBackprop {
  public:
-  GraphBackprop(const Graph& graph, const std::vector<int>& sources)
+  // `inlined_prefix`: the prefix of the nodes of an inlined function body
+  // (autodiff/internal/inline_call.h), left out of their gradients' name
+  // scopes so that names grow with the nesting depth, not twice per level.
+  GraphBackprop(const Graph& graph, const std::vector<int>& sources,
+                std::string inlined_prefix = {})
       : graph_(graph),
+        inlined_prefix_(std::move(inlined_prefix)),
         state_(static_cast<size_t>(graph.num_nodes()), kUnvisited),
         is_source_(static_cast<size_t>(graph.num_nodes()), 0),
         uses_(static_cast<size_t>(graph.num_nodes()), 0),
@@ -121,6 +129,7 @@ class GraphBackprop {
   std::vector<std::optional<Tensor>> CallGradient(int n, const std::vector<int>& producers,
                                                   const Tensor& grad) {
     const Node& node = graph_.node(n);
+    if (internal::IsInlinableCall(node.op)) return FunctionCallGradient(n, grad);
     OpCall call = internal::NodeCall(graph_, n);
     if (call.op->gradient == nullptr) {
       throw UnimplementedError(StrCat("Gradients: no gradient defined for operation '", node.name,
@@ -129,7 +138,7 @@ class GraphBackprop {
     for (size_t i = 0; i < call.inputs.size() && i < 64; ++i) {
       if (!Derived(producers[i])) call.skip_gradient |= uint64_t{1} << i;
     }
-    NameScope scope(node.name + "_grad");
+    NameScope scope(ScopeName(node));
     std::vector<std::optional<Tensor>> grads = call.op->gradient(call, grad);
     if (grads.size() != call.inputs.size()) {
       throw InternalError(StrCat("Gradients: the gradient of ", node.op, " returned ", grads.size(),
@@ -138,12 +147,54 @@ class GraphBackprop {
     return grads;
   }
 
+  // A call's: its function's body copied into the graph
+  // (autodiff/internal/inline_call.h) and differentiated by a backward pass
+  // of its own from the copy's output to the nodes standing for the
+  // arguments.
+  std::vector<std::optional<Tensor>> FunctionCallGradient(int n, const Tensor& grad) {
+    const Node& node = graph_.node(n);
+    if (inline_depth >= kMaxInlineDepth) {
+      throw InvalidArgumentError(StrCat("Gradients: node '", node.name, "' (", node.op,
+                                        ") nests function calls deeper than ", kMaxInlineDepth,
+                                        ": the function library recurses"));
+    }
+    ++inline_depth;
+    struct Leave {
+      ~Leave() { --inline_depth; }
+    } leave;
+    Graph& graph = *Graph::Current();  // Gradients checked it is graph_
+    NameScope scope(ScopeName(node));
+    const std::string prefix = graph.UniqueName("inlined") + "/";
+    const internal::InlinedCall inlined = internal::InlineCall(graph, n, prefix);
+    GraphBackprop inner(graph, inlined.args, prefix);
+    inner.Run(inlined.output, grad);
+    std::vector<std::optional<Tensor>> grads;
+    grads.reserve(inlined.args.size());
+    for (const int arg : inlined.args) grads.push_back(inner.GradientOf(arg));
+    return grads;
+  }
+
+  // "MatMul_grad" for node "MatMul" (or "<prefix>MatMul" when inlined).
+  std::string ScopeName(const Node& node) const {
+    std::string_view name = node.name;
+    if (!inlined_prefix_.empty() && name.starts_with(inlined_prefix_)) {
+      name.remove_prefix(inlined_prefix_.size());
+    }
+    return StrCat(name, "_grad");
+  }
+
+  static constexpr int kMaxInlineDepth = 64;
+  static thread_local int inline_depth;
+
   const Graph& graph_;
+  std::string inlined_prefix_;
   std::vector<uint8_t> state_;
   std::vector<uint8_t> is_source_;
   std::vector<int32_t> uses_;
   std::vector<std::optional<Tensor>> grads_;
 };
+
+thread_local int GraphBackprop::inline_depth = 0;
 
 }  // namespace
 
