@@ -22,6 +22,8 @@ bool IsInlinableCall(const std::string& op) {
   return op == "PartitionedCall" || op == "StatefulPartitionedCall";
 }
 
+bool IsIf(const std::string& op) { return op == "If" || op == "StatelessIf"; }
+
 InlinedCall InlineCall(Graph& graph, int call, const std::string& prefix) {
   const Node& node = graph.node(call);  // chunks never move: stays valid
   const std::string* name = AttrAs<std::string>(node.FindAttr("f"));
@@ -29,6 +31,16 @@ InlinedCall InlineCall(Graph& graph, int call, const std::string& prefix) {
     throw InvalidArgumentError(
         StrCat("Gradients: call node '", node.name, "' has no function name (attribute 'f')"));
   }
+  std::vector<std::string> inputs;
+  for (const std::string& input : node.inputs) {
+    if (!ParseNodeInput(input).control) inputs.push_back(input);
+  }
+  return InlineFunction(graph, node, *name, inputs, prefix);
+}
+
+InlinedCall InlineFunction(Graph& graph, const Node& node, const std::string& function,
+                           const std::vector<std::string>& inputs, const std::string& prefix) {
+  const std::string* name = &function;
   if (graph.functions() == nullptr) {
     throw NotFoundError(StrCat("Gradients: node '", node.name, "' calls function '", *name,
                                "', but its graph has no function library"));
@@ -41,10 +53,6 @@ InlinedCall InlineCall(Graph& graph, int call, const std::string& prefix) {
   if (f.outputs.size() != 1) {
     throw fail("which has ", f.outputs.size(),
                " outputs; gradients through calls of one output only");
-  }
-  std::vector<std::string> inputs;
-  for (const std::string& input : node.inputs) {
-    if (!ParseNodeInput(input).control) inputs.push_back(input);
   }
   if (inputs.size() != f.inputs.size()) {
     throw InvalidArgumentError(StrCat("Gradients: node '", node.name, "' calls function '", f.name,

@@ -1,7 +1,8 @@
 #pragma once
 
 // How eager::Gradients (autodiff/graph_gradients.h) differentiates a
-// function call (PartitionedCall, StatefulPartitionedCall): it copies the
+// function call (PartitionedCall, StatefulPartitionedCall; an If's branches
+// alike, behind Switches): it copies the
 // called function's body into the calling graph, as TF's function inlining
 // does, and differentiates the copy with the same backward pass as any other
 // nodes. The copy recomputes the function's forward values when the
@@ -40,7 +41,15 @@ struct InlinedCall {
 // from one node.
 InlinedCall InlineCall(Graph& graph, int call, const std::string& prefix);
 
+// The same for function `function` of the graph's library called by `node`
+// (a call, or an If for one of its branches) on `inputs` (node input
+// strings, one per argument).
+InlinedCall InlineFunction(Graph& graph, const Node& node, const std::string& function,
+                           const std::vector<std::string>& inputs, const std::string& prefix);
+
 // Whether `op` is a call InlineCall copies.
 bool IsInlinableCall(const std::string& op);
+// Whether `op` is If or StatelessIf.
+bool IsIf(const std::string& op);
 
 }  // namespace eager::internal

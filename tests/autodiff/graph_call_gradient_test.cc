@@ -2,7 +2,9 @@
 // PartitionedCall; autodiff/internal/inline_call.h): the gradients of a
 // loss computed by a nested call that reads a captured resource variable
 // equal central differences of the loss run in a Session, for the captured
-// variable and for a variable whose read is passed as a value argument. A
+// variable and for a variable whose read is passed as a value argument;
+// so do those through a StatelessIf taking either branch (one branch not
+// reading the variable it is passed: zero gradient). A
 // recursive library, a function that assigns variables, and a call of
 // several outputs are clear errors naming the node.
 
@@ -156,6 +158,69 @@ TEST(GraphCallGradientTest, NestedCallWithCapturedVariableMatchesCentralDifferen
   const double u0 = 0.5, v0 = 0.7, t = std::tanh(u0 * v0);
   EXPECT_NEAR(dv[0], 2 * t * u0 * (1 - t * t) * u0 * u0, 1e-5);
 }
+
+// triple(x: float, v: resource) -> x * 3, v unread (as cond_v2's branches
+// get every capture of either).
+FunctionDefinition Triple() {
+  FunctionDefinition f{.name = "triple"};
+  f.inputs = {{.name = "x", .tf_type = kFloat}, {.name = "v", .tf_type = kTfResourceType}};
+  f.outputs = {{.name = "y", .tf_type = kFloat}};
+  f.nodes.push_back(
+      MakeNode("three", "Const", {}, Attrs{{"value", Tensor(3.0f)}, {"dtype", DType::kFloat32}}));
+  f.nodes.push_back(MakeNode("mul", "Mul", {"x", "three:output:0"}));
+  f.ret = {{"y", "mul:z:0"}};
+  return f;
+}
+
+class IfGradientTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(IfGradientTest, EachBranchMatchesCentralDifferences) {
+  CallGraph g({Inner(), Triple()});
+  g.graph.AddNode(
+      MakeNode("p", "Const", {}, Attrs{{"value", Tensor(GetParam())}, {"dtype", DType::kBool}}));
+  Node cond = MakeNode("if", "StatelessIf", {"p", "x", "v"},
+                       Attrs{{"then_branch", std::string("inner")},
+                             {"else_branch", std::string("triple")},
+                             {"Tout", std::vector<DType>{DType::kFloat32}}});
+  cond.output_specs = {{Shape{3}, DType::kFloat32}};
+  g.graph.AddNode(std::move(cond));
+  g.AddLoss("if");
+  Graph::AsDefault in(g.graph);
+  const std::vector<std::optional<Tensor>> grads =
+      Gradients(g.graph.TensorByName("loss:0"), {g.v, g.u});
+  ASSERT_TRUE(grads[0].has_value());
+  ASSERT_TRUE(grads[1].has_value());
+  Session sess(g.graph);
+  const std::vector<float> dv = sess.Run(*grads[0]).ToVector<float>();
+  const std::vector<float> du = sess.Run(*grads[1]).ToVector<float>();
+  ExpectMatches(dv, NumericGradient(sess, *g.v), "d/dv");
+  ExpectMatches(du, NumericGradient(sess, *g.u), "d/du");
+  if (!GetParam()) {  // triple: d/du (3u)^2 = 18u; v unread
+    EXPECT_EQ(dv, (std::vector<float>{0, 0, 0}));
+    EXPECT_NEAR(du[1], 18 * 2.0, 1e-5);
+  }
+}
+
+TEST(GraphCallGradientTest, IfOfANonBoolPredicateIsUnimplemented) {
+  CallGraph g({Inner(), Triple()});
+  Node cond = MakeNode("if", "If", {"x", "x", "v"},
+                       Attrs{{"then_branch", std::string("inner")},
+                             {"else_branch", std::string("triple")},
+                             {"Tout", std::vector<DType>{DType::kFloat32}}});
+  cond.output_specs = {{Shape{3}, DType::kFloat32}};
+  g.graph.AddNode(std::move(cond));
+  g.AddLoss("if");
+  Graph::AsDefault in(g.graph);
+  try {
+    Gradients(g.graph.TensorByName("loss:0"), {g.v});
+    ADD_FAILURE() << "no error";
+  } catch (const UnimplementedError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("node 'if' (If): the gradient needs a bool scalar predicate"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Branches, IfGradientTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Then" : "Else"; });
 
 TEST(GraphCallGradientTest, RecursiveLibraryIsAnErrorNotAStackOverflow) {
   FunctionDefinition rec{.name = "rec"};

@@ -21,9 +21,11 @@ values bit for bit, under TF's keys.
 
 Then eager's own graph-mode Minimize on the imported resource variables: TF
 writes a like MLP with its loss only (no train op) whose hidden layer is a
-tf.function reading its variables inside and calling a nested tf.function
-(a StatefulPartitionedCall with captured handles). eager::Gradients of the
-loss through the call must equal tf.gradients; then eager imports it
+tf.function reading its variables inside, with two tf.conds (StatelessIf,
+one taking each branch, one variable read in one branch only) and a nested
+tf.function call (a StatefulPartitionedCall with captured handles).
+eager::Gradients of the loss through the call and the Ifs must equal
+tf.gradients; then eager imports it
 and adds its TF1 GradientDescent, Momentum and Adam Minimize (resource slots
 and powers, ResourceApply* nodes), MINIMIZE_STEPS steps of each in turn; TF
 adds its own three optimizers to that graph and runs them the same way.
@@ -74,12 +76,20 @@ def check_minimize(driver, work, rng, x_value, y_value, tally):
 
         @tf.function
         def hidden(inputs):
-            return activation(tf.matmul(inputs, w1) + b1)
+            z = tf.matmul(inputs, w1)
+            # Two tf.conds (StatelessIf): the first takes its else branch,
+            # the only one reading b1; the second its then branch.
+            z = tf.cond(tf.reduce_mean(z) > 100.0, lambda: z * 2.0, lambda: z + b1)
+            return tf.cond(tf.reduce_mean(z) < 100.0, lambda: activation(z),
+                           lambda: tf.nn.relu(z))
 
         h = hidden(x)
         loss = tf.reduce_mean(tf.square(tf.matmul(h, w2) - y), name="loss")
         call_types = {op.type for op in graph.get_operations()}
         assert "StatefulPartitionedCall" in call_types, call_types
+        library = {f.signature.name: {n.op for n in f.node_def}
+                   for f in graph.as_graph_def().library.function}
+        assert any("StatelessIf" in ops or "If" in ops for ops in library.values()), library
         saver = tf1.train.Saver()
         params = [w1, b1, w2]
         # The .meta eager imports holds no gradient nor optimizer: written
