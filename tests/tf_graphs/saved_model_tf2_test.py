@@ -28,7 +28,11 @@ dynamic_size, stack, gather, split, concat): TensorList ops in the library.
 (8) Keras 3 LSTM, GRU and SimpleRNN layers (return_sequences both ways,
 go_backwards), exported with model.export() and saved with
 tf.saved_model.save: While loops over TensorLists, ReverseV2. Both judged
-within the same 1e-5 * max(1, max|TF|).
+within the same 1e-5 * max(1, max|TF|). (9) Gradients: a tf.Module whose
+signature calls a nested tf.function and a tf.cond, variables read inside
+both; eager::Gradients of sum(y^2) with respect to the loaded variables
+(through the StatefulPartitionedCalls and the If, for each branch) equal
+tf.GradientTape's on TF's own load, within the same tolerance.
 """
 
 import os
@@ -60,6 +64,62 @@ class Mlp(tf.Module):
     def __call__(self, x):
         h = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, self.w1), self.b1))
         return {"y": tf.nn.bias_add(tf.matmul(h, self.w2), self.b2)}
+
+
+class Tunable(tf.Module):
+    """For gradients: a nested tf.function and a tf.cond, variables read
+    inside both."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.RandomState(40)
+        self.w1 = tf.Variable(rng.randn(3, 4).astype(np.float32), name="w1")
+        self.b1 = tf.Variable(rng.randn(4).astype(np.float32), name="b1")
+        self.w2 = tf.Variable(rng.randn(4, 2).astype(np.float32), name="w2")
+
+    @tf.function
+    def hidden(self, x):
+        return tf.nn.tanh(tf.matmul(x, self.w1) + self.b1)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def __call__(self, x):
+        h = self.hidden(x)
+        h = tf.cond(tf.reduce_mean(x) > 0.0, lambda: h * self.b1, lambda: h + 1.0)
+        return {"y": tf.matmul(h, self.w2)}
+
+
+def check_gradients(tally, driver, export_dir, work, inputs):
+    """eager::Gradients of sum(y^2) through the loaded signature (calls, If)
+    equal tf.GradientTape's on TF's own load of the SavedModel."""
+    loaded = tf.saved_model.load(export_dir)
+    fn = loaded.signatures["serving_default"]
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.square(fn(x=tf.constant(inputs))["y"]))
+    variables = [loaded.w1, loaded.b1, loaded.w2]
+    want = [g.numpy() for g in tape.gradient(loss, variables)]
+    feeds = os.path.join(work, "tunable.feeds")
+    out = os.path.join(work, "tunable.out")
+    write_bundle(feeds, {"x": inputs})
+    proc = subprocess.run([driver, export_dir, "serving_default", feeds, out, "--gradients"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"driver failed ({proc.returncode}): {proc.stderr.strip()}")
+    got = read_bundle(out)
+    if ".error" in got:
+        tally.check("SavedModel gradients", "eager: " + got[".error"])
+        return
+    # eager names variables by their VarHandleOp nodes: matched by value.
+    for variable, grad in zip(variables, want):
+        nodes = [k[len("value/"):] for k, v in got.items()
+                 if k.startswith("value/") and np.array_equal(v, variable.numpy())]
+        name = variable.name
+        if len(nodes) != 1 or "grad/" + nodes[0] not in got:
+            tally.check(f"SavedModel gradient of {name}", f"eager has no gradient for it ({nodes})")
+            continue
+        tally.check(f"SavedModel gradient of {name}",
+                    mismatch(name, got["grad/" + nodes[0]], grad, TOL))
+        print(f"SavedModel gradient of {name} (eager's '{nodes[0]}'): max |eager - TF| = "
+              f"{float(np.max(np.abs(got['grad/' + nodes[0]] - grad))):.3g}", flush=True)
 
 
 class Loop(tf.Module):
@@ -252,6 +312,11 @@ def main():
     mlp_dir = os.path.join(work, "mlp")
     tf.saved_model.save(Mlp(), mlp_dir)
     check_model(tally, driver, mlp_dir, work, "tf.Module MLP", batch)
+
+    tunable_dir = os.path.join(work, "tunable")
+    tf.saved_model.save(Tunable(), tunable_dir)
+    for sign in (1, -1):  # each branch of the tf.cond
+        check_gradients(tally, driver, tunable_dir, work, sign * np.abs(batch))
 
     keras_dir = os.path.join(work, "keras")
     keras_sequential(keras_dir)
