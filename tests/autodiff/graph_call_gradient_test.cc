@@ -83,7 +83,7 @@ class CallGraph {
     x.output_specs = {{Shape{3}, DType::kFloat32}};
     graph.AddNode(std::move(x));
   }
-  Variable* AddVariable(const std::string& name, std::vector<float> value) {
+  Variable* AddVariable(const std::string& name, const std::vector<float>& value) {
     graph.AddNode(MakeNode(name, "VarHandleOp", {},
                            Attrs{{"dtype", DType::kFloat32},
                                  {"shape", Shape{3}},

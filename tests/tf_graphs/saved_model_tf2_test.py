@@ -32,7 +32,10 @@ within the same 1e-5 * max(1, max|TF|). (9) Gradients: a tf.Module whose
 signature calls a nested tf.function and a tf.cond, variables read inside
 both; eager::Gradients of sum(y^2) with respect to the loaded variables
 (through the StatefulPartitionedCalls and the If, for each branch) equal
-tf.GradientTape's on TF's own load, within the same tolerance.
+tf.GradientTape's on TF's own load, within the same tolerance; then eager
+fine-tunes them (TF1 GradientDescent Minimize, 3 steps of sum(y^2)) to TF's
+own gradient descent on its load, and saves a checkpoint that TF reads
+back bit for bit.
 """
 
 import os
@@ -49,6 +52,8 @@ tf1.enable_resource_variables()
 tf1.enable_control_flow_v2()
 
 TOL = 1e-5
+FINETUNE_STEPS = 3
+FINETUNE_LR = 0.01
 
 
 class Mlp(tf.Module):
@@ -100,7 +105,8 @@ def check_gradients(tally, driver, export_dir, work, inputs):
     feeds = os.path.join(work, "tunable.feeds")
     out = os.path.join(work, "tunable.out")
     write_bundle(feeds, {"x": inputs})
-    proc = subprocess.run([driver, export_dir, "serving_default", feeds, out, "--gradients"],
+    proc = subprocess.run([driver, export_dir, "serving_default", feeds, out,
+                           f"--finetune={FINETUNE_STEPS}:{FINETUNE_LR}"],
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"driver failed ({proc.returncode}): {proc.stderr.strip()}")
@@ -109,6 +115,7 @@ def check_gradients(tally, driver, export_dir, work, inputs):
         tally.check("SavedModel gradients", "eager: " + got[".error"])
         return
     # eager names variables by their VarHandleOp nodes: matched by value.
+    eager_nodes = {}
     for variable, grad in zip(variables, want):
         nodes = [k[len("value/"):] for k, v in got.items()
                  if k.startswith("value/") and np.array_equal(v, variable.numpy())]
@@ -120,6 +127,25 @@ def check_gradients(tally, driver, export_dir, work, inputs):
                     mismatch(name, got["grad/" + nodes[0]], grad, TOL))
         print(f"SavedModel gradient of {name} (eager's '{nodes[0]}'): max |eager - TF| = "
               f"{float(np.max(np.abs(got['grad/' + nodes[0]] - grad))):.3g}", flush=True)
+        eager_nodes[name] = nodes[0]
+    # Fine-tuning: TF's gradient descent on its own load, step for step.
+    for _ in range(FINETUNE_STEPS):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(fn(x=tf.constant(inputs))["y"]))
+        for variable, grad in zip(variables, tape.gradient(loss, variables)):
+            variable.assign_sub(FINETUNE_LR * grad)
+    reader = tf.train.load_checkpoint(out + ".ckpt")  # TF reads eager's checkpoint
+    for variable in variables:
+        node = eager_nodes.get(variable.name)
+        if node is None:
+            continue
+        tuned = got.get("tuned/" + node)
+        tally.check(f"SavedModel fine-tuned {variable.name}",
+                    mismatch(variable.name, tuned, variable.numpy(), TOL))
+        tally.check(f"TF restores eager's fine-tuned {variable.name}",
+                    mismatch(variable.name, reader.get_tensor(node), tuned, 0))
+        print(f"SavedModel fine-tuned {variable.name}: max |eager - TF| = "
+              f"{float(np.max(np.abs(tuned - variable.numpy()))):.3g}", flush=True)
 
 
 class Loop(tf.Module):
