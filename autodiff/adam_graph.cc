@@ -1,6 +1,9 @@
 // Adam::Minimize in graph mode: TF1's AdamOptimizer.minimize, node for node
 // (names in autodiff/adam.h). The arithmetic is the ApplyAdam kernel the
 // eager step runs and float32 products for the powers, as eager's FinishStep.
+// On resource variables (an imported TF 2.x graph's) as TF1 does there:
+// resource slots and powers, ResourceApplyAdam, and the powers advanced by
+// AssignVariableOp.
 
 #include <string>
 #include <utility>
@@ -9,6 +12,7 @@
 #include "ops/array_ops.h"
 #include "ops/binary_ops.h"
 #include "ops/graph_ops.h"
+#include "ops/resource_training_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
@@ -26,8 +30,19 @@ Operation Adam::Minimize(const Tensor& loss, std::vector<Variable*> var_list) {
   Graph* graph = Graph::Current();  // not null: GraphGradients checked
 
   // _create_slots: the powers (first call only), then each variable's slots.
-  CreatePowers();
+  // On resource variables the powers and slots are resource variables too:
+  // the powers as the variable with the least name (TF colocates them with
+  // it and takes its kind), each slot as its variable (slot_creator).
+  {
+    const Variable* first = pairs.front().second;
+    for (const auto& pair : pairs) {
+      if (pair.second->name() < first->name()) first = pair.second;
+    }
+    const Graph::UseResourceVariables resource(*graph, graph->IsResourceVariable(*first));
+    CreatePowers();
+  }
   for (const auto& [grad, var] : pairs) {
+    const Graph::UseResourceVariables resource(*graph, graph->IsResourceVariable(*var));
     if (GetSlot(*var, "m") == nullptr) CreateSlots(*var);
   }
 
@@ -51,6 +66,12 @@ Operation Adam::Minimize(const Tensor& loss, std::vector<Variable*> var_list) {
       const auto cast = [dtype](const Tensor& t) {
         return dtype == DType::kFloat32 ? t : Cast(t, dtype);
       };
+      if (graph->IsResourceVariable(*var)) {  // _resource_apply_dense
+        updates.push_back(ResourceApplyAdam(
+            *var, *GetSlot(*var, "m"), *GetSlot(*var, "v"), cast(beta1_power_->value()),
+            cast(beta2_power_->value()), cast(lr), cast(beta1), cast(beta2), cast(epsilon), grad));
+        continue;
+      }
       const Tensor updated = ApplyAdam(*var, *GetSlot(*var, "m"), *GetSlot(*var, "v"),
                                        cast(beta1_power_->value()), cast(beta2_power_->value()),
                                        cast(lr), cast(beta1), cast(beta2), cast(epsilon), grad);

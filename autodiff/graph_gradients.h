@@ -19,8 +19,24 @@
 // are summed with Add, in the order a GradientTape sums them, so graph and
 // eager gradients are the same bits.
 //
+// Function calls (StatefulPartitionedCall, PartitionedCall: a tf.function
+// called in a TF 2.x graph) are differentiated through: the called
+// function's body is copied into the graph under "gradients/<call>_grad/
+// inlined/" and the copy differentiated like any nodes, nested calls in
+// turn (autodiff/internal/inline_call.h), so variables read inside the
+// function through captured handles get their gradients. An If or
+// StatelessIf (tf.cond of control flow v2) is differentiated as TF1's
+// tf.cond would be: each branch inlined behind Switches on the predicate
+// (which must be a bool scalar), so only the taken branch's copy runs, and
+// each input's gradient the Merge of the branches' (zeros from a branch
+// that does not use it). A call of several outputs, one whose function
+// assigns variables, and a Case or While on the way back are
+// UnimplementedError naming the node; calls nested deeper than 64 (a
+// recursive library) InvalidArgumentError.
+//
 // A variable's gradient is the one reaching its VariableV2 node (through its
-// "/read" Identity). Only nodes between the target and the variables are
+// "/read" Identity), or a resource variable's VarHandleOp (through every
+// ReadVariableOp). Only nodes between the target and the variables are
 // differentiated; inputs that do not lead to a variable are skipped (the
 // first layer's input gradient is never built).
 

@@ -1,5 +1,7 @@
 // SGD::Minimize in graph mode: TF1's GradientDescentOptimizer.minimize and
-// MomentumOptimizer.minimize, node for node (names in autodiff/sgd.h).
+// MomentumOptimizer.minimize, node for node (names in autodiff/sgd.h). On
+// resource variables (an imported TF 2.x graph's) as TF1 does there:
+// resource slots and ResourceApplyGradientDescent / ResourceApplyMomentum.
 
 #include <string>
 #include <utility>
@@ -7,6 +9,7 @@
 #include "autodiff/sgd.h"
 #include "ops/array_ops.h"
 #include "ops/graph_ops.h"
+#include "ops/resource_training_ops.h"
 #include "ops/training_ops.h"
 #include "runtime/graph.h"
 #include "runtime/names.h"
@@ -25,6 +28,8 @@ Operation SGD::Minimize(const Tensor& loss, std::vector<Variable*> var_list) {
   Graph* graph = Graph::Current();  // not null: GraphGradients checked
   // _create_slots (MomentumOptimizer only).
   for (const auto& [grad, var] : pairs) {
+    // slot_creator: a resource variable's slot is a resource variable.
+    const Graph::UseResourceVariables resource(*graph, graph->IsResourceVariable(*var));
     if (use_momentum_ && GetSlot(*var, "momentum") == nullptr) CreateSlots(*var);
   }
 
@@ -50,6 +55,13 @@ Operation SGD::Minimize(const Tensor& loss, std::vector<Variable*> var_list) {
       const auto cast = [&](const Tensor& t) {
         return var->dtype() == DType::kFloat32 ? t : Cast(t, var->dtype());
       };
+      if (graph->IsResourceVariable(*var)) {  // _resource_apply_dense
+        updates.push_back(use_momentum_
+                              ? ResourceApplyMomentum(*var, *GetSlot(*var, "momentum"), cast(lr),
+                                                      grad, cast(*momentum), nesterov_)
+                              : ResourceApplyGradientDescent(*var, cast(lr), grad));
+        continue;
+      }
       const Tensor updated = use_momentum_
                                  ? ApplyMomentum(*var, *GetSlot(*var, "momentum"), cast(lr), grad,
                                                  cast(*momentum), nesterov_)

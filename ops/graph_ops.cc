@@ -96,6 +96,21 @@ Tensor AddAssignNode(Graph& graph, Variable& variable, const Tensor& value, cons
                                       value.shape()));
   }
   const std::string value_input = internal::GraphInput(graph, value);
+  if (graph.IsResourceVariable(variable)) {
+    // ResourceVariable.assign*(read_value=True): the update, then a read
+    // that waits for it.
+    Node update{.name = graph.UniqueName(StrCat(op, "VariableOp")), .op = StrCat(op, "VariableOp")};
+    update.inputs = {record.variable_node, value_input};
+    update.attrs = {{"dtype", variable.dtype()}};
+    if (std::string_view(op) == "Assign") update.attrs.Set("validate_shape", false);
+    const Operation updated(&graph, graph.AddNode(std::move(update)));
+    const Graph::ControlDependencies after(graph, {updated});
+    Node read{.name = graph.UniqueName("ReadVariableOp"), .op = "ReadVariableOp"};
+    read.inputs = {record.variable_node};
+    read.attrs = {{"dtype", variable.dtype()}};
+    read.output_specs = {{variable.shape(), variable.dtype()}};
+    return graph.Output(graph.AddNode(std::move(read)));
+  }
   Node node{.name = graph.UniqueName(op), .op = op};
   node.inputs = {record.variable_node, value_input};
   node.attrs = {{"T", variable.dtype()},

@@ -46,7 +46,10 @@ std::vector<Tensor> IdentityN(const std::vector<Tensor>& values);
 // In a graph they add the node (the variable must belong to it; `value` must
 // have its dtype and a compatible static shape, else InvalidArgumentError)
 // and return its output, the new value; running it in a Session assigns the
-// Variable object. Eagerly they assign at once and return the new value.
+// Variable object. On a resource variable (Graph::IsResourceVariable) the
+// node is TF's AssignVariableOp (AssignAdd/SubVariableOp) and the result a
+// ReadVariableOp waiting for it, as ResourceVariable.assign(read_value=True).
+// Eagerly they assign at once and return the new value.
 Tensor Assign(Variable& variable, const Tensor& value);
 Tensor AssignAdd(Variable& variable, const Tensor& delta);
 Tensor AssignSub(Variable& variable, const Tensor& delta);

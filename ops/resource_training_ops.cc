@@ -167,4 +167,48 @@ const OpDef kResourceApplyAdagradV2Op = {.type = "ResourceApplyAdagradV2",
                                          .num_outputs = 0,
                                          .ref_inputs = 0b11};
 
+Operation ResourceApplyGradientDescent(Variable& var, const Tensor& alpha, const Tensor& delta) {
+  if (Graph::Current() == nullptr) {
+    ApplyGradientDescent(var, alpha, delta);
+    return {};
+  }
+  const Tensor tensors[] = {alpha, delta};
+  constexpr const char* kNames[] = {"alpha", "delta"};
+  internal::CheckApplyArguments("ResourceApplyGradientDescent", var, {}, "", tensors, kNames, 1);
+  Variable* refs[] = {&var};
+  return internal::AddResourceApplyNode("ResourceApplyGradientDescent", refs, tensors, Attrs{});
+}
+
+Operation ResourceApplyMomentum(Variable& var, Variable& accum, const Tensor& lr,
+                                const Tensor& grad, const Tensor& momentum, bool use_nesterov) {
+  if (Graph::Current() == nullptr) {
+    ApplyMomentum(var, accum, lr, grad, momentum, use_nesterov);
+    return {};
+  }
+  const Tensor tensors[] = {lr, grad, momentum};
+  const Variable* slots[] = {&accum};
+  internal::CheckApplyArguments("ResourceApplyMomentum", var, slots, "accum", tensors,
+                                kMomentumNames, 1);
+  Variable* refs[] = {&var, &accum};
+  return internal::AddResourceApplyNode("ResourceApplyMomentum", refs, tensors,
+                                        Attrs{{"use_nesterov", use_nesterov}});
+}
+
+Operation ResourceApplyAdam(Variable& var, Variable& m, Variable& v, const Tensor& beta1_power,
+                            const Tensor& beta2_power, const Tensor& lr, const Tensor& beta1,
+                            const Tensor& beta2, const Tensor& epsilon, const Tensor& grad) {
+  if (Graph::Current() == nullptr) {
+    ApplyAdam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad);
+    return {};
+  }
+  const Tensor tensors[] = {beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad};
+  constexpr const char* kNames[] = {"beta1_power", "beta2_power", "lr",  "beta1",
+                                    "beta2",       "epsilon",     "grad"};
+  const Variable* slots[] = {&m, &v};
+  internal::CheckApplyArguments("ResourceApplyAdam", var, slots, "slot", tensors, kNames, 6);
+  Variable* refs[] = {&var, &m, &v};
+  return internal::AddResourceApplyNode("ResourceApplyAdam", refs, tensors,
+                                        Attrs{{"use_nesterov", false}});
+}
+
 }  // namespace eager

@@ -416,6 +416,20 @@ const GraphVariable* Graph::FindVariable(const Variable* variable) const {
   return nullptr;
 }
 
+bool Graph::IsResourceVariable(const Variable& variable) const {
+  const GraphVariable* record = FindVariable(&variable);
+  if (record == nullptr) return false;
+  const Node* node = FindNode(record->variable_node);
+  return node != nullptr && node->op == "VarHandleOp";
+}
+
+Graph::UseResourceVariables::UseResourceVariables(Graph& graph, bool use_resource)
+    : graph_(graph), previous_(graph.resource_variables_) {
+  graph.resource_variables_ = use_resource;
+}
+
+Graph::UseResourceVariables::~UseResourceVariables() { graph_.resource_variables_ = previous_; }
+
 Variable* Graph::VariableForNode(std::string_view node_name) const {
   for (const GraphVariable& v : variables_) {
     if (v.variable_node == node_name) return v.variable;

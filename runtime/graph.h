@@ -291,6 +291,31 @@ class Graph {
   }
   // The record of a variable of this graph, or nullptr.
   const GraphVariable* FindVariable(const Variable* variable) const;
+  // Whether `variable` is a resource variable of this graph (its node is a
+  // VarHandleOp: imported from a TF 2.x graph, or made under
+  // UseResourceVariables); false for a VariableV2 or another graph's.
+  bool IsResourceVariable(const Variable& variable) const;
+
+  // `with tf.compat.v1.variable_scope(..., use_resource=True):` while the
+  // object lives: Variables created in `graph` are resource variables, as
+  // TF 2.x makes them: a VarHandleOp "v", its initializer "v/Assign" (an
+  // AssignVariableOp of the initial value) and the snapshot
+  // "v/Read/ReadVariableOp", instead of VariableV2, Assign and "v/read".
+  // TF1's optimizers make the slots of a resource variable so
+  // (slot_creator's use_resource). REQUIRES: the graph outlives the object;
+  // scopes nest properly.
+  class UseResourceVariables {
+   public:
+    explicit UseResourceVariables(Graph& graph, bool use_resource = true);
+    ~UseResourceVariables();
+    UseResourceVariables(const UseResourceVariables&) = delete;
+    UseResourceVariables& operator=(const UseResourceVariables&) = delete;
+
+   private:
+    Graph& graph_;
+    bool previous_;
+  };
+  bool creates_resource_variables() const { return resource_variables_; }
   // The Variable that owns VariableV2 node `node_name` ("v1"), or nullptr.
   Variable* VariableForNode(std::string_view node_name) const;
 
@@ -420,6 +445,7 @@ class Graph {
   std::map<std::string, Variable*, std::less<>> stored_variables_;  // of owned_variables_
   std::vector<std::string> control_inputs_;  // "^op" of open ControlDependencies scopes
   int capturing_ = 0;                        // open CaptureVariables scopes
+  bool resource_variables_ = false;          // an open UseResourceVariables scope
   std::map<const Variable*, const Variable*> read_instead_;  // of the innermost scope
   std::map<const Variable*, Variable*> captured_;            // source -> mirror (owned)
   std::shared_ptr<const FunctionLibrary> functions_;

@@ -113,6 +113,10 @@ void Variable::AddToGraph(Graph& graph, const Tensor* initial_value) {
       graph.AddNode(std::move(c));
     }
   }
+  if (graph.creates_resource_variables()) {
+    AddResourceNodes(graph, record, init_input);
+    return;
+  }
   Node var{.name = op, .op = "VariableV2"};
   var.attrs = {{"shape", shape_},
                {"dtype", dtype_},
@@ -132,6 +136,37 @@ void Variable::AddToGraph(Graph& graph, const Tensor* initial_value) {
   Node read{.name = graph.names().UniqueName(op + "/read"), .op = "Identity"};
   read.inputs = {op};
   read.attrs = {{"T", dtype_}, {"_class", colocate}};
+  read.output_specs = {{shape_, dtype_}};
+  record.snapshot = read.name + ":0";
+  read_ = graph.Output(graph.AddNode(std::move(read)));
+  in_graph_ = true;
+  graph_ = &graph;
+  graph.RegisterVariable(record);
+}
+
+void Variable::AddResourceNodes(Graph& graph, GraphVariable& record,
+                                const std::string& init_input) {
+  // TF 2.x's ResourceVariable in a graph: the handle, its initializer and a
+  // snapshot read (ops/resource_variable_ops.h). The handle's shared_name is
+  // the node's, so a Session finds the variable under it.
+  const std::string op(shared_name());
+  Node handle{.name = op, .op = "VarHandleOp"};
+  handle.attrs = {{"shape", shape_},
+                  {"dtype", dtype_},
+                  {"container", std::string()},
+                  {"shared_name", op},
+                  {"allowed_devices", std::vector<std::string>{}}};
+  graph.AddNode(std::move(handle));
+  if (!init_input.empty()) {
+    Node assign{.name = graph.names().UniqueName(op + "/Assign"), .op = "AssignVariableOp"};
+    assign.inputs = {op, init_input};
+    assign.attrs = {{"dtype", dtype_}, {"validate_shape", false}};
+    record.initializer = assign.name;
+    graph.AddNode(std::move(assign));
+  }
+  Node read{.name = graph.names().UniqueName(op + "/Read/ReadVariableOp"), .op = "ReadVariableOp"};
+  read.inputs = {op};
+  read.attrs = {{"dtype", dtype_}};
   read.output_specs = {{shape_, dtype_}};
   record.snapshot = read.name + ":0";
   read_ = graph.Output(graph.AddNode(std::move(read)));

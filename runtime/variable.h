@@ -16,10 +16,12 @@
 // default is that graph's VariableV2 node, with TF1's `NAME/initial_value`,
 // `NAME/Assign` (its initializer) and `NAME/read` nodes, and starts
 // uninitialized whatever its initial value; value() is the symbolic
-// `NAME/read:0`. Its state still lives here: a Session's VariableV2 node reads
-// stored_value(), its Assign nodes call Assign(), and a Saver restores by
-// calling Assign() too. Assign*() take values, never symbolic tensors (use
-// the graph op eager::Assign(variable, tensor) from ops/graph_ops.h).
+// `NAME/read:0`. Under Graph::UseResourceVariables it is a resource
+// variable instead: a VarHandleOp with `NAME/Assign` (AssignVariableOp) and
+// value() `NAME/Read/ReadVariableOp:0`. Its state still lives here: a Session's VariableV2 node
+// reads stored_value(), its Assign nodes call Assign(), and a Saver restores by calling Assign()
+// too. Assign*() take values, never symbolic tensors (use the graph op eager::Assign(variable,
+// tensor) from ops/graph_ops.h).
 //
 // Variables are non-copyable and non-movable: layers and optimizers own them by
 // value and everyone else refers to them by pointer, which stays valid for the
@@ -128,6 +130,9 @@ class Variable final : public Trackable, public Resource {
   Variable(CaptureTag, Graph& graph, const std::string& name, bool trainable, const Tensor& value);
   // Adds this variable's nodes to `graph` (initial_value may be null).
   void AddToGraph(Graph& graph, const Tensor* initial_value);
+  // Its resource-variable form (Graph::UseResourceVariables); `init_input`
+  // is the initializer's value input ("" for none).
+  void AddResourceNodes(Graph& graph, GraphVariable& record, const std::string& init_input);
   void CheckCompatible(const Tensor& value, const char* op) const;
   // REQUIRES: mu_ held.
   void RequireInitialized(const char* op) const;

@@ -72,4 +72,22 @@ Tensor AddApplyNode(std::string_view op, std::span<Variable* const> refs,
   return graph.Output(graph.AddNode(std::move(node)));
 }
 
+Operation AddResourceApplyNode(std::string_view op, std::span<Variable* const> refs,
+                               std::span<const Tensor> tensors, const Attrs& attrs) {
+  Graph& graph = *Graph::Current();
+  Node node{.name = graph.UniqueName(op), .op = std::string(op)};
+  for (const Variable* r : refs) {
+    node.inputs.push_back(RefInput(op, graph, *r));
+    if (!graph.IsResourceVariable(*r)) {
+      throw InvalidArgumentError(StrCat(op, ": variable '", r->shared_name(),
+                                        "' is not a resource variable (its node '",
+                                        node.inputs.back(), "' is not a VarHandleOp)"));
+    }
+  }
+  for (const Tensor& t : tensors) node.inputs.push_back(GraphInput(graph, t));
+  node.attrs = {{"T", refs[0]->dtype()}, {"use_locking", false}};
+  for (const auto& [name, value] : attrs.items()) node.attrs.Set(name, value);
+  return Operation(&graph, graph.AddNode(std::move(node)));
+}
+
 }  // namespace eager::internal

@@ -44,4 +44,12 @@ std::string RefInput(std::string_view op, Graph& graph, const Variable& variable
 Tensor AddApplyNode(std::string_view op, std::span<Variable* const> refs,
                     std::span<const Tensor> tensors, const Attrs& attrs);
 
+// The same for TF's resource form (ResourceApplyAdam, ...): `refs` must be
+// resource variables of the default graph (InvalidArgumentError "<op>:
+// variable '<v>' is not a resource variable" otherwise), passed as their
+// VarHandleOp nodes; attrs T and use_locking false, then `attrs`. The node
+// has no output. REQUIRES: a default graph.
+Operation AddResourceApplyNode(std::string_view op, std::span<Variable* const> refs,
+                               std::span<const Tensor> tensors, const Attrs& attrs);
+
 }  // namespace eager::internal

@@ -390,9 +390,18 @@ std::unique_ptr<Saver> ImportMetaGraph(const std::string& path,
   MetaGraphFile file(path, MetaGraphFile::Kind::kMetaGraphDef);
   MetaGraph& meta = file.graph(0);
   meta = internal::ScopedMetaGraph(std::move(meta), scope, options.clear_devices);
+  // The functions its call nodes run (a tf.function called in a TF 2.x
+  // graph, control flow v2's branches): read before any node goes in.
+  std::shared_ptr<FunctionLibrary> functions = internal::ReadMetaGraphFunctions(path);
+  if (functions != nullptr && graph->functions() != nullptr) {
+    throw UnimplementedError(StrCat("ImportMetaGraph(\"", path,
+                                    "\"): the graph has a function library already; merging two "
+                                    "is not implemented"));
+  }
   ImportIntoGraph(file, 0, *graph, [&](MetaGraphNode& node) {
     internal::ScopeNode(node, scope, options.clear_devices);
   });
+  if (functions != nullptr) graph->SetFunctionLibrary(std::move(functions));
   std::unique_ptr<Saver> saver = internal::SaverForImportedGraph(meta, *graph);
   if (saver == nullptr) {
     // TF's words (import_meta_graph returns None and logs them), with the file.

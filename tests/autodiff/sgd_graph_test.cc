@@ -5,12 +5,16 @@
 // after steps on batches of 2 and 5 (Placeholder [-1, 3]) equal an
 // independent double-precision evaluation of TF's published updates
 // (training_ops.cc): var -= lr * g; accum = accum * m + g, var -= lr * accum,
-// or with Nesterov var -= g * lr + accum * m * lr.
+// or with Nesterov var -= g * lr + accum * m * lr. On resource variables
+// (Graph::UseResourceVariables, as an imported TF 2.x graph's) the same
+// steps are ResourceApplyGradientDescent / ResourceApplyMomentum nodes on
+// VarHandleOp variables and slots.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "autodiff/gradient_tape.h"
@@ -91,6 +95,7 @@ const std::vector<double> kB0 = {0.05, -0.2};
 struct Case {
   double momentum;
   bool nesterov;
+  bool resource = false;  // resource variables: ResourceApply* and resource slots
 };
 
 class SgdGraphTest : public ::testing::TestWithParam<Case> {};
@@ -102,8 +107,12 @@ TEST_P(SgdGraphTest, MinimizeWritesTfNodesAndFollowsTfFormulas) {
   Graph::AsDefault in(graph);
   const Tensor x = Placeholder(DType::kFloat32, Shape::Partial({-1, 3}), "x");
   std::vector<float> w0(kW0.begin(), kW0.end()), b0(kB0.begin(), kB0.end());
+  std::optional<Graph::UseResourceVariables> resource;
+  if (c.resource) resource.emplace(graph);
   Variable w(Tensor::FromVector<float>(w0, Shape{3, 2}), "w");
   Variable b(Tensor::FromVector<float>(b0), "b");
+  resource.reset();  // the optimizer makes the slots as their variables are
+  EXPECT_EQ(graph.FindNode("w")->op, c.resource ? "VarHandleOp" : "VariableV2");
   const Tensor loss = ReduceMean(Square(BiasAdd(MatMul(x, w.value()), b.value())));
   SGDOptions options;
   options.learning_rate = kLr;
@@ -117,7 +126,8 @@ TEST_P(SgdGraphTest, MinimizeWritesTfNodesAndFollowsTfFormulas) {
   EXPECT_EQ(sgd.name(), name);
   EXPECT_EQ(train.name(), name);
   EXPECT_EQ(graph.node(train.index()).op, "NoOp");
-  const std::string op = c.momentum == 0.0 ? "ApplyGradientDescent" : "ApplyMomentum";
+  const std::string op = std::string(c.resource ? "Resource" : "") +
+                         (c.momentum == 0.0 ? "ApplyGradientDescent" : "ApplyMomentum");
   const Node* update = graph.FindNode(name + "/update_w/" + op);
   ASSERT_NE(update, nullptr);
   EXPECT_EQ(update->op, op);
@@ -133,7 +143,7 @@ TEST_P(SgdGraphTest, MinimizeWritesTfNodesAndFollowsTfFormulas) {
     EXPECT_EQ(update->inputs[4], "Momentum/momentum");
     EXPECT_EQ(update->attrs.GetBool("use_nesterov"), c.nesterov);
     ASSERT_NE(graph.FindNode("w/Momentum"), nullptr);
-    EXPECT_EQ(graph.FindNode("w/Momentum")->op, "VariableV2");
+    EXPECT_EQ(graph.FindNode("w/Momentum")->op, c.resource ? "VarHandleOp" : "VariableV2");
   }
   // No variables of its own: only w, b and the slots.
   EXPECT_EQ(graph.GlobalVariables().size(), c.momentum == 0.0 ? 2u : 4u);
@@ -154,11 +164,14 @@ TEST_P(SgdGraphTest, MinimizeWritesTfNodesAndFollowsTfFormulas) {
 
 INSTANTIATE_TEST_SUITE_P(Tf1, SgdGraphTest,
                          ::testing::Values(Case{0.0, false}, Case{kMomentum, false},
-                                           Case{kMomentum, true}),
+                                           Case{kMomentum, true}, Case{0.0, false, true},
+                                           Case{kMomentum, false, true},
+                                           Case{kMomentum, true, true}),
                          [](const auto& info) {
-                           return info.param.momentum == 0.0 ? std::string("GradientDescent")
-                                  : info.param.nesterov      ? std::string("Nesterov")
-                                                             : std::string("Momentum");
+                           const std::string kind = info.param.momentum == 0.0 ? "GradientDescent"
+                                                    : info.param.nesterov      ? "Nesterov"
+                                                                               : "Momentum";
+                           return info.param.resource ? "Resource" + kind : kind;
                          });
 
 // The eager step of a tf1_compatible SGD runs the same TF1 formulas.

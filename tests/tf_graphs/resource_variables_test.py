@@ -18,6 +18,20 @@ and saves. Every output and variable must equal what TF's own Session gives
 for that 3rd round to 1e-6 * max(1, max|TF|) (MatMul and the gradient sums
 may add in another order), and TF must restore eager's checkpoint to eager's
 values bit for bit, under TF's keys.
+
+Then eager's own graph-mode Minimize on the imported resource variables: TF
+writes a like MLP with its loss only (no train op) whose hidden layer is a
+tf.function reading its variables inside, with two tf.conds (StatelessIf,
+one taking each branch, one variable read in one branch only) and a nested
+tf.function call (a StatefulPartitionedCall with captured handles).
+eager::Gradients of the loss through the call and the Ifs must equal
+tf.gradients; then eager imports it
+and adds its TF1 GradientDescent, Momentum and Adam Minimize (resource slots
+and powers, ResourceApply* nodes), MINIMIZE_STEPS steps of each in turn; TF
+adds its own three optimizers to that graph and runs them the same way.
+The weights after each optimizer, and Adam's slots and powers (read under
+TF's names: they are resource variables named as TF names them), must equal
+TF's to 1e-6 * max(1, max|TF|).
 """
 
 import os
@@ -35,6 +49,89 @@ tf1.enable_control_flow_v2()
 tf1.disable_eager_execution()
 
 TOL = 1e-6
+MINIMIZE_STEPS = 3
+MINIMIZERS = [("gd", "gd:0.1", lambda: tf1.train.GradientDescentOptimizer(0.1)),
+              ("momentum", "momentum:0.05:0.9", lambda: tf1.train.MomentumOptimizer(0.05, 0.9)),
+              ("adam", "adam:0.01", lambda: tf1.train.AdamOptimizer(0.01))]
+
+
+def check_minimize(driver, work, rng, x_value, y_value, tally):
+    """eager's Minimize on an imported graph's resource variables against TF's."""
+    prefix = os.path.join(work, "loss_only.ckpt")
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, x_value.shape, name="x")
+        y = tf1.placeholder(tf.float32, y_value.shape, name="y")
+        features, units = x_value.shape[1], y_value.shape[1]
+        w1 = tf1.Variable(tf.zeros([features, 5]), name="hidden/kernel")
+        b1 = tf1.Variable(tf.zeros([5]), name="hidden/bias")
+        w2 = tf1.Variable(tf.zeros([5, units]), name="out/kernel")
+
+        # The hidden layer is a tf.function reading w1 and b1 inside (captured
+        # handles) and calling a nested one: a StatefulPartitionedCall whose
+        # gradient eager builds by inlining the function.
+        @tf.function
+        def activation(z):
+            return tf.nn.tanh(z)
+
+        @tf.function
+        def hidden(inputs):
+            z = tf.matmul(inputs, w1)
+            # Two tf.conds (StatelessIf): the first takes its else branch,
+            # the only one reading b1; the second its then branch.
+            z = tf.cond(tf.reduce_mean(z) > 100.0, lambda: z * 2.0, lambda: z + b1)
+            return tf.cond(tf.reduce_mean(z) < 100.0, lambda: activation(z),
+                           lambda: tf.nn.relu(z))
+
+        h = hidden(x)
+        loss = tf.reduce_mean(tf.square(tf.matmul(h, w2) - y), name="loss")
+        call_types = {op.type for op in graph.get_operations()}
+        assert "StatefulPartitionedCall" in call_types, call_types
+        library = {f.signature.name: {n.op for n in f.node_def}
+                   for f in graph.as_graph_def().library.function}
+        assert any("StatelessIf" in ops or "If" in ops for ops in library.values()), library
+        saver = tf1.train.Saver()
+        params = [w1, b1, w2]
+        # The .meta eager imports holds no gradient nor optimizer: written
+        # now, since TF's gradient of a call rewrites the call node.
+        tf1.train.export_meta_graph(prefix + ".meta")
+        grad_names = [v.op.name for v in params]
+        tf_grads = tf.gradients(loss, params)
+        steps = {line: make().minimize(loss) for line, _, make in MINIMIZERS}
+        # Each variable's snapshot, "<v>/Read/ReadVariableOp:0" (value() would add a read).
+        reads = [v._graph_element.name for v in params]  # pylint: disable=protected-access
+        adam_state = [v._graph_element.name for v in tf1.global_variables()  # pylint: disable=protected-access
+                      if "Adam" in v.op.name or "power" in v.op.name]
+        assert len(adam_state) == 8, adam_state
+        with tf1.Session(graph=graph) as sess:
+            sess.run(tf1.global_variables_initializer())
+            for v in params:
+                v.load(rng.randn(*v.shape.as_list()).astype(np.float32) * 0.5, sess)
+            saver.save(sess, prefix, write_meta_graph=False)
+            want = {"grads": dict(zip(grad_names, sess.run(tf_grads, {x: x_value, y: y_value})))}
+            feeds = {x: x_value, y: y_value}
+            for line, _, _ in MINIMIZERS:
+                for _ in range(MINIMIZE_STEPS):
+                    sess.run(steps[line], feeds)
+                fetch = reads + (adam_state if line == "adam" else [])
+                want[line] = dict(zip(fetch, sess.run(fetch)))
+    plan = ["grads grads loss:0 " + " ".join(want["grads"]) + " | x:0 y:0"]
+    plan += [f"minimize {line} {spec} {MINIMIZE_STEPS} loss:0 " + " ".join(want[line])
+             + " | x:0 y:0" for line, spec, _ in MINIMIZERS]
+    results = run_driver(driver, prefix + ".meta", prefix, os.path.join(work, "feeds"), plan,
+                         os.path.join(work, "eager_minimize"))
+    for line, want_line in want.items():
+        got = results.get(line, {})
+        if ".error" in got:
+            tally.check(f"eager's '{line}' through the call", got[".error"])
+            continue
+        worst = 0.0
+        for name, value in want_line.items():
+            tally.check(f"minimize {line}: {name}", mismatch(name, got.get(name), value, TOL))
+            if name in got:
+                worst = max(worst, float(np.max(np.abs(got[name] - value))))
+        print(f"minimize {line}: max |eager - TF| = {worst:.3g} over {len(want_line)} tensors",
+              flush=True)
 
 
 def write_feeds(prefix, tensors):
@@ -149,6 +246,7 @@ def main():
         want_keys = set(tf.train.load_checkpoint(prefix).get_variable_to_shape_map())
         tally.check("eager's checkpoint keys are TF's",
                     None if keys == want_keys else f"{sorted(keys)} != {sorted(want_keys)}")
+    check_minimize(driver, work, rng, x_value, y_value, tally)
     return tally.finish()
 
 

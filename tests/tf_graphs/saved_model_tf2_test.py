@@ -32,6 +32,14 @@ within the same 1e-5 * max(1, max|TF|). (9) A tf.Module's non-signature
 tf.functions (__call__, and a method traced for two shapes, capturing
 variables) called through SavedModelBundle::Function by argument name and
 positionally give TF's outputs; a shape no trace takes is refused by both.
+(10) Gradients: a tf.Module whose
+signature calls a nested tf.function and a tf.cond, variables read inside
+both; eager::Gradients of sum(y^2) with respect to the loaded variables
+(through the StatefulPartitionedCalls and the If, for each branch) equal
+tf.GradientTape's on TF's own load, within the same tolerance; then eager
+fine-tunes them (TF1 GradientDescent Minimize, 3 steps of sum(y^2)) to TF's
+own gradient descent on its load, and saves a checkpoint that TF reads
+back bit for bit.
 """
 
 import os
@@ -48,6 +56,8 @@ tf1.enable_resource_variables()
 tf1.enable_control_flow_v2()
 
 TOL = 1e-5
+FINETUNE_STEPS = 3
+FINETUNE_LR = 0.01
 
 
 class Mlp(tf.Module):
@@ -63,6 +73,83 @@ class Mlp(tf.Module):
     def __call__(self, x):
         h = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, self.w1), self.b1))
         return {"y": tf.nn.bias_add(tf.matmul(h, self.w2), self.b2)}
+
+
+class Tunable(tf.Module):
+    """For gradients: a nested tf.function and a tf.cond, variables read
+    inside both."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.RandomState(40)
+        self.w1 = tf.Variable(rng.randn(3, 4).astype(np.float32), name="w1")
+        self.b1 = tf.Variable(rng.randn(4).astype(np.float32), name="b1")
+        self.w2 = tf.Variable(rng.randn(4, 2).astype(np.float32), name="w2")
+
+    @tf.function
+    def hidden(self, x):
+        return tf.nn.tanh(tf.matmul(x, self.w1) + self.b1)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="x")])
+    def __call__(self, x):
+        h = self.hidden(x)
+        h = tf.cond(tf.reduce_mean(x) > 0.0, lambda: h * self.b1, lambda: h + 1.0)
+        return {"y": tf.matmul(h, self.w2)}
+
+
+def check_gradients(tally, driver, export_dir, work, inputs):
+    """eager::Gradients of sum(y^2) through the loaded signature (calls, If)
+    equal tf.GradientTape's on TF's own load of the SavedModel."""
+    loaded = tf.saved_model.load(export_dir)
+    fn = loaded.signatures["serving_default"]
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(tf.square(fn(x=tf.constant(inputs))["y"]))
+    variables = [loaded.w1, loaded.b1, loaded.w2]
+    want = [g.numpy() for g in tape.gradient(loss, variables)]
+    feeds = os.path.join(work, "tunable.feeds")
+    out = os.path.join(work, "tunable.out")
+    write_bundle(feeds, {"x": inputs})
+    proc = subprocess.run([driver, export_dir, "serving_default", feeds, out,
+                           f"--finetune={FINETUNE_STEPS}:{FINETUNE_LR}"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"driver failed ({proc.returncode}): {proc.stderr.strip()}")
+    got = read_bundle(out)
+    if ".error" in got:
+        tally.check("SavedModel gradients", "eager: " + got[".error"])
+        return
+    # eager names variables by their VarHandleOp nodes: matched by value.
+    eager_nodes = {}
+    for variable, grad in zip(variables, want):
+        nodes = [k[len("value/"):] for k, v in got.items()
+                 if k.startswith("value/") and np.array_equal(v, variable.numpy())]
+        name = variable.name
+        if len(nodes) != 1 or "grad/" + nodes[0] not in got:
+            tally.check(f"SavedModel gradient of {name}", f"eager has no gradient for it ({nodes})")
+            continue
+        tally.check(f"SavedModel gradient of {name}",
+                    mismatch(name, got["grad/" + nodes[0]], grad, TOL))
+        print(f"SavedModel gradient of {name} (eager's '{nodes[0]}'): max |eager - TF| = "
+              f"{float(np.max(np.abs(got['grad/' + nodes[0]] - grad))):.3g}", flush=True)
+        eager_nodes[name] = nodes[0]
+    # Fine-tuning: TF's gradient descent on its own load, step for step.
+    for _ in range(FINETUNE_STEPS):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(fn(x=tf.constant(inputs))["y"]))
+        for variable, grad in zip(variables, tape.gradient(loss, variables)):
+            variable.assign_sub(FINETUNE_LR * grad)
+    reader = tf.train.load_checkpoint(out + ".ckpt")  # TF reads eager's checkpoint
+    for variable in variables:
+        node = eager_nodes.get(variable.name)
+        if node is None:
+            continue
+        tuned = got.get("tuned/" + node)
+        tally.check(f"SavedModel fine-tuned {variable.name}",
+                    mismatch(variable.name, tuned, variable.numpy(), TOL))
+        tally.check(f"TF restores eager's fine-tuned {variable.name}",
+                    mismatch(variable.name, reader.get_tensor(node), tuned, 0))
+        print(f"SavedModel fine-tuned {variable.name}: max |eager - TF| = "
+              f"{float(np.max(np.abs(tuned - variable.numpy()))):.3g}", flush=True)
 
 
 class Loop(tf.Module):
@@ -307,6 +394,11 @@ def main():
     mlp_dir = os.path.join(work, "mlp")
     tf.saved_model.save(Mlp(), mlp_dir)
     check_model(tally, driver, mlp_dir, work, "tf.Module MLP", batch)
+
+    tunable_dir = os.path.join(work, "tunable")
+    tf.saved_model.save(Tunable(), tunable_dir)
+    for sign in (1, -1):  # each branch of the tf.cond
+        check_gradients(tally, driver, tunable_dir, work, sign * np.abs(batch))
 
     keras_dir = os.path.join(work, "keras")
     keras_sequential(keras_dir)

@@ -61,4 +61,17 @@ std::shared_ptr<FunctionLibrary> ReadSavedModelFunctions(const std::string& path
   return out;
 }
 
+std::shared_ptr<FunctionLibrary> ReadMetaGraphFunctions(const std::string& path) {
+  const std::string bytes = ReadFileToString(path, std::numeric_limits<int32_t>::max());
+  pb::MetaGraphDefLibraryOnly meta;
+  if (!meta.ParseFromString(bytes)) {
+    throw DataLossError(StrCat(path, ": not a MetaGraphDef (its function library does not parse)"));
+  }
+  const pb::FunctionDefLibrary& library = meta.graph_def().library();
+  if (library.function_size() == 0) return nullptr;
+  auto out = std::make_shared<FunctionLibrary>();
+  for (const pb::FunctionDef& f : library.function()) out->Add(ToFunction(f, path));
+  return out;
+}
+
 }  // namespace eager::internal

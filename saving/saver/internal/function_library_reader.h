@@ -25,6 +25,10 @@ namespace eager::internal {
 // attribute placeholder ("$T": a polymorphic function, which a SavedModel's
 // concrete functions never are).
 std::shared_ptr<FunctionLibrary> ReadSavedModelFunctions(const std::string& path, size_t index);
+// The same for the MetaGraphDef file `path` (a .meta: TF 2.x's TF1-style
+// graphs hold the functions their tf.function calls and tf.cond branches
+// run), or nullptr when it has none.
+std::shared_ptr<FunctionLibrary> ReadMetaGraphFunctions(const std::string& path);
 
 // Defined in meta_graph_def.cc and meta_graph_import_export.cc: one NodeDef
 // converted as a GraphDef's nodes are.
