@@ -399,4 +399,33 @@ TopKOutputs TopK(const Tensor& input, int64_t k, bool sorted) {
   return {graph->Output(index, 0), graph->Output(index, 1)};
 }
 
+// ---- L2Loss (weight decay in TF1 graphs) -----------------------------------------------
+
+namespace {
+
+OutputSpec InferL2Loss(std::span<const Tensor> in, const Attrs&) {
+  internal::CheckDTypeIn(in[0], "t", DTypeSet::kFloat);
+  return {Shape{}, in[0].dtype()};
+}
+// TF's kernel: (t.square() * 0.5).sum().
+Tensor L2LossKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  internal::Dispatch<DTypeSet::kFloat>(in[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *internal::MutableData<T>(out) = (internal::FlatView<T>(in[0]).square() * T(0.5)).sum();
+  });
+  return out;
+}
+// TF's _L2LossGrad: t * grad.
+Grads L2LossGradient(const OpCall& call, const Tensor& grad) { return {Mul(call.inputs[0], grad)}; }
+
+}  // namespace
+
+const OpDef kL2LossOp = {.type = "L2Loss",
+                         .num_inputs = 1,
+                         .infer = InferL2Loss,
+                         .compute = L2LossKernel,
+                         .gradient = L2LossGradient};
+Tensor L2Loss(const Tensor& t) { return Execute(kL2LossOp, {t}); }
+
 }  // namespace eager

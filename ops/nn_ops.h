@@ -37,7 +37,12 @@ struct TopKOutputs {
 };
 TopKOutputs TopK(const Tensor& input, int64_t k, bool sorted = true);
 
+// sum(t^2) / 2 over every element, a scalar of t's float dtype ("L2Loss",
+// tf.nn.l2_loss); gradient grad * t.
+Tensor L2Loss(const Tensor& t);
+
 extern const OpDef kSoftmaxOp;
+extern const OpDef kL2LossOp;
 extern const OpDef kLogSoftmaxOp;
 extern const OpDef kSparseSoftmaxCrossEntropyOp;
 extern const OpDef kBiasAddOp;

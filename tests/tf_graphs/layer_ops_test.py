@@ -424,6 +424,46 @@ def build_cases():
         zero = tf1.placeholder_with_default(np.array([1, 0, 1, 1], np.int32), [None])
         add("bad_floordiv_zero", raw.FloorDiv(x=i32, y=zero))
         add("bad_floormod_zero", raw.FloorMod(x=i32, y=zero))
+        # Ops of TF's own TF1 graphs (the op-coverage report, issue 39).
+        pos = tf.constant((np.abs(rng.randn(3, 4)) + 0.1).astype(np.float32))
+        # Float kernels where TF's packets approximate (a reciprocal estimate
+        # and a Newton step; Eigen's packet log): within FLOAT_TOL.
+        add("reciprocal", raw.Reciprocal(x=f), FLOAT_TOL)
+        add("reciprocal_f64", raw.Reciprocal(x=f64), FLOAT_TOL)
+        add("grad_reciprocal", tf.gradients(raw.Reciprocal(x=f), f, f * 0.5)[0], FLOAT_TOL)
+        add("log1p", raw.Log1p(x=pos - 0.05), FLOAT_TOL)
+        add("log1p_tiny", raw.Log1p(x=tf.constant([1e-10, -1e-7, 3e-8, 0.0], tf.float32)),
+            FLOAT_TOL)
+        add("grad_log1p", tf.gradients(raw.Log1p(x=pos), pos, f)[0], FLOAT_TOL)
+        dz = tf.constant([[0.0, 2.0, -0.0, 4.0]])
+        add("div_no_nan", raw.DivNoNan(x=f, y=dz))
+        add("div_no_nan_nan_x", raw.DivNoNan(x=tf.constant([np.nan, np.inf, 1.0]),
+                                            y=tf.constant([0.0, 0.0, 0.0])))
+        dxn = tf.gradients(raw.DivNoNan(x=f, y=dz), [f, dz], f)
+        add("grad_div_no_nan_x", dxn[0], FLOAT_TOL)
+        add("grad_div_no_nan_y", dxn[1], FLOAT_TOL)
+        add("l2_loss", raw.L2Loss(t=f), FLOAT_TOL)
+        add("l2_loss_f64", raw.L2Loss(t=f64), FLOAT_TOL)
+        add("grad_l2_loss", tf.gradients(raw.L2Loss(t=f), f, tf.constant(0.5))[0], FLOAT_TOL)
+        bb = raw.Greater(x=f, y=-1.0)
+        add("all", raw.All(input=bb, axis=[1]))
+        add("all_keep", raw.All(input=bb, axis=[0], keep_dims=True))
+        add("any", raw.Any(input=raw.Greater(x=f, y=4.0), axis=[-1]))
+        add("any_all_axes", raw.Any(input=bb, axis=[0, 1]))
+        add("all_empty", raw.All(input=tf.zeros([0, 3], tf.bool), axis=[0]))
+        add("any_empty", raw.Any(input=tf.zeros([0, 3], tf.bool), axis=[0]))
+        refvar = tf1.Variable(tf.zeros([2]), use_resource=False, name="never_initialized")
+        add("is_variable_initialized", raw.IsVariableInitialized(ref=refvar))
+        with tf.control_dependencies([raw.Assert(condition=raw.All(input=bb, axis=[0, 1]) | True,
+                                                 data=[f])]):
+            add("assert_passes", tf.identity(f))
+        with tf.control_dependencies([raw.Assert(
+                condition=tf1.placeholder_with_default(False, []),
+                data=[tf.constant("x > 0 \"q\"\n"), i32, tf.constant(2.5), d64,
+                      tf.constant([True, False]), tf.constant([0.1, 1.0 / 3]), tf.range(9),
+                      tf.zeros([2, 0, 3]), tf.constant(7, tf.int64, [2, 1, 4])],
+                summarize=5)]):
+            add("bad_assert_fails", tf.identity(f))
     return g, cases
 
 
@@ -451,6 +491,12 @@ def main():
         if isinstance(want[name], Exception):
             problem = None if ".error" in got else f"TF refuses ({type(want[name]).__name__}), " \
                 f"eager computed {got.get(tensor.name)!r}"
+            # Assert's message is TF's, data summarized as TF does.
+            if problem is None and name.startswith("bad_assert"):
+                message = want[name].message
+                text = message[message.index("assertion failed"):].split("\n\t")[0]
+                problem = None if text in got[".error"] else \
+                    f"eager's error {got['.error']!r} lacks TF's {text!r}"
             tally.check(name, problem)
         elif ".error" in got:
             tally.check(name, f"eager refused what TF computes: {got['.error']}")
