@@ -782,6 +782,18 @@ const std::vector<OpSpec>& Specs() {
        {},
        {"T: list(type)", "summarize: int = 3"},
        kStateful},
+      {"RandomStandardNormal",
+       {"shape: T"},
+       {"output: dtype"},
+       {"seed: int = 0", "seed2: int = 0", "dtype: {half, bfloat16, float, double}",
+        "T: {int32, int64}"},
+       kStateful},
+      {"TruncatedNormal",
+       {"shape: T"},
+       {"output: dtype"},
+       {"seed: int = 0", "seed2: int = 0", "dtype: {half, bfloat16, float, double}",
+        "T: {int32, int64}"},
+       kStateful},
   };
   return specs;
 }

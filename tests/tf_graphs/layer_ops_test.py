@@ -464,6 +464,20 @@ def build_cases():
                       tf.zeros([2, 0, 3]), tf.constant(7, tf.int64, [2, 1, 4])],
                 summarize=5)]):
             add("bad_assert_fails", tf.identity(f))
+        # TF's Philox normals, bit for bit with fixed seeds (one run each).
+        for dt in (tf.float32, tf.float64, tf.half, tf.bfloat16):
+            for shape in ([3, 5], [7]):
+                tag = f"{dt.name}_{len(shape)}"
+                add(f"random_normal_{tag}", raw.RandomStandardNormal(
+                    shape=shape, dtype=dt, seed=87654321, seed2=len(shape)))
+                add(f"truncated_normal_{tag}", raw.TruncatedNormal(
+                    shape=shape, dtype=dt, seed=1234, seed2=len(shape) + 7))
+        add("truncated_normal_large", raw.TruncatedNormal(
+            shape=tf.constant([300, 20], tf.int64), dtype=tf.float32, seed=5, seed2=9))
+        add("truncated_normal_tf_initializer", tf1.truncated_normal_initializer(
+            stddev=0.1, seed=3)([40, 10]))
+        add("bad_random_normal_negative", raw.RandomStandardNormal(
+            shape=tf1.placeholder_with_default([2, -1], [None]), dtype=tf.float32, seed=1))
     return g, cases
 
 
