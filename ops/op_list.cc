@@ -305,6 +305,12 @@ const OpDef* const kAllOps[] = {
     // random_ops.cc
     &kRandomStandardNormalOp,
     &kTruncatedNormalOp,
+    // index_ops.cc
+    &kLegacyGatherOp,
+    &kWhereOp,
+    // batch_norm_ops.cc
+    &kFusedBatchNormV1Op,
+    &kFusedBatchNormGradV1Op,
 };
 
 }  // namespace

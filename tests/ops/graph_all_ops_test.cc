@@ -361,6 +361,10 @@ std::vector<OpCase> Cases() {
   c.push_back(
       {"DivNoNan", &kDivNoNanOp, {Floats(m, 964), Tensor::Vector<float>({0.0f, 2.0f, -0.5f})}, {}});
   c.push_back({"L2Loss", &kL2LossOp, {Floats(m, 965)}, {}});
+  c.push_back({"Gather",
+               &kLegacyGatherOp,
+               {Floats(Shape{4, 3}, 966), Tensor::Matrix<int64_t>({{3, 0}, {1, 1}})},
+               Attrs{{"validate_indices", true}}});
   const Tensor bools = Tensor::FromVector<bool>({true, false, true, true, true, true}, m);
   c.push_back(
       {"All", &kAllOp, {bools}, Attrs{{"axis", std::vector<int64_t>{1}}, {"keep_dims", false}}});

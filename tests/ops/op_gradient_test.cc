@@ -498,6 +498,10 @@ std::vector<GradientCase> Cases() {
   c.push_back({"Log1p", &kLog1pOp, {Uniform(m, 963, -0.5, 2.0)}, {}});
   c.push_back({"DivNoNan", &kDivNoNanOp, {Uniform(m, 964), Uniform(Shape{3}, 965, 0.5, 2.0)}, {}});
   c.push_back({"L2Loss", &kL2LossOp, {Uniform(m, 966)}, {}});
+  c.push_back({"LegacyGather",
+               &kLegacyGatherOp,
+               {Uniform(Shape{4, 3}, 967), Tensor::Vector<int64_t>({3, 0, 3})},
+               {}});
   return c;
 }
 

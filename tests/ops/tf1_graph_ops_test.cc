@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "ops/binary_ops.h"
+#include "ops/execute.h"
+#include "ops/index_ops.h"
 #include "ops/logging_ops.h"
 #include "ops/nn_ops.h"
 #include "ops/reduction_ops.h"
@@ -66,6 +68,18 @@ TEST(Tf1GraphOpsTest, AllAndAnyOverAxes) {
   EXPECT_EQ(ReduceAny(empty, {0}).ToVector<bool>(), (std::vector<bool>{false, false}));
   const Tensor all = ReduceAll(empty, {0});
   for (std::byte byte : all.bytes()) EXPECT_EQ(byte, std::byte{1});
+}
+
+TEST(Tf1GraphOpsTest, LegacyGatherTakesRowsOfAxisZero) {
+  const Tensor params = Tensor::Matrix<float>({{1, 2}, {3, 4}, {5, 6}});
+  const Tensor got = Execute(kLegacyGatherOp, {params, Tensor::Vector<int32_t>({2, 0, 2})});
+  EXPECT_EQ(got.ToVector<float>(), (std::vector<float>{5, 6, 1, 2, 5, 6}));
+  EXPECT_THROW(Execute(kLegacyGatherOp, {params, Tensor::Vector<int32_t>({3})}),
+               InvalidArgumentError);
+  EXPECT_THROW(Execute(kLegacyGatherOp, {params, Tensor::Vector<int32_t>({-1})}),
+               InvalidArgumentError);
+  EXPECT_THROW(Execute(kLegacyGatherOp, {params, Tensor::Vector<float>({0})}),
+               InvalidArgumentError);
 }
 
 TEST(Tf1GraphOpsTest, BadInputsAreRefused) {
@@ -158,6 +172,53 @@ TEST(Tf1GraphOpsTest, SummarizeValueAsTf) {
   EXPECT_EQ(SummarizeValue(Tensor::Zeros(Shape{2, 0}), 3), "");  // TF 2.21 prints [] for it
   EXPECT_EQ(SummarizeValue(Tensor::FromVector<int32_t>({1, 2, 3, 4}, Shape{2, 2}), 3),
             "[1 2][3...]...");
+}
+
+// TF1's FusedBatchNorm: V3 without reserve_space_3. x [2, 1, 1, 1] = {1, 3}:
+// batch mean 2, variance 1 (the output's batch_variance is Bessel's, 2).
+TEST(Tf1GraphOpsTest, FusedBatchNormV1HasFiveOutputs) {
+  Graph g;
+  Const(g, "x", Tensor::FromVector<float>({1, 3}, Shape{2, 1, 1, 1}));
+  Const(g, "scale", Tensor::Vector<float>({2}));
+  Const(g, "offset", Tensor::Vector<float>({1}));
+  Const(g, "empty", Tensor::Zeros(Shape{0}));
+  Add(g, "bn", "FusedBatchNorm", {"x", "scale", "offset", "empty", "empty"},
+      Attrs().Set("T", DType::kFloat32).Set("epsilon", 0.0).Set("is_training", true));
+  Session sess(g);
+  const auto out = sess.Run(std::vector<Fetch>{"bn:0", "bn:1", "bn:2", "bn:4"});
+  EXPECT_EQ(out[0]->ToVector<float>(), (std::vector<float>{-1, 3}));
+  EXPECT_EQ(out[1]->ToVector<float>(), (std::vector<float>{2}));
+  EXPECT_EQ(out[2]->ToVector<float>(), (std::vector<float>{2}));
+  EXPECT_EQ(out[3]->ToVector<float>(), (std::vector<float>{1}));
+  EXPECT_ANY_THROW(sess.Run("bn:5"));  // no reserve_space_3
+}
+
+TEST(Tf1GraphOpsTest, FusedBatchNormV1RefusesMismatchedChannels) {
+  Graph g;
+  Const(g, "x", Tensor::Zeros(Shape{2, 1, 1, 3}));
+  Const(g, "c", Tensor::Vector<float>({1, 1}));
+  Add(g, "bn", "FusedBatchNorm", {"x", "c", "c", "c", "c"},
+      Attrs().Set("T", DType::kFloat32).Set("is_training", false));
+  Session sess(g);
+  EXPECT_THROW(sess.Run("bn:0"), InvalidArgumentError);
+}
+
+// Where: row-major coordinates of the nonzero elements (NaN is nonzero,
+// -0.0 is zero).
+TEST(Tf1GraphOpsTest, WhereGivesCoordinatesOfNonzeros) {
+  Graph g;
+  Const(g, "x", Tensor::FromVector<float>({0, 1, -0.0f, std::nanf(""), 0, 2}, Shape{2, 3}));
+  Add(g, "w", "Where", {"x"}, Attrs().Set("T", DType::kFloat32));
+  Const(g, "none", Tensor::Zeros(Shape{4}, DType::kBool));
+  Add(g, "w_none", "Where", {"none"}, Attrs().Set("T", DType::kBool));
+  Const(g, "scalar", Tensor(true));
+  Add(g, "w_scalar", "Where", {"scalar"}, Attrs().Set("T", DType::kBool));
+  Session sess(g);
+  const Tensor w = sess.Run("w:0");
+  EXPECT_EQ(w.shape(), (Shape{3, 2}));
+  EXPECT_EQ(w.ToVector<int64_t>(), (std::vector<int64_t>{0, 1, 1, 0, 1, 2}));
+  EXPECT_EQ(sess.Run("w_none:0").shape(), (Shape{0, 1}));
+  EXPECT_THROW(sess.Run("w_scalar:0"), InvalidArgumentError);
 }
 
 TEST(Tf1GraphOpsTest, IsVariableInitializedWantsAReference) {

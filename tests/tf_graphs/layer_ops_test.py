@@ -476,6 +476,40 @@ def build_cases():
             shape=tf.constant([300, 20], tf.int64), dtype=tf.float32, seed=5, seed2=9))
         add("truncated_normal_tf_initializer", tf1.truncated_normal_initializer(
             stddev=0.1, seed=3)([40, 10]))
+        add("where_bool", raw.Where(condition=raw.Greater(x=f, y=0.0)))
+        add("where_int", raw.Where(condition=tf.constant([[[0, 3], [2, 0]], [[0, 0], [0, -1]]])))
+        add("where_float_none", raw.Where(condition=tf.zeros([2, 3])))
+        add("bad_where_scalar", raw.Where(condition=tf.constant(True)))
+        add("where_vector_f64", raw.Where(condition=tf.constant([0.0, -0.0, 2.0, np.nan])))
+        # TF1's Gather and FusedBatchNorm (v1) with its gradient op.
+        emb = tf.constant(rng.randn(5, 3).astype(np.float32))
+        ids = tf.constant([[4, 0], [2, 2]], tf.int64)
+        add("legacy_gather", raw.Gather(params=emb, indices=ids))
+        add("legacy_gather_int", raw.Gather(params=i32, indices=tf.constant([1, 0, 1])))
+        add("grad_legacy_gather", tf.convert_to_tensor(
+            tf.gradients(raw.Gather(params=emb, indices=ids), emb,
+                         tf.constant(rng.randn(2, 2, 3).astype(np.float32)))[0]))
+        add("bad_legacy_gather_index", raw.Gather(
+            params=emb, indices=tf1.placeholder_with_default([5], [None])))
+        x4 = tf.constant((rng.randn(2, 3, 2, 4) * 2 + 1).astype(np.float32))
+        for fmt, ch in (("NHWC", 4), ("NCHW", 3)):
+            sc = tf.constant(rng.rand(ch).astype(np.float32) + 0.5)
+            of = tf.constant(rng.randn(ch).astype(np.float32))
+            mu = tf.constant(rng.randn(ch).astype(np.float32))
+            var = tf.constant(rng.rand(ch).astype(np.float32) + 0.5)
+            for training in (True, False):
+                out = raw.FusedBatchNorm(x=x4, scale=sc, offset=of,
+                                         mean=mu if not training else tf.zeros([0]),
+                                         variance=var if not training else tf.zeros([0]),
+                                         epsilon=0.001, data_format=fmt, is_training=training)
+                tag = f"{fmt}_{'train' if training else 'infer'}"
+                add(f"fused_bn_v1_{tag}_y", out.y, FLOAT_TOL)
+                if training:
+                    for k, o in enumerate(out[1:]):
+                        add(f"fused_bn_v1_{tag}_{k + 1}", o, FLOAT_TOL)
+                grads = tf.gradients(out.y, [x4, sc, of], x4 * 0.5 - 1.0)
+                for k, grad in enumerate(grads):
+                    add(f"grad_fused_bn_v1_{tag}_{k}", grad, FLOAT_TOL)
         add("bad_random_normal_negative", raw.RandomStandardNormal(
             shape=tf1.placeholder_with_default([2, -1], [None]), dtype=tf.float32, seed=1))
     return g, cases
