@@ -295,6 +295,7 @@ const OpDef* const kAllOps[] = {
     &kDivNoNanOp,
     // nn_ops.cc
     &kL2LossOp,
+    &kSoftmaxCrossEntropyOp,
     // reduction_ops.cc
     &kAllOp,
     &kAnyOp,

@@ -246,23 +246,19 @@ void FillTruncatedNormal(const internal::Philox4x32& philox, T* out, int64_t n) 
     gen.Skip(static_cast<uint64_t>(g) * kSkipPerGroup);
     SingleSamples samples(gen);
     int64_t index = 0;
-    const auto keep = [&](double v) {
-      if (std::abs(v) < 2.0 && index < kGroup<T>) {
-        if (g * kGroup<T> + index < n) out[g * kGroup<T> + index] = FromNormal<T>(v);
-        ++index;
-      }
-    };
     while (index < kGroup<T>) {
+      double pair[2];
       if constexpr (std::is_same_v<T, double>) {
         const uint32_t x0 = samples(), x1 = samples(), x2 = samples(), x3 = samples();
-        const auto [d0, d1] = BoxMullerDouble(x0, x1, x2, x3);
-        keep(d0);
-        keep(d1);
+        std::tie(pair[0], pair[1]) = BoxMullerDouble(x0, x1, x2, x3);
       } else {
         const uint32_t x0 = samples(), x1 = samples();
-        const auto [f0, f1] = BoxMullerFloat(x0, x1);
-        keep(f0);
-        keep(f1);
+        std::tie(pair[0], pair[1]) = BoxMullerFloat(x0, x1);
+      }
+      for (const double v : pair) {
+        if (std::abs(v) >= 2.0 || index == kGroup<T>) continue;
+        if (g * kGroup<T> + index < n) out[g * kGroup<T> + index] = FromNormal<T>(v);
+        ++index;
       }
     }
   }

@@ -221,6 +221,31 @@ TEST(Tf1GraphOpsTest, WhereGivesCoordinatesOfNonzeros) {
   EXPECT_THROW(sess.Run("w_scalar:0"), InvalidArgumentError);
 }
 
+// Two equal logits: loss log 2 for a one-hot label, backprop softmax - labels.
+TEST(Tf1GraphOpsTest, SoftmaxCrossEntropyWithLogits) {
+  Graph g;
+  Const(g, "x", Tensor::Matrix<double>({{0, 0}, {std::log(3.0), 0}}));
+  Const(g, "labels", Tensor::Matrix<double>({{1, 0}}));  // broadcast over the batch
+  Add(g, "xent", "SoftmaxCrossEntropyWithLogits", {"x", "labels"},
+      Attrs().Set("T", DType::kFloat64));
+  Const(g, "vec", Tensor::Vector<double>({1, 2}));
+  Add(g, "bad_rank", "SoftmaxCrossEntropyWithLogits", {"vec", "vec"},
+      Attrs().Set("T", DType::kFloat64));
+  Const(g, "three", Tensor::Matrix<double>({{1, 0, 0}}));
+  Add(g, "bad_classes", "SoftmaxCrossEntropyWithLogits", {"x", "three"},
+      Attrs().Set("T", DType::kFloat64));
+  Session sess(g);
+  const auto out = sess.Run(std::vector<Fetch>{"xent:0", "xent:1"});
+  const auto loss = out[0]->ToVector<double>();
+  EXPECT_NEAR(loss[0], std::log(2.0), 1e-15);
+  EXPECT_NEAR(loss[1], std::log(4.0 / 3.0), 1e-15);  // -log(3/4)
+  const auto backprop = out[1]->ToVector<double>();
+  const std::vector<double> want = {-0.5, 0.5, -0.25, 0.25};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(backprop[i], want[i], 1e-15) << i;
+  EXPECT_THROW(sess.Run("bad_rank:0"), InvalidArgumentError);
+  EXPECT_THROW(sess.Run("bad_classes:0"), InvalidArgumentError);
+}
+
 TEST(Tf1GraphOpsTest, IsVariableInitializedWantsAReference) {
   Graph g;
   Const(g, "c", Tensor(1.0f));

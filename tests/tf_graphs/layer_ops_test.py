@@ -481,6 +481,19 @@ def build_cases():
         add("where_float_none", raw.Where(condition=tf.zeros([2, 3])))
         add("bad_where_scalar", raw.Where(condition=tf.constant(True)))
         add("where_vector_f64", raw.Where(condition=tf.constant([0.0, -0.0, 2.0, np.nan])))
+        soft = tf.nn.softmax(tf.constant(rng.randn(3, 4).astype(np.float32)))
+        xent = raw.SoftmaxCrossEntropyWithLogits(features=f, labels=soft)
+        add("softmax_xent_loss", xent.loss, FLOAT_TOL)
+        add("softmax_xent_backprop", xent.backprop, FLOAT_TOL)
+        xent_b = raw.SoftmaxCrossEntropyWithLogits(features=f64[:, :4],
+                                                   labels=tf.constant([[0.0, 1.0, 0.0, 0.0]], tf.float64))
+        add("softmax_xent_broadcast_loss", xent_b.loss, FLOAT_TOL)
+        add("softmax_xent_broadcast_backprop", xent_b.backprop, FLOAT_TOL)
+        add("grad_softmax_xent_v1", tf.gradients(
+            tf1.nn.softmax_cross_entropy_with_logits(labels=soft, logits=f), f,
+            tf.constant([1.0, 2.0, -1.0]))[0], FLOAT_TOL)
+        add("bad_softmax_xent_shapes", raw.SoftmaxCrossEntropyWithLogits(
+            features=f, labels=tf1.placeholder_with_default(tf.zeros([3, 3]), [None, None])).loss)
         # TF1's Gather and FusedBatchNorm (v1) with its gradient op.
         emb = tf.constant(rng.randn(5, 3).astype(np.float32))
         ids = tf.constant([[4, 0], [2, 2]], tf.int64)
