@@ -229,6 +229,25 @@ NodeOutputs RunFusedBatchNormGradV3(const NodeContext& c) {
       {r.x_backprop, r.scale_backprop, r.offset_backprop, r.reserve_space_4, r.reserve_space_5}};
 }
 
+// TF1's FusedBatchNorm / FusedBatchNormGrad (v1): V3's without
+// reserve_space_3, every input and output of the one float dtype T.
+NodeOutputs RunFusedBatchNormV1(const NodeContext& c) {
+  CheckArity(c, 5);
+  const auto& in = c.inputs;
+  FusedBatchNormOutputs r =
+      Forward(NodeWhere(c), in[0], in[1], in[2], in[3], in[4], OptionsOf(c.attrs));
+  return {{r.y, r.batch_mean, r.batch_variance, r.reserve_space_1, r.reserve_space_2}};
+}
+
+NodeOutputs RunFusedBatchNormGradV1(const NodeContext& c) {
+  CheckArity(c, 5);
+  const auto& in = c.inputs;
+  FusedBatchNormGradOutputs r =
+      Backward(NodeWhere(c), in[0], in[1], in[2], in[3], in[4], OptionsOf(c.attrs));
+  return {
+      {r.x_backprop, r.scale_backprop, r.offset_backprop, r.reserve_space_4, r.reserve_space_5}};
+}
+
 Attrs NodeAttrs(const FusedBatchNormOptions& o) {
   return Attrs{{"T", DType::kFloat32},
                {"U", DType::kFloat32},
@@ -264,6 +283,12 @@ OutputSpec ChannelSpec(const Tensor& x, const std::string& format) {
 
 const OpDef kFusedBatchNormV3Op = {
     .type = "FusedBatchNormV3", .num_inputs = 5, .run = RunFusedBatchNormV3, .num_outputs = 6};
+const OpDef kFusedBatchNormV1Op = {
+    .type = "FusedBatchNorm", .num_inputs = 5, .run = RunFusedBatchNormV1, .num_outputs = 5};
+const OpDef kFusedBatchNormGradV1Op = {.type = "FusedBatchNormGrad",
+                                       .num_inputs = 5,
+                                       .run = RunFusedBatchNormGradV1,
+                                       .num_outputs = 5};
 const OpDef kFusedBatchNormGradV3Op = {.type = "FusedBatchNormGradV3",
                                        .num_inputs = 6,
                                        .run = RunFusedBatchNormGradV3,

@@ -74,5 +74,9 @@ FusedBatchNormGradOutputs FusedBatchNormGrad(const Tensor& y_backprop, const Ten
 
 extern const OpDef kFusedBatchNormV3Op;      // "FusedBatchNormV3": 6 outputs
 extern const OpDef kFusedBatchNormGradV3Op;  // "FusedBatchNormGradV3": 5 outputs
+// TF1's "FusedBatchNorm" and "FusedBatchNormGrad": V3's without
+// reserve_space_3 (5 inputs and 5 outputs each), all of one float dtype T.
+extern const OpDef kFusedBatchNormV1Op;
+extern const OpDef kFusedBatchNormGradV1Op;
 
 }  // namespace eager

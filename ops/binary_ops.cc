@@ -756,4 +756,33 @@ Tensor AddN(const std::vector<Tensor>& inputs) {
   return Execute(kAddNOp, std::span<const Tensor>(inputs.data(), inputs.size()));
 }
 
+// ---- DivNoNan (TF1 estimator graphs' metrics) -----------------------------------------
+
+namespace {
+
+struct DivNoNanFn {
+  static auto Apply(const auto& a, const auto& b) {
+    using T = typename std::decay_t<decltype(a)>::Scalar;
+    return a.binaryExpr(b, [](T x, T y) { return y == T(0) ? T(0) : x / y; });
+  }
+};
+
+Grads DivNoNanGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  const Tensor& y = call.inputs[1];
+  return {IfNeeded(call, 0, [&] { return internal::SumToInput(DivNoNan(grad, y), x, y, 0); }),
+          IfNeeded(call, 1, [&] {
+            return internal::SumToInput(Mul(grad, DivNoNan(DivNoNan(Neg(x), y), y)), x, y, 1);
+          })};
+}
+
+}  // namespace
+
+const OpDef kDivNoNanOp = {.type = "DivNoNan",
+                           .num_inputs = 2,
+                           .infer = InferBinary<DTypeSet::kFloat, false>,
+                           .compute = BinaryKernel<DivNoNanFn, DTypeSet::kFloat, false>,
+                           .gradient = DivNoNanGradient};
+Tensor DivNoNan(const Tensor& x, const Tensor& y) { return Execute(kDivNoNanOp, {x, y}); }
+
 }  // namespace eager

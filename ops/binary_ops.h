@@ -62,6 +62,10 @@ Tensor FloorMod(const Tensor& x, const Tensor& y);
 // The sum of one or more tensors of one shape and dtype ("AddN"), in TF's
 // order of summation; each input's gradient is grad.
 Tensor AddN(const std::vector<Tensor>& inputs);
+// x / y, but 0 where y is 0 (even for x NaN or inf), float dtypes,
+// broadcasting ("DivNoNan", tf.math.divide_no_nan). Gradients as TF's
+// _DivNoNanGrad: dx = DivNoNan(grad, y), dy = grad * DivNoNan(DivNoNan(-x, y), y).
+Tensor DivNoNan(const Tensor& x, const Tensor& y);
 
 extern const OpDef kAddOp;
 extern const OpDef kSubOp;
@@ -84,5 +88,6 @@ extern const OpDef kLogicalOrOp;
 extern const OpDef kFloorDivOp;
 extern const OpDef kFloorModOp;
 extern const OpDef kAddNOp;
+extern const OpDef kDivNoNanOp;
 
 }  // namespace eager

@@ -55,6 +55,15 @@ NodeOutputs RunVariableV2(const NodeContext& c) {
   return {.values = {}, .ref = v};
 }
 
+// IsVariableInitialized: whether its VariableV2 reference holds a value
+// (tf.compat.v1.is_variable_initialized, report_uninitialized_variables).
+NodeOutputs RunIsVariableInitialized(const NodeContext& c) {
+  EAGER_CHECK(c.refs.size() == 1 && c.inputs.empty(), "node '", c.node.name, "' (", c.node.op,
+              ") takes 1 variable reference, has ", c.refs.size(), " references and ",
+              c.inputs.size(), " values");
+  return {{Tensor(c.RefVariable(0).is_initialized())}};
+}
+
 // Assign / AssignAdd / AssignSub: inputs (ref, value).
 template <void (Variable::*kUpdate)(const Tensor&)>
 NodeOutputs RunAssign(const NodeContext& c) {
@@ -154,6 +163,10 @@ const OpDef kAssignAddOp = {
     .type = "AssignAdd", .num_inputs = 2, .run = RunAssign<&Variable::AssignAdd>, .ref_inputs = 1};
 const OpDef kAssignSubOp = {
     .type = "AssignSub", .num_inputs = 2, .run = RunAssign<&Variable::AssignSub>, .ref_inputs = 1};
+const OpDef kIsVariableInitializedOp = {.type = "IsVariableInitialized",
+                                        .num_inputs = 1,
+                                        .run = RunIsVariableInitialized,
+                                        .ref_inputs = 1};
 const OpDef kNoOpOp = {.type = "NoOp", .run = RunNoOp, .num_outputs = 0};
 
 Tensor Placeholder(DType dtype, const Shape& shape, std::string_view name) {

@@ -80,6 +80,7 @@ extern const OpDef kVariableV2Op;              // the Variable object (a ref)
 extern const OpDef kAssignOp;                  // ref = value; outputs the new value
 extern const OpDef kAssignAddOp;
 extern const OpDef kAssignSubOp;
-extern const OpDef kNoOpOp;  // nothing; waits for its control inputs
+extern const OpDef kIsVariableInitializedOp;  // its ref holds a value: bool scalar
+extern const OpDef kNoOpOp;                   // nothing; waits for its control inputs
 
 }  // namespace eager

@@ -10,7 +10,10 @@
 #include "ops/internal/dispatch.h"
 #include "ops/internal/dynamic_shape.h"
 #include "ops/internal/eigen_view.h"
+#include "ops/internal/memory_limit.h"
 #include "ops/shape_ops.h"
+#include "runtime/graph.h"
+#include "runtime/half.h"
 #include "runtime/tensor_access.h"
 
 namespace eager {
@@ -440,6 +443,16 @@ const OpDef kGatherOp = {.type = "GatherV2",
                          .input_attrs = kGatherInputs,
                          .type_attrs = kGatherTypes};
 
+// TF1's "Gather" (tf.gather of TF < 1.3 and embedding lookups in TF1
+// estimator graphs): GatherV2 on axis 0, without an axis input.
+constexpr TypeAttr kLegacyGatherTypes[] = {{"Tparams", 0}, {"Tindices", 1}};
+const OpDef kLegacyGatherOp = {.type = "Gather",
+                               .num_inputs = 2,
+                               .infer = InferGather,
+                               .compute = GatherKernel,
+                               .gradient = GatherGradient,
+                               .type_attrs = kLegacyGatherTypes};
+
 const OpDef kUnsortedSegmentSumOp = {.type = "UnsortedSegmentSum",
                                      .num_inputs = 2,
                                      .infer = InferSegmentSum,
@@ -615,6 +628,57 @@ Tensor Stitch(const OpDef& op, const std::vector<Tensor>& indices,
 }
 
 }  // namespace
+
+namespace {
+
+// Where: the int64 coordinates of x's nonzero (true) elements, one row each,
+// in row-major order. The output is no larger than x's elements times its
+// rank, so nothing here trusts a size beyond x itself.
+NodeOutputs RunWhere(const NodeContext& c) {
+  EAGER_CHECK(c.inputs.size() == 1 && c.refs.empty(), "node '", c.node.name,
+              "' (Where) takes 1 input, has ", c.inputs.size() + c.refs.size());
+  const Tensor& x = c.inputs[0];
+  if (x.dtype() == DType::kString || x.dtype() == DType::kVariant) {
+    throw InvalidArgumentError(StrCat("node '", c.node.name, "' (Where): input has dtype ",
+                                      x.dtype(), "; expected a numeric or bool tensor"));
+  }
+  if (x.rank() == 0) {  // TF 2.21's kernel refuses a scalar
+    throw InvalidArgumentError(
+        StrCat("node '", c.node.name, "' (Where): WhereOp : Unhandled input dimensions: 0"));
+  }
+  std::vector<int64_t> nonzero;
+  VisitDType(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, std::string>) {
+      const auto d = x.data<T>();
+      for (size_t i = 0; i < d.size(); ++i) {
+        bool is_nonzero = false;
+        if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+          is_nonzero = static_cast<float>(d[i]) != 0.0f;
+        } else {
+          is_nonzero = d[i] != T{};
+        }
+        if (is_nonzero) nonzero.push_back(static_cast<int64_t>(i));
+      }
+    }
+  });
+  const int rank = x.rank();
+  const auto count = static_cast<int64_t>(nonzero.size());
+  internal::CheckTensorBytes("Where", Shape{count, rank}, DType::kInt64);
+  std::vector<int64_t> coords(static_cast<size_t>(count * rank));
+  for (int64_t r = 0; r < count; ++r) {
+    int64_t flat = nonzero[static_cast<size_t>(r)];
+    for (int d = rank - 1; d >= 0; --d) {
+      coords[static_cast<size_t>(r * rank + d)] = flat % x.shape().dim(d);
+      flat /= x.shape().dim(d);
+    }
+  }
+  return {{Tensor::FromVector<int64_t>(std::move(coords), Shape{count, rank})}};
+}
+
+}  // namespace
+
+const OpDef kWhereOp = {.type = "Where", .num_inputs = 1, .run = RunWhere};
 
 const OpDef kDynamicStitchOp = {.type = "DynamicStitch",
                                 .num_inputs = OpDef::kVariadic,

@@ -60,6 +60,13 @@ Tensor DynamicStitch(const std::vector<Tensor>& indices, const std::vector<Tenso
 Tensor ParallelDynamicStitch(const std::vector<Tensor>& indices, const std::vector<Tensor>& data);
 
 extern const OpDef kGatherOp;
+// "Gather" (TF1's, attr validate_indices): GatherV2 on axis 0.
+extern const OpDef kLegacyGatherOp;
+// "Where" (tf.where with one argument): graph-only (OpDef::run); the int64
+// coordinates [num_true, rank] of the nonzero or true elements of its input
+// (attr T: numeric or bool, TF's default bool), in row-major order; a
+// scalar input is InvalidArgumentError, as TF 2.21's kernel has it.
+extern const OpDef kWhereOp;
 extern const OpDef kOneHotOp;
 extern const OpDef kUnsortedSegmentSumOp;
 extern const OpDef kScatterNdOp;

@@ -1,6 +1,7 @@
 #include "ops/nn_ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "ops/internal/dispatch.h"
 #include "ops/internal/eigen_view.h"
 #include "ops/internal/graph_builder.h"
+#include "ops/internal/memory_limit.h"
 #include "ops/reduction_ops.h"
 #include "ops/unary_ops.h"
 #include "runtime/graph.h"
@@ -398,5 +400,106 @@ TopKOutputs TopK(const Tensor& input, int64_t k, bool sorted) {
   const int index = graph->AddNode(std::move(node));
   return {graph->Output(index, 0), graph->Output(index, 1)};
 }
+
+// ---- L2Loss (weight decay in TF1 graphs) -----------------------------------------------
+
+namespace {
+
+OutputSpec InferL2Loss(std::span<const Tensor> in, const Attrs&) {
+  internal::CheckDTypeIn(in[0], "t", DTypeSet::kFloat);
+  return {Shape{}, in[0].dtype()};
+}
+// TF's kernel: (t.square() * 0.5).sum().
+Tensor L2LossKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  internal::Dispatch<DTypeSet::kFloat>(in[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *internal::MutableData<T>(out) = (internal::FlatView<T>(in[0]).square() * T(0.5)).sum();
+  });
+  return out;
+}
+// TF's _L2LossGrad: t * grad.
+Grads L2LossGradient(const OpCall& call, const Tensor& grad) { return {Mul(call.inputs[0], grad)}; }
+
+}  // namespace
+
+const OpDef kL2LossOp = {.type = "L2Loss",
+                         .num_inputs = 1,
+                         .infer = InferL2Loss,
+                         .compute = L2LossKernel,
+                         .gradient = L2LossGradient};
+Tensor L2Loss(const Tensor& t) { return Execute(kL2LossOp, {t}); }
+
+// ---- SoftmaxCrossEntropyWithLogits (TF1's dense-label cross entropy) -------------------
+
+namespace {
+
+// Graph-only: features and labels [batch, classes] of one float dtype, each
+// dimension equal or 1 in one of them (TF's broadcast); outputs loss [batch]
+// and backprop [batch, classes], in the order of TF's kernel:
+// shifted = x - max(x), loss = sum(labels * (log(sum(exp(shifted))) - shifted)),
+// backprop = exp(shifted) / sum(exp(shifted)) - labels.
+NodeOutputs RunSoftmaxXent(const NodeContext& c) {
+  const auto where = [&] { return StrCat("node '", c.node.name, "' (", c.node.op, ")"); };
+  EAGER_CHECK(c.inputs.size() == 2 && c.refs.empty(), where(), " takes 2 inputs, has ",
+              c.inputs.size() + c.refs.size());
+  const Tensor& x = c.inputs[0];
+  const Tensor& labels = c.inputs[1];
+  internal::CheckDTypeIn(x, "features", DTypeSet::kFloat);
+  if (labels.dtype() != x.dtype() || x.rank() != 2 || labels.rank() != 2) {
+    throw InvalidArgumentError(StrCat(where(), ": logits and labels must be 2-dimensional ",
+                                      "tensors of one float dtype, got ", x.dtype(), " ", x.shape(),
+                                      " and ", labels.dtype(), " ", labels.shape()));
+  }
+  int64_t dims[2];
+  for (int d = 0; d < 2; ++d) {
+    const int64_t a = x.shape().dim(d), b = labels.shape().dim(d);
+    if (a != b && a != 1 && b != 1) {
+      throw InvalidArgumentError(
+          StrCat(where(), ": logits and labels must be broadcastable: ", "logits_size=", x.shape(),
+                 " labels_size=", labels.shape()));
+    }
+    dims[d] = a == 1 ? b : a;
+  }
+  const int64_t batch = dims[0], classes = dims[1];
+  internal::CheckTensorBytes(c.node.op, Shape{batch, classes}, x.dtype());
+  Tensor loss = internal::NewTensor(Shape{batch}, x.dtype());
+  Tensor backprop = internal::NewTensor(Shape{batch, classes}, x.dtype());
+  internal::Dispatch<DTypeSet::kFloat>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* xp = x.data<T>().data();
+    const T* lp = labels.data<T>().data();
+    T* lo = internal::MutableData<T>(loss);
+    T* bp = internal::MutableData<T>(backprop);
+    const int64_t xc = x.shape().dim(1) == 1 ? 0 : 1, lc = labels.shape().dim(1) == 1 ? 0 : 1;
+    const int64_t xr = x.shape().dim(0) == 1 ? 0 : x.shape().dim(1);
+    const int64_t lr = labels.shape().dim(0) == 1 ? 0 : labels.shape().dim(1);
+    for (int64_t b = 0; b < batch; ++b) {
+      const T* row = xp + b * xr;
+      const T* lab = lp + b * lr;
+      T* out = bp + b * classes;
+      T max = row[0];
+      for (int64_t j = 1; j < classes; ++j) max = std::max(max, row[j * xc]);
+      T sum = 0;
+      for (int64_t j = 0; j < classes; ++j) {
+        out[j] = row[j * xc] - max;
+        sum += std::exp(out[j]);
+      }
+      const T log_sum = std::log(sum);
+      T l = 0;
+      for (int64_t j = 0; j < classes; ++j) l += lab[j * lc] * (log_sum - out[j]);
+      lo[b] = l;
+      for (int64_t j = 0; j < classes; ++j) out[j] = std::exp(out[j]) / sum - lab[j * lc];
+    }
+  });
+  return {{std::move(loss), std::move(backprop)}};
+}
+
+}  // namespace
+
+const OpDef kSoftmaxCrossEntropyOp = {.type = "SoftmaxCrossEntropyWithLogits",
+                                      .num_inputs = 2,
+                                      .run = RunSoftmaxXent,
+                                      .num_outputs = 2};
 
 }  // namespace eager

@@ -37,7 +37,17 @@ struct TopKOutputs {
 };
 TopKOutputs TopK(const Tensor& input, int64_t k, bool sorted = true);
 
+// sum(t^2) / 2 over every element, a scalar of t's float dtype ("L2Loss",
+// tf.nn.l2_loss); gradient grad * t.
+Tensor L2Loss(const Tensor& t);
+
 extern const OpDef kSoftmaxOp;
+extern const OpDef kL2LossOp;
+// "SoftmaxCrossEntropyWithLogits" (TF1's tf.nn.softmax_cross_entropy_with_logits):
+// graph-only (OpDef::run); features and labels [batch, classes] of one float
+// dtype (a dimension of 1 broadcasts, as TF's), outputs loss [batch] and
+// backprop softmax(features) - labels.
+extern const OpDef kSoftmaxCrossEntropyOp;
 extern const OpDef kLogSoftmaxOp;
 extern const OpDef kSparseSoftmaxCrossEntropyOp;
 extern const OpDef kBiasAddOp;

@@ -18,6 +18,7 @@
 #include "ops/graph_ops.h"
 #include "ops/index_ops.h"
 #include "ops/list_ops.h"
+#include "ops/logging_ops.h"
 #include "ops/lookup_ops.h"
 #include "ops/matmul.h"
 #include "ops/nn_ops.h"
@@ -293,6 +294,32 @@ const OpDef* const kAllOps[] = {
     &kTensorArrayScatterV3Op,
     &kTensorArraySizeV3Op,
     &kTensorArrayCloseV3Op,
+    // Ops of TF's own TF1 graphs (issue 39's op-coverage report).
+    // unary_ops.cc
+    &kReciprocalOp,
+    &kReciprocalGradOp,
+    &kLog1pOp,
+    // binary_ops.cc
+    &kDivNoNanOp,
+    // nn_ops.cc
+    &kL2LossOp,
+    &kSoftmaxCrossEntropyOp,
+    // reduction_ops.cc
+    &kAllOp,
+    &kAnyOp,
+    // graph_ops.cc
+    &kIsVariableInitializedOp,
+    // logging_ops.cc
+    &kAssertOp,
+    // random_ops.cc
+    &kRandomStandardNormalOp,
+    &kTruncatedNormalOp,
+    // index_ops.cc
+    &kLegacyGatherOp,
+    &kWhereOp,
+    // batch_norm_ops.cc
+    &kFusedBatchNormV1Op,
+    &kFusedBatchNormGradV1Op,
 };
 
 }  // namespace

@@ -62,5 +62,15 @@ Tensor StatelessRandomUniform(const Shape& shape, int64_t seed0, int64_t seed1,
 
 // "RandomUniform": graph-only (OpDef::run), stateful per Session.
 extern const OpDef kRandomUniformOp;
+// "RandomStandardNormal" and "TruncatedNormal" (tf.random.normal and
+// tf.random.truncated_normal, the initializers of TF1 graphs): the same node
+// form, seeds and per-run reservation as RandomUniform, normals made as TF's
+// kernels make them, bit for bit with nonzero seeds: Box-Muller on pairs of
+// uniforms (TF's BoxMullerFloat / BoxMullerDouble); TruncatedNormal keeps
+// the normals of magnitude below 2 in the order drawn, each group of 4 (2
+// for float64) values from its own reserved stretch of the sequence, as
+// TF's variable-sample fill.
+extern const OpDef kRandomStandardNormalOp;
+extern const OpDef kTruncatedNormalOp;
 
 }  // namespace eager

@@ -578,4 +578,51 @@ Tensor ArgMax(const Tensor& x, int64_t axis) {
   return Execute(kArgMaxOp, x, Attrs{{"axis", axis}, {"output_type", DType::kInt64}});
 }
 
+// ---- All, Any ----------------------------------------------------------------------------
+
+namespace {
+
+// The bools as bytes (bool and uint8_t have one size, and unsigned char may
+// alias anything), reduced by min (All) or max (Any); an empty group gives
+// the byte identity, 255 or 0, which is then made a bool.
+template <Reducer kReducer>
+Tensor LogicalReduceKernel(std::span<const Tensor> in, const Attrs& attrs, const OutputSpec& spec) {
+  static_assert(sizeof(bool) == sizeof(uint8_t));
+  const Tensor& x = in[0];
+  const ReducePlan plan = MakeReducePlan(x.shape(), ReducedAxes(x.shape(), attrs.GetInts("axis")));
+  Tensor out = internal::NewTensor(spec.shape, spec.dtype);
+  bool* o = internal::MutableData<bool>(out);
+  // NOLINTBEGIN(cppcoreguidelines-pro-type-reinterpret-cast): bytes of bools.
+  auto* bytes = reinterpret_cast<uint8_t*>(o);
+  ReduceLarge<uint8_t, kReducer>(reinterpret_cast<const uint8_t*>(x.data<bool>().data()),
+                                 x.num_elements(), bytes, out.num_elements(), plan);
+  // NOLINTEND(cppcoreguidelines-pro-type-reinterpret-cast)
+  for (int64_t i = 0; i < out.num_elements(); ++i) o[i] = bytes[i] != 0;
+  return out;
+}
+
+constexpr TypeAttr kLogicalReductionTypes[] = {{"Tidx", TypeAttr::kInt32}};
+
+}  // namespace
+
+const OpDef kAllOp = {.type = "All",
+                      .num_inputs = 1,
+                      .infer = InferReduce<DTypeSet::kBool>,
+                      .compute = LogicalReduceKernel<Reducer::kMin>,
+                      .input_attrs = kReductionInputs,
+                      .type_attrs = kLogicalReductionTypes};
+const OpDef kAnyOp = {.type = "Any",
+                      .num_inputs = 1,
+                      .infer = InferReduce<DTypeSet::kBool>,
+                      .compute = LogicalReduceKernel<Reducer::kMax>,
+                      .input_attrs = kReductionInputs,
+                      .type_attrs = kLogicalReductionTypes};
+
+Tensor ReduceAll(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
+  return Execute(kAllOp, x, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
+}
+Tensor ReduceAny(const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
+  return Execute(kAnyOp, x, Attrs{{"axis", AxesOrAll(x, axes)}, {"keep_dims", keepdims}});
+}
+
 }  // namespace eager

@@ -29,7 +29,15 @@ Tensor ReduceProd(const Tensor& x, const std::vector<int64_t>& axes = {},
 // Index of the largest element along `axis` (the first on ties), as int64.
 Tensor ArgMax(const Tensor& x, int64_t axis);  // "ArgMax"; not differentiable
 
+// Logical and / or of a bool tensor over axes ("All", "Any",
+// tf.reduce_all / tf.reduce_any); an empty group is true for All, false for
+// Any. Not differentiable.
+Tensor ReduceAll(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+Tensor ReduceAny(const Tensor& x, const std::vector<int64_t>& axes = {}, bool keepdims = false);
+
 extern const OpDef kSumOp;
+extern const OpDef kAllOp;
+extern const OpDef kAnyOp;
 extern const OpDef kMeanOp;
 extern const OpDef kMaxOp;
 extern const OpDef kMinOp;

@@ -554,4 +554,72 @@ Tensor LogicalNot(const Tensor& x) { return Execute(kLogicalNotOp, {x}); }
 Tensor SigmoidGrad(const Tensor& y, const Tensor& dy) { return Execute(kSigmoidGradOp, {y, dy}); }
 Tensor TanhGrad(const Tensor& y, const Tensor& dy) { return Execute(kTanhGradOp, {y, dy}); }
 
+// ---- Reciprocal, ReciprocalGrad, Log1p (TF1 estimator and hands-on graphs) -------------
+
+namespace {
+
+// A true division, correctly rounded. TF 2.21's packets use a reciprocal
+// estimate refined by a Newton step, which may be 1 ulp off this.
+Tensor ReciprocalKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<1, DTypeSet::kFloat>(in, spec, [](const auto& x) {
+    using T = internal::ScalarOf<decltype(x)>;
+    return T(1) / x;
+  });
+}
+// TF's scalar_inverse_gradient_op: -dy * y * y, in that order.
+Tensor ReciprocalGradKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<2, DTypeSet::kFloat>(
+      in, spec, [](const auto& y, const auto& dy) { return -dy * y * y; });
+}
+// Eigen's log1p, as TF's kernel: x * log(1 + x) / ((1 + x) - 1) in packets
+// (x itself where 1 + x rounds to 1), std::log1p for the tail; TF's packet
+// width differs, so a float may differ from TF 2.21's in the last bit.
+Tensor Log1pKernel(std::span<const Tensor> in, const Attrs&, const OutputSpec& spec) {
+  return internal::ElementwiseKernel<1, DTypeSet::kFloat>(in, spec,
+                                                          [](const auto& x) { return x.log1p(); });
+}
+// TF's _ReciprocalGrad: from the output.
+Grads ReciprocalGradient(const OpCall& call, const Tensor& grad) {
+  return {ReciprocalGrad(call.output, grad)};
+}
+// TF's _ReciprocalGradGrad: d/dy = -2 * grad * dy * y, d/ddy = ReciprocalGrad(y, grad).
+Grads ReciprocalGradGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& y = call.inputs[0];
+  std::optional<Tensor> d_y, d_dy;
+  if (call.NeedsGradient(0)) {
+    d_y = Mul(Mul(Mul(internal::ScalarLike(-2.0, grad), grad), call.inputs[1]), y);
+  }
+  if (call.NeedsGradient(1)) d_dy = ReciprocalGrad(y, grad);
+  return {d_y, d_dy};
+}
+// TF's _Log1pGrad: grad * reciprocal(1 + x).
+Grads Log1pGradient(const OpCall& call, const Tensor& grad) {
+  const Tensor& x = call.inputs[0];
+  return {Mul(grad, Reciprocal(Add(internal::ScalarLike(1.0, x), x)))};
+}
+
+}  // namespace
+
+const OpDef kReciprocalOp = {.type = "Reciprocal",
+                             .num_inputs = 1,
+                             .infer = InferUnary<DTypeSet::kFloat>,
+                             .compute = ReciprocalKernel,
+                             .gradient = ReciprocalGradient};
+const OpDef kReciprocalGradOp = {.type = "ReciprocalGrad",
+                                 .num_inputs = 2,
+                                 .infer = InferYDy,
+                                 .compute = ReciprocalGradKernel,
+                                 .gradient = ReciprocalGradGradient};
+const OpDef kLog1pOp = {.type = "Log1p",
+                        .num_inputs = 1,
+                        .infer = InferUnary<DTypeSet::kFloat>,
+                        .compute = Log1pKernel,
+                        .gradient = Log1pGradient};
+
+Tensor Reciprocal(const Tensor& x) { return Execute(kReciprocalOp, {x}); }
+Tensor ReciprocalGrad(const Tensor& y, const Tensor& dy) {
+  return Execute(kReciprocalGradOp, {y, dy});
+}
+Tensor Log1p(const Tensor& x) { return Execute(kLog1pOp, {x}); }
+
 }  // namespace eager

@@ -64,6 +64,14 @@ Tensor SigmoidGrad(const Tensor& y, const Tensor& dy);
 Tensor TanhGrad(const Tensor& y, const Tensor& dy);
 // !x of a bool tensor ("LogicalNot").
 Tensor LogicalNot(const Tensor& x);
+// 1 / x, float dtypes ("Reciprocal", tf.math.reciprocal); gradient
+// ReciprocalGrad(y, grad) from the output, as TF's.
+Tensor Reciprocal(const Tensor& x);
+// Reciprocal's gradient from its output y: -dy * y * y ("ReciprocalGrad").
+Tensor ReciprocalGrad(const Tensor& y, const Tensor& dy);
+// log(1 + x), accurate near 0 (std::log1p), float dtypes ("Log1p");
+// gradient grad / (1 + x).
+Tensor Log1p(const Tensor& x);
 
 extern const OpDef kNegOp;
 extern const OpDef kExpOp;
@@ -90,5 +98,8 @@ extern const OpDef kLeakyReluGradOp;
 extern const OpDef kLogicalNotOp;
 extern const OpDef kSigmoidGradOp;
 extern const OpDef kTanhGradOp;
+extern const OpDef kReciprocalOp;
+extern const OpDef kReciprocalGradOp;
+extern const OpDef kLog1pOp;
 
 }  // namespace eager

@@ -369,6 +369,22 @@ std::vector<OpCase> Cases() {
   c.push_back({"OnesLike", &kOnesLikeOp, {Tensor::Vector<int64_t>({4, 5})}, {}});
   c.push_back({"RangeInt32", &kRangeOp, {Tensor(3), Tensor(-4), Tensor(-2)}, {}});
   c.push_back({"RangeFloat", &kRangeOp, {Tensor(0.5f), Tensor(2.0f), Tensor(0.4f)}, {}});
+  // Ops of TF's own TF1 graphs (issue 39's op-coverage report).
+  c.push_back({"Reciprocal", &kReciprocalOp, {Floats(m, 960, 0.5, 2.0)}, {}});
+  c.push_back({"ReciprocalGrad", &kReciprocalGradOp, {Floats(m, 961), Floats(m, 962)}, {}});
+  c.push_back({"Log1p", &kLog1pOp, {Floats(m, 963, -0.5, 2.0)}, {}});
+  c.push_back(
+      {"DivNoNan", &kDivNoNanOp, {Floats(m, 964), Tensor::Vector<float>({0.0f, 2.0f, -0.5f})}, {}});
+  c.push_back({"L2Loss", &kL2LossOp, {Floats(m, 965)}, {}});
+  c.push_back({"Gather",
+               &kLegacyGatherOp,
+               {Floats(Shape{4, 3}, 966), Tensor::Matrix<int64_t>({{3, 0}, {1, 1}})},
+               Attrs{{"validate_indices", true}}});
+  const Tensor bools = Tensor::FromVector<bool>({true, false, true, true, true, true}, m);
+  c.push_back(
+      {"All", &kAllOp, {bools}, Attrs{{"axis", std::vector<int64_t>{1}}, {"keep_dims", false}}});
+  c.push_back(
+      {"Any", &kAnyOp, {bools}, Attrs{{"axis", std::vector<int64_t>{0}}, {"keep_dims", true}}});
   return c;
 }
 

@@ -508,6 +508,16 @@ std::vector<GradientCase> Cases() {
                &kStridedSliceGradOp,
                {ints({4, 5}), ints({1, 0}), ints({4, 5}), ints({2, 2}), Uniform(Shape{2, 3}, 320)},
                masks(0, 0, 0, 0, 0)});
+  // Ops of TF's own TF1 graphs (issue 39's op-coverage report).
+  c.push_back({"Reciprocal", &kReciprocalOp, {Uniform(m, 960, 0.5, 2.0)}, {}});
+  c.push_back({"ReciprocalGrad", &kReciprocalGradOp, {Uniform(m, 961), Uniform(m, 962)}, {}});
+  c.push_back({"Log1p", &kLog1pOp, {Uniform(m, 963, -0.5, 2.0)}, {}});
+  c.push_back({"DivNoNan", &kDivNoNanOp, {Uniform(m, 964), Uniform(Shape{3}, 965, 0.5, 2.0)}, {}});
+  c.push_back({"L2Loss", &kL2LossOp, {Uniform(m, 966)}, {}});
+  c.push_back({"LegacyGather",
+               &kLegacyGatherOp,
+               {Uniform(Shape{4, 3}, 967), Tensor::Vector<int64_t>({3, 0, 3})},
+               {}});
   return c;
 }
 

@@ -424,6 +424,107 @@ def build_cases():
         zero = tf1.placeholder_with_default(np.array([1, 0, 1, 1], np.int32), [None])
         add("bad_floordiv_zero", raw.FloorDiv(x=i32, y=zero))
         add("bad_floormod_zero", raw.FloorMod(x=i32, y=zero))
+        # Ops of TF's own TF1 graphs (the op-coverage report, issue 39).
+        pos = tf.constant((np.abs(rng.randn(3, 4)) + 0.1).astype(np.float32))
+        # Float kernels where TF's packets approximate (a reciprocal estimate
+        # and a Newton step; Eigen's packet log): within FLOAT_TOL.
+        add("reciprocal", raw.Reciprocal(x=f), FLOAT_TOL)
+        add("reciprocal_f64", raw.Reciprocal(x=f64), FLOAT_TOL)
+        add("grad_reciprocal", tf.gradients(raw.Reciprocal(x=f), f, f * 0.5)[0], FLOAT_TOL)
+        add("log1p", raw.Log1p(x=pos - 0.05), FLOAT_TOL)
+        add("log1p_tiny", raw.Log1p(x=tf.constant([1e-10, -1e-7, 3e-8, 0.0], tf.float32)),
+            FLOAT_TOL)
+        add("grad_log1p", tf.gradients(raw.Log1p(x=pos), pos, f)[0], FLOAT_TOL)
+        dz = tf.constant([[0.0, 2.0, -0.0, 4.0]])
+        add("div_no_nan", raw.DivNoNan(x=f, y=dz))
+        add("div_no_nan_nan_x", raw.DivNoNan(x=tf.constant([np.nan, np.inf, 1.0]),
+                                            y=tf.constant([0.0, 0.0, 0.0])))
+        dxn = tf.gradients(raw.DivNoNan(x=f, y=dz), [f, dz], f)
+        add("grad_div_no_nan_x", dxn[0], FLOAT_TOL)
+        add("grad_div_no_nan_y", dxn[1], FLOAT_TOL)
+        add("l2_loss", raw.L2Loss(t=f), FLOAT_TOL)
+        add("l2_loss_f64", raw.L2Loss(t=f64), FLOAT_TOL)
+        add("grad_l2_loss", tf.gradients(raw.L2Loss(t=f), f, tf.constant(0.5))[0], FLOAT_TOL)
+        bb = raw.Greater(x=f, y=-1.0)
+        add("all", raw.All(input=bb, axis=[1]))
+        add("all_keep", raw.All(input=bb, axis=[0], keep_dims=True))
+        add("any", raw.Any(input=raw.Greater(x=f, y=4.0), axis=[-1]))
+        add("any_all_axes", raw.Any(input=bb, axis=[0, 1]))
+        add("all_empty", raw.All(input=tf.zeros([0, 3], tf.bool), axis=[0]))
+        add("any_empty", raw.Any(input=tf.zeros([0, 3], tf.bool), axis=[0]))
+        refvar = tf1.Variable(tf.zeros([2]), use_resource=False, name="never_initialized")
+        add("is_variable_initialized", raw.IsVariableInitialized(ref=refvar))
+        with tf.control_dependencies([raw.Assert(condition=raw.All(input=bb, axis=[0, 1]) | True,
+                                                 data=[f])]):
+            add("assert_passes", tf.identity(f))
+        with tf.control_dependencies([raw.Assert(
+                condition=tf1.placeholder_with_default(False, []),
+                data=[tf.constant("x > 0 \"q\"\n"), i32, tf.constant(2.5), d64,
+                      tf.constant([True, False]), tf.constant([0.1, 1.0 / 3]), tf.range(9),
+                      tf.zeros([2, 0, 3]), tf.constant(7, tf.int64, [2, 1, 4])],
+                summarize=5)]):
+            add("bad_assert_fails", tf.identity(f))
+        # TF's Philox normals, bit for bit with fixed seeds (one run each).
+        for dt in (tf.float32, tf.float64, tf.half, tf.bfloat16):
+            for shape in ([3, 5], [7]):
+                tag = f"{dt.name}_{len(shape)}"
+                add(f"random_normal_{tag}", raw.RandomStandardNormal(
+                    shape=shape, dtype=dt, seed=87654321, seed2=len(shape)))
+                add(f"truncated_normal_{tag}", raw.TruncatedNormal(
+                    shape=shape, dtype=dt, seed=1234, seed2=len(shape) + 7))
+        add("truncated_normal_large", raw.TruncatedNormal(
+            shape=tf.constant([300, 20], tf.int64), dtype=tf.float32, seed=5, seed2=9))
+        add("truncated_normal_tf_initializer", tf1.truncated_normal_initializer(
+            stddev=0.1, seed=3)([40, 10]))
+        add("where_bool", raw.Where(condition=raw.Greater(x=f, y=0.0)))
+        add("where_int", raw.Where(condition=tf.constant([[[0, 3], [2, 0]], [[0, 0], [0, -1]]])))
+        add("where_float_none", raw.Where(condition=tf.zeros([2, 3])))
+        add("bad_where_scalar", raw.Where(condition=tf.constant(True)))
+        add("where_vector_f64", raw.Where(condition=tf.constant([0.0, -0.0, 2.0, np.nan])))
+        soft = tf.nn.softmax(tf.constant(rng.randn(3, 4).astype(np.float32)))
+        xent = raw.SoftmaxCrossEntropyWithLogits(features=f, labels=soft)
+        add("softmax_xent_loss", xent.loss, FLOAT_TOL)
+        add("softmax_xent_backprop", xent.backprop, FLOAT_TOL)
+        xent_b = raw.SoftmaxCrossEntropyWithLogits(features=f64[:, :4],
+                                                   labels=tf.constant([[0.0, 1.0, 0.0, 0.0]], tf.float64))
+        add("softmax_xent_broadcast_loss", xent_b.loss, FLOAT_TOL)
+        add("softmax_xent_broadcast_backprop", xent_b.backprop, FLOAT_TOL)
+        add("grad_softmax_xent_v1", tf.gradients(
+            tf1.nn.softmax_cross_entropy_with_logits(labels=soft, logits=f), f,
+            tf.constant([1.0, 2.0, -1.0]))[0], FLOAT_TOL)
+        add("bad_softmax_xent_shapes", raw.SoftmaxCrossEntropyWithLogits(
+            features=f, labels=tf1.placeholder_with_default(tf.zeros([3, 3]), [None, None])).loss)
+        # TF1's Gather and FusedBatchNorm (v1) with its gradient op.
+        emb = tf.constant(rng.randn(5, 3).astype(np.float32))
+        ids = tf.constant([[4, 0], [2, 2]], tf.int64)
+        add("legacy_gather", raw.Gather(params=emb, indices=ids))
+        add("legacy_gather_int", raw.Gather(params=i32, indices=tf.constant([1, 0, 1])))
+        add("grad_legacy_gather", tf.convert_to_tensor(
+            tf.gradients(raw.Gather(params=emb, indices=ids), emb,
+                         tf.constant(rng.randn(2, 2, 3).astype(np.float32)))[0]))
+        add("bad_legacy_gather_index", raw.Gather(
+            params=emb, indices=tf1.placeholder_with_default([5], [None])))
+        x4 = tf.constant((rng.randn(2, 3, 2, 4) * 2 + 1).astype(np.float32))
+        for fmt, ch in (("NHWC", 4), ("NCHW", 3)):
+            sc = tf.constant(rng.rand(ch).astype(np.float32) + 0.5)
+            of = tf.constant(rng.randn(ch).astype(np.float32))
+            mu = tf.constant(rng.randn(ch).astype(np.float32))
+            var = tf.constant(rng.rand(ch).astype(np.float32) + 0.5)
+            for training in (True, False):
+                out = raw.FusedBatchNorm(x=x4, scale=sc, offset=of,
+                                         mean=mu if not training else tf.zeros([0]),
+                                         variance=var if not training else tf.zeros([0]),
+                                         epsilon=0.001, data_format=fmt, is_training=training)
+                tag = f"{fmt}_{'train' if training else 'infer'}"
+                add(f"fused_bn_v1_{tag}_y", out.y, FLOAT_TOL)
+                if training:
+                    for k, o in enumerate(out[1:]):
+                        add(f"fused_bn_v1_{tag}_{k + 1}", o, FLOAT_TOL)
+                grads = tf.gradients(out.y, [x4, sc, of], x4 * 0.5 - 1.0)
+                for k, grad in enumerate(grads):
+                    add(f"grad_fused_bn_v1_{tag}_{k}", grad, FLOAT_TOL)
+        add("bad_random_normal_negative", raw.RandomStandardNormal(
+            shape=tf1.placeholder_with_default([2, -1], [None]), dtype=tf.float32, seed=1))
     return g, cases
 
 
@@ -451,6 +552,12 @@ def main():
         if isinstance(want[name], Exception):
             problem = None if ".error" in got else f"TF refuses ({type(want[name]).__name__}), " \
                 f"eager computed {got.get(tensor.name)!r}"
+            # Assert's message is TF's, data summarized as TF does.
+            if problem is None and name.startswith("bad_assert"):
+                message = want[name].message
+                text = message[message.index("assertion failed"):].split("\n\t")[0]
+                problem = None if text in got[".error"] else \
+                    f"eager's error {got['.error']!r} lacks TF's {text!r}"
             tally.check(name, problem)
         elif ".error" in got:
             tally.check(name, f"eager refused what TF computes: {got['.error']}")

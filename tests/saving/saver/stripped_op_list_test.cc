@@ -224,6 +224,12 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
           {Slice(logits, {0, 0}, {2, 3}), Reshape(Slice(logits, {2, 0}, {1, 3}), {3})})),
       ReduceSum(ParallelDynamicStitch({Constant(Tensor::Vector<int32_t>({0, 1}))},
                                       {Slice(logits, {1, 0}, {2, 3})})),
+      // Ops of TF's own TF1 graphs (issue 39's op-coverage report);
+      // Reciprocal's gradient brings ReciprocalGrad.
+      ReduceSum(AddN({Reciprocal(Add(Square(logits), one)), Log1p(Square(logits)),
+                      DivNoNan(logits, Add(Square(logits), one))})),
+      L2Loss(logits),
+      ReduceSum(Execute(kLegacyGatherOp, {logits, Constant(Tensor::Vector<int32_t>({2, 2}))})),
   };
   // Off the gradient's way: comparisons, logical ops, Fill, Range, *Like.
   (void)LogicalOr(LogicalAnd(Greater(logits, one), LogicalNot(Less(logits, one))),
@@ -232,6 +238,8 @@ std::string SaveGraphUsingEveryOp(const std::string& dir) {
   (void)Execute(kZerosLikeOp, {FloorDiv(logits, one)});
   (void)Execute(kOnesLikeOp, {logits});
   (void)Range(Constant(Tensor(0)), Constant(Tensor(5)), Constant(Tensor(2)));
+  (void)ReduceAll(Greater(logits, one), {1});
+  (void)ReduceAny(Greater(logits, one), {0});
   Tensor loss = terms[0];
   for (size_t i = 1; i < terms.size(); ++i) loss = Sub(loss, terms[i]);
   // Off the gradient's way: accuracy.
