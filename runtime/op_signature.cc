@@ -780,7 +780,7 @@ const std::vector<OpSpec>& Specs() {
       {"Assert",
        {"condition: bool", "data: T"},
        {},
-       {"T: list(type)", "summarize: int = 3"},
+       {"T: list(type) >= 1", "summarize: int = 3"},
        kStateful},
       {"RandomStandardNormal",
        {"shape: T"},
@@ -799,13 +799,16 @@ const std::vector<OpSpec>& Specs() {
       {"Where",
        {"input: T"},
        {"index: int64"},
+       // TF 1.14's list (later versions add qint16 and quint16).
        {"T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, "
-        "bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64, bool} = DT_BOOL"}},
+        "bfloat16, uint16, complex128, half, uint32, uint64, bool} = DT_BOOL"}},
       {"FusedBatchNorm",
        {"x: T", "scale: T", "offset: T", "mean: T", "variance: T"},
        {"y: T", "batch_mean: T", "batch_variance: T", "reserve_space_1: T", "reserve_space_2: T"},
-       {"T: {float}", "epsilon: float = 0.0001", "exponential_avg_factor: float = 1",
-        "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "is_training: bool = true"}},
+       // TF 1.14's, as every signature here; TF 2.x added
+       // exponential_avg_factor (default 1), which the kernel reads if set.
+       {"T: {float}", "epsilon: float = 0.0001", "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
+        "is_training: bool = true"}},
       {"FusedBatchNormGrad",
        {"y_backprop: T", "x: T", "scale: T", "reserve_space_1: T", "reserve_space_2: T"},
        {"x_backprop: T", "scale_backprop: T", "offset_backprop: T", "reserve_space_3: T",

@@ -57,8 +57,18 @@ TEST(CraftedGraphWalkTest, MillionDeepNoOpChainUnderTheRestoreOpImports) {
   {
     Graph graph;
     Graph::AsDefault in(graph);
-    ImportMetaGraph(dir + "/chain.meta");  // no Assign: no variable restored
-    EXPECT_EQ(graph.num_nodes(), kDepth + 3);
+    // The file's restore op restores nothing (no Assign), so the import's
+    // Saver is a new one over v, whose save/restore nodes join the graph in a
+    // scope of their own.
+    const std::unique_ptr<Saver> saver = ImportMetaGraph(dir + "/chain.meta");
+    ASSERT_NE(saver, nullptr);
+    const std::string restore_op = saver->saver_def().restore_op_name;
+    const std::string scope = restore_op.substr(0, restore_op.find('/') + 1);
+    ASSERT_NE(scope, "save/");
+    int own = 0;
+    for (int i = 0; i < graph.num_nodes(); ++i) own += graph.node(i).name.starts_with(scope);
+    EXPECT_GT(own, 0);
+    EXPECT_EQ(graph.num_nodes(), kDepth + 3 + own);
   }
   // The walk ends; the restore then finds no variables/ (none were saved).
   try {

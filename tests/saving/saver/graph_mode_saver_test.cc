@@ -255,16 +255,18 @@ TEST(GraphSaverTest, UnknownOpsFailOnlyWhenRun) {
   EAGER_SKIP_WITHOUT_REALDATA();
   Graph graph;
   Graph::AsDefault in(graph);
-  std::unique_ptr<Saver> saver =
-      ImportMetaGraph(RealdataDir() + "/tf1_saver_lenet_adam/lenet.meta");
+  // A TF 1.x logistic regression whose loss summary (ScalarSummary) eager
+  // does not run.
+  const std::string prefix = RealdataDir() + "/tf1_saver_handson_bn_partial_adam/my_logreg_model";
+  std::unique_ptr<Saver> saver = ImportMetaGraph(prefix + ".meta");
   Session sess(graph);
-  saver->Restore(sess, RealdataDir() + "/tf1_saver_lenet_adam/lenet");
+  saver->Restore(sess, prefix);
   try {
-    sess.Run("truncated_normal/TruncatedNormal:0");
+    sess.Run("logistic_regression/train/log_loss:0");
     FAIL() << "expected UnimplementedError";
   } catch (const UnimplementedError& e) {
-    EXPECT_THAT(e.what(),
-                HasSubstr("node 'truncated_normal/TruncatedNormal' has op type 'TruncatedNormal'"));
+    EXPECT_THAT(e.what(), HasSubstr("node 'logistic_regression/train/log_loss' has op type "
+                                    "'ScalarSummary'"));
   }
 }
 
