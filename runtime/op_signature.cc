@@ -805,10 +805,9 @@ const std::vector<OpSpec>& Specs() {
       {"FusedBatchNorm",
        {"x: T", "scale: T", "offset: T", "mean: T", "variance: T"},
        {"y: T", "batch_mean: T", "batch_variance: T", "reserve_space_1: T", "reserve_space_2: T"},
-       // TF 1.14's, as every signature here; TF 2.x added
-       // exponential_avg_factor (default 1), which the kernel reads if set.
-       {"T: {float}", "epsilon: float = 0.0001", "data_format: {'NHWC', 'NCHW'} = 'NHWC'",
-        "is_training: bool = true"}},
+       // TF 2.x's: exponential_avg_factor (default 1) came after TF 1.14.
+       {"T: {float}", "epsilon: float = 0.0001", "exponential_avg_factor: float = 1",
+        "data_format: {'NHWC', 'NCHW'} = 'NHWC'", "is_training: bool = true"}},
       {"FusedBatchNormGrad",
        {"y_backprop: T", "x: T", "scale: T", "reserve_space_1: T", "reserve_space_2: T"},
        {"x_backprop: T", "scale_backprop: T", "offset_backprop: T", "reserve_space_3: T",
