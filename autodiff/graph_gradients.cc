@@ -150,21 +150,31 @@ class GraphBackprop {
     return grads;
   }
 
+  // One more level of inlined function bodies while alive (a call's or an
+  // If's); refuses to go past kMaxInlineDepth, which only a recursive
+  // function library reaches.
+  class InlineDepth {
+   public:
+    explicit InlineDepth(const Node& node) {
+      if (inline_depth >= kMaxInlineDepth) {
+        throw InvalidArgumentError(StrCat("Gradients: node '", node.name, "' (", node.op,
+                                          ") nests function calls deeper than ", kMaxInlineDepth,
+                                          ": the function library recurses"));
+      }
+      ++inline_depth;
+    }
+    ~InlineDepth() { --inline_depth; }
+    InlineDepth(const InlineDepth&) = delete;
+    InlineDepth& operator=(const InlineDepth&) = delete;
+  };
+
   // A call's: its function's body copied into the graph
   // (autodiff/internal/inline_call.h) and differentiated by a backward pass
   // of its own from the copy's output to the nodes standing for the
   // arguments.
   std::vector<std::optional<Tensor>> FunctionCallGradient(int n, const Tensor& grad) {
     const Node& node = graph_.node(n);
-    if (inline_depth >= kMaxInlineDepth) {
-      throw InvalidArgumentError(StrCat("Gradients: node '", node.name, "' (", node.op,
-                                        ") nests function calls deeper than ", kMaxInlineDepth,
-                                        ": the function library recurses"));
-    }
-    ++inline_depth;
-    struct Leave {
-      ~Leave() { --inline_depth; }
-    } leave;
+    const InlineDepth depth(node);
     Graph& graph = *Graph::Current();  // Gradients checked it is graph_
     NameScope scope(ScopeName(node));
     const std::string prefix = graph.UniqueName("inlined") + "/";
@@ -185,15 +195,7 @@ class GraphBackprop {
   // branch gives none).
   std::vector<std::optional<Tensor>> IfGradient(int n, const Tensor& grad) {
     const Node& node = graph_.node(n);
-    if (inline_depth >= kMaxInlineDepth) {
-      throw InvalidArgumentError(StrCat("Gradients: node '", node.name, "' (", node.op,
-                                        ") nests function calls deeper than ", kMaxInlineDepth,
-                                        ": the function library recurses"));
-    }
-    ++inline_depth;
-    struct Leave {
-      ~Leave() { --inline_depth; }
-    } leave;
+    const InlineDepth depth(node);
     Graph& graph = *Graph::Current();
     NameScope scope(ScopeName(node));
     std::vector<std::string> inputs;
