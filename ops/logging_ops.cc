@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "runtime/c_escape.h"
 #include "runtime/errors.h"
 #include "runtime/graph.h"
 #include "runtime/half.h"
@@ -26,44 +27,6 @@ std::string PrintFloat(T v) {
     std::snprintf(buf, sizeof(buf), "%.*g", kDigits + 3, static_cast<double>(v));
   }
   return buf;
-}
-
-// absl::CEscape: \n \r \t \" \' \\ as such, other non-printable bytes as
-// three octal digits.
-std::string CEscape(const std::string& s) {
-  std::string out;
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\"':
-        out += "\\\"";
-        break;
-      case '\'':
-        out += "\\'";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      default:
-        if (c < 0x20 || c >= 0x7f) {
-          char buf[5];
-          std::snprintf(buf, sizeof(buf), "\\%03o", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out;
 }
 
 template <typename T>

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "runtime/c_escape.h"
 #include "runtime/errors.h"
 #include "saving/bundle/directory_lock.h"
 #include "saving/bundle/posix_file.h"
@@ -14,41 +15,10 @@
 namespace eager {
 namespace {
 
-// As Python's text_format (as_utf8=False) and C++'s CEscape: quotes and
-// backslash escaped, \n \r \t named, any other byte outside 0x20..0x7e as
-// three octal digits.
+// A quoted string as Python's text_format (as_utf8=False) writes it.
 void AppendQuoted(std::string& out, std::string_view s) {
   out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\'':
-        out += "\\'";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      default:
-        if (c < 0x20 || c >= 0x7f) {
-          char buf[5];
-          std::snprintf(buf, sizeof(buf), "\\%03o", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
+  out += CEscape(s);
   out += '"';
 }
 
